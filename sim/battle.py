@@ -1,0 +1,244 @@
+"""The battle: board, tanks, per-rule-set state, version counter and the event log.
+
+Rule sets read the battle (the ``BoardView`` part) and change it only through :meth:`Battle.emit`, which applies
+the event at once (:func:`sim.events.apply`), appends it to the log with the dice rolled for it, and bumps the
+version.  :class:`Battle` has no Mesa in it, so rule tests build one directly (:func:`MemoryBattle`); the Mesa model
+(:mod:`sim.model`) wraps it.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator, Mapping
+
+from sim.dice import DiceSource, Roll
+from sim.events import Event, Status, apply
+from sim.hexgrid import Hex, HexMap
+
+
+@dataclass
+class TankState:
+    """One tank's state.  ``tank_id`` is its index in scenario order; ``side`` the side index (0, 1).
+
+    ``vehicle`` is the rule set's catalog record (read-only); ``hex`` is ``None`` once the tank left the board;
+    ``facing`` / ``turret_facing`` are vertex indices 0..5 (``turret_facing`` is ``None`` for turretless vehicles);
+    ``rules_state`` holds the rule set's per-tank values, changed only by events.
+    """
+
+    tank_id: int
+    label: str
+    side: int
+    vehicle_id: str
+    vehicle: Any
+    hex: Hex | None
+    facing: int
+    turret_facing: int | None = None
+    status: str = Status.ACTIVE
+    rules_state: dict[str, Any] = field(default_factory=dict)
+    ext: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def alive(self) -> bool:
+        """True while the tank can fight (status ``active``)."""
+        return self.status == Status.ACTIVE
+
+    @property
+    def on_board(self) -> bool:
+        return self.hex is not None
+
+
+@dataclass(frozen=True)
+class SideInfo:
+    name: str
+    role: str = "none"
+    exit_edge: str | None = None
+
+
+@dataclass(frozen=True)
+class LogEntry:
+    """One log row: sequence number, turn, the event and the natural rolls it consumed."""
+
+    seq: int
+    turn: int
+    event: Event
+    rolls: tuple[Roll, ...] = ()
+
+
+class Battle:
+    """Board + tanks + log.  ``emit`` is the only way to change it.
+
+    Attributes: ``map`` (:class:`HexMap`, node attribute ``tanks`` = ids on that hex), ``tanks`` (list indexed by
+    tank id), ``sides`` (list of :class:`SideInfo`), ``ruleset`` (the rule set object), ``options`` (its validated
+    options), ``rules_state`` (battle-level rule-set values), ``turn``, ``log``, ``version``, ``ended``,
+    ``objectives`` (list of ``{hex, points, ...}``), ``turn_limit``, ``hex_size_m``.
+    """
+
+    def __init__(self, hexmap: HexMap, tanks: Iterable[TankState], sides: Iterable[SideInfo], ruleset: Any,
+                 options: Any = None, *, objectives: Iterable[Mapping[str, Any]] = (), turn_limit: int = 20,
+                 hex_size_m: int = 10, kill_points: int = 1, exit_points: int = 1,
+                 dice: DiceSource | None = None, hex_ext: Mapping[Hex, Any] | None = None):
+        self.map = hexmap
+        self.tanks: list[TankState] = list(tanks)
+        self.sides: list[SideInfo] = list(sides)
+        self.ruleset = ruleset
+        self.options = options
+        self.objectives = [dict(o) for o in objectives]
+        self.turn_limit = turn_limit
+        self.hex_size_m = hex_size_m
+        self.kill_points = kill_points
+        self.exit_points = exit_points
+        self.hex_ext = dict(hex_ext or {})
+        self.rules_state: dict[str, Any] = {}
+        self.turn = 0
+        self.version = 0
+        self.ended = False
+        self.log: list[LogEntry] = []
+        self.dice = dice
+        self.listeners: list[Any] = []
+        for h in self.map.cells:
+            self.map.graph.nodes[h]["tanks"] = ()
+        for t in self.tanks:
+            if t.hex is not None:
+                self._occupy(t.tank_id, t.hex)
+
+    # --- writing ----------------------------------------------------------------------------------------------
+    def emit(self, e: Event) -> None:
+        """Apply ``e`` now, append it to the log with the rolls consumed since the last event, bump the version."""
+        apply(self, e)
+        rolls = self.dice.take() if self.dice is not None else ()
+        entry = LogEntry(len(self.log), self.turn, e, rolls)
+        self.log.append(entry)
+        self.version += 1
+        for fn in self.listeners:
+            fn(entry)
+
+    def _occupy(self, tid: int, h: Hex) -> None:
+        node = self.map.graph.nodes[h]
+        node["tanks"] = tuple(sorted(node.get("tanks", ()) + (tid,)))
+
+    def _vacate(self, tid: int, h: Hex) -> None:
+        node = self.map.graph.nodes[h]
+        node["tanks"] = tuple(x for x in node.get("tanks", ()) if x != tid)
+
+    def _place(self, tid: int, h: Hex, facing: int) -> None:
+        t = self.tanks[tid]
+        if t.hex is not None:
+            self._vacate(tid, t.hex)
+        if h not in self.map:
+            raise ValueError(f"tank {t.label} moved off the map to {tuple(h)}")
+        t.hex = h
+        self._occupy(tid, h)
+        if t.turret_facing is not None:
+            t.turret_facing = (t.turret_facing + facing - t.facing) % 6
+        t.facing = facing
+
+    def _set_status(self, tid: int, status: str) -> None:
+        t = self.tanks[tid]
+        t.status = status
+        if status in Status.OFF_BOARD and t.hex is not None:
+            self._vacate(tid, t.hex)
+            t.hex = None
+            self.map.bump()
+        elif status == Status.DESTROYED:
+            self.map.bump()  # a wreck is a new obstacle for sight in some rule sets
+
+    # --- reading (BoardView) ----------------------------------------------------------------------------------
+    def tank(self, tid: int) -> TankState:
+        return self.tanks[tid]
+
+    def occupants(self, h: tuple[int, int]) -> tuple[int, ...]:
+        """Tank ids (live, wrecked or incapacitated) on hex ``h``; empty off the map."""
+        if h not in self.map:
+            return ()
+        return self.map.graph.nodes[h].get("tanks", ())
+
+    def live_tanks(self, side: int | None = None) -> list[TankState]:
+        """Tanks that can fight (status active, on the board), in id order; of ``side`` if given."""
+        return [t for t in self.tanks if t.alive and t.hex is not None and (side is None or t.side == side)]
+
+    def enemies_of(self, side: int) -> list[TankState]:
+        return [t for t in self.live_tanks() if t.side != side]
+
+    def wrecks(self) -> list[TankState]:
+        return [t for t in self.tanks if t.status == Status.DESTROYED and t.hex is not None]
+
+    def side_ids(self) -> range:
+        return range(len(self.sides))
+
+    def events(self) -> Iterator[Event]:
+        return (e.event for e in self.log)
+
+    def terrain(self, h: tuple[int, int]) -> str:
+        return self.map.terrain(h)
+
+
+def MemoryBattle(ruleset: Any, *, cells: Iterable[tuple[int, int]], tanks: Iterable[Mapping[str, Any]] = (),
+                 terrain: Mapping[tuple[int, int], str] | None = None, options: Any = None,
+                 sides: Iterable[SideInfo] | None = None, dice: DiceSource | None = None, **kw: Any) -> Battle:
+    """A battle built in memory for rule tests, with no scenario file and no Mesa.
+
+    ``tanks`` are mappings with ``label``, ``side``, ``vehicle`` (catalog id), ``hex``, ``facing`` and optional
+    ``turret_facing`` and ``rules_state``; the rule set fills in its own initial state.
+    Raises ``KeyError`` for an unknown vehicle id.
+    """
+    from sim.hexgrid import as_hex
+
+    m = HexMap(cells, terrain)
+    if options is None:
+        options = ruleset.Options()
+    states = []
+    for i, spec in enumerate(tanks):
+        veh = ruleset.vehicle(spec["vehicle"])
+        facing = int(spec.get("facing", 0))
+        states.append(TankState(
+            tank_id=i, label=spec.get("label", f"t{i}"), side=int(spec.get("side", 0)), vehicle_id=spec["vehicle"],
+            vehicle=veh, hex=as_hex(spec["hex"]), facing=facing,
+            turret_facing=spec.get("turret_facing", facing if ruleset.has_turret(veh) else None),
+            rules_state=dict(spec.get("rules_state", {})), ext=dict(spec.get("ext", {}))))
+    sides = list(sides or [SideInfo("side 1", "attacker"), SideInfo("side 2", "defender")])
+    b = Battle(m, states, sides, ruleset, options, dice=dice, **kw)
+    ruleset.setup(b)
+    return b
+
+
+class HypoView:
+    """A read-only view of a battle with one tank placed elsewhere (``hex``, ``facing``): what-if queries such as
+    "what are the enemies' kill odds against me if I stand there?".  Everything else reads through to the battle;
+    it has no ``emit``."""
+
+    def __init__(self, b: Battle, tank: int, hex: Hex, facing: int):
+        import copy as _copy
+
+        self._b = b
+        self._tid = tank
+        moved = _copy.copy(b.tanks[tank])
+        moved.rules_state = dict(moved.rules_state)
+        old = moved.hex
+        if moved.turret_facing is not None:
+            moved.turret_facing = (moved.turret_facing + facing - moved.facing) % 6
+        moved.hex, moved.facing = hex, facing
+        self.tanks = list(b.tanks)
+        self.tanks[tank] = moved
+        self._old, self._new = old, hex
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "emit":
+            raise AttributeError("a hypothetical view cannot emit events")
+        return getattr(self._b, name)
+
+    def tank(self, tid: int) -> TankState:
+        return self.tanks[tid]
+
+    def occupants(self, h: tuple[int, int]) -> tuple[int, ...]:
+        occ = tuple(x for x in self._b.occupants(h) if x != self._tid)
+        if h == self._new:
+            occ = tuple(sorted(occ + (self._tid,)))
+        return occ
+
+    def live_tanks(self, side: int | None = None) -> list[TankState]:
+        return [t for t in self.tanks if t.alive and t.hex is not None and (side is None or t.side == side)]
+
+    def enemies_of(self, side: int) -> list[TankState]:
+        return [t for t in self.live_tanks() if t.side != side]
+
+    def wrecks(self) -> list[TankState]:
+        return self._b.wrecks()

@@ -1,0 +1,270 @@
+"""Frozen event records.  :func:`apply` is the only writer of battle state.
+
+The battle applies each event at once in :meth:`sim.battle.Battle.emit` and appends it, with the rolls that
+produced it, to the log.  Replaying the log on the same scenario reproduces the final state (tested).
+Rule-set state (markers, DT/OST, MP counters, depletion, ...) changes only through :class:`TankStateSet` and
+:class:`BattleStateSet`; rule-set happenings with no state of their own are :class:`RuleEvent`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Mapping
+
+from sim.hexgrid import Hex
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sim.battle import Battle
+
+
+class Status:
+    """Tank status names.  Only ``ACTIVE`` tanks can fight; ``DESTROYED`` leaves a wreck on its hex;
+    ``INCAPACITATED`` stays on its hex as a tank (Hummel Quest); the last three leave the board."""
+
+    ACTIVE = "active"
+    DESTROYED = "destroyed"
+    INCAPACITATED = "incapacitated"
+    WITHDRAWN = "withdrawn"
+    EXITED = "exited"
+    FLED = "fled"
+    OFF_BOARD = frozenset({"withdrawn", "exited", "fled"})
+    LOST = frozenset({"destroyed", "incapacitated", "withdrawn", "fled"})
+
+
+@dataclass(frozen=True)
+class Event:
+    """Base event.  Subclasses are frozen value records; ``apply`` changes the battle (default: nothing)."""
+
+    def apply(self, b: "Battle") -> None:  # pragma: no cover - informational events
+        return None
+
+    @property
+    def kind(self) -> str:
+        return type(self).__name__
+
+    def payload(self) -> dict[str, Any]:
+        return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
+
+
+def _plain(v: Any) -> Any:
+    if isinstance(v, Hex):
+        return [v.q, v.r]
+    if isinstance(v, Mapping):
+        return {str(k): _plain(x) for k, x in v.items()}
+    if isinstance(v, (list, tuple, frozenset, set)):
+        return [_plain(x) for x in v]
+    if hasattr(v, "numerator") and hasattr(v, "denominator") and not isinstance(v, (int, bool)):
+        return str(v)
+    return v
+
+
+# --- structural events -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BattleStarted(Event):
+    """First event of every log: the set-up (map cells with terrain, sides, tanks), so a log replays alone."""
+
+    ruleset: str = ""
+    map: Mapping[str, Any] = field(default_factory=dict)
+    sides: tuple[Mapping[str, Any], ...] = ()
+    tanks: tuple[Mapping[str, Any], ...] = ()
+    objectives: tuple[Mapping[str, Any], ...] = ()
+
+
+@dataclass(frozen=True)
+class TurnStarted(Event):
+    turn: int = 0
+
+    def apply(self, b: "Battle") -> None:
+        b.turn = self.turn
+
+
+@dataclass(frozen=True)
+class Moved(Event):
+    """``tank`` now stands on ``hex`` facing ``facing`` (one step, a placement or a forced move)."""
+
+    tank: int = 0
+    hex: Hex = Hex(0, 0)
+    facing: int = 0
+    cost: int = 0
+
+    def apply(self, b: "Battle") -> None:
+        b._place(self.tank, Hex(*self.hex), self.facing)
+
+
+@dataclass(frozen=True)
+class Pivoted(Event):
+    """Hull turned to ``facing``; a turret turns with it (its offset kept) where ``turret_facing`` is given."""
+
+    tank: int = 0
+    facing: int = 0
+    turret_facing: int | None = None
+    cost: int = 0
+
+    def apply(self, b: "Battle") -> None:
+        t = b.tanks[self.tank]
+        t.facing = self.facing
+        if self.turret_facing is not None:
+            t.turret_facing = self.turret_facing
+
+
+@dataclass(frozen=True)
+class TurretTurned(Event):
+    tank: int = 0
+    turret_facing: int = 0
+
+    def apply(self, b: "Battle") -> None:
+        b.tanks[self.tank].turret_facing = self.turret_facing
+
+
+@dataclass(frozen=True)
+class StatusChanged(Event):
+    """``tank`` becomes ``status`` (see :class:`Status`) for ``reason``; a tank leaving the board keeps its row."""
+
+    tank: int = 0
+    status: str = Status.ACTIVE
+    reason: str = ""
+    by: int | None = None
+
+    def apply(self, b: "Battle") -> None:
+        b._set_status(self.tank, self.status)
+
+
+@dataclass(frozen=True)
+class TankStateSet(Event):
+    """Set ``tank.rules_state[key] = value`` (a frozen value: int, str, bool, tuple, None)."""
+
+    tank: int = 0
+    key: str = ""
+    value: Any = None
+
+    def apply(self, b: "Battle") -> None:
+        b.tanks[self.tank].rules_state[self.key] = self.value
+
+
+@dataclass(frozen=True)
+class BattleStateSet(Event):
+    """Set ``battle.rules_state[key] = value``."""
+
+    key: str = ""
+    value: Any = None
+
+    def apply(self, b: "Battle") -> None:
+        b.rules_state[self.key] = self.value
+
+
+@dataclass(frozen=True)
+class TerrainChanged(Event):
+    hex: Hex = Hex(0, 0)
+    terrain: str = "open"
+
+    def apply(self, b: "Battle") -> None:
+        b.map.set_terrain(Hex(*self.hex), self.terrain)
+
+
+# --- informational events --------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Activated(Event):
+    """``tank`` of ``side`` starts an activation (or a Hummel Quest turn, an ASL phase action) in ``mode``."""
+
+    side: int = 0
+    tank: int = 0
+    mode: str = ""
+
+
+@dataclass(frozen=True)
+class ShotResolved(Event):
+    """One shot: ``key`` are the odds primitives, ``result`` the outcome name, ``details`` the figures
+    (modified roll, bonus, total, face, ...).  Effects follow as their own events."""
+
+    shooter: int = 0
+    target: int | None = None
+    result: str = ""
+    hit: bool = False
+    kill: bool = False
+    key: Mapping[str, Any] = field(default_factory=dict)
+    details: Mapping[str, Any] = field(default_factory=dict)
+    reaction: bool = False
+
+
+@dataclass(frozen=True)
+class RuleEvent(Event):
+    """A rule-set happening with no state of its own (initiative, movement allowance, ram, panic, ...)."""
+
+    name: str = ""
+    tank: int | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class ActionRejected(Event):
+    """A controller's illegal action, turned into a pass (not a fault)."""
+
+    side: int = 0
+    tank: int | None = None
+    decision: str = ""
+    action: str = ""
+
+
+@dataclass(frozen=True)
+class PolicyFault(Event):
+    """A controller raised, returned a wrong type or was too slow; its answer became the default / a pass."""
+
+    side: int = 0
+    tank: int | None = None
+    decision: str = ""
+    fault: str = ""
+    message: str = ""
+
+
+@dataclass(frozen=True)
+class BattleEnded(Event):
+    winner: int | None = None
+    reason: str = ""
+    points: tuple[int, ...] = ()
+
+    def apply(self, b: "Battle") -> None:
+        b.ended = True
+
+
+EVENT_TYPES: dict[str, type[Event]] = {
+    c.__name__: c for c in (BattleStarted, TurnStarted, Moved, Pivoted, TurretTurned, StatusChanged, TankStateSet,
+                            BattleStateSet, TerrainChanged, Activated, ShotResolved, RuleEvent, ActionRejected,
+                            PolicyFault, BattleEnded)
+}
+
+
+def event_from_payload(kind: str, payload: Mapping[str, Any]) -> Event:
+    """Rebuild an event from :meth:`Event.payload` (JSON-decoded), e.g. a log row read from Parquet.
+
+    Raises ``KeyError`` for an unknown kind.
+    """
+    cls = EVENT_TYPES[kind]
+    kwargs = {}
+    for f in dataclasses.fields(cls):
+        if f.name not in payload:
+            continue
+        v = payload[f.name]
+        if f.name == "hex" and v is not None:
+            v = Hex(*v)
+        elif isinstance(v, list):
+            v = _freeze(v)
+        kwargs[f.name] = v
+    return cls(**kwargs)
+
+
+def _freeze(v: Any) -> Any:
+    if isinstance(v, list):
+        return tuple(_freeze(x) for x in v)
+    return v
+
+
+def apply(b: "Battle", e: Event) -> None:
+    """Apply ``e`` to ``b``: the only writer of battle state (called by ``Battle.emit`` and by replay)."""
+    e.apply(b)
+
+
+def to_json(v: Any) -> str:
+    return json.dumps(_plain(v), sort_keys=True, separators=(",", ":"))

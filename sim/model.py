@@ -1,0 +1,257 @@
+"""BattleModel(mesa.Model): builds a battle from a scenario and drives the rule set's ``play_turn`` generator.
+
+One ``step()`` is one game turn: the rule set yields decisions, each side's controller answers, and events apply at
+once.  After every kill or withdrawal the outcome is checked; a battle may end mid-turn, and the DataCollector
+still records that turn's row (once per turn, keyed on ``model.time``).  ``advance(n)`` steps decision by decision
+(the interactive app).  Determinism: ``SeedSequence(seed).spawn(3)`` gives the rule dice and each side's controller
+stream, so one side's policy never shifts the other's draws or the dice.
+"""
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+import mesa
+
+from agents.actions import Action, Pass
+from agents.controllers import SideController, load_policy
+from agents.observation import Observation
+from agents.tank import Tank
+from sim.battle import Battle, SideInfo, TankState
+from sim.dice import DiceSource, side_rng, spawn_streams
+from sim.events import (ActionRejected, BattleEnded, BattleStarted, BattleStateSet, PolicyFault, Status,
+                        StatusChanged, TurnStarted)
+from sim.hexgrid import Hex
+from sim.rules.base import Outcome
+from sim.scenario import PolicySpec, Scenario
+
+_DECISIVE = (StatusChanged,)
+
+
+def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
+    """A fresh :class:`Battle` in its set-up state (no events yet) for ``spec``."""
+    rs = spec.rules()
+    options = spec.options()
+    hexmap = spec.build_map()
+    tanks = []
+    tid = 0
+    for si, side in enumerate(spec.sides):
+        for t in side.tanks:
+            veh = rs.vehicle(t.vehicle)
+            ext = rs.TankExt(**t.rules).model_dump()
+            tanks.append(TankState(
+                tank_id=tid, label=t.label or f"{side.name[:1].upper()}{tid + 1}", side=si, vehicle_id=t.vehicle,
+                vehicle=veh, hex=Hex(*t.hex), facing=t.facing,
+                turret_facing=t.facing if rs.has_turret(veh) else None, ext=ext))
+            tid += 1
+    sides = [SideInfo(s.name, s.role, s.exit_edge) for s in spec.sides]
+    hex_ext = {Hex(*f["hex"]): rs.HexExt(**{k: v for k, v in f.items() if k != "hex"}) for f in spec.map.features}
+    b = Battle(hexmap, tanks, sides, rs, options, objectives=[o.model_dump() for o in spec.objectives],
+               turn_limit=spec.effective_turn_limit(), hex_size_m=spec.map.hex_size_m,
+               kill_points=spec.victory.kill_points, exit_points=spec.victory.exit_points, dice=dice, hex_ext=hex_ext)
+    rs.setup(b)
+    return b
+
+
+def setup_event(spec: Scenario, b: Battle) -> BattleStarted:
+    """The first log event: everything needed to draw and replay the battle without its scenario file."""
+    return BattleStarted(
+        ruleset=b.ruleset.name,
+        map={"shape": spec.map.shape, "width": spec.map.width, "height": spec.map.height,
+             "radius": spec.map.radius, "hex_size_m": spec.map.hex_size_m,
+             "cells": [[h.q, h.r] for h in sorted(b.map.cells)],
+             "terrain": {f"{h.q},{h.r}": b.map.terrain(h) for h in sorted(b.map.cells) if b.map.terrain(h) != "open"}},
+        sides=tuple({"name": s.name, "role": s.role, "exit_edge": s.exit_edge} for s in b.sides),
+        tanks=tuple({"tank_id": t.tank_id, "label": t.label, "side": t.side, "vehicle": t.vehicle_id,
+                     "hex": [t.hex.q, t.hex.r], "facing": t.facing, "turret_facing": t.turret_facing,
+                     "turret": t.turret_facing is not None} for t in b.tanks),
+        objectives=tuple(b.objectives))
+
+
+class BattleModel(mesa.Model):
+    """A battle as a Mesa model.
+
+    ``spec``: the validated :class:`Scenario`; ``seed``: the battle's seed; ``policies``: optional per-side
+    overrides ``{side_index: PolicySpec | (name, params)}``; ``decision_timeout_s``: overrides the scenario's
+    limit (``0`` disables limits, e.g. for determinism tests).  ``battle`` holds the state, ``outcome`` the result
+    once ``ended``.
+    """
+
+    def __init__(self, spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None = None,
+                 decision_timeout_s: float | None = None, on_fault: str | None = None):
+        super().__init__(rng=seed)
+        self.spec = spec
+        self.seed = seed
+        streams = spawn_streams(seed, 1 + len(spec.sides))
+        self.dice = DiceSource(streams[0])
+        self.battle = build_battle(spec, self.dice)
+        self.ruleset = self.battle.ruleset
+        self.controllers: list[SideController] = []
+        self.resolved_policies: list[dict] = []
+        for si, side in enumerate(spec.sides):
+            pspec = side.policy
+            if policies and si in policies:
+                p = policies[si]
+                pspec = p if isinstance(p, PolicySpec) else PolicySpec(name=p[0], params=dict(p[1]))
+            per_tank = {}
+            tid0 = sum(len(s.tanks) for s in spec.sides[:si])
+            for i, t in enumerate(side.tanks):
+                if t.policy is not None and not (policies and si in policies):
+                    per_tank[tid0 + i] = load_policy(t.policy.name, t.policy.params)
+            timeout = side.decision_timeout_s if decision_timeout_s is None else (decision_timeout_s or None)
+            self.controllers.append(SideController(
+                si, load_policy(pspec.name, pspec.params), side_rng(streams[1 + si]), per_tank,
+                decision_timeout_s=timeout, on_fault=on_fault or side.on_fault, max_faults=side.max_faults))
+            self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
+        self.tank_agents = [Tank(self, t) for t in self.battle.tanks]
+        self.outcome: Outcome | None = None
+        self.ended = False
+        self._gen = None
+        self._decision = None
+        self._checked = 0
+        self._counts = {"shots": 0, "hits": 0, "kills": 0}
+        self._turn_counts = dict(self._counts)
+        self._last_known = [dict() for _ in spec.sides]
+        self.decisions = 0
+        self.datacollector = mesa.DataCollector(model_reporters=self._reporters())
+        self.battle.listeners.append(self._on_event)
+        self.battle.emit(setup_event(spec, self.battle))
+        self._collected_turn = None
+
+    # --- data collection --------------------------------------------------------------------------------------
+    def _reporters(self) -> dict:
+        reps: dict[str, Any] = {"turn": lambda m: m.battle.turn}
+        for si, s in enumerate(self.spec.sides):
+            reps[f"alive_{s.name}"] = lambda m, si=si: len(m.battle.live_tanks(si))
+        for k in ("shots", "hits", "kills"):
+            reps[k] = lambda m, k=k: m._turn_counts[k]
+            reps[f"cum_{k}"] = lambda m, k=k: m._counts[k]
+        return reps
+
+    def _on_event(self, entry: Any) -> None:
+        e = entry.event
+        if e.kind == "ShotResolved":
+            self._counts["shots"] += 1
+            self._turn_counts["shots"] += 1
+            if e.hit:
+                self._counts["hits"] += 1
+                self._turn_counts["hits"] += 1
+            if e.kill:
+                self._counts["kills"] += 1
+                self._turn_counts["kills"] += 1
+
+    def _collect(self) -> None:
+        if self._collected_turn == self.battle.turn:
+            return
+        self._collected_turn = self.battle.turn
+        self.datacollector.collect(self)
+        self._turn_counts = {k: 0 for k in self._turn_counts}
+
+    # --- driving ----------------------------------------------------------------------------------------------
+    def step(self) -> None:
+        """Play one whole turn (or what is left of the current one)."""
+        if self.ended:
+            return
+        start_turn = self.battle.turn if self._gen is not None else self.battle.turn + 1
+        while not self.ended and (self._gen is None and self.battle.turn < start_turn or self._gen is not None):
+            self.advance(1)
+
+    def run(self, max_turns: int | None = None) -> Outcome:
+        """Play until the battle ends; returns the :class:`Outcome`."""
+        while not self.ended:
+            self.step()
+            if max_turns is not None and self.battle.turn >= max_turns and not self.ended:
+                break
+        return self.outcome  # type: ignore[return-value]
+
+    def advance(self, n_decisions: int = 1) -> int:
+        """Answer up to ``n_decisions`` decisions (starting turns as needed); returns how many were answered."""
+        done = 0
+        while done < n_decisions and not self.ended:
+            if self._gen is None:
+                self._start_turn()
+                if self.ended:
+                    break
+            if self._decision is None:
+                self._finish_turn()
+                continue
+            action = self._answer(self._decision)
+            done += 1
+            self.decisions += 1
+            if self.ended:
+                break
+            try:
+                self._decision = self._gen.send(action)
+            except StopIteration:
+                self._decision = None
+            self._check_outcome()
+            if self._decision is None and not self.ended:
+                self._finish_turn()
+        return done
+
+    def _start_turn(self) -> None:
+        b = self.battle
+        b.emit(TurnStarted(b.turn + 1))
+        self._gen = self.ruleset.play_turn(b, self.dice)
+        try:
+            self._decision = next(self._gen)
+        except StopIteration:
+            self._decision = None
+        self._check_outcome()
+
+    def _finish_turn(self) -> None:
+        b = self.battle
+        self._gen = None
+        self._decision = None
+        b.emit(BattleStateSet("turns_completed", b.turn))
+        self._check_outcome(force=True)
+        self._collect()
+
+    def _check_outcome(self, force: bool = False) -> None:
+        if self.ended:
+            return
+        b = self.battle
+        new = b.log[self._checked:]
+        self._checked = len(b.log)
+        if not force and not any(isinstance(x.event, _DECISIVE) for x in new):
+            return
+        out = self.ruleset.outcome(b)
+        if out is not None:
+            self._end(out)
+
+    def _end(self, out: Outcome) -> None:
+        self.outcome = out
+        self.ended = True
+        self.battle.emit(BattleEnded(out.winner, out.reason, tuple(out.points)))
+        if self._gen is not None:
+            self._gen.close()
+            self._gen = None
+        self._decision = None
+        self.running = False
+        self._collect()
+
+    def _observation(self, side: int):
+        ctrl = self.controllers[side]
+        return lambda d: Observation(self.battle, side, d, ctrl.rng, last_known=self._last_known[side])
+
+    def _answer(self, decision: Any) -> Action:
+        ctrl = self.controllers[decision.side]
+        action, faults, from_plan = ctrl.answer(decision, self._observation(decision.side))
+        b = self.battle
+        for f in faults:
+            b.emit(PolicyFault(decision.side, f.tank, f.decision, f.fault, f.message))
+            ctrl.faults[f.tank] = ctrl.faults.get(f.tank, 0) + 1
+            if ctrl.on_fault == "forfeit":
+                other = next(s for s in b.side_ids() if s != decision.side)
+                self._forfeit_after = (other, f"{b.sides[decision.side].name} forfeits: {f.fault} in "
+                                              f"{f.decision} ({f.message})")
+            elif f.tank is not None and ctrl.faults[f.tank] >= ctrl.max_faults and b.tanks[f.tank].alive:
+                b.emit(StatusChanged(f.tank, Status.WITHDRAWN, f"{ctrl.faults[f.tank]} policy faults"))
+        if faults and ctrl.on_fault == "forfeit":
+            winner, reason = self._forfeit_after
+            self._end(Outcome(winner, reason, ()))
+            return Pass(None)
+        if not decision.legal.contains(action):
+            b.emit(ActionRejected(decision.side, getattr(action, "actor", None), decision.kind, repr(action)))
+            ctrl.plans.pop(getattr(action, "actor", None), None)
+            action = Pass(getattr(action, "actor", None))
+        return action

@@ -1,0 +1,251 @@
+"""The rule-set interface: decisions, legality, shots, odds, outcomes, and the registry by name.
+
+A rule set drives a turn as a generator of :class:`Decision` values (DESIGN.md "The sequence of play belongs to the
+rule set"); the engine sends back each side's :class:`~agents.actions.Action`.  Odds are exact ``Fraction`` values
+computed from a :class:`Shot`'s ``key`` (primitives only, cached); ``resolve`` rolls the same stages.
+
+Rule sets never import Mesa.
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any, Callable, ClassVar, Generator, Hashable, Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from agents.actions import Action, Pass
+from sim.dice import DiceSource
+
+
+class Illegal(str):
+    """Why a shot or action is not allowed (a string; falsy checks are never used: test ``isinstance``)."""
+
+
+@dataclass(frozen=True)
+class Legal:
+    """Lazy legality for one decision.
+
+    ``contains(action)`` decides any action; ``reachable(actor)`` returns ``{state: (cost, path)}`` (a movement
+    search run on demand, never a list of paths built up front); ``targets(actor)`` the target ids a shot may be
+    aimed at now; ``modes`` the action modes (for ``activate``), ``specials`` the rule set's special action names;
+    ``plan_to(actor, state, then)`` turns a reachable state into a :class:`~agents.actions.Plan`.
+    """
+
+    contains: Callable[[Action], bool] = lambda a: isinstance(a, Pass)
+    reachable: Callable[[int], Mapping[Hashable, tuple[int, list]]] = lambda actor: {}
+    targets: Callable[[int], tuple[int, ...]] = lambda actor: ()
+    modes: tuple[str, ...] = ()
+    specials: tuple[str, ...] = ()
+    plan_to: Callable[..., Action] | None = None
+
+
+@dataclass(frozen=True)
+class Decision:
+    """A choice a ``side`` must make: ``kind`` names it (``activate``, ``move``, ``move_step``, ``fire``, ``react``,
+    ``fire_again``, ``evade``, ...); ``actors`` may act, in order; ``legal`` is lazy; ``default`` is what happens
+    when the controller has no opinion; ``context`` carries facts such as ``{"interrupted": True}``."""
+
+    side: int
+    kind: str
+    actors: tuple[int, ...]
+    legal: Legal
+    default: Action
+    context: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Odds:
+    """Exact odds of one shot: ``p_hit``, ``p_kill`` and ``values`` (every key of the rule set's odds JSON)."""
+
+    p_hit: Fraction
+    p_kill: Fraction
+    values: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def expected_damage(self) -> Fraction:
+        return Fraction(self.values.get("expected_damage", 0))
+
+
+@dataclass(frozen=True)
+class Shot:
+    """Who fires at what: ids, the face struck and the figures, plus ``key``, the hashable primitives the odds
+    depend on (``ruleset.odds(shot.key)``).  ``info`` holds rule-set details for logs and geometry cases."""
+
+    shooter: int
+    target: int | None
+    key: Hashable
+    face: str | None = None
+    info: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Hypo:
+    """A hypothetical position of the shooter for ``Observation.odds(target, as_if=...)``: ``hex``, ``facing``,
+    and whether it will have ``moved`` this turn."""
+
+    hex: Any
+    facing: int
+    moved: bool = True
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """The end of a battle: ``winner`` (side index or ``None`` for a draw), ``reason``, victory ``points``."""
+
+    winner: int | None
+    reason: str
+    points: tuple[int, ...] = ()
+
+
+class RulesOptions(BaseModel):
+    """Base for each rule set's ``Options`` (scenario ``ruleset.options``); unknown keys are errors."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class EmptyExt(BaseModel):
+    """No per-tank / per-hex extension fields."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class CaseError(ValueError):
+    """A golden case or odds parameter set is malformed (unknown name, bad value)."""
+
+
+class Ruleset:
+    """Base class of every rule set.  Subclasses set ``name``, ``Options``, ``TankExt``, ``HexExt`` and implement
+    the methods below.  Instances are stateless apart from caches; one instance serves many battles.
+
+    Required: ``vehicle``, ``has_turret``, ``setup``, ``play_turn``, ``reachable``, ``visible``, ``shot``, ``odds``,
+    ``resolve``, ``outcome``, ``odds_from_params``, ``run_case``.  Optional: ``shot_params`` (odds parameters of a
+    shot on a board, for ``tanksim odds --scenario``), ``terrain_names``.
+    """
+
+    name: ClassVar[str] = ""
+    Options: ClassVar[type[BaseModel]] = RulesOptions
+    TankExt: ClassVar[type[BaseModel]] = EmptyExt
+    HexExt: ClassVar[type[BaseModel]] = EmptyExt
+    #: Whether the rule set has ramming (doctrines such as ``rush`` ask).
+    has_ramming: ClassVar[bool] = False
+
+    # --- catalog ---------------------------------------------------------------------------------------------
+    def vehicle(self, vid: str) -> Any:
+        raise NotImplementedError
+
+    def vehicle_ids(self) -> tuple[str, ...]:
+        raise NotImplementedError
+
+    def has_turret(self, vehicle: Any) -> bool:
+        return bool(getattr(vehicle, "turret", True))
+
+    def terrain_names(self) -> tuple[str, ...]:
+        return ("open",)
+
+    def default_turn_limit(self, options: Any) -> int:
+        return 20
+
+    def passable(self, b: Any, h: Any) -> bool:
+        """Whether static terrain lets a tank enter ``h`` at all (used for long-range path guidance only)."""
+        return h in b.map
+
+    # --- play ------------------------------------------------------------------------------------------------
+    def setup(self, b: Any) -> None:
+        """Fill in initial rule-set state (no dice, no events)."""
+
+    def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+        raise NotImplementedError
+
+    def reachable(self, b: Any, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
+        return {}
+
+    def visible(self, b: Any, side: int) -> tuple[int, ...]:
+        return tuple(t.tank_id for t in b.enemies_of(side))
+
+    def shot(self, b: Any, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
+             ) -> Shot | Illegal:
+        raise NotImplementedError
+
+    def odds(self, key: Hashable) -> Odds:
+        raise NotImplementedError
+
+    def resolve(self, b: Any, shot: Shot, dice: DiceSource) -> None:
+        raise NotImplementedError
+
+    def outcome(self, b: Any) -> Outcome | None:
+        raise NotImplementedError
+
+    # --- odds command and golden cases ----------------------------------------------------------------------
+    def odds_from_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``tanksim odds RULESET name=value ...``: the JSON object (fractions as strings).
+
+        Raises :class:`CaseError` for unknown names or malformed values."""
+        raise NotImplementedError
+
+    def run_case(self, case: Mapping[str, Any]) -> dict[str, Any]:
+        """Evaluate one golden case (``kind`` odds / outcome / geometry) and return the actual values for the keys
+        its ``expect`` names (the harness compares them)."""
+        raise NotImplementedError
+
+    def shot_params(self, b: Any, shooter: int, target: int) -> dict[str, Any] | Illegal:
+        raise NotImplementedError
+
+
+_REGISTRY: dict[str, str] = {
+    "panzer_squadron": "sim.rules.panzer_squadron:PanzerSquadron",
+    "asl": "sim.rules.asl:ASL",
+    "hummel_quest": "sim.rules.hummel_quest:HummelQuest",
+}
+_INSTANCES: dict[str, Ruleset] = {}
+
+
+class UnknownRuleset(LookupError):
+    pass
+
+
+def register(name: str, target: str) -> None:
+    """Register a rule set ``name`` as ``"package.module:Class"`` (plug-in rule sets)."""
+    _REGISTRY[name] = target
+    _INSTANCES.pop(name, None)
+
+
+def names() -> tuple[str, ...]:
+    return tuple(_REGISTRY)
+
+
+def available() -> tuple[str, ...]:
+    """Registered rule sets whose module imports (the others are not implemented yet)."""
+    out = []
+    for n in _REGISTRY:
+        try:
+            get(n)
+        except UnknownRuleset:
+            continue
+        out.append(n)
+    return tuple(out)
+
+
+def get(name: str) -> Ruleset:
+    """The rule set registered as ``name``; raises :class:`UnknownRuleset` (naming the known ones) otherwise."""
+    if name in _INSTANCES:
+        return _INSTANCES[name]
+    if name not in _REGISTRY:
+        raise UnknownRuleset(f"unknown rule set {name!r}; known: {', '.join(_REGISTRY)}")
+    mod, _, cls = _REGISTRY[name].partition(":")
+    try:
+        module = importlib.import_module(mod)
+    except ModuleNotFoundError as exc:
+        if exc.name == mod:
+            raise UnknownRuleset(f"rule set {name!r} is not implemented yet (module {mod} missing)") from None
+        raise
+    inst = getattr(module, cls)()
+    _INSTANCES[name] = inst
+    return inst
+
+
+def fraction_str(x: Fraction | int) -> str:
+    """Exact fraction string in lowest terms: ``"53/200"``, ``"0"``, ``"1"``."""
+    x = Fraction(x)
+    return str(x.numerator) if x.denominator == 1 else f"{x.numerator}/{x.denominator}"

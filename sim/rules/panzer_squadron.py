@@ -1,0 +1,680 @@
+"""Rule set ``panzer_squadron``: the Panzer Squadron hex tank game (docs/rules/panzer_squadron.md, D1-D22).
+
+Shooting follows seed ``000_0e0b8aa4689ade84.txt`` exactly: a modified ``d10`` read on the hit table (D6), then for a
+hit a ``d100`` whose natural 96-100 destroys and 01-05 is a dud before anything is added (D7), else
+``penetration + bonus + d100 > armour`` destroys.  The rest (alternate activation, D4/2D4 movement, vertex facing,
+ambush, Tiles, sight) follows the spec's decisions.
+
+Decision points yielded by :meth:`PanzerSquadron.play_turn` (each addressed to a side):
+
+* ``activate`` — actors: the side's tanks not yet activated; answer :class:`Activate` with a mode from
+  ``legal.modes`` (``hold``, ``fire``, ``move``, ``move_and_fire``, ``ambush``).  Default: the first actor holds.
+* ``fire`` — the activated tank may fire (``Fire(actor, target)``) or ``Pass``.
+* ``move_step`` — one step of a move: ``Step`` into a front neighbour, ``Pivot`` by one vertex, ``Fire`` (only in
+  ``move_and_fire`` with 3 points left), ``Special("end_move", {"status": ...})`` or ``Pass`` to stop.  Context:
+  ``mp`` left, ``entered``, ``compulsory``, ``interrupted`` (after an ambush shot at the mover).
+* ``react`` — the ambushers of the other side that may fire at the mover that just entered a hex; answer
+  ``Fire(ambusher, mover)`` (one at a time, in the order the side chooses) or ``Pass``.
+"""
+from __future__ import annotations
+
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Generator, Literal, Mapping, NamedTuple
+
+from pydantic import Field
+
+from agents.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
+from sim.dice import DiceSource
+from sim.events import (Activated, BattleStateSet, Moved, Pivoted, RuleEvent, ShotResolved, StatusChanged, Status, TankStateSet,
+                        TurretTurned)
+from sim.hexgrid import Hex, as_hex, bounded_dijkstra, distance
+from sim.rules.base import (CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, RulesOptions, Ruleset, Shot,
+                            fraction_str)
+from sim.rules.ps_data import DEFAULT_TILES, FACES, Tile, Vehicle, catalog, find_vehicle
+from sim.rules.ps_sight import SightRules, shot_geometry, turret_facing_for
+from sim.victory import draw, most_tanks, standard_outcome
+
+STATIONARY, IN_MOVEMENT = "stationary", "in_movement"
+MODES = ("hold", "fire", "move", "move_and_fire", "ambush")
+HIT_BONUSES = (0, 10, 20, 30, 50)
+FIRE_COST = 3
+
+
+class PSOptions(RulesOptions):
+    """Scenario options of section 13 (defaults as the spec), plus extra ``tiles`` types (D17)."""
+
+    initiative: Literal["roll", "alternate"] = "roll"
+    moving_may_fire_in_place: bool = False
+    allow_reverse: bool = False
+    auto_recentre_turret: bool = True
+    initial_status: Literal["stationary", "in_movement"] = STATIONARY
+    max_range_hexes: int | None = Field(None, ge=1)
+    los_origin: Literal["centre", "front_vertex"] = "centre"
+    hexside_blocks: Literal["both", "either"] = "both"
+    live_tanks_block_los: bool = False
+    exceptional_modifier: int = -1
+    max_turns: int = Field(20, ge=1)
+    turn_limit_result: Literal["draw", "most_tanks"] = "draw"
+    tiles: dict[str, Tile] = Field(default_factory=dict)
+
+
+class PSTankExt(RulesOptions):
+    """Per-tank scenario block: ``status`` overrides ``initial_status``; ``turret_facing`` sets an off-centre
+    turret at the start."""
+
+    status: Literal["stationary", "in_movement"] | None = None
+    turret_facing: int | None = Field(None, ge=0, le=5)
+
+
+class PSKey(NamedTuple):
+    """The odds primitives of one shot: ``penetration``, ``armour`` of the face hit, net ``modifier``."""
+
+    penetration: int
+    armour: int
+    modifier: int
+
+
+# --- shot procedure (section 8) ---------------------------------------------------------------------------------
+
+def hit_bonus(modified: int) -> int | None:
+    """D6: the hit table read on the modified d10; ``None`` is a miss (5 or less)."""
+    if modified <= 5:
+        return None
+    if modified <= 7:
+        return 0
+    if modified >= 11:
+        return 50
+    return {8: 10, 9: 20, 10: 30}[modified]
+
+
+def penetration_result(penetration: int, bonus: int, armour: int, natural: int) -> tuple[str, int | None]:
+    """D7: natural 96-100 ``auto_kill``, 01-05 ``dud`` (read first); else ``destroyed`` if the total exceeds the
+    armour, ``ricochet`` if not (equality ricochets).  Returns ``(result, total or None)``."""
+    if natural >= 96:
+        return "auto_kill", None
+    if natural <= 5:
+        return "dud", None
+    total = penetration + bonus + natural
+    return ("destroyed" if total > armour else "ricochet"), total
+
+
+def resolve_key(key: PSKey, dice: DiceSource) -> dict[str, Any]:
+    """Roll one shot (section 8 steps 4-5): ``d10`` then, on a hit, ``d100``.  Returns ``result``,
+    ``modified_d10``, ``bonus`` (hits), ``total`` (destroyed / ricochet), ``hit`` and ``kill``."""
+    d = dice.roll("d10", "to_hit")
+    v = d + key.modifier
+    out: dict[str, Any] = {"modified_d10": v, "natural_d10": d}
+    b = hit_bonus(v)
+    if b is None:
+        out.update(result="miss", hit=False, kill=False)
+        return out
+    r = dice.roll("d100", "penetration")
+    result, total = penetration_result(key.penetration, b, key.armour, r)
+    out.update(result=result, bonus=b, natural_d100=r, hit=True, kill=result in ("destroyed", "auto_kill"))
+    if total is not None:
+        out["total"] = total
+    return out
+
+
+@lru_cache(maxsize=65536)
+def shot_odds(key: PSKey) -> Odds:
+    """Exact odds of one legal shot (D22), by enumerating the 10 x 100 natural rolls with ``Fraction``."""
+    p_bonus = {b: Fraction(0) for b in HIT_BONUSES}
+    for d in range(1, 11):
+        b = hit_bonus(d + key.modifier)
+        if b is not None:
+            p_bonus[b] += Fraction(1, 10)
+    p_hit = sum(p_bonus.values(), Fraction(0))
+    p_pen = Fraction(0)
+    for b, pb in p_bonus.items():
+        if pb:
+            t = key.armour - key.penetration - b
+            p_pen += pb * Fraction(min(90, max(0, 95 - t)), 100)
+    p_auto = p_hit / 20
+    p_dud = p_hit / 20
+    p_kill = p_auto + p_pen
+    values = {
+        "p_hit": p_hit, "p_miss": 1 - p_hit, "p_kill": p_kill, "p_auto_kill": p_auto, "p_penetrate": p_pen,
+        "p_ricochet": p_hit - p_dud - p_kill, "p_dud": p_dud,
+        "hit_bonus": {str(b): p for b, p in p_bonus.items()},
+    }
+    return Odds(p_hit, p_kill, values)
+
+
+def net_modifier(*, modifier: int = 0, firer_status: str | None = None, turret_rotated: bool = False,
+                 target_moving: bool = False, partial_cover: bool = False, range_hexes: int | None = None,
+                 tile_modifier: int = 0, cover_modifier: int | None = None) -> int:
+    """Section 8 step 3: the sum of the shot modifiers.  ``cover_modifier`` overrides the -1 of ``partial_cover``
+    (the masked side's ``exceptional_modifier``)."""
+    m = modifier + tile_modifier
+    if firer_status == STATIONARY:
+        m += 1
+    elif firer_status == IN_MOVEMENT:
+        m -= 1
+    if turret_rotated:
+        m -= 2
+    if target_moving:
+        m -= 1
+    if cover_modifier is not None:
+        m += cover_modifier
+    elif partial_cover:
+        m -= 1
+    if range_hexes is not None and range_hexes <= 5:
+        m += 1
+    return m
+
+
+_BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
+_PARAMS = ("penetration", "armour", "firer", "target", "face", "modifier", "firer_status", "turret_rotated",
+           "target_moving", "partial_cover", "range_hexes", "tile_modifier")
+
+
+def _int(name: str, v: Any, lo: int | None = None) -> int:
+    try:
+        x = int(str(v).strip())
+    except ValueError:
+        raise CaseError(f"{name}={v!r}: expected an integer") from None
+    if lo is not None and x < lo:
+        raise CaseError(f"{name}={x}: expected an integer >= {lo}")
+    return x
+
+
+def _bool(name: str, v: Any) -> bool:
+    if isinstance(v, bool):
+        return v
+    s = str(v).strip().lower()
+    if s not in _BOOL:
+        raise CaseError(f"{name}={v!r}: expected true or false")
+    return _BOOL[s]
+
+
+def key_from_params(params: Mapping[str, Any]) -> tuple[PSKey, dict[str, Any]]:
+    """Parse the odds parameters of section 14 into a :class:`PSKey` and the echo fields of the JSON.
+    Raises :class:`CaseError` for unknown names, malformed values or conflicting sources."""
+    unknown = [k for k in params if k not in _PARAMS]
+    if unknown:
+        raise CaseError(f"unknown parameter(s) {', '.join(unknown)}; expected: {', '.join(_PARAMS)}")
+    if "penetration" in params and "firer" in params:
+        raise CaseError("give either penetration or firer, not both")
+    if "armour" in params and "target" in params:
+        raise CaseError("give either armour or target (with face), not both")
+    echo: dict[str, Any] = {}
+    try:
+        if "firer" in params:
+            pen = find_vehicle(str(params["firer"])).penetration
+        elif "penetration" in params:
+            pen = _int("penetration", params["penetration"], 0)
+        else:
+            raise CaseError("penetration (or firer) is required")
+        if "target" in params:
+            face = str(params.get("face", "")).strip()
+            if face not in FACES:
+                raise CaseError(f"face={face!r}: expected one of front, side, rear (required with target)")
+            arm = find_vehicle(str(params["target"])).armour[face]
+        elif "armour" in params:
+            arm = _int("armour", params["armour"], 0)
+        else:
+            raise CaseError("armour (or target and face) is required")
+    except KeyError as exc:
+        raise CaseError(str(exc.args[0])) from None
+    status = params.get("firer_status")
+    if status is not None and status not in (STATIONARY, IN_MOVEMENT):
+        raise CaseError(f"firer_status={status!r}: expected stationary or in_movement")
+    m = net_modifier(
+        modifier=_int("modifier", params.get("modifier", 0)), firer_status=status,
+        turret_rotated=_bool("turret_rotated", params.get("turret_rotated", False)),
+        target_moving=_bool("target_moving", params.get("target_moving", False)),
+        partial_cover=_bool("partial_cover", params.get("partial_cover", False)),
+        range_hexes=_int("range_hexes", params["range_hexes"], 1) if "range_hexes" in params else None,
+        tile_modifier=_int("tile_modifier", params.get("tile_modifier", 0)))
+    echo.update(penetration=pen, armour=arm, net_modifier=m)
+    return PSKey(pen, arm, m), echo
+
+
+def odds_json(key: PSKey) -> dict[str, Any]:
+    """The ``--json`` object of section 14 for ``key`` (exact fraction strings)."""
+    o = shot_odds(key)
+    out: dict[str, Any] = {"ruleset": "panzer_squadron", "penetration": key.penetration, "armour": key.armour,
+                           "net_modifier": key.modifier}
+    for k, v in o.values.items():
+        out[k] = {b: fraction_str(p) for b, p in v.items()} if isinstance(v, dict) else fraction_str(v)
+    return out
+
+
+# --- the rule set ------------------------------------------------------------------------------------------------
+
+class PanzerSquadron(Ruleset):
+    """The ``panzer_squadron`` rule set (see the module docstring for its decision points)."""
+
+    name = "panzer_squadron"
+    Options = PSOptions
+    TankExt = PSTankExt
+    has_ramming = False
+
+    # catalog ---------------------------------------------------------------------------------------------------
+    def vehicle(self, vid: str) -> Vehicle:
+        return find_vehicle(vid)
+
+    def vehicle_ids(self) -> tuple[str, ...]:
+        return tuple(catalog())
+
+    def has_turret(self, vehicle: Vehicle) -> bool:
+        return vehicle.turret
+
+    def tiles(self, options: PSOptions) -> dict[str, Tile]:
+        return {**DEFAULT_TILES, **options.tiles}
+
+    def terrain_names(self, options: PSOptions | None = None) -> tuple[str, ...]:
+        return tuple(self.tiles(options or PSOptions()))
+
+    def default_turn_limit(self, options: PSOptions) -> int:
+        return options.max_turns
+
+    def passable(self, b: Any, h: Hex) -> bool:
+        return h in b.map and not self.tile(b, h).blocks_move
+
+    def tile(self, b: Any, h: Hex) -> Tile:
+        return self.tiles(b.options)[b.map.terrain(h)]
+
+    # set-up ----------------------------------------------------------------------------------------------------
+    def setup(self, b: Any) -> None:
+        for t in b.tanks:
+            ext = t.ext or {}
+            t.rules_state.setdefault("marker", ext.get("status") or b.options.initial_status)
+            t.rules_state.setdefault("ambush", False)
+            t.rules_state.setdefault("activated_turn", 0)
+            t.rules_state.setdefault("start_status", t.rules_state["marker"])
+            if not t.vehicle.turret:
+                t.turret_facing = None
+            elif ext.get("turret_facing") is not None:
+                t.turret_facing = ext["turret_facing"]
+
+    # sight -----------------------------------------------------------------------------------------------------
+    def obstacles(self, b: Any) -> frozenset[Hex]:
+        """Obstacle hexes (6.1): wrecks and ``blocks_los`` Tiles, cached under the map version; plus live tanks
+        when ``live_tanks_block_los``."""
+        tiles = self.tiles(b.options)
+
+        def static() -> frozenset[Hex]:
+            hs = {h for h in b.map.cells if tiles[b.map.terrain(h)].blocks_los}
+            hs |= {t.hex for t in b.wrecks()}
+            return frozenset(hs)
+
+        base = b.map.cached(("ps_obstacles",), static)
+        if b.options.live_tanks_block_los:
+            return base | {t.hex for t in b.live_tanks()}
+        return base
+
+    def sight_rules(self, options: PSOptions) -> SightRules:
+        return SightRules(options.los_origin, options.hexside_blocks, options.max_range_hexes)
+
+    def geometry(self, b: Any, shooter: int, target: int, as_if: Hypo | None = None) -> dict:
+        """:func:`shot_geometry` for two tanks on the board (cached under the map version when live tanks do not
+        block sight)."""
+        s, t = b.tanks[shooter], b.tanks[target]
+        hx, facing = (as_hex(as_if.hex), as_if.facing) if as_if else (s.hex, s.facing)
+        gun = facing if (as_if or s.turret_facing is None) else s.turret_facing
+        args = (hx, facing, gun, s.vehicle.turret, t.hex, t.facing, tuple(sorted(t.vehicle.armour.items())))
+        compute = lambda: shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour,  # noqa
+                                        self.obstacles(b), self.sight_rules(b.options),
+                                        b.options.exceptional_modifier)
+        if b.options.live_tanks_block_los:
+            return compute()
+        return b.map.cached(("ps_geo",) + args, compute)
+
+    def visible(self, b: Any, side: int) -> tuple[int, ...]:
+        """Enemy tanks that at least one live tank of ``side`` has a line of sight to (2+ clear lines)."""
+        own = b.live_tanks(side)
+        out = []
+        for e in b.enemies_of(side):
+            if any(self.geometry(b, s.tank_id, e.tank_id)["los"] != "blocked" for s in own):
+                out.append(e.tank_id)
+        return tuple(out)
+
+    # shots -----------------------------------------------------------------------------------------------------
+    def shot(self, b: Any, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
+             ) -> Shot | Illegal:
+        """The shot ``shooter`` -> ``target`` now (or from the hypothetical ``as_if`` position), or why not."""
+        if not isinstance(target, int) or not 0 <= target < len(b.tanks):
+            return Illegal("target is not a tank")
+        s, t = b.tanks[shooter], b.tanks[target]
+        if not t.alive or t.hex is None:
+            return Illegal("target is not a live tank")
+        if t.side == s.side:
+            return Illegal("target is a friendly tank")
+        g = self.geometry(b, shooter, target, as_if)
+        if not g["shot_allowed"]:
+            return Illegal(g["reason"])
+        hx = as_hex(as_if.hex) if as_if else s.hex
+        if as_if:
+            status = IN_MOVEMENT if as_if.moved and s.rules_state.get("start_status") == IN_MOVEMENT else \
+                s.rules_state.get("start_status", STATIONARY)
+        elif b.rules_state.get("active") == shooter:
+            status = s.rules_state["start_status"]
+        else:
+            status = s.rules_state["marker"]
+        tiles = self.tiles(b.options)
+        tile_mod = tiles[b.map.terrain(t.hex)].target_modifier + tiles[b.map.terrain(hx)].firer_modifier
+        m = net_modifier(firer_status=status, turret_rotated=g["turret_rotation"],
+                         target_moving=t.rules_state.get("marker") == IN_MOVEMENT,
+                         cover_modifier=g["cover_modifier"], range_hexes=g["range"], tile_modifier=tile_mod)
+        key = PSKey(s.vehicle.penetration, g["armour"], m)
+        return Shot(shooter, target, key, g["face"], {**g, "firer_status": status, "tile_modifier": tile_mod})
+
+    def odds(self, key: PSKey) -> Odds:
+        return shot_odds(key)
+
+    def resolve(self, b: Any, shot: Shot, dice: DiceSource, reaction: bool = False) -> None:
+        """Roll ``shot``, emit :class:`ShotResolved` (with its rolls), turn the turret if needed, and destroy the
+        target on a kill (it becomes a wreck, D11)."""
+        s = b.tanks[shot.shooter]
+        if shot.info.get("turret_rotation") and s.turret_facing is not None:
+            b.emit(TurretTurned(s.tank_id, turret_facing_for(s.hex, b.tanks[shot.target].hex, s.turret_facing)))
+        r = resolve_key(shot.key, dice)
+        b.emit(ShotResolved(shooter=shot.shooter, target=shot.target, result=r["result"], hit=r["hit"],
+                            kill=r["kill"], key=shot.key._asdict(),
+                            details={k: v for k, v in r.items() if k not in ("hit", "kill", "result")}
+                            | {"face": shot.face, "range": shot.info["range"], "los": shot.info["los"]},
+                            reaction=reaction))
+        if r["kill"]:
+            b.emit(StatusChanged(shot.target, Status.DESTROYED, r["result"], by=shot.shooter))
+
+    def shot_params(self, b: Any, shooter: int, target: int) -> dict[str, Any] | Illegal:
+        sh = self.shot(b, shooter, target)
+        if isinstance(sh, Illegal):
+            return sh
+        return {"penetration": sh.key.penetration, "armour": sh.key.armour, "modifier": sh.key.modifier}
+
+    # movement --------------------------------------------------------------------------------------------------
+    def _enterable(self, b: Any, h: Hex) -> bool:
+        if h not in b.map:
+            return False
+        if self.tile(b, h).blocks_move:
+            return False
+        return not b.occupants(h)
+
+    def move_options(self, b: Any, tank: int, state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int, Action]]:
+        """Legal single moves from ``state = (hex, facing)`` (D13): enter a front neighbour at the Tile's cost,
+        pivot one vertex for 1, or (``allow_reverse``) back into a rear neighbour for cost + 1."""
+        h, f = state
+        out = []
+        dirs = [(f % 6, 0), ((f - 1) % 6, 0)]
+        if b.options.allow_reverse:
+            dirs += [((f + 2) % 6, 1), ((f + 3) % 6, 1)]
+        for k, extra in dirs:
+            n = h.neighbour(k)
+            if self._enterable(b, n):
+                out.append(((n, f), self.tile(b, n).move_cost + extra, Step(tank, n)))
+        for nf in ((f + 1) % 6, (f - 1) % 6):
+            out.append(((h, nf), 1, Pivot(tank, nf)))
+        return out
+
+    def reachable(self, b: Any, tank: int, budget: int) -> dict:
+        """``{(hex, facing): (cost, path)}`` within ``budget`` movement points."""
+        t = b.tanks[tank]
+        succ = lambda st: [(n, c) for n, c, _ in self.move_options(b, tank, st)]  # noqa: E731
+        return bounded_dijkstra((t.hex, t.facing), succ, budget)
+
+    def plan_to(self, b: Any, tank: int, path: list, then: Action | None = None, end_status: str | None = None
+                ) -> Plan:
+        """A :class:`Plan` following ``path`` (states from :meth:`reachable`)."""
+        steps = []
+        for (h0, f0), (h1, f1) in zip(path, path[1:]):
+            steps.append(Step(tank, h1) if h1 != h0 else Pivot(tank, f1))
+        return Plan(tank, tuple(steps), then=then, end_status=end_status)
+
+    def exit_step(self, b: Any, tank: int) -> Step | None:
+        """A front step off the board across the side's exit edge, if the tank stands on that edge."""
+        t = b.tanks[tank]
+        edge = b.sides[t.side].exit_edge
+        if not edge:
+            return None
+        for k in (t.facing % 6, (t.facing - 1) % 6):
+            n = t.hex.neighbour(k)
+            if n not in b.map and edge_of(b.map, t.hex, n) == edge:
+                return Step(tank, n)
+        return None
+
+    # turn ------------------------------------------------------------------------------------------------------
+    def _modes(self, b: Any, tid: int) -> tuple[str, ...]:
+        t = b.tanks[tid]
+        ok = list(MODES)
+        if t.rules_state["marker"] != STATIONARY and not b.options.moving_may_fire_in_place:
+            ok.remove("fire")
+        return tuple(ok)
+
+    def _targets(self, b: Any, tid: int) -> tuple[int, ...]:
+        return tuple(e.tank_id for e in b.enemies_of(b.tanks[tid].side)
+                     if not isinstance(self.shot(b, tid, e.tank_id), Illegal))
+
+    def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+        """One game turn (D15): initiative, then the sides alternate activating one tank each."""
+        first = yield from self._initiative(b, dice)
+        side = first
+        nsides = len(b.sides)
+        while True:
+            if b.ended:
+                return
+            pending = {s: [t.tank_id for t in b.live_tanks(s) if t.rules_state["activated_turn"] != b.turn]
+                       for s in range(nsides)}
+            if not any(pending.values()):
+                return
+            if not pending[side]:
+                side = (side + 1) % nsides
+                continue
+            actors = tuple(pending[side])
+            legal = Legal(contains=lambda a, actors=actors: isinstance(a, Activate) and a.actor in actors
+                          and a.mode in self._modes(b, a.actor),
+                          modes=MODES, targets=lambda tid: self._targets(b, tid),
+                          reachable=lambda tid: self.reachable(b, tid, 8))
+            act = yield Decision(side, "activate", actors, legal, Activate(actors[0], "hold"),
+                                 {"turn": b.turn, "modes": {a: self._modes(b, a) for a in actors}})
+            if not isinstance(act, Activate) or not legal.contains(act):
+                act = Activate(actors[0], "hold")
+            yield from self._activation(b, dice, act.actor, act.mode)
+            side = (side + 1) % nsides
+
+    def _initiative(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, int]:
+        if b.options.initiative == "alternate":
+            first = 0 if b.turn % 2 == 1 else 1
+            b.emit(RuleEvent("initiative", None, {"first": first, "method": "alternate"}))
+            return first
+        while True:
+            rolls = [dice.roll("d10", f"initiative side {s}") for s in range(len(b.sides))]
+            best = max(rolls)
+            if rolls.count(best) == 1:
+                first = rolls.index(best)
+                b.emit(RuleEvent("initiative", None, {"first": first, "rolls": rolls}))
+                return first
+            b.emit(RuleEvent("initiative_tie", None, {"rolls": rolls}))
+        yield  # pragma: no cover  (makes this a generator)
+
+    def _activation(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+        t = b.tanks[tid]
+        b.emit(Activated(t.side, tid, mode))
+        b.emit(TankStateSet(tid, "activated_turn", b.turn))
+        b.emit(TankStateSet(tid, "start_status", t.rules_state["marker"]))
+        if t.rules_state["ambush"]:
+            b.emit(TankStateSet(tid, "ambush", False))
+        if b.options.auto_recentre_turret and t.turret_facing is not None and t.turret_facing != t.facing:
+            b.emit(TurretTurned(tid, t.facing))
+        b.emit(BattleStateSet("active", tid))
+        try:
+            if mode in ("hold", "ambush"):
+                if mode == "ambush":
+                    b.emit(TankStateSet(tid, "ambush", True))
+                self._set_marker(b, tid, STATIONARY)
+            elif mode == "fire":
+                yield from self._fire_decision(b, dice, tid)
+                self._set_marker(b, tid, STATIONARY)
+            else:
+                yield from self._move(b, dice, tid, mode)
+        finally:
+            if not b.ended:
+                b.emit(BattleStateSet("active", None))
+
+    def _set_marker(self, b: Any, tid: int, marker: str) -> None:
+        if b.tanks[tid].alive and b.tanks[tid].rules_state["marker"] != marker:
+            b.emit(TankStateSet(tid, "marker", marker))
+
+    def _fire_decision(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, bool]:
+        t = b.tanks[tid]
+        legal = Legal(contains=lambda a: isinstance(a, Pass) or (
+            isinstance(a, Fire) and a.actor == tid and not isinstance(self.shot(b, tid, a.target), Illegal)),
+            targets=lambda _tid: self._targets(b, tid))
+        act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid))
+        if isinstance(act, Fire) and legal.contains(act):
+            self.resolve(b, self.shot(b, tid, act.target), dice)
+            return True
+        return False
+
+    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+        t = b.tanks[tid]
+        started = t.rules_state["start_status"]
+        n = 2 if started == IN_MOVEMENT else 1
+        roll = sum(dice.rolls(n, "d4", "movement"))
+        mp = max(0, roll - t.vehicle.movement_restriction)
+        b.emit(RuleEvent("movement_allowance", tid, {"roll": roll, "dice": n, "mp": mp}))
+        entered = 0
+        interrupted = False
+        fired = False
+        status_choice: str | None = None
+        while t.alive and t.hex is not None:
+            opts = [(st, c, a) for st, c, a in self.move_options(b, tid, (t.hex, t.facing)) if c <= mp]
+            ex = self.exit_step(b, tid)
+            if ex is not None and mp >= 1:
+                opts.append((None, 1, ex))
+            compulsory = started == IN_MOVEMENT and entered == 0 and any(isinstance(a, Step) for _, _, a in opts)
+            can_fire = mode == "move_and_fire" and mp >= FIRE_COST and not compulsory
+            if not opts and not can_fire:
+                break
+            allowed = {a for _, _, a in opts}
+
+            def contains(a: Action, allowed=allowed, compulsory=compulsory, can_fire=can_fire) -> bool:
+                if isinstance(a, Fire):
+                    return can_fire and a.actor == tid and not isinstance(self.shot(b, tid, a.target), Illegal)
+                if isinstance(a, (Pass, Special)):
+                    return not compulsory and (isinstance(a, Pass) or a.name == "end_move")
+                return isinstance(a, (Step, Pivot)) and a in allowed
+
+            budget = mp
+            legal = Legal(contains=contains, reachable=lambda _t, budget=budget: self.reachable(b, tid, budget),
+                          targets=lambda _t: self._targets(b, tid) if mode == "move_and_fire" else (),
+                          specials=("end_move",),
+                          plan_to=lambda _t, path, then=None, end_status=None: self.plan_to(b, tid, path, then,
+                                                                                             end_status))
+            default = Pass(tid)
+            if compulsory:
+                default = next(a for _, _, a in opts if isinstance(a, Step))
+            act = yield Decision(t.side, "move_step", (tid,), legal, default,
+                                 {"mp": mp, "entered": entered, "compulsory": compulsory, "mode": mode,
+                                  "interrupted": interrupted, "can_fire": can_fire,
+                                  "fire_cost": FIRE_COST})
+            interrupted = False
+            if act is None or not contains(act):
+                act = default
+            if isinstance(act, (Pass, Special)):
+                if isinstance(act, Special):
+                    status_choice = act.args.get("status")
+                break
+            if isinstance(act, Fire):
+                mp -= FIRE_COST
+                b.emit(RuleEvent("fire_cost", tid, {"mp_spent": FIRE_COST, "mp_left": mp}))
+                self.resolve(b, self.shot(b, tid, act.target), dice)
+                fired = True
+                break
+            cost = next(c for st, c, a in opts if a == act)
+            mp -= cost
+            if isinstance(act, Pivot):
+                tf = None if t.turret_facing is None else (t.turret_facing + act.facing - t.facing) % 6
+                b.emit(Pivoted(tid, act.facing, tf, cost))
+                continue
+            if act.to not in b.map:
+                b.emit(StatusChanged(tid, Status.EXITED, "exit edge"))
+                entered += 1
+                break
+            b.emit(Moved(tid, act.to, t.facing, cost))
+            entered += 1
+            interrupted = yield from self._ambushes(b, dice, tid)
+        if t.alive and t.hex is not None:
+            if fired:
+                marker = STATIONARY
+            elif status_choice in (STATIONARY, IN_MOVEMENT):
+                marker = status_choice
+            else:
+                marker = IN_MOVEMENT if entered else STATIONARY
+            self._set_marker(b, tid, marker)
+
+    def _ambushes(self, b: Any, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
+        """D16: after the mover entered a hex, ambushers of the other side that may fire at it are asked, one shot
+        each, in the order their side chooses.  Returns True if anyone fired."""
+        m = b.tanks[mover]
+        fired_any = False
+        for side in b.side_ids():
+            if side == m.side:
+                continue
+            done: set[int] = set()
+            while m.alive and m.hex is not None:
+                ready = tuple(t.tank_id for t in b.live_tanks(side) if t.rules_state["ambush"]
+                              and t.tank_id not in done
+                              and not isinstance(self.shot(b, t.tank_id, mover), Illegal))
+                if not ready:
+                    break
+                legal = Legal(contains=lambda a, ready=ready: isinstance(a, Pass) or (
+                    isinstance(a, Fire) and a.actor in ready and a.target == mover),
+                    targets=lambda tid: (mover,))
+                act = yield Decision(side, "react", ready, legal, Pass(None), {"mover": mover, "trigger": "ambush"})
+                if not isinstance(act, Fire) or not legal.contains(act):
+                    break
+                done.add(act.actor)
+                b.emit(TankStateSet(act.actor, "ambush", False))
+                self.resolve(b, self.shot(b, act.actor, mover), dice, reaction=True)
+                fired_any = True
+        return fired_any
+
+    # outcome ---------------------------------------------------------------------------------------------------
+    def outcome(self, b: Any) -> Outcome | None:
+        """D21: last tank lost loses at once; after the turn limit, victory points or ``turn_limit_result``."""
+        return standard_outcome(b, most_tanks if b.options.turn_limit_result == "most_tanks" else draw)
+
+    # odds command and cases ------------------------------------------------------------------------------------
+    def odds_from_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        key, _ = key_from_params(params)
+        return odds_json(key)
+
+    def run_case(self, case: Mapping[str, Any]) -> dict[str, Any]:
+        """Evaluate a golden case of section 16 (odds / outcome / geometry)."""
+        kind, g = case["kind"], dict(case["given"])
+        if kind == "odds":
+            return self.odds_from_params(g)
+        if kind == "outcome":
+            from sim.dice import FixedDice
+            dice = FixedDice(g.pop("dice"))
+            key, _ = key_from_params(g)
+            r = resolve_key(key, dice)
+            dice.check_done()
+            return r
+        if kind == "geometry":
+            f, t = g["firer"], g["target"]
+            tiles = self.tiles(PSOptions())
+            obstacles = {as_hex(x["hex"]) for x in g.get("tiles", []) if tiles[x["tile"]].blocks_los}
+            obstacles |= {as_hex(w) for w in g.get("wrecks", [])}
+            armour = t.get("armour") or self.vehicle(t["vehicle"]).armour
+            turret = f.get("turret", True)
+            return shot_geometry(as_hex(f["hex"]), f["facing"], f.get("turret_facing", f["facing"]), turret,
+                                 as_hex(t["hex"]), t["facing"], armour, obstacles)
+        raise CaseError(f"unknown case kind {kind!r}")
+
+
+def edge_of(hexmap: Any, inside: Hex, outside: Hex) -> str | None:
+    """Which board edge the step ``inside`` -> ``outside`` crosses: ``west`` / ``east`` by column, else ``north``
+    (up the screen) / ``south``."""
+    if outside in hexmap:
+        return None
+    qs = [h.q for h in hexmap.cells]
+    if outside.q < min(qs):
+        return "west"
+    if outside.q > max(qs):
+        return "east"
+    return "north" if (outside.r < inside.r or (outside.r == inside.r and outside.q < inside.q)) else "south"

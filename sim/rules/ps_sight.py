@@ -1,0 +1,151 @@
+"""Panzer Squadron sight and aspect: the seven-line test, partial protection, the masked side (panzer_squadron.md
+sections 5.3, 6, 7; decisions D2, D8-D12).  Pure geometry over an ``is_obstacle(hex)`` predicate, exact integers and
+fractions only.  Used by play (through :func:`shot_geometry`) and by the geometry golden cases alike.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Collection, Mapping
+
+from sim.hexgrid import (FRONT, REAR, SIDE, Hex, aspect, distance, frame_centre, frame_vertex, in_arc,
+                         segment_along_hexside, segment_enters_hex)
+
+Obstacles = Collection[Hex]
+
+
+@dataclass(frozen=True)
+class SightRules:
+    """The sight options of section 13: ``los_origin`` (``centre`` / ``front_vertex``), ``hexside_blocks``
+    (``both`` / ``either``), ``max_range_hexes`` (``None`` = no maximum)."""
+
+    los_origin: str = "centre"
+    hexside_blocks: str = "both"
+    max_range_hexes: int | None = None
+
+
+def _near(obstacles: Obstacles, a: Hex, b: Hex) -> list[Hex]:
+    """Obstacles that a segment from ``a``'s hex to a point of ``b``'s hex can touch: hex-distance ellipse filter
+    ``d(h, a) + d(h, b) <= d(a, b) + 3`` (a bounding pre-filter; exactness comes from the segment tests)."""
+    lim = distance(a, b) + 3
+    return sorted(h for h in obstacles if distance(h, a) + distance(h, b) <= lim and h != a and h != b)
+
+
+def line_blocked(o, p, near: list[Hex], obstacle_set: Collection[Hex], hexside_blocks: str) -> bool:
+    """Section 6.3: the closed segment ``o``-``p`` (sight frame) is blocked by the interior of an obstacle hex or by
+    running along a hexside whose two hexes are obstacles (``either``: at least one)."""
+    for h in near:
+        if segment_enters_hex(o, p, h):
+            return True
+    for h in near:
+        for k in range(6):
+            n = h.neighbour(k)
+            if hexside_blocks == "both" and n not in obstacle_set:
+                continue
+            if segment_along_hexside(o, p, h, k):
+                return True
+    return False
+
+
+def clear_lines(firer: Hex, firer_facing: int, target: Hex, obstacles: Obstacles, rules: SightRules) -> int:
+    """Section 6.4: unblocked lines from the firer's origin to the target's centre and six vertices (0..7).
+    Range 1 is always 7."""
+    if distance(firer, target) <= 1:
+        return 7
+    obs = set(obstacles) - {firer, target}
+    near = _near(obs, firer, target)
+    if not near:
+        return 7
+    o = frame_centre(firer) if rules.los_origin == "centre" else frame_vertex(firer, firer_facing)
+    aims = [frame_centre(target)] + [frame_vertex(target, k) for k in range(6)]
+    return sum(not line_blocked(o, p, near, obs, rules.hexside_blocks) for p in aims)
+
+
+def face_vertices(face: str, facing: int) -> tuple[int, int, int]:
+    """Target vertices of a face (7.2 step 3): front ``f-1, f, f+1``; rear ``f+2, f+3, f+4``."""
+    if face == FRONT:
+        return ((facing - 1) % 6, facing % 6, (facing + 1) % 6)
+    return ((facing + 2) % 6, (facing + 3) % 6, (facing + 4) % 6)
+
+
+def exceptional_lines(firer: Hex, firer_facing: int, target: Hex, target_facing: int, face: str,
+                      obstacles: Obstacles, rules: SightRules) -> int:
+    """7.2 step 3: unblocked lines from the firer's front point to the three vertices of ``face``."""
+    obs = set(obstacles) - {firer, target}
+    near = _near(obs, firer, target)
+    o = frame_vertex(firer, firer_facing)
+    return sum(not line_blocked(o, frame_vertex(target, k), near, obs, rules.hexside_blocks)
+               for k in face_vertices(face, target_facing))
+
+
+def thicker(armour: Mapping[str, int], faces) -> str:
+    """D2: the face with the higher armour; equal armour goes to the face nearer the front."""
+    order = {FRONT: 0, SIDE: 1, REAR: 2}
+    return sorted(faces, key=lambda f: (-armour[f], order[f]))[0]
+
+
+def shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_turret: bool, target: Hex,
+                  target_facing: int, armour: Mapping[str, int], obstacles: Obstacles,
+                  rules: SightRules = SightRules(), exceptional_modifier: int = -1) -> dict:
+    """Everything a shot's geometry decides (sections 5.3, 6, 7, 8 step 1) as a dict with the geometry golden-case
+    keys: ``range``, ``range_bonus``, ``turret_rotation``, ``boundary``, ``side_masked``, ``clear_lines`` or the
+    ``exceptional_*`` keys, ``los`` (clear / partial / blocked), ``shot_allowed``, and for allowed shots
+    ``cover_modifier``, ``face``, ``armour``.  ``gun_facing`` is the turret facing (the hull facing if turretless);
+    ``obstacles`` the obstacle hexes (the firer's and target's own hexes are ignored).  Adds ``reason`` when the
+    shot is not allowed.
+    """
+    rng = distance(firer, target)
+    out: dict = {"range": rng, "range_bonus": 1 if rng <= 5 else 0,
+                 "turret_rotation": not in_arc(firer, target, gun_facing)}
+    asp = aspect(target, target_facing, firer)
+    out["boundary"] = asp.boundary
+    face = thicker(armour, asp.candidates) if asp.boundary else asp.face
+    masked = False
+    if face == SIDE:
+        side_dir = (target_facing + 1) % 6 if asp.delta_sign > 0 else (target_facing + 4) % 6
+        across = target.neighbour(side_dir)
+        masked = across in set(obstacles) and across != firer
+    out["side_masked"] = masked
+    allowed = True
+    reason = ""
+    if masked:
+        cands = [FRONT] if asp.a > 0 else [REAR] if asp.a < 0 else [FRONT, REAR]
+        lines = {f: exceptional_lines(firer, firer_facing, target, target_facing, f, obstacles, rules) for f in cands}
+        passing = [f for f in cands if lines[f] >= 2]
+        if passing:
+            face = thicker(armour, passing)
+        else:
+            face = sorted(cands, key=lambda f: (-lines[f], -armour[f]))[0]
+        out.update(exceptional_face=face, exceptional_clear_lines=lines[face], exceptional_legal=bool(passing))
+        out["los"] = "partial" if passing else "blocked"
+        cover = exceptional_modifier if passing else 0
+        if not passing:
+            allowed, reason = False, "masked side and fewer than 2 lines from the front point"
+    else:
+        n = clear_lines(firer, firer_facing, target, obstacles, rules)
+        out["clear_lines"] = n
+        out["los"] = "clear" if n == 7 else "partial" if n >= 2 else "blocked"
+        cover = -1 if 2 <= n <= 6 else 0
+        if n <= 1:
+            allowed, reason = False, f"no line of sight ({n} of 7 lines clear)"
+    if allowed and rules.max_range_hexes is not None and rng > rules.max_range_hexes:
+        allowed, reason = False, f"range {rng} exceeds the maximum {rules.max_range_hexes}"
+    if allowed and out["turret_rotation"] and not has_turret:
+        allowed, reason = False, "target outside the hull arc of a turretless vehicle"
+    out["shot_allowed"] = allowed
+    if allowed:
+        out.update(cover_modifier=cover, face=face, armour=int(armour[face]))
+    else:
+        out["reason"] = reason
+    return out
+
+
+def turret_facing_for(firer: Hex, target: Hex, current: int) -> int:
+    """5.3: the vertex whose arc contains the target reached in the fewest 60-degree steps from ``current``;
+    ties go counter-clockwise."""
+    best = None
+    for steps, sign in sorted(((s, sg) for s in range(4) for sg in (1, -1)), key=lambda x: (x[0], -x[1])):
+        f = (current + sign * steps) % 6
+        if in_arc(firer, target, f):
+            best = f
+            break
+    return current if best is None else best
