@@ -1,0 +1,247 @@
+"""The ``tanksim`` command line.
+
+``tanksim run [SCENARIO] [--seed N] [--out DIR] [--plot FILE.png] [--json] [--policy SIDE=NAME[:k=v,...]]``
+``tanksim odds RULESET name=value ... [--json]`` / ``tanksim odds --scenario FILE --shooter LABEL --target LABEL``
+``tanksim cases FILE.yaml ...`` (last line ``N passed, M failed``; exit 1 on any failure)
+``tanksim validate FILE ...``
+and, from their own modules, ``batch``, ``report``, ``tournament``, ``match``, ``replay``, ``app``.
+Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any, Sequence
+
+from sim.rules import base as rules_base
+from sim.scenario import ScenarioError
+
+#: Subcommands that live in their own modules: name -> "module:function(argv) -> int".
+EXTERNAL = {
+    "batch": "sim.batch_cli:main",
+    "report": "sim.report:main",
+    "tournament": "sim.tournament_cli:main",
+    "match": "sim.tournament_cli:match_main",
+    "replay": "sim.replay:main",
+    "app": "sim.app:main",
+}
+
+
+def parse_policy_arg(text: str) -> tuple[str, str, dict[str, str]]:
+    """``SIDE=NAME[:param=value,...]`` -> ``(side, name, params)``.  A plug-in name keeps its ``module:Class``
+    colon: parameters start after the first ``:`` that is followed by ``key=value``."""
+    if "=" not in text:
+        raise ValueError(f"--policy {text!r}: expected SIDE=NAME[:param=value,...]")
+    side, _, rest = text.partition("=")
+    name, params = rest, {}
+    parts = rest.split(":")
+    for i in range(1, len(parts)):
+        if "=" in parts[i]:
+            name = ":".join(parts[:i])
+            for kv in ":".join(parts[i:]).split(","):
+                if kv.strip():
+                    k, sep, v = kv.partition("=")
+                    if not sep:
+                        raise ValueError(f"--policy {text!r}: parameter {kv!r} is not key=value")
+                    params[k.strip()] = v.strip()
+            break
+    return side.strip(), name.strip(), params
+
+
+def _kv(items: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for it in items:
+        k, sep, v = it.partition("=")
+        if not sep:
+            raise ValueError(f"{it!r}: expected name=value")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from sim.model import BattleModel
+    from sim.render import picture_of, save_board, shots_of
+    from sim.runner import BattleResult, final_state, log_rows, summarise
+    from sim.scenario import PolicySpec, load_scenario, side_index
+    from sim.store import write_battle
+
+    if args.from_dir:
+        from sim.batch import rerun_from  # issue: batch layer
+        return rerun_from(args.from_dir, args.battle, plot=args.plot, as_json=args.json)
+    spec = load_scenario(args.scenario or "default")
+    policies = {}
+    for p in args.policy or []:
+        side, name, params = parse_policy_arg(p)
+        policies[side_index(spec, side)] = PolicySpec(name=name, params=params)
+    import time
+    t0 = time.perf_counter()
+    model = BattleModel(spec, args.seed, policies)
+    model.run()
+    result = BattleResult(summarise(model, time.perf_counter() - t0), log_rows(model),
+                          model.datacollector.get_model_vars_dataframe().reset_index(drop=True).to_dict("records"),
+                          final_state(model))
+    row = result.row
+    if args.out:
+        paths = write_battle(result, args.out)
+    if args.plot:
+        save_board(picture_of(model.battle, shots_of(model.battle),
+                              f"{spec.name} seed {args.seed}: {row['winner'] or 'draw'} (turn {row['turns']})"),
+                   args.plot)
+    if args.json:
+        print(json.dumps({k: v for k, v in row.items() if k != "wall_s"}, sort_keys=True))
+        return 0
+    b = model.battle
+    print(f"{spec.name} ({b.ruleset.name}), seed {args.seed}")
+    print(f"  result:  {row['winner'] + ' wins' if row['winner'] else 'draw'} - {row['reason']}")
+    print(f"  turns:   {row['turns']} of {b.turn_limit}")
+    for si, s in enumerate(b.sides):
+        pol = model.resolved_policies[si]
+        print(f"  {s.name:<10} ({s.role}, {pol['name']}): lost {row[f'side{si + 1}_lost']} of "
+              f"{row[f'side{si + 1}_tanks']}, {row[f'side{si + 1}_alive']} fighting")
+    print(f"  shots {row['shots']}, hits {row['hits']}, kills {row['kills']}; policy faults {row['faults']}")
+    rams = sum(1 for e in b.log if e.event.kind == "RuleEvent" and e.event.name == "ram")
+    panics = sum(1 for e in b.log if e.event.kind == "RuleEvent" and e.event.name == "panic")
+    if rams or panics:
+        print(f"  rams {rams}, panics {panics}")
+    if row["deciding_shot"]:
+        print(f"  deciding shot: {row['deciding_shot']}")
+    if args.out:
+        print(f"  wrote {', '.join(str(p) for p in paths.values())}")
+    if args.plot:
+        print(f"  board picture: {args.plot}")
+    return 0
+
+
+def cmd_odds(args: argparse.Namespace) -> int:
+    if args.scenario:
+        from sim.model import build_battle
+        from sim.scenario import load_scenario
+
+        spec = load_scenario(args.scenario)
+        b = build_battle(spec)
+        labels = {t.label: t.tank_id for t in b.tanks}
+        for lab in (args.shooter, args.target):
+            if lab not in labels:
+                raise ValueError(f"no tank labelled {lab!r}; labels: {', '.join(labels)}")
+        rs = b.ruleset
+        params = rs.shot_params(b, labels[args.shooter], labels[args.target])
+        if isinstance(params, rules_base.Illegal):
+            print(f"no shot: {params}", file=sys.stderr)
+            return 1
+        params = {**params, **_kv(args.params)}
+        name = rs.name
+    else:
+        if not args.params:
+            raise ValueError("give a rule set and name=value parameters, or --scenario/--shooter/--target")
+        name, *rest = args.params
+        params = _kv(rest)
+    out = rules_base.get(name).odds_from_params(params)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for k, v in out.items():
+            print(f"{k:>18}: {v}")
+    return 0
+
+
+def cmd_cases(args: argparse.Namespace) -> int:
+    from sim.cases import run_file
+
+    passed = failed = skipped = 0
+    for f in args.files:
+        for r in run_file(f):
+            if r.skipped:
+                skipped += 1
+                print(f"SKIP {Path(f).name} {r.case_id}: {r.message}")
+            elif r.ok:
+                passed += 1
+            else:
+                failed += 1
+                print(f"FAIL {Path(f).name} {r.case_id}: {r.message}")
+    tail = f", {skipped} skipped" if skipped else ""
+    print(f"{passed} passed, {failed} failed{tail}")
+    return 1 if failed else 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    from sim.scenario import load_scenario
+
+    bad = 0
+    for f in args.files:
+        try:
+            sc = load_scenario(f)
+        except ScenarioError as exc:
+            bad += 1
+            print("\n".join(exc.errors), file=sys.stderr)
+            continue
+        n = sum(len(s.tanks) for s in sc.sides)
+        print(f"{f}: ok ({sc.name}: {sc.ruleset.name}, {sc.map.size_text()} map, {n} tanks, "
+              f"turn limit {sc.effective_turn_limit()})")
+    return 1 if bad else 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tanksim", description="Agent-based tank combat: run battles, odds, cases.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run one battle and print its result")
+    r.add_argument("scenario", nargs="?", help="scenario file or bundled name (default: the bundled default)")
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--out", help="folder for battle/events/series Parquet files")
+    r.add_argument("--plot", help="draw the final board to this image file")
+    r.add_argument("--json", action="store_true", help="print the result row as JSON")
+    r.add_argument("--policy", action="append", metavar="SIDE=NAME[:k=v,...]",
+                   help="override a side's doctrine (side by name or 1/2); repeatable")
+    r.add_argument("--from", dest="from_dir", help="re-run a stored battle from a batch results folder")
+    r.add_argument("--battle", help="battle id with --from")
+    r.set_defaults(fn=cmd_run)
+
+    o = sub.add_parser("odds", help="exact odds of one shot (fractions)")
+    o.add_argument("params", nargs="*", help="RULESET name=value ...")
+    o.add_argument("--json", action="store_true")
+    o.add_argument("--scenario")
+    o.add_argument("--shooter")
+    o.add_argument("--target")
+    o.set_defaults(fn=cmd_odds)
+
+    c = sub.add_parser("cases", help="run golden case files against the engine")
+    c.add_argument("files", nargs="+")
+    c.set_defaults(fn=cmd_cases)
+
+    v = sub.add_parser("validate", help="validate scenario files")
+    v.add_argument("files", nargs="+")
+    v.set_defaults(fn=cmd_validate)
+    for name in EXTERNAL:
+        sub.add_parser(name, help=f"see 'tanksim {name} --help'", add_help=False)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in EXTERNAL:
+        mod, _, fn = EXTERNAL[argv[0]].partition(":")
+        try:
+            module = importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name == mod:
+                print(f"tanksim {argv[0]}: not available in this version", file=sys.stderr)
+                return 2
+            raise
+        return int(getattr(module, fn)(argv[1:]) or 0)
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args) or 0)
+    except ScenarioError as exc:
+        print("\n".join(exc.errors), file=sys.stderr)
+        return 2
+    except (rules_base.CaseError, rules_base.UnknownRuleset, FileNotFoundError, ValueError, KeyError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"tanksim {args.command}: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
