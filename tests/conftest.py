@@ -1,0 +1,51 @@
+"""Shared test helpers: paths, small scenarios, the tanksim console script."""
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SHARED = ROOT.parent / "shared"
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+
+def tanksim_cmd() -> list[str]:
+    """The installed console script (next to this interpreter), else ``python -m sim.cli``."""
+    exe = Path(sys.executable).with_name("tanksim")
+    if exe.exists():
+        return [str(exe)]
+    found = shutil.which("tanksim")
+    return [found] if found else [sys.executable, "-m", "sim.cli"]
+
+
+@pytest.fixture
+def root() -> Path:
+    return ROOT
+
+
+def small_ps_scenario(**over) -> dict:
+    """A 3-v-3 Panzer Squadron scenario on a 12 x 12 board (as a mapping, for sim.scenario.validate)."""
+    d = {
+        "name": "small",
+        "ruleset": {"name": "panzer_squadron", "options": {"turn_limit_result": "most_tanks"}},
+        "map": {"shape": "rectangle", "width": 12, "height": 12,
+                "terrain": [{"tile": "woods", "hexes": [[5, 2], [6, 2], [6, 1]]},
+                            {"tile": "building", "hexes": [[5, 6], [6, 5]]}]},
+        "turn_limit": 8,
+        "sides": [
+            {"name": "Red", "role": "attacker", "policy": "advance",
+             "tanks": [{"vehicle": "t34_85", "hex": [1, 3], "facing": 0},
+                       {"vehicle": "t34_85", "hex": [1, 5], "facing": 0},
+                       {"vehicle": "t34_85", "hex": [1, 7], "facing": 0}]},
+            {"name": "Blue", "role": "defender", "policy": "hold",
+             "tanks": [{"vehicle": "pz_iv_h", "hex": [10, -2], "facing": 3},
+                       {"vehicle": "pz_iv_h", "hex": [10, 0], "facing": 3},
+                       {"vehicle": "pz_iv_h", "hex": [10, 2], "facing": 3}]},
+        ],
+    }
+    d.update(over)
+    return d

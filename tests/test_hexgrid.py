@@ -1,0 +1,94 @@
+"""Geometry properties (CONVENTIONS.md): distance, lines, aspect boundaries, the exact sight frame."""
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from sim.hexgrid import (DIRECTIONS, Hex, HexMap, aspect, bounded_dijkstra, distance, frame_centre, hex_line,
+                         hexagon_hexes, in_arc, rectangle_hexes)
+
+coord = st.integers(-12, 12)
+hexes = st.builds(Hex, coord, coord)
+OPEN = HexMap(hexagon_hexes(26))
+
+
+@settings(deadline=None, max_examples=150)
+@given(hexes, hexes)
+def test_distance_symmetric_and_equals_bfs(a, b):
+    assert distance(a, b) == distance(b, a)
+    assert distance(a, b) == nx.shortest_path_length(OPEN.graph, a, b)
+
+
+@settings(deadline=None, max_examples=300)
+@given(hexes, hexes)
+def test_lines_contiguous(a, b):
+    line = hex_line(a, b)
+    assert line[0] == a and line[-1] == b
+    assert len(line) == distance(a, b) + 1
+    assert all(distance(x, y) == 1 for x, y in zip(line, line[1:]))
+
+
+def _bearing_delta(target, facing, shooter) -> float:
+    tx, ty = 1.5 * target[0], -(math.sqrt(3) / 2 * target[0] + math.sqrt(3) * target[1])
+    sx, sy = 1.5 * shooter[0], -(math.sqrt(3) / 2 * shooter[0] + math.sqrt(3) * shooter[1])
+    d = math.degrees(math.atan2(sy - ty, sx - tx)) - 60 * facing
+    return (d + 180) % 360 - 180
+
+
+@settings(deadline=None, max_examples=400)
+@given(hexes, st.integers(0, 5), hexes)
+def test_aspect_boundary_exactly_on_hexspines(target, facing, shooter):
+    if target == shooter:
+        return
+    asp = aspect(target, facing, shooter)
+    d = abs(_bearing_delta(target, facing, shooter))
+    on_spine = min(abs(d - 60), abs(d - 120)) < 1e-7
+    assert asp.boundary == on_spine
+    if not on_spine:
+        expect = "front" if d < 60 else "rear" if d > 120 else "side"
+        assert asp.face == expect
+
+
+def test_directions_and_facing_conventions():
+    # direction k at 30 + 60k degrees
+    for k, dvec in enumerate(DIRECTIONS):
+        x, y = 1.5 * dvec[0], -(math.sqrt(3) / 2 * dvec[0] + math.sqrt(3) * dvec[1])
+        assert round(math.degrees(math.atan2(y, x)) % 360) == (30 + 60 * k) % 360
+    # a facing's front hexsides are directions f and f-1: both neighbours inside the inclusive arc
+    for f in range(6):
+        assert in_arc(Hex(0, 0), Hex(0, 0).neighbour(f), f)
+        assert in_arc(Hex(0, 0), Hex(0, 0).neighbour(f - 1), f)
+        assert not in_arc(Hex(0, 0), Hex(0, 0).neighbour(f + 2), f)
+
+
+def test_frame_centre_matches_layout():
+    for h in [Hex(0, 0), Hex(2, -1), Hex(-3, 4)]:
+        x, y = frame_centre(h)
+        fx, fy = 1.5 * h.q, -(math.sqrt(3) / 2 * h.q + math.sqrt(3) * h.r)
+        assert math.isclose(x / 2, fx) and math.isclose(y * math.sqrt(3) / 2, fy)
+
+
+def test_rectangle_map_and_version_cache():
+    m = HexMap(rectangle_hexes(25, 25))
+    assert len(m) == 625 and m.graph.number_of_edges() > 1800
+    calls = []
+    m.cached("k", lambda: calls.append(1) or 1)
+    m.cached("k", lambda: calls.append(1) or 1)
+    assert len(calls) == 1
+    m.set_terrain(Hex(3, 3), "woods")
+    m.cached("k", lambda: calls.append(1) or 1)
+    assert len(calls) == 2 and m.version == 1
+
+
+def test_bounded_dijkstra_respects_budget():
+    def succ(s):
+        h, f = s
+        yield (h.neighbour(f), f), 1
+        yield (h, (f + 1) % 6), 1
+    res = bounded_dijkstra((Hex(0, 0), 0), succ, 3)
+    assert res[(Hex(0, 0), 0)][0] == 0
+    assert res[(Hex(3, -3), 0)] == (3, [(Hex(0, 0), 0), (Hex(1, -1), 0), (Hex(2, -2), 0), (Hex(3, -3), 0)])
+    assert all(c <= 3 for c, _ in res.values())
