@@ -214,30 +214,40 @@ def _cross(ox, oy, ax, ay, bx, by):
 def segment_enters_hex(o: Point, p: Point, h: tuple[int, int]) -> bool:
     """True if the closed segment ``o``-``p`` meets the open interior of hex ``h`` (exact Cyrus-Beck clipping).
 
-    Touching a vertex or running along a hexside does not count.
+    Touching a vertex or running along a hexside does not count.  Integer points use pure integer arithmetic
+    (parameters kept as numerator/denominator pairs); other exact numbers (``Fraction``) work the same way.
     """
-    t0, t1 = Fraction(0), Fraction(1)
-    dx, dy = p[0] - o[0], p[1] - o[1]
-    verts = [frame_vertex(h, k) for k in range(6)]
+    cx, cy = frame_centre(h)
+    ox, oy = o
+    px, py = p
+    # bounding-box rejection: the hexagon spans x in [cx-2, cx+2], y in [cy-1, cy+1] in the sight frame
+    if max(ox, px) <= cx - 2 or min(ox, px) >= cx + 2 or max(oy, py) <= cy - 1 or min(oy, py) >= cy + 1:
+        return False
+    dx, dy = px - ox, py - oy
+    # t0 = n0/d0 (lower bound), t1 = n1/d1 (upper bound), denominators kept positive
+    n0, d0, n1, d1 = 0, 1, 1, 1
     for k in range(6):
-        ax, ay = verts[k]
-        bx, by = verts[(k + 1) % 6]
-        # interior is to the left of each counter-clockwise edge: cross(edge, point - a) > 0
+        ax, ay = FRAME_VERTICES[k]
+        bx, by = FRAME_VERTICES[(k + 1) % 6]
+        ax, ay, bx, by = ax + cx, ay + cy, bx + cx, by + cy
         ex, ey = bx - ax, by - ay
-        num = ex * (o[1] - ay) - ey * (o[0] - ax)     # value at t = 0
-        den = ex * dy - ey * dx                       # rate of change in t
+        num = ex * (oy - ay) - ey * (ox - ax)     # inside iff num + t * den > 0
+        den = ex * dy - ey * dx
         if den == 0:
             if num <= 0:
                 return False
             continue
-        t = Fraction(-num) / den
-        if den > 0:
-            t0 = max(t0, t)
-        else:
-            t1 = min(t1, t)
-        if t0 >= t1:
+        if den > 0:                              # t > -num/den
+            tn, td = -num, den
+            if tn * d0 > n0 * td:
+                n0, d0 = tn, td
+        else:                                    # t < -num/den = num/(-den)
+            tn, td = num, -den
+            if tn * d1 < n1 * td:
+                n1, d1 = tn, td
+        if n0 * d1 >= n1 * d0:
             return False
-    return t0 < t1
+    return n0 * d1 < n1 * d0
 
 
 def segment_along_hexside(o: Point, p: Point, h: tuple[int, int], k: int) -> bool:

@@ -63,7 +63,7 @@ def setup_event(spec: Scenario, b: Battle) -> BattleStarted:
         sides=tuple({"name": s.name, "role": s.role, "exit_edge": s.exit_edge} for s in b.sides),
         tanks=tuple({"tank_id": t.tank_id, "label": t.label, "side": t.side, "vehicle": t.vehicle_id,
                      "hex": [t.hex.q, t.hex.r], "facing": t.facing, "turret_facing": t.turret_facing,
-                     "turret": t.turret_facing is not None} for t in b.tanks),
+                     "turret": t.turret_facing is not None, "rules_state": dict(t.rules_state)} for t in b.tanks),
         objectives=tuple(b.objectives))
 
 

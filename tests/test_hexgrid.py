@@ -73,7 +73,9 @@ def test_frame_centre_matches_layout():
 
 def test_rectangle_map_and_version_cache():
     m = HexMap(rectangle_hexes(25, 25))
-    assert len(m) == 625 and m.graph.number_of_edges() > 1800
+    expected_edges = sum(1 for h in m.cells for k in range(6) if h.neighbour(k) in m) // 2
+    assert len(m) == 625 and m.graph.number_of_edges() == expected_edges
+    assert all(m.graph.degree(h) == sum(h.neighbour(k) in m for k in range(6)) for h in m.cells)
     calls = []
     m.cached("k", lambda: calls.append(1) or 1)
     m.cached("k", lambda: calls.append(1) or 1)

@@ -225,6 +225,24 @@ class ToKillTables:
             return best
         raise TableError(f"unknown ammunition {ammo!r}")
 
+    def basic_tk_by_key(self, ammo: str, key: str) -> int:
+        """Basic TK# of a vehicle record's exact ``tk_key`` entry for ``ammo`` (asl.md 3.2): the AP, APCR/APDS or
+        HEAT table key, or the HE band key (``"70+"``).  AP keys missing from the AP table are read on the
+        APCR/APDS table (German tapered-bore guns, C7.32)."""
+        if ammo == "HE":
+            m = re.match(r"^(\d+)\+$", key)
+            if m:
+                for lo, tk in self.he_bands:
+                    if lo == int(m.group(1)):
+                        return tk
+            raise TableError(f"no HE band {key!r}")
+        table = {"AP": self.ap, "APCR": self.apcr_apds, "APDS": self.apcr_apds, "HEAT": self.heat}[ammo]
+        if key in table:
+            return table[key].tk
+        if ammo == "AP" and key in self.apcr_apds:
+            return self.apcr_apds[key].tk
+        raise TableError(f"no {ammo} listing {key!r}")
+
     def he_key(self, gun: Gun) -> str:
         """The HE band key (``"70+"``) for ``gun``."""
         best = None

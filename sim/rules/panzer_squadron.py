@@ -32,7 +32,7 @@ from sim.hexgrid import Hex, as_hex, bounded_dijkstra, distance
 from sim.rules.base import (CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, RulesOptions, Ruleset, Shot,
                             fraction_str)
 from sim.rules.ps_data import DEFAULT_TILES, FACES, Tile, Vehicle, catalog, find_vehicle
-from sim.rules.ps_sight import SightRules, shot_geometry, turret_facing_for
+from sim.rules.ps_sight import SightRules, clear_lines, shot_geometry, turret_facing_for
 from sim.victory import draw, most_tanks, standard_outcome
 
 STATIONARY, IN_MOVEMENT = "stationary", "in_movement"
@@ -316,12 +316,18 @@ class PanzerSquadron(Ruleset):
         hx, facing = (as_hex(as_if.hex), as_if.facing) if as_if else (s.hex, s.facing)
         gun = facing if (as_if or s.turret_facing is None) else s.turret_facing
         args = (hx, facing, gun, s.vehicle.turret, t.hex, t.facing, tuple(sorted(t.vehicle.armour.items())))
-        compute = lambda: shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour,  # noqa
-                                        self.obstacles(b), self.sight_rules(b.options),
-                                        b.options.exceptional_modifier)
+        rules = self.sight_rules(b.options)
+        obstacles = self.obstacles(b)
         if b.options.live_tanks_block_los:
-            return compute()
-        return b.map.cached(("ps_geo",) + args, compute)
+            return shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles,
+                                 rules, b.options.exceptional_modifier)
+        def lines(fr: Hex, ff: int, tg: Hex) -> int:  # clear lines depend on hexes only: cached per map version
+            key = ("ps_lines", fr, ff if rules.los_origin != "centre" else 0, tg)
+            return b.map.cached(key, lambda: clear_lines(fr, ff, tg, obstacles, rules))
+
+        return b.map.cached(("ps_geo",) + args, lambda: shot_geometry(
+            hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
+            b.options.exceptional_modifier, lines=lines))
 
     def visible(self, b: Any, side: int) -> tuple[int, ...]:
         """Enemy tanks that at least one live tank of ``side`` has a line of sight to (2+ clear lines)."""

@@ -7,8 +7,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Collection, Mapping
 
-from sim.hexgrid import (FRONT, REAR, SIDE, Hex, aspect, distance, frame_centre, frame_vertex, in_arc,
-                         segment_along_hexside, segment_enters_hex)
+from sim.hexgrid import FRONT, REAR, SIDE, Hex, aspect, distance, frame_centre, frame_vertex, in_arc, segment_enters_hex
 
 Obstacles = Collection[Hex]
 
@@ -30,19 +29,39 @@ def _near(obstacles: Obstacles, a: Hex, b: Hex) -> list[Hex]:
     return sorted(h for h in obstacles if distance(h, a) + distance(h, b) <= lim and h != a and h != b)
 
 
-def line_blocked(o, p, near: list[Hex], obstacle_set: Collection[Hex], hexside_blocks: str) -> bool:
-    """Section 6.3: the closed segment ``o``-``p`` (sight frame) is blocked by the interior of an obstacle hex or by
-    running along a hexside whose two hexes are obstacles (``either``: at least one)."""
-    for h in near:
-        if segment_enters_hex(o, p, h):
-            return True
+def blocking_hexsides(near: list[Hex], obstacle_set: Collection[Hex], hexside_blocks: str
+                      ) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """Hexsides (as sight-frame end points) that block a line running along them (6.3 b): both hexes obstacles
+    (``both``) or at least one (``either``).  Each shared hexside is listed once."""
+    out = []
     for h in near:
         for k in range(6):
             n = h.neighbour(k)
-            if hexside_blocks == "both" and n not in obstacle_set:
+            if n in obstacle_set:
+                if n < h and n in near:
+                    continue  # listed from n's side
+            elif hexside_blocks == "both":
                 continue
-            if segment_along_hexside(o, p, h, k):
-                return True
+            out.append((frame_vertex(h, k), frame_vertex(h, k + 1)))
+    return out
+
+
+def line_blocked(o, p, near: list[Hex], sides: list) -> bool:
+    """Section 6.3: the closed segment ``o``-``p`` (sight frame) is blocked by the interior of an obstacle hex in
+    ``near`` or by running, over a positive length, along one of the blocking hexsides ``sides``."""
+    for h in near:
+        if segment_enters_hex(o, p, h):
+            return True
+    ox, oy = o
+    dx, dy = p[0] - o[0], p[1] - o[1]
+    den = dx * dx + dy * dy
+    for (ax, ay), (bx, by) in sides:
+        if dx * (ay - oy) - dy * (ax - ox) or dx * (by - oy) - dy * (bx - ox):
+            continue  # not collinear
+        ta = (ax - ox) * dx + (ay - oy) * dy
+        tb = (bx - ox) * dx + (by - oy) * dy
+        if min(den, max(ta, tb)) > max(0, min(ta, tb)):
+            return True
     return False
 
 
@@ -55,9 +74,10 @@ def clear_lines(firer: Hex, firer_facing: int, target: Hex, obstacles: Obstacles
     near = _near(obs, firer, target)
     if not near:
         return 7
+    sides = blocking_hexsides(near, obs, rules.hexside_blocks)
     o = frame_centre(firer) if rules.los_origin == "centre" else frame_vertex(firer, firer_facing)
     aims = [frame_centre(target)] + [frame_vertex(target, k) for k in range(6)]
-    return sum(not line_blocked(o, p, near, obs, rules.hexside_blocks) for p in aims)
+    return sum(not line_blocked(o, p, near, sides) for p in aims)
 
 
 def face_vertices(face: str, facing: int) -> tuple[int, int, int]:
@@ -72,9 +92,9 @@ def exceptional_lines(firer: Hex, firer_facing: int, target: Hex, target_facing:
     """7.2 step 3: unblocked lines from the firer's front point to the three vertices of ``face``."""
     obs = set(obstacles) - {firer, target}
     near = _near(obs, firer, target)
+    sides = blocking_hexsides(near, obs, rules.hexside_blocks)
     o = frame_vertex(firer, firer_facing)
-    return sum(not line_blocked(o, frame_vertex(target, k), near, obs, rules.hexside_blocks)
-               for k in face_vertices(face, target_facing))
+    return sum(not line_blocked(o, frame_vertex(target, k), near, sides) for k in face_vertices(face, target_facing))
 
 
 def thicker(armour: Mapping[str, int], faces) -> str:
@@ -85,13 +105,13 @@ def thicker(armour: Mapping[str, int], faces) -> str:
 
 def shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_turret: bool, target: Hex,
                   target_facing: int, armour: Mapping[str, int], obstacles: Obstacles,
-                  rules: SightRules = SightRules(), exceptional_modifier: int = -1) -> dict:
+                  rules: SightRules = SightRules(), exceptional_modifier: int = -1, lines=None) -> dict:
     """Everything a shot's geometry decides (sections 5.3, 6, 7, 8 step 1) as a dict with the geometry golden-case
     keys: ``range``, ``range_bonus``, ``turret_rotation``, ``boundary``, ``side_masked``, ``clear_lines`` or the
     ``exceptional_*`` keys, ``los`` (clear / partial / blocked), ``shot_allowed``, and for allowed shots
     ``cover_modifier``, ``face``, ``armour``.  ``gun_facing`` is the turret facing (the hull facing if turretless);
     ``obstacles`` the obstacle hexes (the firer's and target's own hexes are ignored).  Adds ``reason`` when the
-    shot is not allowed.
+    shot is not allowed.  ``lines(firer, target)``, if given, replaces :func:`clear_lines` (a cache).
     """
     rng = distance(firer, target)
     out: dict = {"range": rng, "range_bonus": 1 if rng <= 5 else 0,
@@ -121,7 +141,7 @@ def shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_turret: bo
         if not passing:
             allowed, reason = False, "masked side and fewer than 2 lines from the front point"
     else:
-        n = clear_lines(firer, firer_facing, target, obstacles, rules)
+        n = lines(firer, firer_facing, target) if lines else clear_lines(firer, firer_facing, target, obstacles, rules)
         out["clear_lines"] = n
         out["los"] = "clear" if n == 7 else "partial" if n >= 2 else "blocked"
         cover = -1 if 2 <= n <= 6 else 0

@@ -1,0 +1,80 @@
+"""End to end through the console script: run (default and a file), odds, cases, validate."""
+from __future__ import annotations
+
+import json
+import subprocess
+
+import pandas as pd
+import yaml
+
+from conftest import ROOT, small_ps_scenario, tanksim_cmd
+
+
+def tanksim(*args, check=False):
+    return subprocess.run(tanksim_cmd() + list(args), cwd=ROOT, capture_output=True, text=True, check=check,
+                          timeout=300)
+
+
+def test_run_default_writes_parquet_and_plot(tmp_path):
+    r = tanksim("run", "--seed", "3", "--out", str(tmp_path / "o"), "--plot", str(tmp_path / "b.png"))
+    assert r.returncode == 0, r.stderr
+    assert "wins" in r.stdout or "draw" in r.stdout
+    assert "deciding shot" in r.stdout and "shots" in r.stdout
+    battle = pd.read_parquet(tmp_path / "o" / "battle.parquet")
+    assert battle.loc[0, "seed"] == 3 and "policies" in battle.columns
+    ev = pd.read_parquet(tmp_path / "o" / "events.parquet")
+    assert ev.loc[0, "kind"] == "BattleStarted" and (ev["kind"] == "ShotResolved").any()
+    assert any(json.loads(x) for x in ev["rolls"])
+    series = pd.read_parquet(tmp_path / "o" / "series.parquet")
+    assert len(series) == battle.loc[0, "turns"]
+    assert (tmp_path / "b.png").stat().st_size > 10_000
+
+
+def test_run_file_json_and_policy_override(tmp_path):
+    f = tmp_path / "small.yaml"
+    f.write_text(yaml.safe_dump(small_ps_scenario()))
+    r = tanksim("run", str(f), "--seed", "2", "--json", "--policy", "1=hold:min_odds=0.1", "--policy", "Blue=advance")
+    assert r.returncode == 0, r.stderr
+    row = json.loads(r.stdout)
+    pol = json.loads(row["policies"])
+    assert pol == [{"name": "hold", "params": {"min_odds": "0.1"}}, {"name": "advance", "params": {}}]
+
+
+def test_odds_json_and_errors():
+    r = tanksim("odds", "panzer_squadron", "penetration=118", "armour=177", "modifier=0", "--json", check=True)
+    assert json.loads(r.stdout)["p_kill"] == "53/200"
+    bad = tanksim("odds", "panzer_squadron", "penetration=118", "armour=177", "colour=red")
+    assert bad.returncode == 2 and "unknown parameter" in bad.stderr
+    sc = tanksim("odds", "--scenario", "default", "--shooter", "Panther-1", "--target", "T34-1", "--json")
+    assert sc.returncode in (0, 1)
+    if sc.returncode == 0:
+        assert json.loads(sc.stdout)["penetration"] == 168
+
+
+def test_cases_command():
+    r = tanksim("cases", "tests/cases/panzer_squadron.yaml")
+    assert r.returncode == 0 and r.stdout.strip().splitlines()[-1] == "30 passed, 0 failed"
+
+
+def test_cases_command_reports_failures(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump({"ruleset": "panzer_squadron", "cases": [
+        {"id": "good", "kind": "odds", "given": {"penetration": 118, "armour": 177}, "expect": {"p_hit": "1/2"}},
+        {"id": "bad", "kind": "odds", "given": {"penetration": 118, "armour": 177}, "expect": {"p_hit": "1/3"}}]}))
+    r = tanksim("cases", str(f))
+    assert r.returncode == 1
+    lines = r.stdout.strip().splitlines()
+    assert lines[-1] == "1 passed, 1 failed" and "bad" in lines[0]
+
+
+def test_validate_good_and_bad(tmp_path):
+    ok = tanksim("validate", "scenarios/default.yaml")
+    assert ok.returncode == 0 and "ok" in ok.stdout
+    d = small_ps_scenario()
+    d["sides"][1]["tanks"][0]["hex"] = [40, 2]
+    f = tmp_path / "bad.yaml"
+    f.write_text(yaml.safe_dump(d))
+    bad = tanksim("validate", str(f))
+    assert bad.returncode == 1 and "sides[1].tanks[0].hex: [40, 2] is off the map (12 x 12)" in bad.stderr
+    f.write_text("sides: [unclosed")
+    assert "not valid YAML" in tanksim("validate", str(f)).stderr

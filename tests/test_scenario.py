@@ -1,0 +1,59 @@
+"""Scenario validation: errors name the file, the field path and what was expected."""
+from __future__ import annotations
+
+import pytest
+
+from conftest import small_ps_scenario
+from sim.scenario import ScenarioError, apply_overrides, find_scenario, load_scenario, validate
+
+
+def _errors(data, src="scenarios/x.yaml"):
+    with pytest.raises(ScenarioError) as ei:
+        validate(data, src)
+    return "\n".join(ei.value.errors)
+
+
+def test_off_map_hex_names_file_path_and_size():
+    d = small_ps_scenario()
+    d["map"]["width"] = d["map"]["height"] = 25
+    d["sides"][1]["tanks"][2]["hex"] = [40, 2]
+    msg = _errors(d)
+    assert "scenarios/x.yaml: sides[1].tanks[2].hex: [40, 2] is off the map (25 x 25)" in msg
+
+
+@pytest.mark.parametrize("mutate,expect", [
+    (lambda d: d["sides"][0]["tanks"][0].update(vehicle="maus"), "sides[0].tanks[0].vehicle: unknown Panzer"),
+    (lambda d: d["sides"][0]["tanks"][0].update(facing=7), "sides[0].tanks[0].facing"),
+    (lambda d: d["sides"][0]["tanks"][1].update(hex=[1, 3]), "already occupied"),
+    (lambda d: d["ruleset"]["options"].update(initiative="coin"), "ruleset.options.initiative"),
+    (lambda d: d["ruleset"].update(name="chess"), "ruleset.name: unknown rule set 'chess'"),
+    (lambda d: d["map"]["terrain"].append({"tile": "lava", "hexes": [[1, 1]]}), "unknown terrain 'lava'"),
+    (lambda d: d.update(sides=d["sides"][:1]), "sides"),
+    (lambda d: d.update(turn_limt=3), "turn_limt"),
+    (lambda d: d["sides"][0]["tanks"][0].update(rules={"status": "flying"}), "sides[0].tanks[0].rules.status"),
+])
+def test_bad_fields(mutate, expect):
+    d = small_ps_scenario()
+    mutate(d)
+    assert expect in _errors(d)
+
+
+def test_good_and_bundled():
+    sc = validate(small_ps_scenario(), "small.yaml")
+    assert sc.effective_turn_limit() == 8 and sc.rules().name == "panzer_squadron"
+    src, text = find_scenario("default")
+    assert src == "scenarios/default.yaml" and "T34" in text
+    assert load_scenario("default").name == "village_assault"
+
+
+def test_overrides_by_side_name_role_and_index():
+    d = small_ps_scenario()
+    out = apply_overrides(d, {"sides.attacker.policy.params.min_odds": 0.2, "sides.Blue.policy": "advance",
+                              "turn_limit": 3, "sides.0.tanks.0.facing": 1})
+    assert out["sides"][0]["policy"] == {"name": "advance", "params": {"min_odds": 0.2}}
+    assert out["sides"][1]["policy"] == "advance" and out["turn_limit"] == 3
+    assert out["sides"][0]["tanks"][0]["facing"] == 1
+    with pytest.raises(ScenarioError, match="unknown field"):
+        apply_overrides(d, {"sides.attacker.polcy.name": "x"})
+    with pytest.raises(ScenarioError, match="no element"):
+        apply_overrides(d, {"sides.green.policy.name": "x"})
