@@ -5,6 +5,7 @@ fractions only.  Used by play (through :func:`shot_geometry`) and by the geometr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Callable, Collection, Mapping
 
 from sim.hexgrid import FRONT, REAR, SIDE, Hex, aspect, distance, frame_centre, frame_vertex, in_arc, segment_enters_hex
@@ -67,17 +68,25 @@ def line_blocked(o, p, near: list[Hex], sides: list) -> bool:
 
 def clear_lines(firer: Hex, firer_facing: int, target: Hex, obstacles: Obstacles, rules: SightRules) -> int:
     """Section 6.4: unblocked lines from the firer's origin to the target's centre and six vertices (0..7).
-    Range 1 is always 7."""
+    Range 1 is always 7.  The exact count depends only on the obstacles near the segment, so it is cached on
+    them (across battles on any map)."""
     if distance(firer, target) <= 1:
         return 7
-    obs = set(obstacles) - {firer, target}
-    near = _near(obs, firer, target)
+    near = tuple(_near(set(obstacles) - {firer, target}, firer, target))
     if not near:
         return 7
-    sides = blocking_hexsides(near, obs, rules.hexside_blocks)
-    o = frame_centre(firer) if rules.los_origin == "centre" else frame_vertex(firer, firer_facing)
+    facing = firer_facing % 6 if rules.los_origin != "centre" else 0
+    return _clear_lines_near(firer, facing, target, near, rules.los_origin, rules.hexside_blocks)
+
+
+@lru_cache(maxsize=200_000)
+def _clear_lines_near(firer: Hex, facing: int, target: Hex, near: tuple[Hex, ...], los_origin: str,
+                      hexside_blocks: str) -> int:
+    # every obstacle touching a sight line is in ``near`` (the ellipse filter), so ``near`` is the obstacle set
+    sides = blocking_hexsides(list(near), frozenset(near), hexside_blocks)
+    o = frame_centre(firer) if los_origin == "centre" else frame_vertex(firer, facing)
     aims = [frame_centre(target)] + [frame_vertex(target, k) for k in range(6)]
-    return sum(not line_blocked(o, p, near, sides) for p in aims)
+    return sum(not line_blocked(o, p, list(near), sides) for p in aims)
 
 
 def face_vertices(face: str, facing: int) -> tuple[int, int, int]:
