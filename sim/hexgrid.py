@@ -355,14 +355,22 @@ class HexMap:
     def neighbours(self, h: tuple[int, int]) -> list[Hex]:
         return [as_hex(n) for n in self.graph.neighbors(h)]
 
-    def distance_field(self, sources: Iterable[tuple[int, int]], passable: Callable[[Hex], bool] | None = None
-                       ) -> dict[Hex, int]:
-        """BFS distance (hexes, by steps) from the nearest source over passable cells (networkx multi-source)."""
-        g = self.graph if passable is None else self.graph.subgraph([h for h in self._cells if passable(h)])
+    def distance_field(self, sources: Iterable[tuple[int, int]], passable: Callable[[Hex], bool] | None = None,
+                       passable_key: Hashable = None) -> dict[Hex, int]:
+        """Steps from the nearest source over passable cells (networkx multi-source Dijkstra, unit weights).
+
+        The passable graph is copied once and cached under ``passable_key`` (and the map version) when given."""
+        if passable is None:
+            g = self.graph
+        elif passable_key is not None:
+            g = self.cached(("passable_graph", passable_key),
+                            lambda: self.graph.subgraph([h for h in self._cells if passable(h)]).copy())
+        else:
+            g = self.graph.subgraph([h for h in self._cells if passable(h)])
         srcs = [s for s in sources if s in g]
         if not srcs:
             return {}
-        return {as_hex(k): v for k, v in nx.multi_source_dijkstra_path_length(g, srcs).items()}
+        return {as_hex(k): v for k, v in nx.multi_source_dijkstra_path_length(g, srcs, weight=None).items()}
 
 
 def bounded_dijkstra(start: T, successors: Callable[[T], Iterable[tuple[T, int]]], budget: int

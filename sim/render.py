@@ -54,6 +54,7 @@ class BoardPicture:
     objectives: list[tuple[int, int]] = field(default_factory=list)
     side_names: list[str] = field(default_factory=list)
     title: str = ""
+    moves: list[tuple[int, list[tuple[int, int]]]] = field(default_factory=list)  # (side, path of hexes) trails
 
 
 def picture_of(battle: Any, shots: Iterable[tuple] = (), title: str = "") -> BoardPicture:
@@ -100,6 +101,11 @@ def draw_board(ax: Any, pic: BoardPicture, *, show_coords: bool | None = None) -
         x, y = centre(q, r)
         ax.add_patch(RegularPolygon((x, y), 6, radius=0.95, orientation=math.radians(30), fill=False,
                                     edgecolor="#f1c40f", linewidth=2.5))
+    for side, path in pic.moves:
+        if len(path) > 1:
+            pts = [centre(*h) for h in path]
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], color=SIDE_COLOURS[side % len(SIDE_COLOURS)],
+                    linewidth=1.2, linestyle=":", alpha=0.8, zorder=3)
     for (a, b, result) in pic.shots:
         (x0, y0), (x1, y1) = centre(*a), centre(*b)
         ax.plot([x0, x1], [y0, y1], color=RESULT_COLOURS.get(result, "#e67e22"), linewidth=1.0, alpha=0.7,
@@ -163,6 +169,92 @@ def interval_plot(path: str, labels: list[str], centres: list[float], lows: list
         if reference is not None:
             ax.axhline(reference, color="#999999", linestyle="--", linewidth=1)
         ax.set_xticks(list(xs), labels, rotation=30, ha="right")
+        ax.set_title(title)
+        ax.set_xlabel(xlabel)
+        ax.set_ylabel(ylabel)
+        fig.tight_layout()
+        fig.savefig(path)
+        plt.close(fig)
+
+
+def side_legend(ax: Any, pic: BoardPicture) -> None:
+    from matplotlib.lines import Line2D
+
+    handles = [Line2D([], [], marker="o", linestyle="", color=SIDE_COLOURS[i % 4], label=n)
+               for i, n in enumerate(pic.side_names)]
+    if handles:
+        ax.legend(handles=handles, loc="upper right", fontsize=8)
+
+
+def board_figure(pic: BoardPicture, size: float = 8.0) -> Any:
+    """A stand-alone matplotlib ``Figure`` (no pyplot state, safe in server threads) showing ``pic`` in the shared
+    STYLE with a side legend; ``size`` is the width and height in inches.  Used by replays and the app."""
+    from matplotlib.figure import Figure
+
+    with plt.rc_context(STYLE):
+        fig = Figure(figsize=(size, size), dpi=STYLE["figure.dpi"])
+        ax = fig.add_subplot()
+        draw_board(ax, pic)
+        side_legend(ax, pic)
+        fig.tight_layout()
+    return fig
+
+
+def series_figure(series: Any, side_names: list[str], size: tuple[float, float] = (6.0, 4.5)) -> Any:
+    """Two stacked panels in the shared STYLE from a battle's per-turn DataCollector frame ``series`` (a pandas
+    DataFrame with ``turn``, ``alive_<side name>`` and ``cum_kills`` columns; may be empty): tanks alive per side and
+    cumulative kills against the turn.  Returns a matplotlib ``Figure``.  Raises ``KeyError`` if a non-empty frame
+    lacks a column."""
+    from matplotlib.figure import Figure
+    from matplotlib.ticker import MaxNLocator
+
+    with plt.rc_context(STYLE):
+        fig = Figure(figsize=size, dpi=STYLE["figure.dpi"])
+        ax1, ax2 = fig.subplots(2, 1, sharex=True)
+        empty = series is None or len(series) == 0
+        for i, name in enumerate(side_names):
+            if not empty:
+                ax1.plot(series["turn"], series[f"alive_{name}"], marker="o", color=SIDE_COLOURS[i % 4], label=name)
+        ax1.set_ylabel("tanks alive")
+        if side_names and not empty:
+            ax1.legend(loc="best", fontsize=8)
+        if not empty:
+            ax2.step(series["turn"], series["cum_kills"], where="post", color=SIDE_COLOURS[1], marker="o")
+        ax2.set_ylabel("cumulative kills")
+        ax2.set_xlabel("turn")
+        for ax in (ax1, ax2):
+            ax.set_ylim(bottom=0)
+            ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+            ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+        if empty:
+            ax1.set_title("no completed turn yet", fontsize=8)
+        fig.tight_layout()
+    return fig
+
+
+def heatmap(path: str, matrix: Any, row_labels: list[str], col_labels: list[str], *, title: str = "",
+            xlabel: str = "", ylabel: str = "", vmin: float = 0.0, vmax: float = 1.0, cmap: str = "RdBu",
+            fmt: str = "{:.2f}", colorbar_label: str = "") -> None:
+    """A labelled heat map of a 2-D array (``matrix[i][j]`` for row ``i``, column ``j``; NaN cells left blank, e.g.
+    a head-to-head score matrix), each cell annotated with ``fmt``, saved to ``path`` in the shared STYLE."""
+    import numpy as np
+
+    m = np.asarray(matrix, dtype=float)
+    with plt.rc_context({**STYLE, "axes.grid": False}):
+        fig, ax = plt.subplots(figsize=(max(4.5, 0.7 * len(col_labels) + 2.5), max(3.5, 0.55 * len(row_labels) + 1.8)))
+        im = ax.imshow(np.ma.masked_invalid(m), cmap=cmap, vmin=vmin, vmax=vmax, aspect="auto")
+        ax.set_xticks(range(len(col_labels)), col_labels, rotation=30, ha="right")
+        ax.set_yticks(range(len(row_labels)), row_labels)
+        mid = (vmin + vmax) / 2
+        span = (vmax - vmin) or 1.0
+        for i in range(m.shape[0]):
+            for j in range(m.shape[1]):
+                if np.isfinite(m[i, j]):
+                    ax.text(j, i, fmt.format(m[i, j]), ha="center", va="center", fontsize=7,
+                            color="white" if abs(m[i, j] - mid) > 0.3 * span else "black")
+        cb = fig.colorbar(im, ax=ax)
+        if colorbar_label:
+            cb.set_label(colorbar_label)
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
