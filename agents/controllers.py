@@ -14,27 +14,49 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping
 
 from agents.actions import Action, Pass, Plan, Special
+from agents.observation import frozen_decision
 from agents.policies import BUILTIN, Policy
 
 
-class PolicyLoadError(LookupError):
-    """A policy name or plug-in could not be loaded (says what was not found)."""
+class PolicyLoadError(LookupError, ValueError):
+    """A policy name or plug-in could not be loaded (says what was not found).  A ``ValueError`` too, so command
+    lines report it as bad input."""
 
 
 def load_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
-    """Instantiate a doctrine by built-in name or ``package.module:ClassName`` with ``params``.
+    """Instantiate a doctrine by built-in name (see ``agents.policies.BUILTIN``) or ``package.module:ClassName``
+    with ``params`` (values may be strings, as from the command line; doctrines convert them to the type of the
+    default).
 
-    Raises :class:`PolicyLoadError` naming the missing module, class or the unknown parameter."""
+    Raises :class:`PolicyLoadError` naming what was not found: the module, the class in the module, an unknown
+    built-in name (listing the built-ins), a class without ``decide``, or an unknown / malformed parameter."""
     params = dict(params or {})
+    if not isinstance(name, str) or not name.strip():
+        raise PolicyLoadError(f"policy name {name!r}: expected a built-in name or package.module:ClassName")
+    name = name.strip()
     if ":" in name:
         mod_name, _, cls_name = name.partition(":")
+        if not mod_name or not cls_name:
+            raise PolicyLoadError(f"policy {name!r}: expected package.module:ClassName")
         try:
             mod = importlib.import_module(mod_name)
-        except ImportError as exc:
-            raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} not found ({exc})") from None
+        except ModuleNotFoundError as exc:
+            if exc.name and (mod_name == exc.name or mod_name.startswith(exc.name + ".")):
+                raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} not found (is its folder on "
+                                      f"sys.path / PYTHONPATH?)") from None
+            raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} failed to import: {exc}") from None
+        except Exception as exc:  # noqa: BLE001 - report any import-time crash of a plug-in
+            raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} failed to import: "
+                                  f"{type(exc).__name__}: {exc}") from None
         cls = getattr(mod, cls_name, None)
         if cls is None:
-            raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} has no class {cls_name!r}")
+            found = sorted(k for k, v in vars(mod).items() if isinstance(v, type) and not k.startswith("_")
+                           and callable(getattr(v, "decide", None)) and v.__module__ == mod.__name__)
+            raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} has no class {cls_name!r}"
+                                  + (f" (policy classes there: {', '.join(found)})" if found else ""))
+        if not isinstance(cls, type) or not callable(getattr(cls, "decide", None)):
+            raise PolicyLoadError(f"policy {name!r}: {cls_name!r} is not a policy class with a decide(obs, "
+                                  f"decision) method")
     else:
         if name not in BUILTIN:
             raise PolicyLoadError(f"unknown policy {name!r}; built-in: {', '.join(sorted(BUILTIN))}, "
@@ -42,12 +64,16 @@ def load_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
         cls = BUILTIN[name]
     try:
         return cls(**params)
-    except TypeError as exc:
+    except (TypeError, ValueError) as exc:
         raise PolicyLoadError(f"policy {name!r}: bad parameters {params}: {exc}") from None
 
 
 @dataclass
 class Fault:
+    """One policy fault: the ``tank`` it is charged to (the decision's single actor, else the tank its default
+    names, else ``None``), the decision kind, the ``fault`` (``raise`` / ``wrong_type`` / ``timeout``) and a
+    message."""
+
     tank: int | None
     decision: str
     fault: str
@@ -60,6 +86,10 @@ class SideController:
 
     ``policy`` answers side-level decisions (``activate`` and decisions with several actors); ``per_tank`` maps a
     tank id to its own doctrine for decisions whose single actor is that tank.  ``rng`` is the side's own stream.
+    ``decision_timeout_s`` (``None`` = no limit) is compared with the wall time of each call after it returns;
+    ``on_fault`` (``pass`` / ``forfeit``) and ``max_faults`` (faults charged to one tank before it withdraws) are
+    applied by the engine (:meth:`sim.model.BattleModel._answer`), which also counts ``faults`` per tank.
+    ``policy_time_s`` accumulates the wall time spent in policies (not part of any result that is compared).
     """
 
     side: int
@@ -72,6 +102,7 @@ class SideController:
     plans: dict[int, list[Action]] = field(default_factory=dict)
     plan_meta: dict[int, Plan] = field(default_factory=dict)
     faults: dict[int | None, int] = field(default_factory=dict)
+    policy_time_s: float = 0.0
 
     def policy_for(self, decision: Any) -> Policy:
         if len(decision.actors) == 1 and decision.actors[0] in self.per_tank:
@@ -101,13 +132,22 @@ class SideController:
         act, faults = self._ask(decision, make_obs)
         if isinstance(act, Plan):
             actor = act.actor if act.actor is not None else (decision.actors[0] if decision.actors else None)
+            if act.steps and not decision.legal.contains(act.steps[0]):
+                return act.steps[0], faults, False  # illegal first step: the engine logs it and passes
             self.plans[actor] = list(act.steps)
             self.plan_meta[actor] = act
             nxt = self._from_plan(actor, decision)
             if nxt is None:
-                nxt = Pass(actor)
+                nxt = self.fallback(decision, actor)
             return nxt, faults, True
         return act, faults, False
+
+    @staticmethod
+    def fallback(decision: Any, actor: int | None) -> Action:
+        """What a fault (or an exhausted plan) answers: ``Pass`` where passing is legal, else the decision's
+        default (e.g. an activation, or the first step of a compulsory move)."""
+        p = Pass(actor)
+        return p if decision.legal.contains(p) else decision.default
 
     def _from_plan(self, actor: int, decision: Any) -> Action | None:
         steps = self.plans.get(actor)
@@ -133,16 +173,34 @@ class SideController:
     def _ask(self, decision: Any, make_obs: Callable[[Any], Any]) -> tuple[Action, list[Fault]]:
         pol = self.policy_for(decision)
         actor = decision.actors[0] if len(decision.actors) == 1 else None
+        charged = actor if actor is not None else getattr(decision.default, "actor", None)
+        frozen = frozen_decision(decision)
         t0 = time.perf_counter()
         try:
-            act = pol.decide(make_obs(decision), decision)
+            act = pol.decide(make_obs(frozen), frozen)
         except Exception as exc:  # noqa: BLE001 - a policy's crash is reported, never fatal
-            return Pass(actor), [Fault(actor, decision.kind, "raise", f"{type(exc).__name__}: {exc}")]
+            self.policy_time_s += time.perf_counter() - t0
+            return self.fallback(decision, actor), [Fault(charged, decision.kind, "raise",
+                                                          f"{type(exc).__name__}: {exc}")]
         elapsed = time.perf_counter() - t0
+        self.policy_time_s += elapsed
         if self.decision_timeout_s is not None and elapsed > self.decision_timeout_s:
-            return Pass(actor), [Fault(actor, decision.kind, "timeout",
-                                       f"took {elapsed:.3f} s > limit {self.decision_timeout_s} s")]
-        if not isinstance(act, Action):
-            return Pass(actor), [Fault(actor, decision.kind, "wrong_type",
-                                       f"returned {type(act).__name__}, expected an Action")]
+            return self.fallback(decision, actor), [Fault(charged, decision.kind, "timeout",
+                                                          f"took {elapsed:.3f} s > limit {self.decision_timeout_s} s")]
+        bad = _malformed(act)
+        if bad:
+            return self.fallback(decision, actor), [Fault(charged, decision.kind, "wrong_type", bad)]
         return act, []
+
+
+def _malformed(act: Any) -> str:
+    """Why ``act`` is not an answer at all (not an Action, or a Plan holding non-actions); ``""`` if it is one."""
+    if not isinstance(act, Action):
+        return f"returned {type(act).__name__}, expected an Action"
+    if isinstance(act, Plan):
+        for s in act.steps:
+            if not isinstance(s, Action):
+                return f"returned a Plan with a {type(s).__name__} step, expected Actions"
+        if act.then is not None and not isinstance(act.then, Action):
+            return f"returned a Plan whose 'then' is a {type(act.then).__name__}, expected an Action"
+    return ""

@@ -1,14 +1,35 @@
 """Built-in doctrines.  Each is a short class with named parameters (documented in its docstring) that uses only the
-neutral queries of :class:`agents.observation.Observation`, so it plays unchanged under every rule set."""
+neutral queries of :class:`agents.observation.Observation`, so it plays unchanged under every rule set.
+
+``BUILTIN`` maps the names a scenario (``sides[].policy: {name, params}``), a tournament or ``tanksim run --policy
+SIDE=NAME[:param=value,...]`` may use to the classes: ``hold``, ``advance``, ``flank``, ``cover``, ``rush``,
+``greedy``, ``random``, ``focus_fire``, ``objective``.  Any other policy is named ``package.module:ClassName``
+(a plug-in; see ``docs/plugin_example.py`` for a complete one).
+"""
 from __future__ import annotations
 
-from agents.policies.base import Doctrine, Policy
-from agents.policies.hold import Hold
 from agents.policies.advance import Advance
+from agents.policies.base import Doctrine, Policy
+from agents.policies.cover import Cover
+from agents.policies.flank import Flank
+from agents.policies.focus_fire import FocusFire
+from agents.policies.greedy import Greedy
+from agents.policies.hold import Hold
+from agents.policies.objective import Objective
+from agents.policies.random_policy import RandomPolicy
+from agents.policies.rush import Rush
 
 BUILTIN: dict[str, type[Policy]] = {
     "hold": Hold,
     "advance": Advance,
+    "flank": Flank,
+    "cover": Cover,
+    "rush": Rush,
+    "greedy": Greedy,
+    "random": RandomPolicy,
+    "focus_fire": FocusFire,
+    "objective": Objective,
 }
 
-__all__ = ["BUILTIN", "Doctrine", "Policy", "Hold", "Advance"]
+__all__ = ["BUILTIN", "Doctrine", "Policy", "Hold", "Advance", "Flank", "Cover", "Rush", "Greedy", "RandomPolicy",
+           "FocusFire", "Objective"]

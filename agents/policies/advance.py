@@ -1,64 +1,42 @@
-"""``advance``: closes on the enemy by the least-threat path and fires when it can.
+"""``advance``: closes on the enemy by the least-threat path and fires when the odds are good enough.
 
 It moves to the reachable state nearest (in steps over passable terrain) to the closest known enemy, or to an
-objective when no enemy is known; among equally near states it prefers facing the enemy, then the lowest summed
-enemy threat, then the cheapest.  After the move it fires at the best target if the kill odds reach ``min_odds``.
+objective when no enemy is known, stopping ``stop_at`` hexes short; among the equally near states (at most
+``candidates``) it prefers facing the enemy, then the least summed enemy threat at the end and along the way, then
+the cheapest move.  After the move, or instead of it when it has a shot, it fires at the best target if the kill
+odds reach ``min_odds``.
 
-Parameters: ``min_odds`` (default 0), ``threat_candidates`` (how many nearest states are checked for threat,
-default 6), ``stop_at`` (hexes from the nearest enemy at which it stops closing, default 1).
+Parameters: ``min_odds`` (default 0), ``stop_at`` (hexes from the enemy at which it stops closing, default 1),
+``threat_weight`` (weight of the threat at the end of the move against the threat along the way, default 1),
+``candidates`` (equally near states checked for threat, default 6).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from agents.policies.base import Doctrine
-from sim.hexgrid import in_arc
 
 
 class Advance(Doctrine):
-    """Close on the enemy, fire when possible (see module docstring for parameters)."""
+    """Close on the enemy, fire when possible (see the module docstring)."""
 
     name = "advance"
-    defaults = {"min_odds": 0.0, "threat_candidates": 6, "stop_at": 1}
+    defaults = {"min_odds": 0.0, "stop_at": 1, "threat_weight": 1.0, "candidates": 6}
+    bounds = {**Doctrine.bounds, "stop_at": (0, 1000), "threat_weight": (0.0, 1e6)}
 
     def goals(self, obs: Any) -> tuple:
-        known = tuple(sorted(set(obs.last_known().values())))
-        if known:
-            return known
-        return tuple(sorted(tuple(o["hex"]) for o in obs.objectives()))
+        return self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))
 
     def intent(self, obs: Any) -> tuple[str, float]:
         goals = self.goals(obs)
         me = obs.me
         if not goals:
             return "hold", -1.0
+        bt = self.best_shot(obs)
         d = min(obs.distance(me.hex, g) for g in goals)
+        if bt is not None and d <= self.stop_at:
+            return "fire", 2.0 + float(bt[1].p_kill)
         return "move", 1.0 / (1 + d)
 
     def choose_destination(self, obs: Any, states: Any) -> Any:
-        goals = self.goals(obs)
-        if not goals or not states:
-            return None
-        field = obs.distance_field(goals)
-        big = 10 ** 6
-        me = obs.me
-        here = field.get(me.hex, big)
-        if here <= self.stop_at:
-            return None
-
-        def closeness(st: Any) -> int:
-            d = field.get(obs.hex_of(st), big)
-            return max(d, self.stop_at)
-
-        ranked = sorted(states, key=lambda s: (closeness(s), states[s][0], repr(s)))
-        best_d = closeness(ranked[0])
-        if best_d >= here:
-            return None
-        tied = [s for s in ranked if closeness(s) == best_d][: self.threat_candidates]
-        nearest = min(goals, key=lambda g: (obs.distance(obs.hex_of(tied[0]), g), g))
-
-        def key(s: Any) -> tuple:
-            h, f = obs.hex_of(s), obs.facing_of(s)
-            return (0 if in_arc(h, nearest, f) else 1, obs.threat(h, f), states[s][0], repr(s))
-
-        return min(tied, key=key)
+        return self.approach(obs, states, self.goals(obs), self.stop_at, self.threat_weight)

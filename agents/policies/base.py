@@ -3,37 +3,54 @@
 A :class:`Policy` answers ``decide(observation, decision) -> Action``.  A :class:`Doctrine` splits that into the
 decision kinds every rule set shares, so a doctrine written once plays under every rule set:
 
-* ``activate`` -> :meth:`Doctrine.intent` per actor (``fire`` / ``move`` / ``hold`` / ``overwatch`` with a
-  priority), mapped onto the rule set's modes;
+* ``activate`` -> :meth:`Doctrine.intent` per actor (``fire`` / ``move`` / ``move_only`` / ``turn`` / ``charge`` /
+  ``hold`` / ``overwatch`` with a priority), mapped onto the modes the rule set offers (``_MODE_PREFS``); the actor
+  with the highest priority acts;
 * ``move`` / ``move_step`` -> :meth:`Doctrine.choose_destination` (a reachable state) turned into a plan; when the
-  plan is done, fire at the best target if the rule set allows it here;
-* ``fire`` / ``fire_again`` / ``react`` / ``attack`` -> the best target by exact kill odds (at least ``min_odds``);
+  plan is done, fire at the best target if the rule set allows it there;
+* ``fire`` / ``fire_again`` / ``attack`` -> the best target (:meth:`Doctrine.target_value`, by default the exact
+  kill odds) if its kill odds reach ``min_odds``; ``react`` -> the best (reactor, target) pair the same way;
+* ``ram`` -> a ``Ram`` at the nearest enemy the rule set allows, else pass;
 * any other kind -> the decision's default.
 
-Parameters are data: class attribute ``defaults`` lists them; ``Doctrine(**params)`` rejects unknown names.
+Doctrines use only the neutral queries of :class:`agents.observation.Observation` (and :mod:`sim.hexgrid` geometry):
+no rule set is imported, no dice are seen.  Per-decision work is bounded: at most ``candidates`` movement states are
+scored with threat or odds queries (one state per hex, facing the nearest enemy where reachable).
+
+Parameters are data: the class attribute ``defaults`` lists them (``bounds`` gives allowed ranges);
+``Doctrine(**params)`` converts strings (from the command line) to the default's type and rejects unknown names.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from fractions import Fraction
+from typing import Any, Callable, Iterable, Mapping
 
-from agents.actions import Action, Activate, Fire, Pass, Special
+from agents.actions import Action, Activate, Fire, Pass, Ram, Special
 
 _MODE_PREFS = {
     "fire": ("fire", "move_and_fire", "hold"),
     "move": ("move_and_fire", "move", "hold"),
     "move_only": ("move", "move_and_fire", "hold"),
-    "overwatch": ("ambush", "hold"),
+    "turn": ("move_and_fire", "move", "hold"),
+    "charge": ("move_and_fire", "move", "hold"),
+    "overwatch": ("ambush", "overwatch", "hold"),
     "hold": ("hold",),
+    "ram": ("ram",),
 }
+
+BIG = 10 ** 6
 
 
 class Policy:
     """Base of every policy.  ``never_reacts = True`` lets the engine answer ``react`` decisions with the default
-    without building an observation."""
+    without building an observation.  ``defaults`` names the parameters and their defaults; ``bounds`` optional
+    ``(low, high)`` ranges (inclusive).  Raises ``TypeError`` for an unknown parameter and ``ValueError`` for a value
+    that does not convert or is out of range."""
 
     name = "policy"
     never_reacts = False
     defaults: Mapping[str, Any] = {}
+    bounds: Mapping[str, tuple[float, float]] = {}
 
     def __init__(self, **params: Any):
         unknown = sorted(set(params) - set(self.defaults))
@@ -41,11 +58,11 @@ class Policy:
             raise TypeError(f"{type(self).__name__} has no parameter(s) {', '.join(unknown)}; "
                             f"parameters: {', '.join(self.defaults) or 'none'}")
         for k, v in {**self.defaults, **params}.items():
-            default = self.defaults[k]
-            if isinstance(default, bool):
-                v = v if isinstance(v, bool) else str(v).lower() in ("1", "true", "yes")
-            elif isinstance(default, (int, float)) and not isinstance(v, bool):
-                v = type(default)(float(v)) if isinstance(default, float) else int(v)
+            v = _convert(type(self).__name__, k, self.defaults[k], v)
+            lo_hi = self.bounds.get(k)
+            if lo_hi is not None and not lo_hi[0] <= v <= lo_hi[1]:
+                raise ValueError(f"{type(self).__name__}: parameter {k}={v!r} is out of range "
+                                 f"[{lo_hi[0]}, {lo_hi[1]}]")
             object.__setattr__(self, k, v)
         self.params = {k: getattr(self, k) for k in self.defaults}
 
@@ -56,11 +73,38 @@ class Policy:
         return f"{type(self).__name__}({', '.join(f'{k}={v!r}' for k, v in self.params.items())})"
 
 
-class Doctrine(Policy):
-    """Dispatches by decision kind (see the module docstring).  Parameter ``min_odds``: the least kill probability
-    worth a shot (0..1)."""
+def _convert(cls: str, k: str, default: Any, v: Any) -> Any:
+    try:
+        if isinstance(default, bool):
+            if isinstance(v, bool):
+                return v
+            s = str(v).strip().lower()
+            if s not in ("1", "true", "yes", "on", "0", "false", "no", "off"):
+                raise ValueError
+            return s in ("1", "true", "yes", "on")
+        if isinstance(default, int) and not isinstance(v, bool):
+            f = float(v)
+            if f != int(f):
+                raise ValueError
+            return int(f)
+        if isinstance(default, float) and not isinstance(v, bool):
+            return float(Fraction(str(v).strip())) if isinstance(v, str) else float(v)
+        if isinstance(default, str):
+            return str(v)
+    except (TypeError, ValueError, ZeroDivisionError):
+        raise ValueError(f"{cls}: parameter {k}={v!r}: expected {type(default).__name__} "
+                         f"(default {default!r})") from None
+    return v
 
-    defaults: Mapping[str, Any] = {"min_odds": 0.0}
+
+class Doctrine(Policy):
+    """Dispatches by decision kind (see the module docstring).
+
+    Parameters: ``min_odds`` (the least kill probability worth a shot, 0..1, default 0), ``candidates`` (how many
+    movement states are scored per decision, default 8)."""
+
+    defaults: Mapping[str, Any] = {"min_odds": 0.0, "candidates": 8}
+    bounds: Mapping[str, tuple[float, float]] = {"min_odds": (0.0, 1.0), "candidates": (1, 10_000)}
 
     def decide(self, obs: Any, decision: Any) -> Action:
         handler = getattr(self, "on_" + decision.kind, None)
@@ -69,24 +113,44 @@ class Doctrine(Policy):
         return handler(obs, decision)
 
     # --- targets ----------------------------------------------------------------------------------------------
-    def best_target(self, obs: Any, actor: int | None = None, among: tuple[int, ...] | None = None
-                    ) -> tuple[int, Any] | None:
-        """The target with the highest kill odds (ties: higher hit odds, then lower id), or ``None``."""
+    def target_value(self, obs: Any, target: int, odds: Any, actor: int, as_if: Any = None) -> Any:
+        """How much ``actor`` (standing at ``as_if`` if given) wants to shoot ``target`` with ``odds``
+        (comparable; higher is better)."""
+        return odds.p_kill
+
+    def best_target(self, obs: Any, actor: int | None = None, among: Iterable[int] | None = None,
+                    as_if: Any = None, worth: bool = False) -> tuple[int, Any] | None:
+        """``(target, odds)`` with the highest :meth:`target_value` (ties: higher kill odds, higher hit odds, lower
+        id) among ``among`` (default: the decision's targets now, or the visible enemies for an ``as_if``
+        position), only those :meth:`worth_firing` at if ``worth``; ``None`` if there is none."""
         a = obs.actor if actor is None else actor
+        if among is None:
+            among = obs.targets(a) if as_if is None else obs.visible_ids()
         best = None
-        for t in (obs.targets(a) if among is None else among):
-            o = obs.odds(t, shooter=a)
-            if o is None:
+        for t in among:
+            o = obs.odds(t, as_if=as_if, shooter=a)
+            if o is None or (o.p_kill <= 0 and o.p_hit <= 0):
                 continue
-            k = (o.p_kill, o.p_hit, -t)
+            if worth and not self.worth_firing(obs, t, o):
+                continue
+            k = (self.target_value(obs, t, o, a, as_if), o.p_kill, o.p_hit, -t)
             if best is None or k > best[0]:
                 best = (k, t, o)
         return None if best is None else (best[1], best[2])
 
+    def best_shot(self, obs: Any, actor: int | None = None, as_if: Any = None) -> tuple[int, Any] | None:
+        """The best target worth a shot (:meth:`worth_firing`), as ``(target, odds)``, or ``None``."""
+        return self.best_target(obs, actor, as_if=as_if, worth=True)
+
+    def worth_firing(self, obs: Any, target: int, odds: Any) -> bool:
+        """Whether a shot at ``target`` with ``odds`` is worth taking (default: kill odds reach ``min_odds``)."""
+        return float(odds.p_kill) >= self.min_odds
+
     def fire_or_pass(self, obs: Any, decision: Any, actor: int | None = None) -> Action:
+        """Fire at the best target worth a shot if that is legal, else pass."""
         a = obs.actor if actor is None else actor
-        bt = self.best_target(obs, a)
-        if bt is not None and float(bt[1].p_kill) >= self.min_odds and (bt[1].p_kill > 0 or bt[1].p_hit > 0):
+        bt = self.best_shot(obs, a)
+        if bt is not None:
             act = Fire(a, bt[0])
             if obs.is_legal(act):
                 return act
@@ -101,52 +165,90 @@ class Doctrine(Policy):
     def on_react(self, obs: Any, decision: Any) -> Action:
         best = None
         for a in decision.actors:
-            bt = self.best_target(obs, a)
-            if bt is not None and float(bt[1].p_kill) >= self.min_odds:
-                if best is None or bt[1].p_kill > best[2].p_kill:
-                    best = (a, bt[0], bt[1])
+            o_a = obs.for_actor(a)
+            bt = self.best_shot(o_a, a)
+            if bt is not None:
+                k = (self.target_value(o_a, bt[0], bt[1], a), bt[1].p_kill, -a)
+                if best is None or k > best[0]:
+                    best = (k, a, bt[0])
         if best is None:
             return Pass(None)
-        return Fire(best[0], best[1])
+        act = Fire(best[1], best[2])
+        return act if obs.is_legal(act) else Pass(None)
+
+    def ram_action(self, obs: Any, decision: Any, actors: Iterable[int] | None = None) -> Action | None:
+        """A legal ``Ram`` by one of ``actors`` (default the decision's) at the nearest visible enemy, or ``None``
+        (always ``None`` where the rule set has no ramming)."""
+        if not obs.has_ramming:
+            return None
+        best = None
+        for a in (decision.actors if actors is None else actors):
+            me = obs.for_actor(a).me
+            if me is None or me.hex is None:
+                continue
+            for e in obs.enemies():
+                act = Ram(a, e.tank_id)
+                if obs.is_legal(act):
+                    k = (obs.distance(me.hex, e.hex), a, e.tank_id)
+                    if best is None or k < best[0]:
+                        best = (k, act)
+        return None if best is None else best[1]
+
+    def on_ram(self, obs: Any, decision: Any) -> Action:
+        act = self.ram_action(obs, decision)
+        return act if act is not None else decision.default
 
     # --- activation ---------------------------------------------------------------------------------------------
     def intent(self, obs: Any) -> tuple[str, float]:
         """What the actor of ``obs`` wants this activation: ``(intent, priority)``; higher priority acts first."""
         return "hold", 0.0
 
+    def mode_for(self, obs: Any, actor: int, want: str) -> str | None:
+        """The first of the rule set's modes that fits intent ``want`` for ``actor`` (``None`` if none does)."""
+        modes = obs.modes(actor)
+        return next((m for m in _MODE_PREFS.get(want, (want,)) if m in modes), None)
+
     def on_activate(self, obs: Any, decision: Any) -> Action:
-        modes_by_actor = decision.context.get("modes", {})
         best = None
-        for i, a in enumerate(decision.actors):
+        for a in decision.actors:
             want, prio = self.intent(obs.for_actor(a))
-            modes = modes_by_actor.get(a, decision.legal.modes)
-            mode = next((m for m in _MODE_PREFS.get(want, (want,)) if m in modes), None)
+            if want == "ram":
+                act = self.ram_action(obs, decision, (a,))
+                if act is not None:
+                    return act
+            mode = self.mode_for(obs, a, want)
             if mode is None:
                 continue
             if best is None or prio > best[0]:
                 best = (prio, a, mode)
         if best is None:
             return decision.default
-        return Activate(best[1], best[2])
+        act = Activate(best[1], best[2])
+        return act if obs.is_legal(act) else decision.default
 
     # --- movement -----------------------------------------------------------------------------------------------
-    def choose_destination(self, obs: Any, states: Mapping[Any, tuple[int, list]]) -> Any:
+    def choose_destination(self, obs: Any, states: Mapping[Any, tuple[int, Any]]) -> Any:
         """A reachable state to move to (``None`` = stay).  ``states`` are those affordable now."""
         return None
 
+    def wants_fire_after_move(self, obs: Any) -> bool:
+        """Whether to keep back the points a shot costs after the move (when the mode allows a shot)."""
+        return bool(obs.visible_ids())
+
     def movable_states(self, obs: Any, decision: Any) -> dict:
-        """Reachable states within the points left, keeping ``fire_cost`` back when a shot is possible, and
-        entering a hex when the move is compulsory."""
+        """Reachable states within the points left, keeping ``fire_cost`` back when the doctrine wants a shot after
+        the move, and entering a hex when the move is compulsory."""
         ctx = decision.context
         reach = obs.reachable()
         mp = ctx.get("mp")
         keep = ctx.get("fire_cost", 0) if ctx.get("mode") == "move_and_fire" and self.wants_fire_after_move(obs) \
             else 0
-        me = obs.me
+        here = obs.me.hex
+
         def pick(reserve: int) -> dict:
-            return {st: (cost, path) for st, (cost, path) in reach.items()
-                    if (mp is None or cost <= mp - reserve)
-                    and not (ctx.get("compulsory") and obs.hex_of(st) == me.hex)}
+            return {st: cp for st, cp in reach.items()
+                    if (mp is None or cp[0] <= mp - reserve)
+                    and not (ctx.get("compulsory") and obs.hex_of(st) == here)}
 
         out = pick(keep)
         if keep and (not out or (len(out) == 1 and not ctx.get("compulsory"))):
@@ -155,24 +257,138 @@ class Doctrine(Policy):
                 out = moving or out
         return out
 
-    def wants_fire_after_move(self, obs: Any) -> bool:
-        return bool(obs.enemies())
+    def can_fire_after(self, obs: Any, decision: Any, cost: int) -> bool:
+        """Whether a shot is still possible after a move costing ``cost`` (rule sets that give ``mp`` and
+        ``fire_cost`` say; otherwise assume yes unless the mode is a pure move)."""
+        ctx = decision.context
+        if ctx.get("mode") is not None and ctx.get("mode") not in ("move_and_fire",):
+            return False
+        mp, fc = ctx.get("mp"), ctx.get("fire_cost", 0)
+        return mp is None or mp - cost >= fc
 
     def on_move_step(self, obs: Any, decision: Any) -> Action:
         ctx = decision.context
         a = obs.actor
-        if not ctx.get("plan_complete"):
+        if not ctx.get("plan_complete") and (ctx.get("compulsory") or self.wants_move(obs)):
+            ram = self.ram_action(obs, decision) if obs.has_ramming else None
+            if ram is not None and self.wants_ram(obs):
+                return ram
             states = self.movable_states(obs, decision)
             dest = self.choose_destination(obs, states)
             if dest is None and ctx.get("compulsory") and states:
                 dest = min(states, key=lambda s: (states[s][0], repr(s)))
             if dest is not None and dest in states and len(states[dest][1]) > 1:
                 return obs.plan_to(states[dest][1])
-        if ctx.get("can_fire"):
+        if ctx.get("can_fire", ctx.get("mode") in (None, "move_and_fire")):
             act = self.fire_or_pass(obs, decision)
             if isinstance(act, Fire):
                 return act
         end = Special(a, "end_move", {"status": None})
-        return end if obs.is_legal(end) else decision.default
+        if obs.is_legal(end):
+            return end
+        p = Pass(a)
+        return p if obs.is_legal(p) else decision.default
 
     on_move = on_move_step
+
+    def wants_move(self, obs: Any) -> bool:
+        """Whether to look at the moves at all in a move decision (saves the movement search when not)."""
+        return True
+
+    def wants_ram(self, obs: Any) -> bool:
+        """Whether to ram when a ram is legal in a move (only ``rush`` does by default)."""
+        return False
+
+    # --- helpers for doctrines ------------------------------------------------------------------------------------
+    @staticmethod
+    def known_enemy_hexes(obs: Any) -> tuple:
+        """Hexes of the visible enemies, else their last-known hexes, sorted."""
+        vis = tuple(sorted({e.hex for e in obs.enemies()}))
+        return vis or tuple(sorted(set(obs.last_known().values())))
+
+    @staticmethod
+    def nearest(obs: Any, frm: Any, hexes: Iterable) -> Any:
+        """The hex of ``hexes`` nearest to ``frm`` (ties: lowest), or ``None``."""
+        return min(hexes, key=lambda h: (obs.distance(frm, h), h), default=None)
+
+    def one_per_hex(self, obs: Any, states: Mapping[Any, tuple[int, Any]], face: Any = None) -> dict:
+        """One state per hex of ``states`` (``{hex: state}``, sorted by hex): the one facing ``face`` (a hex, default
+        the nearest known enemy) most directly, then the cheapest."""
+        enemies = self.known_enemy_hexes(obs)
+        aims: dict = {}
+        out: dict = {}
+        for st, (cost, _p) in states.items():
+            h = obs.hex_of(st)
+            f = obs.facing_of(st)
+            if h not in aims:
+                aim = face if face is not None else self.nearest(obs, h, enemies)
+                aims[h] = (aim, None if aim is None or aim == h else obs.facing_towards(h, aim))
+            aim, best_f = aims[h]
+            good = 0 if best_f is None or f == best_f else (1 if obs.in_arc(h, aim, f) else 2)
+            k = (good, cost, repr(st))
+            if h not in out or k < out[h][0]:
+                out[h] = (k, st)
+        return {h: st for h, (_k, st) in sorted(out.items())}
+
+    def path_threat(self, obs: Any, path: Any) -> Fraction:
+        """Threat summed over the hexes entered along ``path`` before its end (with the facing held there)."""
+        total = Fraction(0)
+        prev = None
+        for p in tuple(path)[:-1]:
+            h = obs.hex_of(p)
+            if h != prev and prev is not None:
+                total += obs.threat(h, obs.facing_of(p))
+            prev = h
+        return total
+
+    def capped(self, states: Iterable, key: Callable[[Any], Any]) -> list:
+        """The ``candidates`` best states by the cheap ``key`` (ascending)."""
+        return sorted(states, key=key)[: self.candidates]
+
+    def spread(self, states: Iterable, key: Callable[[Any], Any]) -> list:
+        """At most ``candidates`` states spread evenly over the ``key`` order (the first and the last included), so
+        a bounded sample still covers near and far moves."""
+        ranked = sorted(states, key=key)
+        n, k = len(ranked), self.candidates
+        if n <= k:
+            return ranked
+        if k == 1:
+            return ranked[:1]
+        return [ranked[round(i * (n - 1) / (k - 1))] for i in range(k)]
+
+    def approach(self, obs: Any, states: Mapping[Any, tuple[int, Any]], goals: tuple, stop_at: int = 1,
+                 threat_weight: float = 1.0) -> Any:
+        """The state that gets nearest (in steps over passable terrain) to ``goals``, stopping ``stop_at`` short;
+        among the equally near (at most ``candidates``) the one facing the goal, then of least threat along the
+        path (``threat_weight`` x threat at the end + the threat of the hexes passed), then the cheapest.
+        ``None`` if no state gets nearer than here."""
+        if not goals or not states:
+            return None
+        field = obs.distance_field(goals)
+        me = obs.me
+        here = field.get(me.hex, BIG)
+        if here <= stop_at:
+            return None
+
+        def closeness(st: Any) -> int:
+            return max(field.get(obs.hex_of(st), BIG), stop_at)
+
+        per_hex = self.one_per_hex(obs, states)
+        ranked = sorted(per_hex.values(), key=lambda s: (closeness(s), states[s][0], repr(s)))
+        if not ranked:
+            return None
+        best_d = closeness(ranked[0])
+        if best_d >= here:
+            return None
+        tied = [s for s in ranked if closeness(s) == best_d][: self.candidates]
+        visible = bool(obs.visible_ids())
+
+        def key(s: Any) -> tuple:
+            h, f = obs.hex_of(s), obs.facing_of(s)
+            goal = self.nearest(obs, h, goals)
+            risk = Fraction(0)
+            if visible and threat_weight:
+                risk = threat_weight * obs.threat(h, f) + self.path_threat(obs, states[s][1]) / 2
+            return (0 if obs.in_arc(h, goal, f) else 1, risk, states[s][0], repr(s))
+
+        return min(tied, key=key)

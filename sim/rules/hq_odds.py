@@ -17,11 +17,11 @@ Units: ranges in metres, DT / OST / Dur / Size / Firepower in HQ points, dice ar
 """
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from math import comb
-from typing import Iterable, Mapping
 
 from sim.dice import DiceSource
 
@@ -450,7 +450,12 @@ def roll_attack(key: ShotKey, dice: DiceSource) -> AttackRoll:
     """Roll one attack in the dice order of §7.4: the shared To Hit d10; then per weapon (stat-block order) and
     per shot its own To Hit d10 (not for a shot on the shared roll) and its damage dice if it hit and is damaging;
     last the overkill 2d10 when due (§9: target DT was 0 and the attack deals damage; once per attack, or once per
-    damaging shot with ``overkill_roll = per_damaging_hit``)."""
+    damaging shot with ``overkill_roll = per_damaging_hit``).
+
+    DECISIONS: with ``burst_first_shot = own_roll`` the shared d10 is still rolled first (it is the attack's roll
+    and decides every burst-1 weapon) while each shot of a burst weapon rolls its own d10; with
+    ``per_damaging_hit`` all overkill pairs are rolled at the end, even after one of them destroyed the core.
+    Structures (``auto_hit``) roll no To Hit die at all (§14)."""
     if key.auto_hit:
         natural = total = None
         shared_hit = True

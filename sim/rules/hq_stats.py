@@ -9,9 +9,10 @@ The catalog is read from ``sim/rules/data/hummel_quest_vehicles.yaml`` (next to 
 from __future__ import annotations
 
 import warnings
+from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
@@ -37,7 +38,7 @@ class DamageDice(_Strict):
     keep: int = Field(ge=1)
 
     @model_validator(mode="after")
-    def _keep_le_dice(self) -> "DamageDice":
+    def _keep_le_dice(self) -> DamageDice:
         if self.keep > self.dice:
             raise ValueError(f"keep {self.keep} > dice {self.dice}")
         return self
@@ -115,7 +116,7 @@ class Vehicle(_Strict):
     weapons: tuple[Weapon, ...]
 
     @model_validator(mode="after")
-    def _weapon_budget(self) -> "Vehicle":
+    def _weapon_budget(self) -> Vehicle:
         total = sum(w.size for w in self.weapons)
         if total > self.size:
             raise ValueError(f"weapon sizes add up to {total}, over the tank's Size {self.size}")
@@ -235,6 +236,9 @@ class HQOptions(RulesOptions):
     structures_located: Literal[True] = True
     panicked_counts_as_out: bool = False
     max_rounds: int = Field(50, ge=1)
+    #: Scenario set-up (§3: "it may name an ambushing side"): index (0, 1) of the ambushing side, or None.
+    #: DECISION: named here, among the rule-set options, because the engine's scenario schema has no such field.
+    ambushing_side: int | None = Field(None, ge=0, le=1)
 
 
 #: The default options (shared, frozen).

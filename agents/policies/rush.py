@@ -1,0 +1,96 @@
+"""``rush``: charges.  Rams where the rule set allows ramming, otherwise closes to point blank and fires.
+
+Each activation it rams the nearest enemy if the rule set has ramming and a ``Ram`` is legal now (or picks the rule
+set's ``ram`` mode); otherwise, with an enemy within ``point_blank`` hexes and a shot, it fires; otherwise it
+charges the nearest known enemy with every movement point (no reserve kept, no threat considered) and fires after
+the move if the rule set still allows a shot.  Where the rule set has ramming and tells the ram distances in the
+decision's context (``half_speed`` .. ``speed_hexes``, as ``hummel_quest`` does) it charges to a hex in that window
+instead of point blank, so it can ram at its next activation.
+
+Parameters: ``point_blank`` (range in hexes at which it stops and fires, default 1), ``min_odds`` (default 0),
+``candidates`` (default 8).
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from agents.actions import Activate
+from agents.policies.base import Doctrine
+
+
+class Rush(Doctrine):
+    """Charge; ram where possible (see the module docstring)."""
+
+    name = "rush"
+    defaults = {"point_blank": 1, "min_odds": 0.0, "candidates": 8}
+    bounds = {**Doctrine.bounds, "point_blank": (0, 1000)}
+
+    def goals(self, obs: Any) -> tuple:
+        return self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))
+
+    def enemy_distance(self, obs: Any) -> int:
+        me = obs.me
+        hexes = self.known_enemy_hexes(obs)
+        return min((obs.distance(me.hex, h) for h in hexes), default=10 ** 6)
+
+    def intent(self, obs: Any) -> tuple[str, float]:
+        if obs.has_ramming and ("ram" in obs.modes() or self.ram_action(obs, obs.decision, (obs.actor,))):
+            return "ram", 3.0
+        d = self.enemy_distance(obs)
+        bt = self.best_shot(obs)
+        if bt is not None and d <= self.point_blank:
+            return "fire", 2.0 + float(bt[1].p_kill)
+        if self.goals(obs):
+            return "charge", 1.0 / (1 + d)
+        return "hold", 0.0
+
+    def on_activate(self, obs: Any, decision: Any) -> Any:
+        act = self.ram_action(obs, decision)
+        if act is not None:
+            return act
+        for a in decision.actors:
+            if "ram" in obs.modes(a) and self.ram_target(obs.for_actor(a)) is not None:
+                return Activate(a, "ram")
+        return super().on_activate(obs, decision)
+
+    def ram_target(self, obs: Any) -> int | None:
+        me = obs.me
+        es = obs.enemies()
+        return min(es, key=lambda e: (obs.distance(me.hex, e.hex), e.tank_id)).tank_id if es else None
+
+    def on_fire(self, obs: Any, decision: Any) -> Any:
+        act = self.ram_action(obs, decision)
+        return act if act is not None else super().on_fire(obs, decision)
+
+    on_attack = on_fire
+
+    def wants_ram(self, obs: Any) -> bool:
+        return True
+
+    def wants_fire_after_move(self, obs: Any) -> bool:
+        return False
+
+    @staticmethod
+    def ram_window(obs: Any) -> tuple[int, int] | None:
+        """Distances from which a ram will be possible, where the rule set has ramming and says so in the
+        decision's context (``half_speed`` .. ``speed_hexes``); else ``None``."""
+        lo, hi = obs.context.get("half_speed"), obs.context.get("speed_hexes")
+        if not obs.has_ramming or not isinstance(lo, int) or not isinstance(hi, int) or hi < max(lo, 1):
+            return None
+        return max(lo, 1), hi
+
+    def choose_destination(self, obs: Any, states: Any) -> Any:
+        window = self.ram_window(obs)
+        enemies = self.known_enemy_hexes(obs)
+        if window is not None and enemies:
+            me = obs.me
+            target = self.nearest(obs, me.hex, enemies)
+            lo, hi = window
+            if lo <= obs.distance(me.hex, target) <= hi:
+                return None
+            ring = tuple(h for h in obs.distance_field((target,))
+                         if lo <= obs.distance(h, target) <= hi and obs.passable(h))
+            dest = self.approach(obs, states, ring, 0, threat_weight=0.0)
+            if dest is not None:
+                return dest
+        return self.approach(obs, states, self.goals(obs), self.point_blank, threat_weight=0.0)

@@ -1,0 +1,860 @@
+"""Batch runs: an experiment's battles on a process pool or a Dask cluster, through one ``concurrent.futures`` path.
+
+Flow (DESIGN.md "batch")::
+
+    Experiment ─runs()─► Run(key, point, rep, seed) ─chunks sized by expected seconds─► executor.submit(run_chunk)
+        worker: cached scenario per (base key, params) ─► run_battle under a watchdog ─► plain rows
+    driver (the only writer): parts ─► DIR/runs/part-NNNNNN.parquet (+ events/, series/) ─► DIR/manifest.json
+
+* **Executors**: :func:`open_executor` gives a ``ProcessPoolExecutor`` (``forkserver``, N = cores by default) or a
+  Dask ``Client.get_executor()`` (``scheduler="tcp://host:8786"`` or ``dask_local=N``: a LocalCluster of N
+  single-threaded worker processes).  Dask is the optional extra ``tanksim[dask]``.
+* **Identity**: a run's key and seed come from its resolved parameters and replication (:mod:`sim.experiment`),
+  never its index, so results are identical on any worker count or executor, and stored runs are reused.
+* **Resume**: runs already in ``DIR`` are skipped; a different experiment in ``DIR`` is refused
+  (:class:`BatchRefused`) unless ``new=True``, which keeps the stored runs that the new design still contains.
+* **Failures**: a battle that raises becomes a ``failed`` row with its error, one past the watchdog a ``timeout``
+  row; neither stops the batch.  A worker process that dies is replaced, and its chunk re-run battle by battle.
+* **Crash injection** (tests): ``TANKSIM_CRASH_AFTER_PARTS=N`` makes the driver exit hard right after committing
+  its N-th part; ``TANKSIM_CRASH_BEFORE_RENAME=N`` between the temporary write and the rename of its N-th part.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import ctypes
+import functools
+import json
+import math
+import multiprocessing
+import os
+import platform
+import signal
+import socket
+import sys
+import threading
+import time
+import warnings
+from collections import deque
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from sim import store
+from sim.experiment import (
+    SETUP,
+    Experiment,
+    Run,
+    _canon,
+    experiment_from_mapping,
+    load_experiment,
+    place_tanks,
+    placement_candidates,
+    run_identity,
+)
+from sim.scenario import ScenarioError, apply_overrides, validate
+
+MANIFEST = "manifest.json"
+#: Largest number of battles in one chunk.
+MAX_CHUNK = 256
+#: Exit code of an injected crash.
+CRASH_EXIT = 86
+#: The outcome columns a re-run must reproduce.
+OUTCOME_COLUMNS = ("status", "winner", "winner_index", "reason", "turns", "decisions", "shots", "hits", "kills",
+                   "faults", "side1_lost", "side1_alive", "side2_lost", "side2_alive", "scenario_hash")
+_KNOWN = {name for name, _ in store.RUN_FIELDS}
+
+
+class BatchRefused(ValueError):
+    """The results folder holds another experiment (the message says how to proceed)."""
+
+
+class BattleTimeout(BaseException):
+    """Raised inside a battle that exceeds the watchdog (a BaseException, so a policy's ``except Exception``
+    cannot swallow it)."""
+
+
+# --- worker side -----------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BaseContext:
+    """What every task of an experiment shares: the base scenario (raw mapping + source name), its ``key`` and
+    the deployment zones (side index -> hexes).  Sent with each chunk (a few kB); workers keep it by key."""
+
+    key: str
+    data: dict[str, Any]
+    src: str
+    zones: dict[int, list[tuple[int, int]]]
+
+
+@dataclass(frozen=True)
+class Task:
+    """One battle to play: ``run_key``, ``point_key``, ``rep``, ``seed`` and ``params`` (canonical JSON of the
+    dotted-path overrides plus ``setup``)."""
+
+    run_key: str
+    point_key: str
+    rep: int
+    seed: int
+    params: str
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A group of tasks sent to one worker in one call."""
+
+    ctx: BaseContext
+    tasks: tuple[Task, ...]
+    events: bool = False
+    watchdog_s: float | None = None
+
+
+_CONTEXTS: dict[str, BaseContext] = {}
+
+
+@functools.lru_cache(maxsize=256)
+def _point(base_key: str, params: str) -> tuple[dict[str, Any], Any, dict[int, list[tuple[int, int]]] | None]:
+    """Worker cache, keyed by hashes: the point's scenario data, its validated Scenario and, when it places tanks
+    at random, the candidate hexes per zoned side.  Raises ``ScenarioError`` for an invalid point."""
+    ctx = _CONTEXTS[base_key]
+    p = json.loads(params)
+    setup = p.pop(SETUP, "fixed")
+    src = f"{ctx.src} (point)"
+    data = apply_overrides(ctx.data, p, src)
+    spec = validate(data, src)
+    cands = placement_candidates(spec, ctx.zones) if setup == "random" else None
+    return data, spec, cands
+
+
+def _worker_id() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: float | None = None,
+         keep_model: list | None = None) -> dict[str, Any]:
+    """Play one task in this process; never raises for a battle's own failure.
+
+    Returns ``{"row": run row (see :data:`sim.store.RUN_FIELDS`), "events": [...], "series": [...]}`` (event and
+    series rows carry ``run_key``; empty unless ``events``).  A raise anywhere (bad point, policy that fails to
+    load, engine error) gives ``status="failed"`` and ``error``; exceeding ``watchdog_s`` gives ``"timeout"``.
+    ``keep_model`` receives the finished BattleModel (re-runs draw it)."""
+    from sim.runner import run_battle
+
+    _CONTEXTS.setdefault(ctx.key, ctx)
+    base = {"run_key": task.run_key, "point_key": task.point_key, "base_key": ctx.key, "rep": task.rep,
+            "seed": task.seed, "params": task.params, "worker": _worker_id()}
+    t0 = time.perf_counter()
+    try:
+        with watchdog(watchdog_s):
+            data, spec, cands = _point(ctx.key, task.params)
+            placement = None
+            if cands is not None:
+                placed = place_tanks(data, cands, task.seed)
+                spec = validate(placed, spec.source)
+                placement = _canon({str(si): [t["hex"] for t in placed["sides"][si]["tanks"]] for si in cands})
+            res = run_battle(spec, task.seed, record_events=events, model_out=keep_model)
+    except BattleTimeout:
+        return {"row": {**base, "status": "timeout", "wall_s": time.perf_counter() - t0,
+                        "error": f"exceeded the watchdog of {watchdog_s:g} s"}, "events": [], "series": []}
+    except Exception as exc:  # noqa: BLE001 - a battle's failure is a row, never the batch's
+        msg = str(exc.errors[0] if isinstance(exc, ScenarioError) and len(exc.errors) == 1 else exc)
+        return {"row": {**base, "status": "failed", "wall_s": time.perf_counter() - t0,
+                        "error": f"{type(exc).__name__}: {msg}"[:2000]}, "events": [], "series": []}
+    row = dict(res.row)
+    extra = {k: row.pop(k) for k in list(row) if k not in _KNOWN}
+    row.update(base, status="ok", error=None, placement=placement, extra=_canon(extra) if extra else None,
+               wall_s=time.perf_counter() - t0)
+    return {"row": row,
+            "events": [{"run_key": task.run_key, **e} for e in res.events] if events else [],
+            "series": [{"run_key": task.run_key, **s} for s in res.series] if events else []}
+
+
+def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
+    """The worker entry point: play every task of ``chunk`` in order (see :func:`play`)."""
+    return [play(chunk.ctx, t, events=chunk.events, watchdog_s=chunk.watchdog_s) for t in chunk.tasks]
+
+
+@contextmanager
+def watchdog(limit_s: float | None) -> Iterator[None]:
+    """Raise :class:`BattleTimeout` in the calling thread if the block runs longer than ``limit_s`` seconds
+    (``None`` or 0: no limit).  A block that finishes before the exception lands is left alone.
+
+    A timer thread delivers the exception asynchronously (``PyThreadState_SetAsyncExc``), which works in a process
+    pool's main thread and in a Dask worker's thread alike; it interrupts Python code, not a blocking C call."""
+    if not limit_s:
+        yield
+        return
+    tid = threading.get_ident()
+    lock = threading.Lock()
+    state = {"done": False, "fired": False, "delivered": False}
+
+    class Expired(BattleTimeout):
+        def __init__(self, *args: Any) -> None:
+            state["delivered"] = True
+            super().__init__(f"exceeded the watchdog of {limit_s:g} s")
+
+    def fire() -> None:
+        with lock:
+            if not state["done"]:
+                state["fired"] = True
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(Expired))
+
+    timer = threading.Timer(limit_s, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            state["done"] = True
+        timer.cancel()
+        if state["fired"] and not state["delivered"]:  # the block finished first: drop the pending exception
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None)
+
+
+def _init_worker(driver_alive: Any) -> None:
+    """Process-pool worker set-up: ignore Ctrl-C (the driver handles it) and exit when the driver is gone.
+
+    ``driver_alive`` is the read end of a pipe whose only write end the driver holds: it reaches end-of-file the
+    moment the driver exits, even by a hard crash or ``kill -9`` (a zombie driver still counts as gone), so no
+    worker is left behind."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+    def watch() -> None:
+        try:
+            driver_alive.recv()
+        except (EOFError, OSError):
+            pass
+        os._exit(0)
+
+    threading.Thread(target=watch, name="tanksim-driver-watch", daemon=True).start()
+
+
+# --- executors -------------------------------------------------------------------------------------------------------
+
+@dataclass
+class Pool:
+    """An open executor: ``executor`` (a ``concurrent.futures.Executor``), ``workers`` (parallel slots), ``kind``
+    (``process`` / ``dask``), ``address`` (Dask scheduler) and ``restart()`` for a broken process pool."""
+
+    executor: cf.Executor
+    workers: int
+    kind: str
+    address: str = ""
+    restart: Callable[[], None] = lambda: None
+    close: Callable[[], None] = lambda: None
+
+
+def default_workers() -> int:
+    """Usable cores (the scheduler affinity where available)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def _process_pool(n: int) -> cf.ProcessPoolExecutor:
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    ctx = multiprocessing.get_context(method)
+    if method == "forkserver":
+        ctx.set_forkserver_preload(["sim.batch", "sim.runner"])
+    reader, writer = ctx.Pipe(duplex=False)
+    ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker, initargs=(reader,))
+    ex._tanksim_driver_alive = (reader, writer)  # type: ignore[attr-defined] # held for the pool's lifetime
+    return ex
+
+
+def _release(ex: cf.Executor) -> None:
+    for conn in getattr(ex, "_tanksim_driver_alive", ()):
+        conn.close()
+
+
+def _terminate(ex: cf.Executor) -> None:
+    ex.shutdown(wait=False, cancel_futures=True)
+    kill = getattr(ex, "terminate_workers", None)
+    if kill is not None:  # Python >= 3.14
+        kill()
+    else:
+        for p in list((getattr(ex, "_processes", None) or {}).values()):
+            if p.is_alive():
+                p.terminate()
+    _release(ex)
+
+
+@contextmanager
+def open_executor(workers: int | None = None, scheduler: str | None = None, dask_local: int | None = None
+                  ) -> Iterator[Pool]:
+    """Open the executor every batch (and tournament) goes through.
+
+    ``scheduler``: a Dask scheduler address (``tcp://host:8786``); ``dask_local``: start a LocalCluster of that
+    many worker processes with one thread each; otherwise a process pool of ``workers`` (default: cores) with the
+    ``forkserver`` start method.  Raises ``ValueError`` for both Dask options at once, ``ImportError`` with the
+    install hint if Dask is missing."""
+    if scheduler and dask_local:
+        raise ValueError("give --scheduler or --dask-local, not both")
+    if scheduler or dask_local:
+        try:
+            from distributed import Client, LocalCluster
+        except ImportError:
+            raise ImportError("Dask executors need the optional extra: pip install 'tanksim[dask]'") from None
+        cluster = None
+        if dask_local:
+            if dask_local < 1:
+                raise ValueError(f"--dask-local {dask_local}: expected at least 1 worker")
+            cluster = LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
+                                   dashboard_address=None)
+            client = Client(cluster)
+        else:
+            client = Client(scheduler, timeout="20s")
+        try:
+            n = max(1, sum(client.nthreads().values()))
+            pool = Pool(client.get_executor(pure=False), n, "dask", str(client.scheduler.address))
+            yield pool
+        finally:
+            client.close()
+            if cluster is not None:
+                cluster.close()
+        return
+    n = workers or default_workers()
+    if n < 1:
+        raise ValueError(f"--workers {n}: expected at least 1")
+    holder = {"ex": _process_pool(n)}
+    pool = Pool(holder["ex"], n, "process")
+
+    def restart() -> None:
+        _terminate(holder["ex"])
+        holder["ex"] = pool.executor = _process_pool(n)
+
+    pool.restart = restart
+    pool.close = lambda: _terminate(holder["ex"])
+    try:
+        yield pool
+    finally:
+        holder["ex"].shutdown(wait=True, cancel_futures=True)
+        _release(holder["ex"])
+
+
+# --- the results folder ----------------------------------------------------------------------------------------------
+
+def versions() -> dict[str, str]:
+    """Versions that decide results: tanksim, Python, numpy, and the libraries around them."""
+    from importlib import metadata
+
+    out = {"python": platform.python_version()}
+    for pkg in ("tanksim", "numpy", "mesa", "pandas", "pyarrow", "scipy", "networkx"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            out[pkg] = "not installed"
+    return out
+
+
+def rule_data_hash() -> str:
+    """SHA-256 (16 hex digits) of the packaged rule data files (``sim/rules/data``), in name order."""
+    import hashlib
+    from importlib import resources
+
+    h = hashlib.sha256()
+    for f in sorted(resources.files("sim.rules.data").iterdir(), key=lambda x: x.name):
+        if f.name.endswith((".yaml", ".yml", ".json", ".csv")):
+            h.update(f.name.encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def code_hash() -> str:
+    """SHA-256 (16 hex digits) of the engine's source (every ``.py`` file of the ``sim`` and ``agents`` packages):
+    results stored under another hash may not be reproducible by this code."""
+    import hashlib
+
+    import agents
+    import sim
+
+    h = hashlib.sha256()
+    for pkg in (sim, agents):
+        root = Path(pkg.__file__).parent
+        for f in sorted(root.rglob("*.py")):
+            h.update(str(f.relative_to(root.parent)).encode())
+            h.update(f.read_bytes())
+    return h.hexdigest()[:16]
+
+
+def read_manifest(out_dir: str | Path) -> dict[str, Any]:
+    """The manifest of a results folder; raises ``FileNotFoundError`` naming the folder if there is none."""
+    p = Path(out_dir) / MANIFEST
+    if not p.is_file():
+        raise FileNotFoundError(f"{out_dir}: not a batch results folder (no {MANIFEST})")
+    return json.loads(p.read_text(encoding="utf-8"))
+
+
+def _write_manifest(out_dir: Path, manifest: Mapping[str, Any]) -> None:
+    tmp = out_dir / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False, default=str), encoding="utf-8")
+    os.replace(tmp, out_dir / MANIFEST)
+
+
+def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    a, b = old.get("experiment", {}), new.get("experiment", {})
+    out = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k) and k not in ("name", "description")]
+    if old.get("base_key") != new.get("base_key") and "scenario" not in out:
+        out.append("scenario contents")
+    return out
+
+
+def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> dict[str, Any]:
+    """Create or reopen a results folder for ``exp``: clean partial writes, check the stored experiment, write
+    the manifest.  Raises :class:`BatchRefused` if the folder holds a different experiment and ``new`` is false."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    store.clean_partial(out)
+    desc = exp.describe()
+    ident = exp.identity()
+    now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    old = None
+    if (out / MANIFEST).is_file():
+        old = read_manifest(out)
+        if old.get("experiment_hash") != ident and not new:
+            changed = _changed_fields(old["design"], desc)
+            raise BatchRefused(
+                f"{out}: holds results of a different experiment ({old['design'].get('source')}, hash "
+                f"{old.get('experiment_hash')}); {exp.source} hashes to {ident}"
+                + (f" (changed: {', '.join(changed)})" if changed else "")
+                + ". Re-run with --new to switch this folder to the new experiment (stored runs that the new "
+                  "design still contains are kept and reused), or choose another --out folder.")
+    bases = dict((old or {}).get("bases", {}))
+    bases[exp.base_key] = {"src": exp.base_src, "data": exp.base_data,
+                           "zones": {str(k): [list(h) for h in v] for k, v in exp.zones.items()}}
+    history = list((old or {}).get("history", []))
+    if old is not None and old.get("experiment_hash") != ident:
+        history.append({"replaced_experiment_hash": old.get("experiment_hash"), "at": now})
+    manifest = {
+        "format": 1, "experiment_hash": ident, "created": (old or {}).get("created", now), "updated": now,
+        "design": desc, "versions": versions(), "rule_data_hash": rule_data_hash(), "code_hash": code_hash(),
+        "bases": bases,
+        "factor_types": {f.name: str(_factor_type(exp, f.name)) for f in exp.factors},
+        "history": history, "status": "running", "warnings": [],
+    }
+    if old is not None and store.part_paths(out, "runs"):
+        for key in ("versions", "rule_data_hash", "code_hash"):
+            if old.get(key) != manifest[key]:
+                manifest["warnings"].append(f"{out}: {key.replace('_', ' ')} changed since the stored runs were "
+                                            f"played (was {old.get(key)}, now {manifest[key]}); stored and new "
+                                            f"runs may not be comparable (start a new folder to be sure)")
+    _write_manifest(out, manifest)
+    return manifest
+
+
+def _factor_type(exp: Experiment, name: str) -> Any:
+    fac = next(f for f in exp.factors if f.name == name)
+    vals = [p.values[name] for p in exp.points]
+    if fac.is_range:
+        import pyarrow as pa
+        return pa.int64() if fac.integer else pa.float64()
+    return store.value_type(vals)
+
+
+def _factor_value(v: Any, typ: Any) -> Any:
+    import pyarrow as pa
+    if typ == pa.string() and not isinstance(v, str):
+        return _canon(v)
+    return v
+
+
+def design_runs(manifest: Mapping[str, Any]) -> pd.DataFrame:
+    """The runs of the folder's current design, from its manifest: ``run_key, point_key, point, rep, seed``."""
+    d = manifest["design"]
+    exp = d["experiment"]
+    rows = []
+    for rep in range(d["replications"]):
+        for p in d["points"]:
+            r = run_identity(p["key"], rep, d["seed"], exp.get("common_random_numbers", False))
+            rows.append({"run_key": r.key, "point_key": p["key"], "point": p["index"], "rep": rep, "seed": r.seed})
+    return pd.DataFrame(rows)
+
+
+def load_runs(out_dir: str | Path, current: bool = True) -> pd.DataFrame:
+    """The stored runs of a results folder, one row per run key, sorted by design point then replication.
+
+    ``current``: only the runs of the folder's current design (after ``--new`` the folder may also hold runs of
+    an earlier design), with a ``point`` index column.  Raises ``FileNotFoundError`` for a folder without a
+    manifest."""
+    manifest = read_manifest(out_dir)
+    df = store.read_parts(out_dir, "runs").drop_duplicates("run_key", keep="first")
+    if not current:
+        return df.reset_index(drop=True)
+    design = design_runs(manifest)[["run_key", "point"]]
+    df = df.merge(design, on="run_key", how="inner")
+    return df.sort_values(["point", "rep"], kind="stable").reset_index(drop=True)
+
+
+def comparable(df: pd.DataFrame) -> pd.DataFrame:
+    """A result table without worker ids and wall times, sorted by run key: equal for equal experiments whatever
+    the worker count or executor."""
+    cols = [c for c in df.columns if c not in store.VOLATILE_COLUMNS]
+    return df[cols].sort_values("run_key").reset_index(drop=True)
+
+
+# --- the driver ------------------------------------------------------------------------------------------------------
+
+@dataclass
+class BatchSummary:
+    """What one ``execute`` call did: runs in the design, already stored, played now, failed (incl. timeouts),
+    parts written, wall seconds, executor kind and workers, whether it was interrupted, the worker ids seen and
+    warnings (e.g. the engine changed since the stored runs were played)."""
+
+    out: Path
+    total: int
+    stored_before: int
+    played: int = 0
+    failed: int = 0
+    parts: int = 0
+    wall_s: float = 0.0
+    executor: str = ""
+    workers: int = 0
+    interrupted: bool = False
+    worker_ids: set[str] = field(default_factory=set)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def rate(self) -> float:
+        """Battles per second played by this call."""
+        return self.played / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def _env_int(name: str) -> int:
+    v = os.environ.get(name, "").strip()
+    return int(v) if v.isdigit() else 0
+
+
+class _Writer:
+    """Driver-side part writer (the only writer), with the crash-injection hooks."""
+
+    def __init__(self, out: Path, exp: Experiment):
+        self.out = out
+        self.seq = store.next_part_number(out)
+        self.written = 0
+        self.types = {f.name: _factor_type(exp, f.name) for f in exp.factors}
+        self.schema = store.run_schema(self.types)
+        self.values = {p.key: p.values for p in exp.points}
+        self.crash_after = _env_int("TANKSIM_CRASH_AFTER_PARTS")
+        self.crash_before_rename = _env_int("TANKSIM_CRASH_BEFORE_RENAME")
+
+    def write(self, results: list[dict[str, Any]]) -> None:
+        rows, events, series = [], [], []
+        for r in results:
+            row = dict(r["row"])
+            for name, v in self.values.get(row["point_key"], {}).items():
+                row[name] = _factor_value(v, self.types[name])
+            rows.append(row)
+            events += r["events"]
+            series += r["series"]
+        n = self.written + 1
+        hook = (lambda: os._exit(CRASH_EXIT)) if self.crash_before_rename == n else None
+        store.write_run_part(self.out, self.seq, rows, self.schema, events=events, series=series,
+                             before_commit=hook)
+        self.seq += 1
+        self.written = n
+        if self.crash_after == n:
+            os._exit(CRASH_EXIT)
+
+
+def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None, scheduler: str | None = None,
+            dask_local: int | None = None, new: bool = False, events: bool = False,
+            watchdog_s: float | None = None, chunk_s: float | None = None, progress: bool = True,
+            pool: Pool | None = None) -> BatchSummary:
+    """Play every run of ``exp`` not yet stored in ``out_dir`` and store it there.
+
+    ``workers`` / ``scheduler`` / ``dask_local``: see :func:`open_executor` (or pass an open ``pool`` to reuse
+    it; it is left open); ``new``: accept a changed
+    experiment; ``events``: also store event logs and per-turn series; ``watchdog_s`` / ``chunk_s`` override the
+    experiment's.  Ctrl-C (or SIGTERM in the CLI) stops cleanly: finished chunks are stored, the summary says
+    ``interrupted``.  Raises :class:`BatchRefused`, ``ValueError`` for bad executor options."""
+    out = Path(out_dir)
+    manifest = prepare_folder(exp, out, new)
+    stored = store.stored_run_keys(out)
+    runs = [r for r in exp.runs() if r.key not in stored]
+    summary = BatchSummary(out, exp.n_runs, exp.n_runs - len(runs), warnings=list(manifest["warnings"]))
+    for w in summary.warnings:
+        warnings.warn(w, stacklevel=2)
+    if runs:
+        _drive(exp, out, runs, summary, workers=workers, scheduler=scheduler, dask_local=dask_local,
+               events=events, watchdog_s=watchdog_s or exp.spec.watchdog_s, chunk_s=chunk_s or exp.spec.chunk_s,
+               progress=progress, pool=pool)
+    done = len(store.stored_run_keys(out) & {r.key for r in exp.runs()})
+    manifest["status"] = "complete" if done == exp.n_runs else ("interrupted" if summary.interrupted else "partial")
+    manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    manifest.setdefault("sessions", []).append({
+        "at": manifest["updated"], "executor": summary.executor, "workers": summary.workers,
+        "played": summary.played, "failed": summary.failed, "wall_s": round(summary.wall_s, 3),
+        "interrupted": summary.interrupted, "code_hash": manifest["code_hash"]})
+    _write_manifest(out, manifest)
+    return summary
+
+
+def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *, workers: int | None,
+           scheduler: str | None, dask_local: int | None, events: bool, watchdog_s: float, chunk_s: float,
+           progress: bool, pool: Pool | None = None) -> None:
+    from tqdm import tqdm
+
+    ctx = BaseContext(exp.base_key, exp.base_data, exp.base_src, {k: list(v) for k, v in exp.zones.items()})
+    params = {p.key: p.params_json for p in exp.points}
+    todo: deque[Task] = deque(Task(r.key, r.point, r.rep, r.seed, params[r.point]) for r in runs)
+    writer = _Writer(out, exp)
+    t0 = time.perf_counter()
+    bar = tqdm(total=exp.n_runs, initial=summary.stored_before, unit="run", desc=exp.spec.name, smoothing=0.05,
+               disable=not progress, dynamic_ncols=True)
+    spent = {"s": 0.0, "n": 0}
+    opened = _given(pool) if pool is not None else open_executor(workers, scheduler, dask_local)
+    with opened as pool:  # noqa: PLR1704 - the given pool, or a new one
+        summary.executor, summary.workers = pool.kind, pool.workers
+        inflight: dict[cf.Future, Chunk] = {}
+        submitted: dict[cf.Future, cf.Executor] = {}  # which executor each future went to
+        suspects: deque[Task] = deque()  # tasks of chunks whose worker died: replayed one at a time
+        solo: set[cf.Future] = set()
+
+        def next_chunk() -> Chunk:
+            if spent["n"] == 0:
+                size = 1  # calibrate on single battles first
+            else:
+                per = max(spent["s"] / spent["n"], 1e-3)
+                size = int(chunk_s / per)
+                size = min(size, MAX_CHUNK, math.ceil(len(todo) / (2 * pool.workers)))
+            size = max(1, size)
+            return Chunk(ctx, tuple(todo.popleft() for _ in range(min(size, len(todo)))), events, watchdog_s)
+
+        def submit(chunk: Chunk, alone: bool = False) -> None:
+            try:
+                fut = pool.executor.submit(run_chunk, chunk)
+            except cf.BrokenExecutor:
+                (suspects if alone else todo).extendleft(reversed(chunk.tasks))
+                pool.restart()
+                return
+            inflight[fut] = chunk
+            submitted[fut] = pool.executor
+            if alone:
+                solo.add(fut)
+
+        def take(fut: cf.Future, chunk: Chunk) -> None:
+            try:
+                results = fut.result()
+            except (cf.CancelledError, KeyboardInterrupt):
+                raise
+            except Exception as exc:  # noqa: BLE001 - the worker itself died (or the cluster lost it)
+                if isinstance(exc, cf.BrokenExecutor) and submitted.get(fut) is pool.executor:
+                    pool.restart()  # once per broken pool, not once per future it took down
+                if fut not in solo:  # any battle in flight may have killed it: replay each alone to know
+                    suspects.extend(chunk.tasks)
+                    return
+                t = chunk.tasks[0]
+                results = [{"row": {"run_key": t.run_key, "point_key": t.point_key, "base_key": ctx.key,
+                                    "rep": t.rep, "seed": t.seed, "params": t.params, "status": "failed",
+                                    "error": f"worker lost while playing this battle alone: "
+                                             f"{type(exc).__name__}: {exc}"[:2000]},
+                            "events": [], "series": []}]
+            finally:
+                submitted.pop(fut, None)
+                solo.discard(fut)
+            writer.write(results)
+            summary.parts += 1
+            for r in results:
+                row = r["row"]
+                summary.played += 1
+                if row["status"] != "ok":
+                    summary.failed += 1
+                if row.get("worker"):
+                    summary.worker_ids.add(row["worker"])
+                spent["s"] += row.get("wall_s") or 0.0
+                spent["n"] += 1
+            bar.update(len(results))
+            if summary.failed:
+                bar.set_postfix(failed=summary.failed, refresh=False)
+
+        try:
+            while todo or inflight or suspects:
+                if suspects:
+                    if not inflight:
+                        submit(Chunk(ctx, (suspects.popleft(),), events, watchdog_s), alone=True)
+                else:
+                    while todo and len(inflight) < 2 * pool.workers:
+                        submit(next_chunk())
+                if not inflight:
+                    continue
+                done, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
+                for fut in sorted(done, key=lambda f: inflight[f].tasks[0].run_key):
+                    take(fut, inflight.pop(fut))
+        except KeyboardInterrupt:
+            # stop: cancel what has not started, store what finishes (a second Ctrl-C abandons it)
+            summary.interrupted = True
+            todo.clear()
+            suspects.clear()
+            bar.set_description_str(f"{exp.spec.name} (interrupted: storing running battles)")
+            try:
+                for fut in list(inflight):
+                    fut.cancel()
+                for fut in cf.as_completed(list(inflight)):
+                    chunk = inflight.pop(fut)
+                    if not fut.cancelled() and fut.exception() is None:
+                        take(fut, chunk)
+            except KeyboardInterrupt:
+                pass
+            pool.close()
+        finally:
+            bar.close()
+            summary.wall_s = time.perf_counter() - t0
+
+
+@contextmanager
+def _given(pool: Pool) -> Iterator[Pool]:
+    yield pool
+
+
+# --- Python API --------------------------------------------------------------------------------------------------------
+
+@dataclass
+class BatchResult:
+    """What :func:`run_experiment` returns: ``runs`` (one row per battle, see :data:`sim.store.RUN_FIELDS` plus
+    factor columns and ``point``), ``points`` (per design point: battles, win rates with Wilson 95 % intervals,
+    turns, losses, loss-exchange ratio), ``effects`` (main effects per factor level), the folder and the
+    :class:`BatchSummary`."""
+
+    runs: pd.DataFrame
+    points: pd.DataFrame
+    effects: pd.DataFrame
+    out: Path
+    summary: BatchSummary
+
+
+def run_experiment(experiment: str | Path | Mapping[str, Any] | Experiment, out: str | Path | None = None, *,
+                   workers: int | None = None, scheduler: str | None = None, dask_local: int | None = None,
+                   new: bool = False, events: bool = False, watchdog_s: float | None = None,
+                   chunk_s: float | None = None, progress: bool = False, base_dir: str | Path = ".") -> BatchResult:
+    """Run an experiment (a file path, a mapping as in a file, or a loaded :class:`Experiment`) and return its
+    results as pandas DataFrames (for notebooks).
+
+    ``out``: the results folder (resumable, as with ``tanksim batch``); ``None`` uses a temporary folder that is
+    removed afterwards.  ``base_dir``: where a mapping's ``scenario`` path is looked up.  Other arguments as in
+    :func:`execute`.  Raises :class:`ScenarioError` for an invalid experiment, :class:`BatchRefused`."""
+    import tempfile
+
+    from sim import report
+
+    if isinstance(experiment, Experiment):
+        exp = experiment
+    elif isinstance(experiment, Mapping):
+        exp = experiment_from_mapping(experiment, "<experiment>", base_dir)
+    else:
+        exp = load_experiment(experiment)
+    tmp = tempfile.TemporaryDirectory(prefix="tanksim-batch-") if out is None else None
+    folder = Path(tmp.name if tmp else out)
+    try:
+        summary = execute(exp, folder, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
+                          events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress)
+        runs = load_runs(folder)
+        manifest = read_manifest(folder)
+        points = report.point_table(runs, manifest)
+        effects = report.main_effects(runs, manifest)
+    finally:
+        if tmp is not None:
+            tmp.cleanup()
+    return BatchResult(runs, points, effects, folder, summary)
+
+
+# --- one battle again --------------------------------------------------------------------------------------------------
+
+def find_run(out_dir: str | Path, battle_id: str) -> pd.Series:
+    """The stored row of ``battle_id`` (a run key, or an unambiguous prefix of at least 4 characters).  Raises
+    ``KeyError`` naming the folder and a few ids."""
+    runs = load_runs(out_dir, current=False)
+    bid = str(battle_id or "").strip()
+    hit = runs[runs["run_key"] == bid]
+    if hit.empty and len(bid) >= 4:
+        hit = runs[runs["run_key"].str.startswith(bid)]
+    if len(hit) != 1:
+        some = ", ".join(runs["run_key"].head(5))
+        why = "is ambiguous" if len(hit) > 1 else "is not stored there"
+        raise KeyError(f"{out_dir}: battle {bid!r} {why} ({len(runs)} battles, e.g. {some})")
+    return hit.iloc[0]
+
+
+def rerun_from(out_dir: str | Path, battle_id: str | None, plot: str | None = None, as_json: bool = False) -> int:
+    """``tanksim run --from DIR --battle ID``: play a stored battle again from its row (seed and resolved
+    parameters, on the base scenario recorded in the manifest), compare the outcome with the stored one, print
+    it (or JSON with ``reproduced``), and draw the final board to ``plot`` if given.  Exit code 0 when the result
+    is reproduced, 1 when it differs, 2 for a bad folder or id."""
+    from sim.render import picture_of, save_board, shots_of
+
+    try:
+        if not battle_id:
+            raise KeyError("give the battle to re-run with --battle ID (a run_key of the results)")
+        manifest = read_manifest(out_dir)
+        row = find_run(out_dir, battle_id)
+        base = manifest["bases"][row["base_key"]]
+    except (FileNotFoundError, KeyError) as exc:
+        print(f"tanksim run --from: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    ctx = BaseContext(row["base_key"], base["data"], base["src"],
+                      {int(k): [tuple(h) for h in v] for k, v in base["zones"].items()})
+    task = Task(row["run_key"], row["point_key"], int(row["rep"]), int(row["seed"]), row["params"])
+    models: list = []
+    new = play(ctx, task, events=False, watchdog_s=None, keep_model=models)["row"]
+    diffs = {}
+    for c in OUTCOME_COLUMNS:
+        a, b = row.get(c), new.get(c)
+        a = None if a is None or (not isinstance(a, str) and pd.isna(a)) else a
+        if (a is None) != (b is None) or (a is not None and a != b and str(a) != str(b)):
+            diffs[c] = {"stored": None if a is None else (a.item() if hasattr(a, "item") else a), "now": b}
+    if new["status"] != "ok" and row["status"] == new["status"]:
+        diffs.pop("scenario_hash", None)
+    ok = not diffs
+    if plot and models:
+        b = models[0].battle
+        verdict = ((new.get("winner") or "nobody") + " wins") if new.get("status") == "ok" else new.get("status")
+        title = f"{row['run_key']}: {verdict} (turn {new.get('turns')}), seed {row['seed']}"
+        save_board(picture_of(b, shots_of(b), title), plot)
+    if as_json:
+        print(json.dumps({"battle": row["run_key"], "reproduced": ok, "differences": diffs,
+                          "row": {k: v for k, v in new.items() if k not in store.VOLATILE_COLUMNS}},
+                         sort_keys=True, default=str))
+        return 0 if ok else 1
+    print(f"battle {row['run_key']} (point {row['point_key']}, replication {row['rep']}, seed {row['seed']})")
+    print(f"  parameters: {row['params']}")
+    if new["status"] != "ok":
+        print(f"  {new['status']}: {new.get('error')}")
+    else:
+        print(f"  result:  {new['winner'] + ' wins' if new['winner'] else 'draw'} - {new['reason']}")
+        print(f"  turns:   {new['turns']}; {new['side1_name']} lost {new['side1_lost']} of {new['side1_tanks']}, "
+              f"{new['side2_name']} lost {new['side2_lost']} of {new['side2_tanks']}")
+        print(f"  shots {new['shots']}, hits {new['hits']}, kills {new['kills']}")
+    if ok:
+        print("  reproduced: the stored result and this run agree")
+    else:
+        for c, d in diffs.items():
+            print(f"  DIFFERS {c}: stored {d['stored']!r}, now {d['now']!r}")
+    if plot:
+        print(f"  board picture: {plot}")
+    return 0 if ok else 1
+
+
+__all__ = [
+    "BatchRefused",
+    "BatchResult",
+    "BatchSummary",
+    "BattleTimeout",
+    "Chunk",
+    "Pool",
+    "Task",
+    "comparable",
+    "execute",
+    "find_run",
+    "load_runs",
+    "open_executor",
+    "play",
+    "read_manifest",
+    "rerun_from",
+    "run_chunk",
+    "run_experiment",
+    "watchdog",
+]

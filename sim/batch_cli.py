@@ -1,0 +1,92 @@
+"""``tanksim batch EXPERIMENT.yaml --out DIR [--workers N] [--scheduler ADDRESS | --dask-local N] [--new]
+[--events] [--watchdog S] [--chunk-seconds S] [--no-progress]``
+
+Plays every battle of an experiment file (see :mod:`sim.experiment`) that ``DIR`` does not hold yet, with a progress
+bar (runs done, runs/s, ETA), and stores them as Parquet parts (see :mod:`sim.batch`).  Run the same command again
+after an interruption to complete it.  Exit codes: 0 done (failed battles are rows, not errors), 2 bad input or a
+refused folder, 130 interrupted (Ctrl-C or SIGTERM; the stored runs are kept).
+"""
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import warnings
+from collections.abc import Sequence
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="tanksim batch", description="Run an experiment's battles in parallel and "
+                                 "store them (resumable).")
+    ap.add_argument("experiment", help="experiment YAML file")
+    ap.add_argument("--out", required=True, help="results folder (created; re-use it to resume)")
+    ap.add_argument("--workers", type=int, help="process-pool workers (default: the number of cores)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://host:8786)")
+    g.add_argument("--dask-local", type=int, metavar="N", help="run on a local Dask cluster of N worker processes")
+    ap.add_argument("--new", action="store_true",
+                    help="accept a changed experiment file for an existing folder (stored runs still in the "
+                         "design are reused)")
+    ap.add_argument("--events", action="store_true", help="also store every battle's event log and per-turn series")
+    ap.add_argument("--watchdog", type=float, metavar="S", help="seconds one battle may take (default: the file's)")
+    ap.add_argument("--chunk-seconds", type=float, metavar="S", help="target seconds of work per task")
+    ap.add_argument("--no-progress", action="store_true", help="no progress bar")
+    return ap
+
+
+def _sigterm(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``tanksim batch``; returns the exit code."""
+    from sim.batch import BatchRefused, execute
+    from sim.experiment import load_experiment
+    from sim.scenario import ScenarioError
+
+    args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        exp = load_experiment(args.experiment)
+    except ScenarioError as exc:
+        print("\n".join(exc.errors), file=sys.stderr)
+        return 2
+    except FileNotFoundError as exc:
+        print(f"tanksim batch: {exc}", file=sys.stderr)
+        return 2
+    where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
+             f"local Dask cluster of {args.dask_local} workers" if args.dask_local else
+             f"process pool of {args.workers or 'all'} workers")
+    print(f"{exp.spec.name}: {len(exp.points)} design points x {exp.spec.replications} replications = "
+          f"{exp.n_runs} battles of {exp.base_src}, on a {where}; results in {args.out}", file=sys.stderr)
+    old = signal.signal(signal.SIGTERM, _sigterm)
+    show = warnings.showwarning
+    warnings.showwarning = lambda message, *a, **k: print(f"tanksim batch: warning: {message}", file=sys.stderr)
+    try:
+        s = execute(exp, args.out, workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local,
+                    new=args.new, events=args.events, watchdog_s=args.watchdog, chunk_s=args.chunk_seconds,
+                    progress=not args.no_progress)
+    except BatchRefused as exc:
+        print(f"tanksim batch: {exc}", file=sys.stderr)
+        return 2
+    except (ValueError, ImportError, OSError) as exc:
+        print(f"tanksim batch: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:  # before the executor was up
+        print("tanksim batch: interrupted", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, old)
+        warnings.showwarning = show
+    stored = s.stored_before + s.played
+    if s.played == 0 and not s.interrupted:
+        print(f"all {s.total} battles already stored in {args.out}; nothing to do. "
+              f"See: tanksim report {args.out}")
+        return 0
+    print(f"{'interrupted' if s.interrupted else 'done'}: played {s.played} battles in {s.wall_s:.1f} s "
+          f"({s.rate:.2f}/s on {s.workers} {s.executor} workers), {s.failed} failed; stored {stored} of {s.total}"
+          + (f" ({s.stored_before} from earlier runs)" if s.stored_before else ""))
+    if s.interrupted:
+        print(f"run the same command again to complete the remaining {s.total - stored} battles", file=sys.stderr)
+        return 130
+    print(f"see: tanksim report {args.out}")
+    return 0

@@ -1,0 +1,501 @@
+"""Isolated entrants: each runs in its own subprocess and sees only its side's observations.
+
+:class:`RemotePolicy` is an ordinary policy in the engine (load it as ``sim.isolation:RemotePolicy`` with
+parameters ``entrant`` and ``limits``) that starts a child process and, for every decision, sends the child a JSON
+snapshot of the :class:`~agents.observation.Observation` and reads back an action.  The message format (JSON lines)
+is documented in :mod:`agents.remote`, which is also the Python child (``python -m agents.remote --policy NAME``);
+``docs/isolation_protocol.md`` shows an entrant written in another language.
+
+What the child cannot do: read the battle, the model, the dice or the other side -- they live in another process
+and nothing in the protocol returns them (queries are limited to the Observation's public methods, answered for
+this side only).  The child starts in the filesystem root with a minimal environment (``PATH``, the parent's
+``sys.path`` as ``PYTHONPATH`` so plug-ins import, ``PYTHONHASHSEED=0``), in its own session (killed as a
+group).  Filesystem access is not sandboxed: give commands absolute paths (tournament files resolve paths next to
+themselves).
+
+Limits (:class:`Limits`), applied in the child before it runs any entrant code (``resource.setrlimit`` in
+``preexec_fn``): CPU seconds for the child's whole life (one battle; ``RLIMIT_CPU``), address space in MB
+(``RLIMIT_AS``); and, measured by the parent, wall seconds per decision and for start-up.  A breach, a crash, an
+error message or a malformed answer raises an :class:`EntrantFault` inside ``decide``; the engine records it as a
+policy fault and, with ``on_fault: forfeit``, the entrant loses the game (the reason names the fault).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import os
+import selectors
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import weakref
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from agents import remote
+from agents.actions import Action
+from agents.policies.base import Policy
+from sim.rules.base import fraction_str
+
+#: The working directory of every child (the root: no project files under relative paths).
+CHILD_CWD = os.path.abspath(os.sep)
+#: Longest accepted message line from a child (bytes).
+MAX_LINE = 16 * 1024 * 1024
+#: Observation methods a child may never call (they hand out engine objects or are built child-side).
+REFUSED_CALLS = frozenset({"for_actor", "plan_to"})
+
+
+@functools.lru_cache(maxsize=1)
+def allowed_calls() -> frozenset[str]:
+    """The Observation methods a child may query: every public method of
+    :class:`agents.observation.Observation` except :data:`REFUSED_CALLS`."""
+    from agents.observation import Observation
+
+    return frozenset(n for n, v in vars(Observation).items() if not n.startswith("_") and n not in REFUSED_CALLS
+                     and (callable(v) or isinstance(v, (staticmethod, classmethod))))
+
+
+class Limits(BaseModel):
+    """Resource limits of one isolated entrant: ``cpu_s`` CPU seconds per battle, ``memory_mb`` address space,
+    ``decision_wall_s`` wall seconds per decision (queries included), ``startup_wall_s`` wall seconds to answer the
+    handshake."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cpu_s: float = Field(60.0, gt=0)
+    memory_mb: int = Field(1024, ge=32)
+    decision_wall_s: float = Field(10.0, gt=0)
+    startup_wall_s: float = Field(30.0, gt=0)
+
+
+class EntrantFault(RuntimeError):
+    """An isolated entrant failed; ``kind`` is ``timeout``, ``crash``, ``cpu``, ``memory``, ``error`` or
+    ``protocol``."""
+
+    kind = "error"
+
+
+class EntrantTimeout(EntrantFault):
+    """No answer within the wall-time limit (the child is killed)."""
+
+    kind = "timeout"
+
+
+class EntrantCrashed(EntrantFault):
+    """The child exited, was killed (CPU limit, signal) or closed its output."""
+
+    kind = "crash"
+
+
+class EntrantError(EntrantFault):
+    """The child reported an error (its policy raised, or returned something else)."""
+
+    kind = "error"
+
+
+class EntrantProtocolError(EntrantFault):
+    """The child sent something that is not the protocol (or a malformed action)."""
+
+    kind = "protocol"
+
+
+class EntrantLoadError(EntrantFault):
+    """The child could not start or load its policy."""
+
+    kind = "load"
+
+
+def child_command(entrant: Mapping[str, Any]) -> list[str]:
+    """The command line of an entrant: its ``command`` (another language), else this interpreter serving the
+    doctrine ``policy`` with ``params`` through :mod:`agents.remote`."""
+    if entrant.get("command"):
+        return [str(x) for x in entrant["command"]]
+    return [sys.executable, "-m", "agents.remote", "--policy", str(entrant["policy"]),
+            "--params", json.dumps(dict(entrant.get("params") or {}), sort_keys=True)]
+
+
+def _child_env() -> dict[str, str]:
+    paths = [p for p in sys.path if p and os.path.isdir(p)]
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.pathsep.join(paths),
+           "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
+           "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8"}
+    return env
+
+
+def _set_limits(cpu_s: float, memory_mb: int) -> Any:
+    def apply() -> None:  # runs in the child between fork and exec
+        import resource
+
+        cpu = max(1, int(-(-cpu_s // 1)))
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 1))
+        mem = int(memory_mb) * 1024 * 1024
+        resource.setrlimit(resource.RLIMIT_AS, (mem, mem))
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+    return apply
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    if proc.poll() is None:
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            try:
+                proc.kill()
+            except ProcessLookupError:
+                pass
+    try:
+        proc.wait(timeout=5)
+    except subprocess.TimeoutExpired:  # pragma: no cover
+        pass
+    for f in (proc.stdin, proc.stdout):
+        try:
+            if f is not None:
+                f.close()
+        except OSError:
+            pass
+
+
+class Child:
+    """One entrant process speaking JSON lines; every read and write has a deadline.
+
+    Raises :class:`EntrantTimeout` when a deadline passes (the process is killed), :class:`EntrantCrashed` when it
+    exits or closes its output, :class:`EntrantProtocolError` for a line that is not a JSON object."""
+
+    def __init__(self, command: Sequence[str], limits: Limits, label: str = "entrant"):
+        self.label = label
+        self.limits = limits
+        self._err = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the child; anonymous
+        try:
+            self.proc = subprocess.Popen(list(command), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=self._err, cwd=CHILD_CWD, env=_child_env(),
+                                         preexec_fn=_set_limits(limits.cpu_s, limits.memory_mb),  # noqa: PLW1509
+                                         start_new_session=True, close_fds=True)
+        except OSError as exc:
+            self._err.close()
+            raise EntrantLoadError(f"{label}: cannot start {list(command)!r}: {exc}") from None
+        os.set_blocking(self.proc.stdout.fileno(), False)
+        os.set_blocking(self.proc.stdin.fileno(), False)
+        self._buf = bytearray()
+        self._finalizer = weakref.finalize(self, _cleanup, self.proc, self._err)
+
+    # --- io ---------------------------------------------------------------------------------------------------
+    def send(self, msg: Mapping[str, Any], deadline: float) -> None:
+        """Write one message line before ``deadline`` (``time.monotonic()`` seconds)."""
+        data = memoryview(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
+        fd = self.proc.stdin.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_WRITE)
+            while data:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._timeout("to read its input")
+                if not sel.select(left):
+                    continue
+                try:
+                    n = os.write(fd, data)
+                except BlockingIOError:
+                    continue
+                except (BrokenPipeError, OSError):
+                    self._crashed()
+                data = data[n:]
+
+    def recv(self, deadline: float, what: str = "to answer") -> dict:
+        """Read the next message before ``deadline``; ``what`` names the wait in a timeout message."""
+        fd = self.proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while True:
+                nl = self._buf.find(b"\n")
+                if nl >= 0:
+                    line = bytes(self._buf[:nl])
+                    del self._buf[:nl + 1]
+                    if not line.strip():
+                        continue
+                    try:
+                        msg = json.loads(line)
+                    except ValueError:
+                        raise EntrantProtocolError(f"{self.label}: not a JSON line: {line[:200]!r}") from None
+                    if not isinstance(msg, dict) or "type" not in msg:
+                        raise EntrantProtocolError(f"{self.label}: message without a type: {line[:200]!r}")
+                    return msg
+                if len(self._buf) > MAX_LINE:
+                    raise EntrantProtocolError(f"{self.label}: message longer than {MAX_LINE} bytes")
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._timeout(what)
+                if not sel.select(left):
+                    continue
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    self._crashed()
+                self._buf += chunk
+
+    # --- ends ---------------------------------------------------------------------------------------------------
+    def stderr_tail(self, n: int = 400) -> str:
+        """The last ``n`` bytes the child wrote to stderr (for crash reports)."""
+        try:
+            self._err.seek(0, os.SEEK_END)
+            size = self._err.tell()
+            self._err.seek(max(0, size - n))
+            return self._err.read().decode(errors="replace").strip()
+        except (OSError, ValueError):
+            return ""
+
+    def _timeout(self, what: str) -> None:
+        _kill(self.proc)
+        limit = self.limits.decision_wall_s if what == "to answer" else self.limits.startup_wall_s
+        raise EntrantTimeout(f"{self.label}: no answer within the wall-time limit ({what}, {limit:g} s)")
+
+    def _crashed(self) -> None:
+        try:
+            rc = self.proc.wait(timeout=2)
+        except subprocess.TimeoutExpired:
+            _kill(self.proc)
+            rc = self.proc.returncode
+        tail = self.stderr_tail()
+        if rc is not None and rc < 0:
+            sig = signal.Signals(-rc).name if -rc in signal.Signals._value2member_map_ else str(-rc)
+            if sig == "SIGXCPU" or (sig == "SIGKILL" and "cpu" in tail.lower()):
+                raise EntrantCrashed(f"{self.label}: CPU-time limit ({self.limits.cpu_s:g} s) exceeded ({sig})")
+            raise EntrantCrashed(f"{self.label}: killed by {sig}" + (f"; stderr: {tail[-200:]}" if tail else ""))
+        if "MemoryError" in tail:
+            raise EntrantCrashed(f"{self.label}: MemoryError (memory limit {self.limits.memory_mb} MB); "
+                                 f"stderr: {tail[-200:]}")
+        raise EntrantCrashed(f"{self.label}: exited with code {rc}" + (f"; stderr: {tail[-200:]}" if tail else ""))
+
+    def close(self) -> None:
+        """Say bye and end the child (it has nothing left to do), then clean up.  Idempotent."""
+        if self.proc.poll() is None:
+            try:
+                self.send({"type": "bye"}, time.monotonic() + 0.2)
+            except (EntrantFault, OSError):
+                pass
+        self._finalizer()
+
+
+def _cleanup(proc: subprocess.Popen, err: Any) -> None:
+    _kill(proc)
+    try:
+        err.close()
+    except OSError:  # pragma: no cover
+        pass
+
+
+# --- snapshot and queries ---------------------------------------------------------------------------------------
+def snapshot(obs: Any, decision: Any) -> tuple[dict, dict[int, list]]:
+    """The ``obs`` message for one decision (agents.remote docstring), built from the public Observation API
+    only, and the reachable paths per actor (to resolve ``{"type": "Plan", "to": i}`` answers)."""
+    me = obs.me
+    own = ([me] if me is not None and me.alive and me.hex is not None else []) + obs.friends()
+    actors = tuple(decision.actors)
+    targets = []
+    for a in actors:
+        oa = obs if a == obs.actor else obs.for_actor(a)
+        for t in oa.targets(a):
+            o = oa.odds(t, shooter=a)
+            if o is None:
+                continue
+            targets.append({"shooter": a, "target": t, "p_hit": fraction_str(o.p_hit),
+                            "p_kill": fraction_str(o.p_kill), "p_hit_f": float(o.p_hit), "p_kill_f": float(o.p_kill),
+                            "values": remote.encode(dict(o.values))})
+    reach_msg: dict[str, list] = {}
+    paths: dict[int, list] = {}
+    if decision.kind in ("move", "move_step") and decision.legal.plan_to is not None:
+        for a in actors:
+            oa = obs if a == obs.actor else obs.for_actor(a)
+            states = oa.reachable(a)
+            entries, plist = [], []
+            for st, (cost, path) in states.items():
+                h = oa.hex_of(st)
+                entries.append({"state": remote.encode(st), "hex": [h.q, h.r], "facing": oa.facing_of(st),
+                                "cost": cost, "path": [remote.encode(p) for p in path]})
+                plist.append(path)
+            reach_msg[str(a)] = entries
+            paths[a] = plist
+    lk = obs.last_known()
+    msg = {
+        "turn": obs.turn, "turn_limit": obs.turn_limit, "ruleset": obs.ruleset, "has_ramming": obs.has_ramming,
+        "side": obs.side, "role": obs.role, "actor": obs.actor,
+        "decision": {"kind": decision.kind, "side": decision.side, "actors": list(actors),
+                     "default": remote.action_to_json(decision.default), "modes": list(decision.legal.modes),
+                     "specials": list(decision.legal.specials), "context": remote.encode(dict(decision.context))},
+        "own": [remote.tank_to_json(t) for t in own],
+        "enemies": [remote.tank_to_json(t) for t in obs.enemies()],
+        "last_known": [{"tank_id": k, "hex": [h[0], h[1]]} for k, h in sorted(lk.items())],
+        "objectives": [{k: ([v[0], v[1]] if k == "hex" else remote.encode(v)) for k, v in o.items()}
+                       for o in obs.objectives()],
+        "targets": targets,
+    }
+    if reach_msg:
+        msg["reachable"] = reach_msg
+    return msg, paths
+
+
+def _hooks() -> dict:
+    from sim.rules.base import Hypo
+
+    return {"hypo": lambda d: Hypo(d["hex"], int(d["facing"]), bool(d.get("moved", True)))}
+
+
+def answer_call(obs: Any, msg: Mapping[str, Any]) -> dict:
+    """Run one ``call`` message against the real observation; returns the ``result`` message."""
+    method = msg.get("method")
+    if not isinstance(method, str) or method not in allowed_calls():
+        return {"type": "result", "error": f"AttributeError: no observation query {method!r}"}
+    actor = msg.get("actor")
+    try:
+        target = obs if actor is None or actor == obs.actor else obs.for_actor(int(actor))
+        hooks = _hooks()
+        args = remote.decode(msg.get("args") or [], hooks)
+        kwargs = remote.decode(msg.get("kwargs") or {}, hooks)
+        if method == "is_legal":
+            args = [_legalise(target, a) for a in args]
+        value = getattr(target, method)(*args, **kwargs)
+        if method in ("friends", "enemies"):
+            value = list(value)
+        return {"type": "result", "value": remote.encode(value)}
+    except Exception as exc:  # noqa: BLE001 - the query's own error goes back to the child
+        return {"type": "result", "error": f"{type(exc).__name__}: {exc}"[:500]}
+
+
+def _legalise(obs: Any, a: Any) -> Any:
+    if isinstance(a, remote.PathPlan):
+        oa = obs if a.actor == obs.actor else obs.for_actor(a.actor)
+        return oa.plan_to(list(a.path), a.then, a.end_status)
+    return a
+
+
+def _decode_action(d: Any, obs: Any, paths: Mapping[int, list]) -> Action:
+    def plan_hook(p: dict) -> Action:
+        actor = p.get("actor")
+        if actor is None:
+            raise remote.ProtocolError("Plan needs an actor")
+        oa = obs if actor == obs.actor else obs.for_actor(actor)
+        if "to" in p:
+            plist = paths.get(actor)
+            i = p["to"]
+            if plist is None or not isinstance(i, int) or not 0 <= i < len(plist):
+                raise remote.ProtocolError(f"Plan.to {i!r} is not an index into reachable[{actor}]")
+            path = plist[i]
+        elif "path" in p:
+            path = [remote.decode(x) for x in p["path"]]
+        else:
+            raise remote.ProtocolError("Plan needs 'to', 'path' or 'steps'")
+        return oa.plan_to(list(path), p.get("then"), p.get("end_status"))
+
+    return remote.action_from_json(d, plan_hook)
+
+
+# --- the policy -------------------------------------------------------------------------------------------------
+class RemotePolicy(Policy):
+    """A policy played by an isolated child process.
+
+    Parameters: ``entrant`` -- ``{"name", "policy", "params"}`` for a Python doctrine served by
+    :mod:`agents.remote`, or ``{"name", "command": [...]}`` for any program speaking the protocol; ``limits`` --
+    a :class:`Limits` mapping.  The child starts at construction (one per battle) and is closed by :meth:`close`
+    (or when the policy is garbage-collected)."""
+
+    name = "remote"
+
+    def __init__(self, entrant: Mapping[str, Any] | None = None, limits: Mapping[str, Any] | None = None):
+        if not entrant or not (entrant.get("command") or entrant.get("policy")):
+            raise TypeError("RemotePolicy needs entrant={'policy': NAME, 'params': {...}} or {'command': [...]}")
+        self.entrant = dict(entrant)
+        self.limits = Limits(**dict(limits or {}))
+        self.params = {"entrant": self.entrant, "limits": self.limits.model_dump()}
+        self.label = str(self.entrant.get("name") or self.entrant.get("policy") or self.entrant["command"][0])
+        self.child = Child(child_command(self.entrant), self.limits, self.label)
+        self._ready: dict | None = None
+        self._seq = 0
+        self._seeded = False
+        self._dead: EntrantFault | None = None
+
+    def handshake(self) -> dict:
+        """Wait for the child's ``ready`` (sent at start-up); raises :class:`EntrantLoadError` if it reports an
+        error, or the :class:`Child` faults."""
+        if self._ready is None:
+            deadline = time.monotonic() + self.limits.startup_wall_s
+            self.child.send({"type": "hello", "protocol": remote.PROTOCOL}, deadline)
+            msg = self.child.recv(deadline, "to start")
+            if msg.get("type") == "error":
+                raise EntrantLoadError(f"{self.label}: {msg.get('message', 'failed to start')}")
+            if msg.get("type") != "ready":
+                raise EntrantProtocolError(f"{self.label}: expected ready, got {msg.get('type')!r}")
+            self._ready = msg
+        return self._ready
+
+    @property
+    def never_reacts(self) -> bool:  # type: ignore[override]
+        """What the child declared in its handshake (``False`` if it failed)."""
+        try:
+            return bool(self.handshake().get("never_reacts", False))
+        except EntrantFault:
+            return False
+
+    def decide(self, obs: Any, decision: Any) -> Action:
+        """Send the snapshot, answer the child's queries, return its action.  Raises :class:`EntrantFault` (the
+        engine records it as a policy fault); after a fault the child is closed and every later call re-raises."""
+        if self._dead is not None:
+            raise type(self._dead)(str(self._dead))
+        try:
+            self.handshake()
+            snap, paths = snapshot(obs, decision)
+            self._seq += 1
+            msg: dict[str, Any] = {"type": "decide", "seq": self._seq, "obs": snap}
+            if not self._seeded:
+                msg["rng_seed"] = obs.rng.getrandbits(63)
+                self._seeded = True
+            deadline = time.monotonic() + self.limits.decision_wall_s
+            self.child.send(msg, deadline)
+            while True:
+                m = self.child.recv(deadline)
+                kind = m.get("type")
+                if kind == "call":
+                    self.child.send(answer_call(obs, m), deadline)
+                elif kind == "action":
+                    try:
+                        return _decode_action(m.get("action"), obs, paths)
+                    except remote.ProtocolError as exc:
+                        raise EntrantProtocolError(f"{self.label}: wrong return: {exc}") from None
+                elif kind == "error":
+                    raise EntrantError(f"{self.label}: {m.get('message', '')}"[:600])
+                else:
+                    raise EntrantProtocolError(f"{self.label}: unexpected message {kind!r}")
+        except EntrantFault as exc:
+            self._dead = exc
+            self.child.close()
+            raise
+
+    def close(self) -> None:
+        """End the child process (idempotent)."""
+        self.child.close()
+
+    def __repr__(self) -> str:
+        return f"RemotePolicy({self.label!r})"
+
+
+def probe(entrant: Mapping[str, Any], limits: Mapping[str, Any] | None = None) -> dict:
+    """Start an entrant's process, complete the handshake and close it; returns the ``ready`` message.
+
+    Raises :class:`EntrantFault` (load error, crash, timeout) -- used to report unloadable entrants before a
+    tournament starts."""
+    pol = RemotePolicy(entrant, limits)
+    try:
+        return pol.handshake()
+    finally:
+        pol.close()
+
+
+def close_policies(model: Any) -> None:
+    """Close every :class:`RemotePolicy` of a finished :class:`~sim.model.BattleModel`."""
+    for ctrl in getattr(model, "controllers", ()):
+        for pol in (ctrl.policy, *ctrl.per_tank.values()):
+            if isinstance(pol, RemotePolicy):
+                pol.close()

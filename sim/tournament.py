@@ -1,0 +1,902 @@
+"""AI-vs-AI tournaments: the tournament file, the round-robin schedule, playing games, and the result tables.
+
+A tournament file (YAML) names its entrants, scenarios and settings::
+
+    name: doctrines
+    root_seed: 2024
+    games_per_pairing: 4          # per scenario, an even number: 2 = one mirrored pair
+    isolation: in_process         # or process (every entrant in its own subprocess, see sim.isolation)
+    limits: {cpu_s: 60, memory_mb: 1024, decision_wall_s: 10}      # for process entrants
+    decision_timeout_s: 30        # in-process decisions slower than this forfeit (0 = off)
+    executor: {workers: 2}        # or {scheduler: tcp://host:8786} / {dask_local: 4}; battle_timeout_s
+    entrants:
+      - {name: hold, policy: hold}
+      - {name: careful, policy: advance, params: {min_odds: 0.2}}
+      - {name: mine, policy: mypackage.bots:Bot}                   # a plug-in
+      - {name: awk-bot, command: [awk, -f, bot.awk]}               # another language (always isolated)
+    scenarios:
+      - {file: default}                                            # bundled name or path next to this file
+      - {file: my_map.yaml, label: short, overrides: {turn_limit: 6}}
+
+**Schedule** (:func:`schedule`): every unordered pairing of entrants plays every scenario from both sides: for
+replicate ``k`` the two games (A on the first side, then B on the first side) share one seed, derived from the root
+seed, the scenario label and ``k`` -- common random numbers, and the same dice for every pairing at that replicate.
+A game's key (``run_key``) hashes the scenario's contents, both entrants and the seed, so results are identical on
+any number of workers, and a folder is resumable: stored games are skipped.
+
+**Playing** (:func:`play_game`): :class:`sim.model.BattleModel` with ``policies={side: PolicySpec}`` and
+``on_fault="forfeit"``; a raise, a timeout or a wrong return forfeits the game (``forfeit``, ``fault_kind`` and
+the engine's ``reason`` are recorded).  A battle past ``battle_timeout_s`` is forfeited by the side that was
+deciding.  Games go through the batch executors (:func:`sim.batch.open_executor`: a ``forkserver`` process pool or
+Dask); the driver streams finished games into Parquet parts (:mod:`sim.store`) and shows a tqdm bar.
+
+**Results** (:func:`analyse`): leaderboard (games, W/D/L, score with Wilson interval, openskill mu/sigma, Elo with
+bootstrap interval; :mod:`sim.ratings`), head-to-head matrix, per-scenario and per-rule-set scores, side bias.
+"""
+from __future__ import annotations
+
+import concurrent.futures as cf
+import hashlib
+import json
+import re
+import time
+from collections import deque
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+import pandas as pd
+import pyarrow as pa
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from sim import ratings as R
+from sim.isolation import Limits
+from sim.scenario import Scenario, ScenarioError, _fmt_validation, apply_overrides, find_scenario, validate
+
+MANIFEST = "tournament.json"
+ENTRANT_NAME = re.compile(r"^[A-Za-z0-9_.+\-#@ ]{1,64}$")
+
+
+class TournamentError(ValueError):
+    """An invalid tournament file or folder; ``errors`` holds one ``file: field: message`` line each."""
+
+    def __init__(self, errors: list[str]):
+        self.errors = list(errors)
+        super().__init__("\n".join(self.errors))
+
+
+class EntrantLoadFailure(TournamentError):
+    """One or more entrants cannot be loaded (reported before any game is played)."""
+
+
+# --- the file --------------------------------------------------------------------------------------------------------
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class EntrantSpec(_Model):
+    """An entrant: a unique ``name``; ``policy`` (built-in doctrine or ``package.module:Class``) with ``params``,
+    or ``command`` (a program speaking the isolation protocol; always isolated); optional per-entrant
+    ``isolation`` and ``limits`` overriding the tournament's."""
+
+    name: str
+    policy: str | None = None
+    params: dict[str, Any] = Field(default_factory=dict)
+    command: list[str] | None = None
+    isolation: Literal["in_process", "process"] | None = None
+    limits: Limits | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _name(cls, v: str) -> str:
+        if not ENTRANT_NAME.match(v):
+            raise ValueError("1-64 letters, digits, spaces or _ . + - # @")
+        return v
+
+    @model_validator(mode="after")
+    def _one_kind(self) -> EntrantSpec:
+        if (self.policy is None) == (self.command is None):
+            raise ValueError("give exactly one of policy (a doctrine) or command (an external program)")
+        if self.command is not None and not self.command:
+            raise ValueError("command must name a program")
+        if self.command is not None and self.isolation == "in_process":
+            raise ValueError("an external command always runs isolated (isolation: process)")
+        return self
+
+
+class ScenarioRef(_Model):
+    """A scenario: ``file`` (path, relative to the tournament file, or a bundled name) or ``inline`` (a scenario
+    mapping), an optional ``label`` (default: the scenario's name) and dotted-path ``overrides``."""
+
+    file: str | None = None
+    inline: dict[str, Any] | None = None
+    label: str | None = None
+    overrides: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _one_source(self) -> ScenarioRef:
+        if (self.file is None) == (self.inline is None):
+            raise ValueError("give exactly one of file or inline")
+        return self
+
+
+class ExecutorSpec(_Model):
+    """Where games run: ``workers`` local processes (default: cores; 1 = in this process), or a Dask
+    ``scheduler`` address, or ``dask_local`` worker processes; ``chunk_games`` games per task;
+    ``battle_timeout_s`` the watchdog per battle (0 = none)."""
+
+    workers: int | None = Field(None, ge=1)
+    scheduler: str | None = None
+    dask_local: int | None = Field(None, ge=1)
+    chunk_games: int = Field(8, ge=1, le=1024)
+    battle_timeout_s: float = Field(600.0, ge=0)
+
+
+class RatingSpec(_Model):
+    """Rating settings: interval ``confidence``, Elo ``prior_sd`` (points) and ``bootstrap`` resamples."""
+
+    confidence: float = Field(0.95, gt=0, lt=1)
+    prior_sd: float = Field(400.0, gt=0)
+    bootstrap: int = Field(400, ge=0, le=100000)
+
+
+class TournamentSpec(_Model):
+    """The validated tournament file (see the module docstring)."""
+
+    name: str = "tournament"
+    description: str = ""
+    root_seed: int = 0
+    games_per_pairing: int = Field(2, ge=2, le=100000)
+    isolation: Literal["in_process", "process"] = "in_process"
+    limits: Limits = Field(default_factory=Limits)
+    decision_timeout_s: float = Field(30.0, ge=0)
+    executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
+    ratings: RatingSpec = Field(default_factory=RatingSpec)
+    entrants: list[EntrantSpec] = Field(min_length=2)
+    scenarios: list[ScenarioRef] = Field(min_length=1)
+
+    @field_validator("games_per_pairing")
+    @classmethod
+    def _even(cls, v: int) -> int:
+        if v % 2:
+            raise ValueError(f"must be even (each seed is played from both sides: 2 games), got {v}")
+        return v
+
+    @field_validator("entrants")
+    @classmethod
+    def _unique(cls, v: list[EntrantSpec]) -> list[EntrantSpec]:
+        names = [e.name for e in v]
+        dup = sorted({n for n in names if names.count(n) > 1})
+        if dup:
+            raise ValueError(f"entrant names must be unique, repeated: {', '.join(dup)}")
+        return v
+
+
+@dataclass(frozen=True)
+class Entrant:
+    """A resolved entrant (plain, picklable, hashed into game keys): ``name``, ``policy``, ``params``,
+    ``command``, ``isolation`` (``in_process`` / ``process``) and ``limits`` (process only)."""
+
+    name: str
+    policy: str | None
+    params: Mapping[str, Any]
+    command: tuple[str, ...] | None
+    isolation: str
+    limits: Mapping[str, Any] | None
+
+    def identity(self) -> dict[str, Any]:
+        """What identifies the entrant in game keys (a plain mapping)."""
+        return {"name": self.name, "policy": self.policy, "params": dict(self.params),
+                "command": list(self.command) if self.command else None, "isolation": self.isolation,
+                "limits": dict(self.limits) if self.limits else None}
+
+    def policy_spec(self) -> Any:
+        """The :class:`~sim.scenario.PolicySpec` a battle uses for this entrant."""
+        from sim.scenario import PolicySpec
+
+        if self.isolation == "process":
+            ent = {"name": self.name, "policy": self.policy, "params": dict(self.params),
+                   "command": list(self.command) if self.command else None}
+            return PolicySpec(name="sim.isolation:RemotePolicy", params={"entrant": ent, "limits": dict(self.limits)})
+        return PolicySpec(name=str(self.policy), params=dict(self.params))
+
+    def describe(self) -> str:
+        """A short human-readable form: ``advance:min_odds=0.2 [isolated]``."""
+        what = " ".join(self.command) if self.command else str(self.policy)
+        if self.params:
+            what += ":" + ",".join(f"{k}={v}" for k, v in sorted(self.params.items()))
+        return what + (" [isolated]" if self.isolation == "process" else "")
+
+
+@dataclass(frozen=True)
+class Tournament:
+    """A loaded tournament: the ``spec``, its ``source`` file, the resolved ``entrants`` and ``scenarios``
+    (``(label, Scenario)`` pairs, in file order)."""
+
+    spec: TournamentSpec
+    source: str
+    entrants: tuple[Entrant, ...]
+    scenarios: tuple[tuple[str, Scenario], ...]
+
+    def identity(self) -> str:
+        """A hash of everything that decides the games (not the executor or rating settings)."""
+        return _hash(["tournament", self.spec.root_seed, self.spec.games_per_pairing, self.spec.decision_timeout_s,
+                      [e.identity() for e in self.entrants], [(lab, sc.digest()) for lab, sc in self.scenarios]])
+
+    @property
+    def names(self) -> list[str]:
+        """Entrant names in file order."""
+        return [e.name for e in self.entrants]
+
+
+def _canon(x: Any) -> str:
+    return json.dumps(x, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _hash(x: Any, n: int = 16) -> str:
+    return hashlib.sha256(_canon(x).encode()).hexdigest()[:n]
+
+
+def derive_seed(*parts: Any) -> int:
+    """A 63-bit seed from the SHA-256 of ``parts`` (canonical JSON)."""
+    return int.from_bytes(hashlib.sha256(_canon(["seed", *parts]).encode()).digest()[:8], "big") >> 1
+
+
+def _resolve_scenario(ref: ScenarioRef, i: int, src: str, base_dir: Path) -> tuple[str, Scenario]:
+    where = f"{src}: scenarios[{i}]"
+    if ref.inline is not None:
+        data, name = dict(ref.inline), f"{where}.inline"
+    else:
+        cand = base_dir / ref.file
+        target = str(cand) if cand.is_file() else ref.file
+        try:
+            name, text = find_scenario(target)
+        except FileNotFoundError as exc:
+            raise TournamentError([f"{where}.file: {exc}"]) from None
+        try:
+            data = yaml.safe_load(text)
+        except yaml.YAMLError as exc:
+            raise TournamentError([f"{where}.file: {name}: not valid YAML: {exc}"]) from None
+    try:
+        if ref.overrides:
+            data = apply_overrides(data, ref.overrides, name)
+        sc = validate(data, name)
+    except ScenarioError as exc:
+        raise TournamentError([f"{where}: {e}" for e in exc.errors]) from None
+    return ref.label or sc.name, sc
+
+
+def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str | Path = ".") -> Tournament:
+    """Validate a tournament mapping (as in a file); scenario files are looked up next to ``base_dir``.
+
+    Raises :class:`TournamentError` with one ``src: field.path: message`` line per problem."""
+    if not isinstance(data, Mapping):
+        raise TournamentError([(f"{src}: (top level): expected a mapping of tournament fields, got "
+                                f"{type(data).__name__}")])
+    try:
+        spec = TournamentSpec(**data)
+    except ValidationError as exc:
+        raise TournamentError(_fmt_validation(src, exc)) from None
+    errors: list[str] = []
+    scenarios: list[tuple[str, Scenario]] = []
+    for i, ref in enumerate(spec.scenarios):
+        try:
+            scenarios.append(_resolve_scenario(ref, i, src, Path(base_dir)))
+        except TournamentError as exc:
+            errors += exc.errors
+    labels = [lab for lab, _ in scenarios]
+    dup = sorted({x for x in labels if labels.count(x) > 1})
+    if dup:
+        errors.append(f"{src}: scenarios[].label: scenario labels must be unique, repeated: {', '.join(dup)} "
+                      f"(give each a label)")
+    entrants = []
+    for e in spec.entrants:
+        iso = "process" if e.command else (e.isolation or spec.isolation)
+        command = None
+        if e.command:
+            command = tuple(str(Path(base_dir) / c) if (Path(base_dir) / c).is_file() and not Path(c).is_absolute()
+                            else c for c in e.command)
+        limits = (e.limits or spec.limits).model_dump() if iso == "process" else None
+        entrants.append(Entrant(e.name, e.policy, dict(e.params), command, iso, limits))
+    if errors:
+        raise TournamentError(errors)
+    return Tournament(spec, src, tuple(entrants), tuple(scenarios))
+
+
+def load_tournament(path: str | Path) -> Tournament:
+    """Load and validate a tournament file.  Raises ``FileNotFoundError`` or :class:`TournamentError`."""
+    p = Path(path)
+    if not p.is_file():
+        raise FileNotFoundError(f"{path}: no such tournament file")
+    try:
+        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
+        raise TournamentError([f"{path}: {where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+    return tournament_from_mapping(data, str(path), p.parent)
+
+
+# --- entrants are checked before any game ------------------------------------------------------------------------
+def check_entrants(entrants: Sequence[Entrant]) -> list[str]:
+    """Load every entrant once (instantiate in-process doctrines; start isolated ones and complete the
+    handshake).  Returns one line per entrant that cannot be loaded (empty when all load)."""
+    from agents.controllers import PolicyLoadError, load_policy
+    from sim.isolation import EntrantFault, probe
+
+    problems = []
+    for e in entrants:
+        try:
+            if e.isolation == "process":
+                probe({"name": e.name, "policy": e.policy, "params": dict(e.params),
+                       "command": list(e.command) if e.command else None}, e.limits)
+            else:
+                load_policy(str(e.policy), dict(e.params))
+        except (PolicyLoadError, EntrantFault) as exc:
+            problems.append(f"entrant {e.name!r} ({e.describe()}) cannot be loaded: {exc}")
+        except Exception as exc:  # noqa: BLE001 - a plug-in's constructor may raise anything
+            problems.append(f"entrant {e.name!r} ({e.describe()}) cannot be loaded: {type(exc).__name__}: {exc}")
+    return problems
+
+
+# --- the schedule ------------------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Game:
+    """One game to play: ``run_key`` (its identity), ``pair_key`` (its mirrored pair), ``order`` in the schedule,
+    scenario ``label`` and ``digest``, replicate ``rep``, ``leg`` (0: the pairing's first entrant on the first side;
+    1: swapped), ``seed`` and the ``entrants`` on the first and second side."""
+
+    run_key: str
+    pair_key: str
+    order: int
+    label: str
+    digest: str
+    rep: int
+    leg: int
+    seed: int
+    entrants: tuple[Entrant, Entrant]
+
+
+def pair_games(label: str, sc: Scenario, a: Entrant, b: Entrant, rep: int, seed: int, decision_timeout_s: float,
+               order: int = 0) -> tuple[Game, Game]:
+    """The two games of one mirrored pair (same seed, sides swapped)."""
+    digest = sc.digest()
+    pair_key = _hash(["pair", digest, a.identity(), b.identity(), seed])
+    out = []
+    for leg, (x, y) in enumerate(((a, b), (b, a))):
+        key = _hash(["game", digest, x.identity(), y.identity(), seed, decision_timeout_s])
+        out.append(Game(key, pair_key, order + leg, label, digest, rep, leg, seed, (x, y)))
+    return out[0], out[1]
+
+
+def schedule(t: Tournament) -> list[Game]:
+    """Every game of the round robin, in a fixed order: scenario, then replicate, then pairing (entrant file
+    order), then leg.  Seeds: :func:`derive_seed` of (root seed, scenario label, replicate)."""
+    games: list[Game] = []
+    n = len(t.entrants)
+    for label, sc in t.scenarios:
+        for rep in range(t.spec.games_per_pairing // 2):
+            seed = derive_seed(t.spec.root_seed, label, rep)
+            for i in range(n):
+                for j in range(i + 1, n):
+                    games += pair_games(label, sc, t.entrants[i], t.entrants[j], rep, seed,
+                                        t.spec.decision_timeout_s, len(games))
+    return games
+
+
+# --- playing -------------------------------------------------------------------------------------------------------
+#: The columns of a stored game (a part of DIR/runs/), in order.
+GAME_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
+    ("run_key", pa.string()), ("pair_key", pa.string()), ("label", pa.string()), ("rep", pa.int32()),
+    ("leg", pa.int8()), ("seed", pa.int64()), ("entrant1", pa.string()), ("entrant2", pa.string()),
+    ("status", pa.string()), ("error", pa.string()), ("scenario", pa.string()), ("ruleset", pa.string()),
+    ("scenario_hash", pa.string()), ("side1_name", pa.string()), ("side2_name", pa.string()),
+    ("winner", pa.string()), ("winner_index", pa.int8()), ("winner_entrant", pa.string()), ("score1", pa.float64()),
+    ("reason", pa.string()), ("forfeit", pa.bool_()), ("forfeit_entrant", pa.string()), ("fault_kind", pa.string()),
+    ("turns", pa.int32()), ("decisions", pa.int64()), ("shots", pa.int32()), ("hits", pa.int32()),
+    ("kills", pa.int32()), ("faults", pa.int32()), ("side1_tanks", pa.int16()), ("side1_lost", pa.int16()),
+    ("side2_tanks", pa.int16()), ("side2_lost", pa.int16()), ("policies", pa.string()), ("worker", pa.string()),
+    ("wall_s", pa.float64()),
+)
+GAME_SCHEMA = pa.schema(list(GAME_FIELDS))
+#: Columns that differ between identical games (left out when comparing tables).
+VOLATILE = ("worker", "wall_s")
+_FORFEIT = re.compile(r" forfeits: (\w+) in ")
+
+
+def fault_kind(reason: str) -> str | None:
+    """The kind of fault behind a forfeit reason: ``raise``, ``timeout``, ``wrong_type``, ``wrong_return``,
+    ``crash``, ``cpu``, ``memory``, ``battle_timeout`` (``None`` if ``reason`` is not a forfeit)."""
+    m = _FORFEIT.search(reason or "")
+    if not m:
+        return None
+    kind = m.group(1)
+    if "MemoryError" in reason:
+        return "memory"
+    if "CPU-time limit" in reason:
+        return "cpu"
+    if "EntrantTimeout" in reason:
+        return "timeout"
+    if "EntrantCrashed" in reason:
+        return "crash"
+    if "wrong return" in reason:
+        return "wrong_return"
+    return kind
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """Games sent to one worker in one call, with the scenarios they need (by digest)."""
+
+    scenarios: Mapping[str, Scenario]
+    games: tuple[Game, ...]
+    battle_timeout_s: float = 0.0
+    decision_timeout_s: float = 0.0
+    attempt: int = 0
+
+
+def _worker() -> str:
+    import os
+    import socket
+
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_timeout_s: float = 0.0
+              ) -> dict[str, Any]:
+    """Play one game in this process and return its row (:data:`GAME_FIELDS`); never raises for the battle's
+    own failure (``status`` ``failed`` with ``error``).  Faults forfeit (``on_fault="forfeit"``)."""
+    from sim.batch import BattleTimeout, watchdog
+    from sim.isolation import close_policies
+    from sim.model import BattleModel
+    from sim.rules.base import Outcome
+    from sim.runner import summarise
+
+    e1, e2 = g.entrants
+    base: dict[str, Any] = {"run_key": g.run_key, "pair_key": g.pair_key, "label": g.label, "rep": g.rep,
+                            "leg": g.leg, "seed": g.seed, "entrant1": e1.name, "entrant2": e2.name,
+                            "scenario": sc.name, "ruleset": sc.ruleset.name, "scenario_hash": g.digest,
+                            "worker": _worker()}
+    t0 = time.perf_counter()
+    holder: list[Any] = []
+    try:
+        with watchdog(battle_timeout_s or None):
+            try:
+                holder.append(BattleModel(sc, g.seed, {0: e1.policy_spec(), 1: e2.policy_spec()},
+                                          decision_timeout_s=decision_timeout_s, on_fault="forfeit"))
+                holder[0].run()
+            except BattleTimeout:
+                m = holder[0] if holder else None
+                if m is None or m.ended or m._decision is None:
+                    raise
+                side = m._decision.side
+                m._end(Outcome(1 - side, f"{m.battle.sides[side].name} forfeits: battle_timeout in "
+                                         f"{m._decision.kind} (the battle exceeded its {battle_timeout_s:g} s "
+                                         f"watchdog while this side was deciding)", ()))
+    except BattleTimeout:
+        return {**base, "status": "timeout", "error": f"exceeded the battle watchdog of {battle_timeout_s:g} s",
+                "wall_s": time.perf_counter() - t0}
+    except Exception as exc:  # noqa: BLE001 - a failed game is a row, never the tournament's end
+        return {**base, "status": "failed", "error": f"{type(exc).__name__}: {exc}"[:2000],
+                "wall_s": time.perf_counter() - t0}
+    finally:
+        if holder:
+            close_policies(holder[0])
+    model = holder[0]
+    row = summarise(model, time.perf_counter() - t0)
+    wi = int(row["winner_index"])
+    reason = row["reason"]
+    kind = fault_kind(reason)
+    out = {**base, **{k: row[k] for k in ("winner", "winner_index", "reason", "turns", "decisions", "shots",
+                                           "hits", "kills", "faults", "side1_name", "side2_name", "side1_tanks",
+                                           "side1_lost", "side2_tanks", "side2_lost", "policies")},
+           "status": "ok", "error": None, "winner_entrant": None if wi < 0 else g.entrants[wi].name,
+           "score1": 1.0 if wi == 0 else (0.0 if wi == 1 else 0.5), "forfeit": kind is not None,
+           "forfeit_entrant": None if kind is None or wi < 0 else g.entrants[1 - wi].name, "fault_kind": kind,
+           "wall_s": row["wall_s"]}
+    return out
+
+
+def play_chunk(chunk: Chunk) -> list[dict[str, Any]]:
+    """Worker entry point: play the chunk's games in order (see :func:`play_game`)."""
+    return [play_game(chunk.scenarios[g.digest], g, chunk.decision_timeout_s, chunk.battle_timeout_s)
+            for g in chunk.games]
+
+
+def _failed_rows(chunk: Chunk, exc: BaseException) -> list[dict[str, Any]]:
+    out = []
+    for g in chunk.games:
+        sc = chunk.scenarios[g.digest]
+        out.append({"run_key": g.run_key, "pair_key": g.pair_key, "label": g.label, "rep": g.rep, "leg": g.leg,
+                    "seed": g.seed, "entrant1": g.entrants[0].name, "entrant2": g.entrants[1].name,
+                    "scenario": sc.name, "ruleset": sc.ruleset.name, "scenario_hash": g.digest, "status": "failed",
+                    "error": f"worker lost: {type(exc).__name__}: {exc}"[:2000]})
+    return out
+
+
+# --- executing ------------------------------------------------------------------------------------------------------
+def run_chunks(chunks: Iterable[Chunk], *, workers: int | None = None, scheduler: str | None = None,
+               dask_local: int | None = None, pool_info: dict | None = None
+               ) -> Iterator[tuple[Chunk, list[dict[str, Any]]]]:
+    """Play ``chunks`` (pulled lazily, at most two per worker in flight) and yield ``(chunk, rows)`` as they
+    finish.  ``workers == 1`` without Dask plays in this process; otherwise the batch executors
+    (:func:`sim.batch.open_executor`: ``forkserver`` process pool, or Dask).  A worker that dies is replaced and its
+    chunk re-played game by game; a game that kills its worker twice becomes a ``failed`` row.  Closing the
+    generator cancels pending work.  ``pool_info`` receives the executor ``kind`` and ``workers``."""
+    it = iter(chunks)
+    if workers == 1 and not scheduler and not dask_local:
+        if pool_info is not None:
+            pool_info.update(kind="serial", workers=1)
+        for ch in it:
+            yield ch, play_chunk(ch)
+        return
+    from sim.batch import open_executor
+
+    with open_executor(workers, scheduler, dask_local) as pool:
+        if pool_info is not None:
+            pool_info.update(kind=pool.kind, workers=pool.workers)
+        inflight: dict[cf.Future, Chunk] = {}
+        retry: deque[Chunk] = deque()
+        exhausted = False
+        try:
+            while True:
+                while len(inflight) < 2 * pool.workers:
+                    if retry:
+                        ch = retry.popleft()
+                    elif exhausted:
+                        break
+                    else:
+                        ch = next(it, None)
+                        if ch is None:
+                            exhausted = True
+                            continue
+                    try:
+                        inflight[pool.executor.submit(play_chunk, ch)] = ch
+                    except cf.BrokenExecutor:
+                        retry.appendleft(ch)
+                        pool.restart()
+                if not inflight:
+                    break
+                done, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
+                for fut in sorted(done, key=lambda f: inflight[f].games[0].order):
+                    ch = inflight.pop(fut)
+                    try:
+                        rows = fut.result()
+                    except cf.CancelledError:
+                        raise
+                    except Exception as exc:  # noqa: BLE001 - the worker died (or the cluster lost it)
+                        if isinstance(exc, cf.BrokenExecutor):
+                            pool.restart()
+                        if len(ch.games) > 1 or ch.attempt == 0:
+                            retry.extendleft(Chunk(ch.scenarios, (g,), ch.battle_timeout_s, ch.decision_timeout_s,
+                                                   attempt=1) for g in reversed(ch.games))
+                            continue
+                        rows = _failed_rows(ch, exc)
+                    yield ch, rows
+        finally:
+            for fut in inflight:
+                fut.cancel()
+            if inflight:
+                pool.close()
+
+
+@dataclass
+class RunSummary:
+    """What one :func:`run_tournament` call did: games in the schedule, already stored, played now, failed,
+    forfeits among those played, wall seconds, executor kind and workers."""
+
+    out: Path
+    total: int
+    stored_before: int
+    played: int = 0
+    failed: int = 0
+    forfeits: int = 0
+    wall_s: float = 0.0
+    executor: str = ""
+    workers: int = 0
+    interrupted: bool = False
+
+    @property
+    def rate(self) -> float:
+        """Games per second played by this call."""
+        return self.played / self.wall_s if self.wall_s > 0 else 0.0
+
+
+def read_manifest(out: str | Path) -> dict[str, Any] | None:
+    """The folder's ``tournament.json`` (hash, spec, entrants, scenarios, sessions), or ``None`` if absent."""
+    p = Path(out) / MANIFEST
+    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
+
+
+def _write_manifest(out: Path, m: Mapping[str, Any]) -> None:
+    import os
+
+    tmp = out / (MANIFEST + ".tmp")
+    tmp.write_text(json.dumps(m, indent=1, default=str), encoding="utf-8")
+    os.replace(tmp, out / MANIFEST)
+
+
+def stored_games(out: str | Path) -> pd.DataFrame:
+    """Every stored game row of a folder (all parts; a replayed game keeps its ``ok`` row)."""
+    from sim import store
+
+    parts = store.part_paths(out, "runs")
+    if not parts:
+        return pd.DataFrame({n: pd.Series(dtype="object") for n, _ in GAME_FIELDS})
+    df = store.read_parts(out, "runs")
+    df = df.assign(_ok=(df["status"] == "ok").astype(int)).sort_values("_ok", ascending=False, kind="stable")
+    return df.drop_duplicates("run_key", keep="first").drop(columns="_ok").reset_index(drop=True)
+
+
+def prepare_folder(t: Tournament, out: str | Path, new: bool = False) -> dict[str, Any]:
+    """Create or reopen a results folder; refuses (:class:`TournamentError`) one holding another tournament
+    unless ``new`` (stored games that the new schedule still contains are reused)."""
+    from sim import store
+
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    store.clean_partial(out)
+    old = read_manifest(out)
+    ident = t.identity()
+    now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    if old is not None and old.get("tournament_hash") != ident and not new:
+        raise TournamentError([(f"{out}: holds results of a different tournament ({old.get('source')}, hash "
+                                f"{old.get('tournament_hash')}); {t.source} hashes to {ident}. Re-run with --new "
+                                f"to switch this folder to it (stored games it still contains are reused), or "
+                                f"choose another --out folder.")])
+    m = {"format": 1, "tournament_hash": ident, "source": t.source, "name": t.spec.name,
+         "created": (old or {}).get("created", now), "updated": now,
+         "spec": t.spec.model_dump(mode="json"), "entrants": [e.identity() for e in t.entrants],
+         "scenarios": [{"label": lab, "name": sc.name, "ruleset": sc.ruleset.name, "digest": sc.digest()}
+                       for lab, sc in t.scenarios],
+         "sessions": list((old or {}).get("sessions", [])), "status": "running"}
+    _write_manifest(out, m)
+    return m
+
+
+def _chunks(t: Tournament, games: Sequence[Game]) -> Iterator[Chunk]:
+    by_digest = {sc.digest(): sc for _, sc in t.scenarios}
+    size = t.spec.executor.chunk_games
+    size += size % 2  # keep mirrored pairs together
+    for i in range(0, len(games), size):
+        part = tuple(games[i:i + size])
+        yield Chunk({g.digest: by_digest[g.digest] for g in part}, part, t.spec.executor.battle_timeout_s,
+                    t.spec.decision_timeout_s)
+
+
+def run_tournament(t: Tournament, out: str | Path, *, workers: int | None = None, scheduler: str | None = None,
+                   dask_local: int | None = None, new: bool = False, progress: bool = True,
+                   check: bool = True) -> RunSummary:
+    """Play every scheduled game not yet stored in ``out`` and store it (Parquet parts in ``out/runs``).
+
+    Entrants are loaded first (``check``): any that cannot be loaded raise :class:`EntrantLoadFailure` before a
+    game starts.  Executor arguments override the file's ``executor`` block.  Ctrl-C stops cleanly (finished
+    games are kept; ``interrupted`` is set)."""
+    from tqdm import tqdm
+
+    from sim import store
+
+    out = Path(out)
+    manifest = prepare_folder(t, out, new)
+    games = schedule(t)
+    done = set(stored_games(out).query("status == 'ok'")["run_key"]) if store.part_paths(out, "runs") else set()
+    todo = [g for g in games if g.run_key not in done]
+    summary = RunSummary(out, len(games), len(games) - len(todo))
+    ex = t.spec.executor
+    workers = workers or ex.workers
+    scheduler = scheduler or ex.scheduler
+    dask_local = dask_local or ex.dask_local
+    if todo and check:
+        names = {e.name for g in todo for e in g.entrants}
+        problems = check_entrants([e for e in t.entrants if e.name in names])
+        if problems:
+            raise EntrantLoadFailure([f"{t.source}: {p}" for p in problems])
+    t0 = time.perf_counter()
+    seq = store.next_part_number(out)
+    info: dict[str, Any] = {}
+    bar = tqdm(total=len(games), initial=summary.stored_before, unit="game", desc=t.spec.name, smoothing=0.05,
+               disable=not progress, dynamic_ncols=True)
+    gen = run_chunks(_chunks(t, todo), workers=workers, scheduler=scheduler, dask_local=dask_local,
+                     pool_info=info) if todo else iter(())
+    try:
+        for _chunk, rows in gen:
+            store.write_run_part(out, seq, rows, GAME_SCHEMA)
+            seq += 1
+            summary.played += len(rows)
+            summary.failed += sum(r["status"] != "ok" for r in rows)
+            summary.forfeits += sum(bool(r.get("forfeit")) for r in rows)
+            bar.update(len(rows))
+            if summary.failed or summary.forfeits:
+                bar.set_postfix(forfeits=summary.forfeits, failed=summary.failed, refresh=False)
+    except KeyboardInterrupt:
+        summary.interrupted = True
+    finally:
+        if todo:
+            gen.close()
+        bar.close()
+        summary.wall_s = time.perf_counter() - t0
+        summary.executor, summary.workers = info.get("kind", ""), info.get("workers", 0)
+    stored = stored_games(out)
+    ok = set(stored.loc[stored["status"] == "ok", "run_key"])
+    complete = all(g.run_key in ok for g in games)
+    manifest["status"] = "complete" if complete else ("interrupted" if summary.interrupted else "partial")
+    manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+    manifest["sessions"].append({"at": manifest["updated"], "executor": summary.executor,
+                                 "workers": summary.workers, "played": summary.played, "failed": summary.failed,
+                                 "wall_s": round(summary.wall_s, 3), "interrupted": summary.interrupted})
+    _write_manifest(out, manifest)
+    return summary
+
+
+def load_games(t: Tournament, out: str | Path) -> pd.DataFrame:
+    """The stored games of ``t``'s current schedule, in schedule order, with an ``order`` column (games not yet
+    played are absent)."""
+    games = schedule(t)
+    order = pd.DataFrame({"run_key": [g.run_key for g in games], "order": [g.order for g in games]})
+    df = stored_games(out)
+    df = df.merge(order, on="run_key", how="inner")
+    return df.sort_values("order", kind="stable").reset_index(drop=True)
+
+
+def comparable(games: pd.DataFrame) -> pd.DataFrame:
+    """A game table without worker ids and wall times, sorted by ``run_key`` (equal for equal tournaments on
+    any executor)."""
+    cols = [c for c in games.columns if c not in VOLATILE]
+    return games[cols].sort_values("run_key").reset_index(drop=True)
+
+
+# --- results ------------------------------------------------------------------------------------------------------
+@dataclass
+class Results:
+    """Result tables of a tournament (all ``pandas.DataFrame``): ``leaderboard`` (one row per entrant, best
+    first), ``head_to_head`` (row entrant's score against column entrant), ``by_scenario`` / ``by_ruleset`` (long
+    form: entrant, label or rule set, games, W/D/L, score and interval), ``side_bias`` (the first side's score per
+    scenario and over all games), ``forfeits`` (one row per forfeited game), ``failed`` (games that could not be
+    played), and ``games`` (the rated games)."""
+
+    leaderboard: pd.DataFrame
+    head_to_head: pd.DataFrame
+    by_scenario: pd.DataFrame
+    by_ruleset: pd.DataFrame
+    side_bias: pd.DataFrame
+    forfeits: pd.DataFrame
+    failed: pd.DataFrame
+    games: pd.DataFrame
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def side_bias(games: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
+    """The first side's score per scenario label and over all games (``label == "(all)"``): games, wins, draws,
+    losses, score with Wilson interval, and ``biased`` when the interval excludes 1/2."""
+    rows = []
+    groups = [(lab, g) for lab, g in games.groupby("label", sort=False)] + [("(all)", games)]
+    for lab, g in groups:
+        s = g["score1"].astype(float)
+        n = len(s)
+        p, lo, hi = R.wilson_interval(float(s.sum()), n, confidence)
+        first = g["side1_name"].iloc[0] if lab != "(all)" and n else ""
+        rows.append({"label": lab, "first_side": first, "games": n, "wins": int((s == 1).sum()),
+                     "draws": int((s == 0.5).sum()), "losses": int((s == 0).sum()), "score": p, "score_lo": lo,
+                     "score_hi": hi, "biased": bool(n and (lo > 0.5 or hi < 0.5))})
+    return pd.DataFrame(rows)
+
+
+def analyse(t: Tournament, games: pd.DataFrame) -> Results:
+    """Ratings and tables from the stored games of ``t`` (see :class:`Results`).  Games that failed are left
+    out of every rating and listed in ``failed``."""
+    rs = t.spec.ratings
+    ok = games[games["status"] == "ok"].copy()
+    failed = games[games["status"] != "ok"][["run_key", "label", "entrant1", "entrant2", "seed", "status",
+                                             "error"]].reset_index(drop=True)
+    rated = pd.DataFrame({"a": ok["entrant1"].astype(str), "b": ok["entrant2"].astype(str),
+                          "score_a": ok["score1"].astype(float), "cluster": ok["pair_key"].astype(str),
+                          "label": ok["label"].astype(str), "ruleset": ok["ruleset"].astype(str)})
+    names = t.names
+    opts = R.RatingOptions(confidence=rs.confidence, prior_sd=rs.prior_sd, n_boot=rs.bootstrap,
+                           seed=t.spec.root_seed)
+    board = R.standings(rated, names, opts)
+    lost = ok[ok["forfeit"].fillna(False).astype(bool)]
+    board["forfeits"] = board["entrant"].map(lost["forfeit_entrant"].value_counts()).fillna(0).astype(int)
+    board["description"] = board["entrant"].map({e.name: e.describe() for e in t.entrants})
+    h2h = R.head_to_head(rated, names)
+    by_sc = R.score_table(rated, by=["label"], confidence=rs.confidence)
+    by_rs = R.score_table(rated, by=["ruleset"], confidence=rs.confidence)
+    bias = side_bias(ok.assign(label=ok["label"].astype(str)), rs.confidence)
+    forfeits = lost[["run_key", "label", "entrant1", "entrant2", "seed", "forfeit_entrant", "fault_kind",
+                     "reason"]].reset_index(drop=True)
+    return Results(board, h2h, by_sc, by_rs, bias, forfeits, failed, ok.reset_index(drop=True))
+
+
+def _pivot(long: pd.DataFrame, col: str, names: Sequence[str]) -> pd.DataFrame:
+    if long.empty:
+        return pd.DataFrame(index=pd.Index(names, name="entrant"))
+    p = long.pivot(index="entrant", columns=col, values="score")
+    return p.reindex(index=[n for n in names if n in p.index], columns=list(dict.fromkeys(long[col])))
+
+
+def write_results(res: Results, t: Tournament, out: str | Path, plots: bool = True) -> list[Path]:
+    """Save every table as Parquet and CSV (``leaderboard``, ``head_to_head``, ``by_scenario``, ``by_ruleset``,
+    ``side_bias``, ``forfeits``, ``games``) and, with ``plots``, ``leaderboard.png`` (scores with Wilson
+    intervals), ``elo.png`` (Elo with bootstrap intervals) and ``head_to_head.png``.  Returns the paths."""
+    out = Path(out)
+    written = []
+    tables = {"leaderboard": res.leaderboard, "head_to_head": res.head_to_head.reset_index(),
+              "by_scenario": res.by_scenario, "by_ruleset": res.by_ruleset, "side_bias": res.side_bias,
+              "forfeits": res.forfeits, "games": res.games}
+    if not res.failed.empty:
+        tables["failed"] = res.failed
+    for name, df in tables.items():
+        df = df.copy()
+        for c in df.columns:
+            if df[c].dtype == object:
+                df[c] = df[c].astype("string")
+        df.to_parquet(out / f"{name}.parquet", index=False)
+        df.to_csv(out / f"{name}.csv", index=False)
+        written += [out / f"{name}.parquet", out / f"{name}.csv"]
+    if plots and len(res.leaderboard):
+        from sim.render import heatmap, interval_plot
+
+        b = res.leaderboard
+        labels = list(b["entrant"])
+        interval_plot(str(out / "leaderboard.png"), labels, list(b["score"].fillna(0.5)),
+                      list(b["score_lo"].fillna(0)), list(b["score_hi"].fillna(1)),
+                      title=f"{t.spec.name}: score with Wilson {t.spec.ratings.confidence:.0%} interval",
+                      ylabel="score (win = 1, draw = 1/2)", reference=0.5)
+        if b["elo_lo"].notna().all():
+            interval_plot(str(out / "elo.png"), labels, list(b["elo"]), list(b["elo_lo"]), list(b["elo_hi"]),
+                          title=f"{t.spec.name}: Elo with bootstrap {t.spec.ratings.confidence:.0%} interval",
+                          ylabel="Elo (mean 0)", reference=0.0)
+            written.append(out / "elo.png")
+        h = res.head_to_head.reindex(index=labels, columns=labels)
+        heatmap(str(out / "head_to_head.png"), h.to_numpy(), labels, labels,
+                title=f"{t.spec.name}: head to head (row's score against column)", xlabel="opponent",
+                ylabel="entrant", colorbar_label="score")
+        written += [out / "leaderboard.png", out / "head_to_head.png"]
+    return written
+
+
+def format_results(res: Results, t: Tournament) -> str:
+    """The printed report: leaderboard with intervals, head-to-head, per-scenario and per-rule-set scores, side
+    bias, forfeits."""
+    conf = f"{t.spec.ratings.confidence:.0%}"
+    b = res.leaderboard
+    lines = [(f"Leaderboard ({len(res.games)} games; score with Wilson {conf} interval, openskill Plackett-Luce "
+              f"mu +- sigma, Elo with bootstrap {conf} interval)")]
+    tab = pd.DataFrame({
+        "#": b["rank"], "entrant": b["entrant"], "games": b["games"], "W": b["wins"], "D": b["draws"],
+        "L": b["losses"],
+        "score": [f"{s:.3f} [{lo:.3f}, {hi:.3f}]" for s, lo, hi in zip(b["score"], b["score_lo"], b["score_hi"])],
+        "openskill": [f"{m:.1f} +- {s:.1f}" for m, s in zip(b["mu"], b["sigma"])],
+        "Elo": [f"{e + 0.0:+.0f} [{lo + 0.0:+.0f}, {hi + 0.0:+.0f}]" if pd.notna(lo) else f"{e + 0.0:+.0f}"
+                for e, lo, hi in zip(b["elo"], b["elo_lo"], b["elo_hi"])],
+        "forfeits": b["forfeits"]})
+    lines.append(tab.to_string(index=False))
+    names = list(b["entrant"])
+    lines += ["", "Head to head (row's score against column)",
+              res.head_to_head.reindex(index=names, columns=names).to_string(float_format=lambda x: f"{x:.2f}",
+                                                                            na_rep="-")]
+    lines += ["", "Score per scenario", _pivot(res.by_scenario, "label", names).to_string(
+        float_format=lambda x: f"{x:.2f}", na_rep="-")]
+    lines += ["", "Score per rule set", _pivot(res.by_ruleset, "ruleset", names).to_string(
+        float_format=lambda x: f"{x:.2f}", na_rep="-")]
+    sb = res.side_bias
+    lines += ["", f"Side bias (first side's score, Wilson {conf} interval)"]
+    for r in sb.itertuples():
+        who = f" ({r.first_side})" if r.first_side else ""
+        flag = "  <- biased" if r.biased else ""
+        lines.append(f"  {r.label}{who}: {r.score:.3f} [{r.score_lo:.3f}, {r.score_hi:.3f}] over {r.games} games "
+                     f"(W {r.wins} D {r.draws} L {r.losses}){flag}")
+    if len(res.forfeits):
+        lines += ["", f"Forfeits ({len(res.forfeits)})"]
+        for r in res.forfeits.head(20).itertuples():
+            lines.append(f"  {r.forfeit_entrant} ({r.fault_kind}) in {r.entrant1} v {r.entrant2} on {r.label}: "
+                         f"{str(r.reason)[:160]}")
+        if len(res.forfeits) > 20:
+            lines.append(f"  ... {len(res.forfeits) - 20} more in forfeits.csv")
+    if len(res.failed):
+        lines += ["", f"Games that could not be played ({len(res.failed)}; left out of the ratings)"]
+        for r in res.failed.head(10).itertuples():
+            lines.append(f"  {r.entrant1} v {r.entrant2} on {r.label} (seed {r.seed}): {r.status}: {r.error}")
+    return "\n".join(lines)

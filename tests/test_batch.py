@@ -1,0 +1,252 @@
+"""Batch runs: identical results on any executor, crash and resume, failed rows, re-running a stored battle.
+
+Small battles (a 3-v-3 on a 12 x 12 board, 4 turns) keep every test to a few seconds; most of the time is the
+start-up of worker processes.
+"""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import small_ps_scenario, tanksim_cmd
+
+from sim import store
+from sim.batch import (
+    BatchRefused,
+    BattleTimeout,
+    comparable,
+    load_runs,
+    open_executor,
+    read_manifest,
+    rerun_from,
+    run_experiment,
+    watchdog,
+)
+
+PLUGINS = '''
+import time
+from agents.policies.base import Doctrine
+from agents.policies.hold import Hold
+
+class Exploding(Doctrine):
+    """Raises while being built."""
+    def __init__(self, **params):
+        raise RuntimeError("boom in __init__")
+
+class Stuck(Doctrine):
+    """Never answers."""
+    def decide(self, obs, decision):
+        while True:
+            pass
+
+class Killer(Doctrine):
+    """Kills its worker process."""
+    def decide(self, obs, decision):
+        import os
+        os._exit(3)
+
+class Sleepy(Hold):
+    """Holds, slowly."""
+    def decide(self, obs, decision):
+        time.sleep(0.01)
+        return super().decide(obs, decision)
+'''
+
+
+def write_experiment(folder, name="exp.yaml", **over):
+    """A 2 x 2 design (Red doctrine x set-up) x 5 replications = 20 battles of the small scenario."""
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=4)), encoding="utf-8")
+    exp = {"name": "small_batch", "scenario": "small.yaml",
+           "deployment": {"Red": {"rect": {"q": [0, 2], "r": [0, 9]}}},
+           "factors": [{"name": "red", "path": "sides.Red.policy.name", "levels": ["advance", "hold"]},
+                       {"path": "setup", "levels": ["fixed", "random"]}],
+           "replications": 5, "seed": 11, "chunk_s": 0.0001, "watchdog_s": 120}
+    exp.update(over)
+    p = folder / name
+    p.write_text(yaml.safe_dump(exp, sort_keys=False), encoding="utf-8")
+    return p
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory):
+    """One uninterrupted run of the standard small experiment (2 workers)."""
+    d = tmp_path_factory.mktemp("reference")
+    res = run_experiment(write_experiment(d), d / "out", workers=2)
+    return res
+
+
+def test_same_results_on_one_and_two_workers_and_dask(tmp_path, reference):
+    p = write_experiment(tmp_path)
+    one = run_experiment(p, tmp_path / "one", workers=1)
+    assert one.summary.played == 20 and one.summary.executor == "process"
+    assert (one.runs["status"] == "ok").all(), one.runs["error"].dropna().tolist()
+    pd.testing.assert_frame_equal(comparable(one.runs), comparable(reference.runs))
+    assert one.runs["worker"].nunique() == 1
+    assert reference.runs["worker"].nunique() >= 2  # two worker processes did work
+    # the random set-up really moved the Red tanks, the fixed one did not
+    assert one.runs.loc[one.runs["setup"] == "random", "placement"].notna().all()
+    assert one.runs.loc[one.runs["setup"] == "fixed", "placement"].isna().all()
+    pytest.importorskip("distributed")
+    dask = run_experiment(p, tmp_path / "dask", dask_local=2)
+    assert dask.summary.executor == "dask" and dask.summary.workers == 2
+    pd.testing.assert_frame_equal(comparable(dask.runs), comparable(reference.runs))
+    assert dask.runs["worker"].nunique() >= 2
+
+
+@pytest.mark.parametrize("variant, parts_left", [("TANKSIM_CRASH_AFTER_PARTS", 3),
+                                                 ("TANKSIM_CRASH_BEFORE_RENAME", 2)])
+def test_crash_then_resume_loses_and_repeats_nothing(tmp_path, reference, variant, parts_left):
+    p = write_experiment(tmp_path)
+    out = tmp_path / "out"
+    env = {**os.environ, variant: "3"}
+    r = subprocess.run(tanksim_cmd() + ["batch", str(p), "--out", str(out), "--workers", "2", "--no-progress"],
+                       env=env, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 86, r.stderr
+    assert len(store.part_paths(out, "runs")) == parts_left
+    temps = list((out / "runs").glob("*.tmp"))
+    assert len(temps) == (1 if variant.endswith("RENAME") else 0)
+    stored = len(store.stored_run_keys(out))
+    assert 0 < stored < 20
+    res = run_experiment(p, out, workers=2)
+    assert res.summary.stored_before == stored and res.summary.played == 20 - stored
+    raw = store.read_parts(out, "runs")
+    assert len(raw) == 20 and raw["run_key"].is_unique  # none lost, none repeated
+    assert not list(out.rglob("*.tmp"))
+    pd.testing.assert_frame_equal(comparable(res.runs), comparable(reference.runs))
+    assert read_manifest(out)["status"] == "complete"
+
+
+def test_interrupt_stores_finished_battles_and_rerun_completes(tmp_path):
+    (tmp_path / "slow_plugins.py").write_text(PLUGINS, encoding="utf-8")
+    p = write_experiment(tmp_path, factors=[{"name": "blue", "path": "sides.Blue.policy.name",
+                                             "levels": ["slow_plugins:Sleepy"]}], replications=16)
+    out = tmp_path / "out"
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    proc = subprocess.Popen(tanksim_cmd() + ["batch", str(p), "--out", str(out), "--workers", "2"], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not store.part_paths(out, "runs") and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)  # what Ctrl-C does too
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 130, stderr
+    assert "interrupted" in stdout and "run the same command again" in stderr
+    stored = store.stored_run_keys(out)
+    assert 0 < len(stored) < 16
+    assert read_manifest(out)["status"] == "interrupted"
+    r = subprocess.run(tanksim_cmd() + ["batch", str(p), "--out", str(out), "--workers", "2", "--no-progress"],
+                       env=env, capture_output=True, text=True, timeout=180)
+    assert r.returncode == 0, r.stderr
+    assert f"({len(stored)} from earlier runs)" in r.stdout
+    raw = store.read_parts(out, "runs")
+    assert len(raw) == 16 and raw["run_key"].is_unique and (raw["status"] == "ok").all()
+
+
+def test_changed_experiment_refused_unless_new_and_added_level_reuses_runs(tmp_path):
+    p = write_experiment(tmp_path, factors=[{"name": "red", "path": "sides.Red.policy.name",
+                                             "levels": ["advance"]}], replications=3)
+    out = tmp_path / "out"
+    first = run_experiment(p, out, workers=1)
+    assert first.summary.played == 3
+    p2 = write_experiment(tmp_path, "exp2.yaml", factors=[{"name": "red", "path": "sides.Red.policy.name",
+                                                           "levels": ["advance", "hold"]}], replications=3)
+    with pytest.raises(BatchRefused, match=r"different experiment .* \(changed: factors\)\. Re-run with --new"):
+        run_experiment(p2, out, workers=1)
+    second = run_experiment(p2, out, workers=1, new=True)
+    assert second.summary.stored_before == 3 and second.summary.played == 3
+    again = second.runs[second.runs["red"] == "advance"]
+    pd.testing.assert_frame_equal(comparable(again.drop(columns="point")), comparable(first.runs.drop(columns="point")))
+    assert len(read_manifest(out)["history"]) == 1
+
+
+def test_battles_that_raise_or_hang_become_failed_rows(tmp_path, monkeypatch):
+    (tmp_path / "bad_plugins.py").write_text(PLUGINS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    p = write_experiment(tmp_path, factors=[
+        {"name": "blue", "path": "sides.Blue.policy.name",
+         "levels": ["hold", "bad_plugins:Exploding", "bad_plugins:Stuck"]},
+        {"name": "vehicle", "path": "sides.Blue.tanks.0.vehicle", "levels": ["pz_iv_h", "no_such_tank"]}],
+        replications=1, watchdog_s=1.5)
+    res = run_experiment(p, tmp_path / "out", workers=2)
+    assert res.summary.played == 6 and res.summary.failed == 5
+    by = {(r.blue, r.vehicle): r for r in res.runs.itertuples()}
+    assert by[("hold", "pz_iv_h")].status == "ok"
+    assert by[("bad_plugins:Exploding", "pz_iv_h")].status == "failed"
+    assert "RuntimeError: boom in __init__" in by[("bad_plugins:Exploding", "pz_iv_h")].error
+    assert by[("bad_plugins:Stuck", "pz_iv_h")].status == "timeout"
+    assert "exceeded the watchdog of 1.5 s" in by[("bad_plugins:Stuck", "pz_iv_h")].error
+    for blue in ("hold", "bad_plugins:Exploding", "bad_plugins:Stuck"):
+        row = by[(blue, "no_such_tank")]
+        assert row.status == "failed" and "sides[1].tanks[0].vehicle: unknown Panzer Squadron vehicle" in row.error
+    assert list(res.points["failed"]) == [0, 1, 1, 1, 1, 1]
+    assert list(res.points["battles"]) == [1, 0, 0, 0, 0, 0]
+
+
+def test_a_battle_that_kills_its_worker_fails_alone_and_the_rest_completes(tmp_path, monkeypatch):
+    (tmp_path / "killer_plugins.py").write_text(PLUGINS, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    p = write_experiment(tmp_path, factors=[{"name": "blue", "path": "sides.Blue.policy.name",
+                                             "levels": ["hold", "killer_plugins:Killer"]}], replications=3,
+                         chunk_s=5.0)
+    res = run_experiment(p, tmp_path / "out", workers=2)
+    status = res.runs.groupby("blue")["status"].agg(lambda s: sorted(set(s)))
+    assert status.to_dict() == {"hold": ["ok"], "killer_plugins:Killer": ["failed"]}
+    errors = res.runs.loc[res.runs["status"] == "failed", "error"]
+    assert errors.str.startswith("worker lost while playing this battle alone: BrokenProcessPool").all()
+    assert store.read_parts(tmp_path / "out")["run_key"].is_unique
+
+
+def test_rerun_from_reproduces_a_stored_battle_and_events_are_stored(tmp_path, capsys):
+    p = write_experiment(tmp_path, replications=2)
+    out = tmp_path / "out"
+    res = run_experiment(p, out, workers=1, events=True)
+    events = store.read_parts(out, "events")
+    assert set(events["run_key"]) == set(res.runs["run_key"])
+    assert (events.sort_values(["run_key", "seq"]).groupby("run_key")["kind"].first() == "BattleStarted").all()
+    series = store.read_parts(out, "series")
+    assert set(series["run_key"]) == set(res.runs["run_key"])
+    row = res.runs[(res.runs["setup"] == "random") & (res.runs["red"] == "advance")].iloc[0]
+    png = tmp_path / "battle.png"
+    capsys.readouterr()
+    assert rerun_from(out, row["run_key"][:8], plot=str(png), as_json=True) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["reproduced"] is True and got["differences"] == {}
+    assert got["row"]["turns"] == row["turns"] and got["row"]["placement"] == row["placement"]
+    assert png.stat().st_size > 10_000
+    from sim.cli import main as cli_main
+
+    assert cli_main(["run", "--from", str(out), "--battle", row["run_key"]]) == 0
+    assert "reproduced: the stored result and this run agree" in capsys.readouterr().out
+    assert cli_main(["run", "--from", str(out), "--battle", "ffffffff"]) == 2
+    assert "is not stored there" in capsys.readouterr().err
+    from sim.replay import read_event_rows
+
+    rows, chosen = read_event_rows(out, battle=row["run_key"])
+    assert chosen == row["run_key"] and rows["kind"].iloc[0] == "BattleStarted"
+
+
+def test_watchdog_interrupts_python_code_even_under_except_exception():
+    t0 = time.perf_counter()
+    with pytest.raises(BattleTimeout), watchdog(0.2):
+        while True:
+            try:
+                sum(range(1000))
+            except Exception:  # noqa: BLE001 - what a careless policy does
+                pass
+    assert time.perf_counter() - t0 < 5
+    with watchdog(5):  # a quick block is untouched
+        assert sum(range(10)) == 45
+
+
+def test_executor_options_are_checked():
+    with pytest.raises(ValueError, match="not both"), open_executor(scheduler="tcp://127.0.0.1:1", dask_local=2):
+        pass
+    with pytest.raises(FileNotFoundError, match="not a batch results folder"):
+        load_runs("/nonexistent/results")

@@ -1,0 +1,79 @@
+"""``tanksim report``: per-point win rates with Wilson intervals (checked against scipy), main effects, files."""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import pytest
+import yaml
+from conftest import small_ps_scenario
+from scipy.stats import binomtest
+
+from sim import report
+from sim.batch import run_experiment
+
+
+def fake(rows: list[tuple]) -> tuple[pd.DataFrame, dict]:
+    """Runs of a 2-level factor ``a`` from ``(a, status, winner_index, turns, lost1, lost2)`` tuples."""
+    keys = {"x": "p0", "y": "p1"}
+    runs = pd.DataFrame([{"point_key": keys[a], "a": a, "status": s, "winner_index": w, "turns": t,
+                          "side1_lost": l1, "side2_lost": l2, "side1_name": "Red", "side2_name": "Blue"}
+                         for a, s, w, t, l1, l2 in rows])
+    manifest = {"design": {"experiment": {"name": "fake"}, "side_names": ["Red", "Blue"],
+                           "factors": [{"name": "a", "values": ["x", "y"], "is_range": False}],
+                           "points": [{"index": 0, "key": "p0", "values": {"a": "x"}},
+                                      {"index": 1, "key": "p1", "values": {"a": "y"}}]}}
+    return runs, manifest
+
+
+def test_point_table_and_main_effects_on_known_counts():
+    rows = ([("x", "ok", 0, 5, 1, 3)] * 7 + [("x", "ok", 1, 9, 4, 1)] * 2 + [("x", "ok", -1, 12, 2, 2)]
+            + [("x", "failed", None, None, None, None)]
+            + [("y", "ok", 1, 6, 3, 0)] * 4)
+    runs, manifest = fake(rows)
+    pts = report.point_table(runs, manifest)
+    x, y = pts.iloc[0], pts.iloc[1]
+    assert (x["battles"], x["failed"], x["Red_wins"], x["Blue_wins"], x["draws"]) == (10, 1, 7, 2, 1)
+    lo, hi = binomtest(7, 10).proportion_ci(confidence_level=0.95, method="wilson")
+    assert x["Red_win_lo"] == pytest.approx(lo, abs=1e-12) and x["Red_win_hi"] == pytest.approx(hi, abs=1e-12)
+    assert x["Red_win_rate"] == 0.7 and x["draw_rate"] == 0.1
+    assert x["turns_mean"] == pytest.approx((7 * 5 + 2 * 9 + 12) / 10) and x["turns_median"] == 5
+    assert x["loss_exchange"] == pytest.approx((7 * 3 + 2 + 2) / (7 + 8 + 2))
+    assert y["Red_win_rate"] == 0 and y["Red_win_hi"] == pytest.approx(
+        binomtest(0, 4).proportion_ci(method="wilson").high)
+    eff = report.main_effects(runs, manifest)
+    assert list(eff["level"]) == ["(all)", "x", "y"]
+    assert eff.iloc[0]["battles"] == 14 and eff.iloc[0]["Red_win_rate"] == pytest.approx(7 / 14)
+    assert eff.iloc[1]["Red_effect"] == pytest.approx(0.7 - 0.5) and eff.iloc[2]["Red_effect"] == pytest.approx(-0.5)
+    assert all(math.isnan(v) for v in report.wilson(0, 0))
+
+
+def test_report_on_a_finished_batch_matches_scipy(tmp_path, capsys):
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=4)), encoding="utf-8")
+    exp = {"name": "report_check", "scenario": "small.yaml", "seed": 4, "replications": 8,
+           "factors": [{"name": "red", "path": "sides.Red.policy.name", "levels": ["advance", "hold"]},
+                       {"name": "blue_odds", "path": "sides.Blue.policy.params.min_odds", "levels": [0.0, 0.3]}]}
+    out = tmp_path / "out"
+    res = run_experiment(exp, out, workers=2, base_dir=tmp_path)
+    assert len(res.runs) == 32
+    png = tmp_path / "effects.png"
+    assert report.main([str(out), "--plot", str(png)]) == 0
+    text = capsys.readouterr().out
+    assert "per design point:" in text and "main effects" in text and "Red win % [95% CI]" in text
+    pts = pd.read_csv(out / "report" / "points.csv")
+    assert pd.read_parquet(out / "report" / "points.parquet").shape == pts.shape
+    assert len(pts) == 4 and pts["battles"].sum() == 32
+    for _, p in pts.iterrows():
+        g = res.runs[res.runs["point_key"] == p["point_key"]]
+        for si, side in enumerate(["Red", "Blue"]):
+            k = int((g["winner_index"] == si).sum())
+            ci = binomtest(k, len(g)).proportion_ci(confidence_level=0.95, method="wilson")
+            assert p[f"{side}_wins"] == k
+            assert p[f"{side}_win_lo"] == pytest.approx(ci.low, abs=1e-9)
+            assert p[f"{side}_win_hi"] == pytest.approx(ci.high, abs=1e-9)
+    eff = pd.read_csv(out / "report" / "effects.csv")
+    assert list(eff["factor"]) == ["(all)", "red", "red", "blue_odds", "blue_odds"]
+    assert eff.loc[eff["factor"] == "red", "battles"].tolist() == [16, 16]
+    assert png.stat().st_size > 5_000 and (tmp_path / "effects-points.png").stat().st_size > 5_000
+    assert report.main([str(out), "--side", "Purple"]) == 2
+    assert report.main([str(tmp_path / "nothing")]) == 2

@@ -1,0 +1,199 @@
+"""Tournaments (sim.tournament, ``tanksim tournament``): schema, schedule, forfeits, determinism, resume, output."""
+from __future__ import annotations
+
+import textwrap
+
+import pandas as pd
+import pytest
+import yaml
+
+from sim import tournament as T
+
+SMALL_PS = {
+    "name": "small_ps",
+    "ruleset": {"name": "panzer_squadron", "options": {"turn_limit_result": "most_tanks"}},
+    "map": {"shape": "rectangle", "width": 9, "height": 9, "terrain": [{"tile": "woods", "hexes": [[4, 1], [4, 2]]}]},
+    "turn_limit": 5,
+    "sides": [
+        {"name": "Red", "role": "attacker", "tanks": [{"vehicle": "t34_85", "hex": [1, 2], "facing": 0},
+                                                      {"vehicle": "t34_85", "hex": [1, 4], "facing": 0}]},
+        {"name": "Blue", "role": "defender", "tanks": [{"vehicle": "pz_iv_h", "hex": [7, -1], "facing": 3},
+                                                       {"vehicle": "pz_iv_h", "hex": [7, 1], "facing": 3}]},
+    ],
+}
+
+
+def three_entrants(**over) -> dict:
+    d = {"name": "three", "root_seed": 11, "games_per_pairing": 2, "decision_timeout_s": 0,
+         "ratings": {"bootstrap": 50},
+         "entrants": [{"name": "hold", "policy": "hold"}, {"name": "advance", "policy": "advance"},
+                      {"name": "greedy", "policy": "greedy", "params": {"risk_weight": 0.5}}],
+         "scenarios": [{"label": "ps", "inline": SMALL_PS},
+                       {"file": "hq_ram_brawl", "label": "brawl", "overrides": {"turn_limit": 3}}]}
+    d.update(over)
+    return d
+
+
+def test_round_robin_both_sides_and_identical_on_one_and_two_workers(tmp_path, capsys):
+    f = tmp_path / "t.yaml"
+    f.write_text(yaml.safe_dump(three_entrants()))
+    t = T.load_tournament(f)
+    games = T.schedule(t)
+    assert len(games) == 3 * 2 * 2        # pairings x scenarios x both sides
+    s1 = T.run_tournament(t, tmp_path / "w1", workers=1, progress=False)
+    s2 = T.run_tournament(t, tmp_path / "w2", workers=2, progress=False)
+    assert (s1.played, s2.played, s1.executor, s2.executor) == (12, 12, "serial", "process")
+    g1, g2 = T.load_games(t, tmp_path / "w1"), T.load_games(t, tmp_path / "w2")
+    pd.testing.assert_frame_equal(T.comparable(g1), T.comparable(g2))
+    assert (g1["status"] == "ok").all() and g1["worker"].nunique() == 1 and g2["worker"].nunique() >= 1
+    # every pairing played every scenario from both sides, each mirrored pair on one seed
+    for (label, pair), g in g1.groupby(["label", "pair_key"]):
+        assert len(g) == 2 and g["seed"].nunique() == 1
+        assert set(zip(g["entrant1"], g["entrant2"])) == {(g["entrant1"].iloc[0], g["entrant2"].iloc[0]),
+                                                          (g["entrant2"].iloc[0], g["entrant1"].iloc[0])}
+    pairs = {(lab, frozenset((a, b))) for lab, a, b in zip(g1["label"], g1["entrant1"], g1["entrant2"])}
+    assert len(pairs) == 6
+    # common random numbers across pairings: one seed per scenario and replicate
+    assert g1.groupby("label")["seed"].nunique().eq(1).all()
+    r1, r2 = T.analyse(t, g1), T.analyse(t, g2)
+    pd.testing.assert_frame_equal(r1.leaderboard, r2.leaderboard)
+    pd.testing.assert_frame_equal(r1.head_to_head, r2.head_to_head)
+    board = r1.leaderboard
+    assert list(board["rank"]) == [1, 2, 3] and (board["games"] == 8).all()
+    assert board["points"].sum() == pytest.approx(12)
+    assert set(r1.by_ruleset["ruleset"]) == {"panzer_squadron", "hummel_quest"}
+    assert list(r1.side_bias["label"]) == ["ps", "brawl", "(all)"]
+    assert r1.side_bias.iloc[-1]["games"] == 12
+    # the CLI on a complete folder plays nothing more, prints the tables and saves them
+    from sim.tournament_cli import main
+
+    assert main([str(f), "--out", str(tmp_path / "w2"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "Leaderboard" in out and "Head to head" in out and "Side bias" in out and "Score per rule set" in out
+    assert "played 0 games (12 already stored)" in out
+    for name in ("leaderboard", "head_to_head", "by_scenario", "by_ruleset", "side_bias", "games"):
+        assert (tmp_path / "w2" / f"{name}.parquet").is_file() and (tmp_path / "w2" / f"{name}.csv").is_file()
+    for png in ("leaderboard.png", "elo.png", "head_to_head.png"):
+        assert (tmp_path / "w2" / png).stat().st_size > 5000
+    lb = pd.read_parquet(tmp_path / "w2" / "leaderboard.parquet")
+    assert {"score_lo", "score_hi", "mu", "sigma", "elo", "elo_lo", "elo_hi", "forfeits"} <= set(lb.columns)
+
+
+PLUGIN = textwrap.dedent('''
+    from agents.policies.base import Policy
+    from agents.policies import BUILTIN
+
+
+    class Crasher(Policy):
+        """Raises on its second decision."""
+        def __init__(self, **kw):
+            super().__init__(**kw)
+            self.n = 0
+        def decide(self, obs, decision):
+            self.n += 1
+            if self.n > 1:
+                raise ZeroDivisionError("boom")
+            return BUILTIN["hold"]().decide(obs, decision)
+
+
+    class Looper(Policy):
+        def decide(self, obs, decision):
+            while True:
+                pass
+
+
+    class Liar(Policy):
+        def decide(self, obs, decision):
+            return "fire!"
+
+
+    class Broken(Policy):
+        def __init__(self, **kw):
+            raise RuntimeError("cannot even start")
+''')
+
+
+@pytest.fixture
+def plugins(tmp_path, monkeypatch):
+    (tmp_path / "tt_plugins.py").write_text(PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    return "tt_plugins"
+
+
+def test_faulty_entrants_forfeit_and_the_tournament_finishes(tmp_path, plugins):
+    data = three_entrants(entrants=[{"name": "hold", "policy": "hold"},
+                                    {"name": "crasher", "policy": f"{plugins}:Crasher"},
+                                    {"name": "looper", "policy": f"{plugins}:Looper"},
+                                    {"name": "liar", "policy": f"{plugins}:Liar"}],
+                          scenarios=[{"label": "ps", "inline": SMALL_PS}],
+                          executor={"workers": 1, "battle_timeout_s": 1.0})
+    t = T.tournament_from_mapping(data, "faulty.yaml")
+    s = T.run_tournament(t, tmp_path / "out", progress=False)
+    assert s.played == 12 and s.failed == 0
+    g = T.load_games(t, tmp_path / "out")
+    assert (g["status"] == "ok").all()
+    vs_hold = g[(g["entrant1"] == "hold") | (g["entrant2"] == "hold")]
+    assert vs_hold["forfeit"].all() and (vs_hold["winner_entrant"] == "hold").all()
+    kinds = vs_hold.groupby("forfeit_entrant")["fault_kind"].agg(set).to_dict()
+    assert kinds == {"crasher": {"raise"}, "looper": {"battle_timeout"}, "liar": {"wrong_type"}}
+    crash = vs_hold[vs_hold["forfeit_entrant"] == "crasher"].iloc[0]
+    assert "ZeroDivisionError: boom" in crash["reason"]
+    res = T.analyse(t, g)
+    board = res.leaderboard.set_index("entrant")
+    assert board.loc["hold", "wins"] == 6 and board.index[0] == "hold"
+    assert board.loc[["crasher", "looper", "liar"], "forfeits"].sum() == 12
+    assert len(res.forfeits) == 12
+
+
+def test_unloadable_entrant_is_reported_before_any_game(tmp_path, plugins):
+    data = three_entrants(entrants=[{"name": "hold", "policy": "hold"},
+                                    {"name": "broken", "policy": f"{plugins}:Broken"},
+                                    {"name": "missing", "policy": "no_such_pkg.bots:Bot"},
+                                    {"name": "typo", "policy": "hodl"},
+                                    {"name": "param", "policy": "advance", "params": {"speed": 3}}])
+    t = T.tournament_from_mapping(data, "bad.yaml")
+    with pytest.raises(T.EntrantLoadFailure) as exc:
+        T.run_tournament(t, tmp_path / "out", progress=False)
+    text = str(exc.value)
+    assert len(exc.value.errors) == 4
+    for name, why in [("broken", "cannot even start"), ("missing", "no_such_pkg"), ("typo", "unknown policy 'hodl'"),
+                      ("param", "speed")]:
+        assert f"entrant {name!r}" in text and why in text
+    assert not list((tmp_path / "out").glob("runs/*.parquet"))
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"games_per_pairing": 3}, "games_per_pairing: Value error, must be even"),
+    ({"entrants": [{"name": "a", "policy": "hold"}, {"name": "a", "policy": "advance"}]}, "repeated: a"),
+    ({"entrants": [{"name": "a", "policy": "hold", "command": ["x"]}, {"name": "b", "policy": "hold"}]},
+     "exactly one of policy"),
+    ({"scenarios": [{"file": "nowhere.yaml"}]}, "scenarios[0].file: nowhere.yaml: no such file"),
+    ({"scenarios": [{"file": "default", "overrides": {"sides.Nobody.policy": "hold"}}]}, "no element 'Nobody'"),
+    ({"scenarios": [{"inline": {**SMALL_PS, "turn_limit": 0}}]}, "scenarios[0]: <tournament>"),
+    ({"scenarios": [{"file": "default"}, {"file": "default"}]}, "labels must be unique"),
+    ({"executor": {"workers": 0}}, "executor.workers"),
+    ({"colour": "red"}, "colour: Extra inputs are not permitted"),
+])
+def test_bad_tournament_files_name_the_field(change, message):
+    with pytest.raises(T.TournamentError) as exc:
+        T.tournament_from_mapping(three_entrants(**change))
+    assert message in str(exc.value), str(exc.value)
+
+
+def test_resume_and_a_changed_tournament(tmp_path):
+    data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}], executor={"workers": 1})
+    t = T.tournament_from_mapping(data, "a.yaml")
+    assert T.run_tournament(t, tmp_path / "o", progress=False).played == 6
+    parts = sorted((tmp_path / "o" / "runs").glob("*.parquet"))
+    parts[-1].unlink()                                       # as if interrupted before the last part
+    again = T.run_tournament(t, tmp_path / "o", progress=False)
+    assert again.stored_before == 0 < again.played < 6 or again.stored_before + again.played == 6
+    assert again.stored_before + again.played == 6
+    assert T.run_tournament(t, tmp_path / "o", progress=False).played == 0
+    bigger = T.tournament_from_mapping({**data, "entrants": data["entrants"] + [{"name": "rush", "policy": "rush"}]},
+                                       "b.yaml")
+    with pytest.raises(T.TournamentError, match="different tournament"):
+        T.run_tournament(bigger, tmp_path / "o", progress=False)
+    s = T.run_tournament(bigger, tmp_path / "o", progress=False, new=True)
+    assert (s.stored_before, s.played) == (6, 6)               # the games of the first three are reused
+    assert len(T.load_games(bigger, tmp_path / "o")) == 12
