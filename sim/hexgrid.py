@@ -311,6 +311,9 @@ class HexMap:
         for h, t in (terrain or {}).items():
             self.graph.nodes[as_hex(h)]["terrain"] = t
         self.version = 0
+        self.terrain_version = 0
+        self._static: dict[Hashable, object] = {}
+        self._static_version = 0
         self.shape_key = shape_key if shape_key is not None else ("cells", len(cells))
         self.description = description
         self._cache: dict[Hashable, object] = {}
@@ -334,9 +337,22 @@ class HexMap:
         return self.graph.nodes[h]["terrain"]
 
     def set_terrain(self, h: tuple[int, int], name: str) -> None:
-        """Change a cell's terrain and bump the version (only ``events.apply`` should call this in a battle)."""
+        """Change a cell's terrain and bump both versions (only ``events.apply`` should call this in a battle)."""
         self.graph.nodes[h]["terrain"] = name
+        self.terrain_version += 1
         self.bump()
+
+    def terrain_cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """Like :meth:`cached`, but kept until the *terrain* changes (not flushed by wrecks or other obstacles):
+        for answers that depend on the static map only."""
+        if self._static_version != self.terrain_version:
+            self._static.clear()
+            self._static_version = self.terrain_version
+        try:
+            return self._static[key]  # type: ignore[return-value]
+        except KeyError:
+            v = self._static[key] = compute()
+            return v
 
     def bump(self) -> None:
         self.version += 1

@@ -32,7 +32,7 @@ from sim.hexgrid import Hex, as_hex, bounded_dijkstra, distance
 from sim.rules.base import (CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, RulesOptions, Ruleset, Shot,
                             fraction_str)
 from sim.rules.ps_data import DEFAULT_TILES, FACES, Tile, Vehicle, catalog, find_vehicle
-from sim.rules.ps_sight import SightRules, clear_lines, shot_geometry, turret_facing_for
+from sim.rules.ps_sight import SightRules, clear_lines, near_obstacles, shot_geometry, turret_facing_for
 from sim.victory import draw, most_tanks, standard_outcome
 
 STATIONARY, IN_MOVEMENT = "stationary", "in_movement"
@@ -292,19 +292,18 @@ class PanzerSquadron(Ruleset):
 
     # sight -----------------------------------------------------------------------------------------------------
     def obstacles(self, b: Any) -> frozenset[Hex]:
-        """Obstacle hexes (6.1): wrecks and ``blocks_los`` Tiles, cached under the map version; plus live tanks
+        """Obstacle hexes (6.1): ``blocks_los`` Tiles and wrecks, cached under the map version; plus live tanks
         when ``live_tanks_block_los``."""
-        tiles = self.tiles(b.options)
-
-        def static() -> frozenset[Hex]:
-            hs = {h for h in b.map.cells if tiles[b.map.terrain(h)].blocks_los}
-            hs |= {t.hex for t in b.wrecks()}
-            return frozenset(hs)
-
-        base = b.map.cached(("ps_obstacles",), static)
+        base = b.map.cached(("ps_obstacles",), lambda: self.static_obstacles(b) | {t.hex for t in b.wrecks()})
         if b.options.live_tanks_block_los:
             return base | {t.hex for t in b.live_tanks()}
         return base
+
+    def static_obstacles(self, b: Any) -> frozenset[Hex]:
+        """The Tiles that block sight (kept until the terrain changes)."""
+        tiles = self.tiles(b.options)
+        return b.map.terrain_cached(("ps_tile_obstacles",), lambda: frozenset(
+            h for h in b.map.cells if tiles[b.map.terrain(h)].blocks_los))
 
     def sight_rules(self, options: PSOptions) -> SightRules:
         return SightRules(options.los_origin, options.hexside_blocks, options.max_range_hexes)
@@ -321,9 +320,20 @@ class PanzerSquadron(Ruleset):
         if b.options.live_tanks_block_los:
             return shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles,
                                  rules, b.options.exceptional_modifier)
-        def lines(fr: Hex, ff: int, tg: Hex) -> int:  # clear lines depend on hexes only: cached per map version
+        def lines(fr: Hex, ff: int, tg: Hex) -> int:
+            # clear lines depend on the obstacles near the segment only: Tiles near it are kept until the terrain
+            # changes, wrecks near it are added, and the exact count is cached on that set (ps_sight)
             key = ("ps_lines", fr, ff if rules.los_origin != "centre" else 0, tg)
-            return b.map.cached(key, lambda: clear_lines(fr, ff, tg, obstacles, rules))
+
+            def compute() -> int:
+                near = b.map.terrain_cached(("ps_near", fr, tg), lambda: near_obstacles(self.static_obstacles(b),
+                                                                                          fr, tg))
+                wrecks = [t.hex for t in b.wrecks()]
+                if wrecks:
+                    near = near | near_obstacles(wrecks, fr, tg)
+                return clear_lines(fr, ff, tg, near, rules, prefiltered=True)
+
+            return b.map.cached(key, compute)
 
         return b.map.cached(("ps_geo",) + args, lambda: shot_geometry(
             hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,

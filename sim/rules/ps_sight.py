@@ -23,11 +23,21 @@ class SightRules:
     max_range_hexes: int | None = None
 
 
-def _near(obstacles: Obstacles, a: Hex, b: Hex) -> list[Hex]:
+def near_obstacles(obstacles: Obstacles, a: Hex, b: Hex) -> frozenset[Hex]:
     """Obstacles that a segment from ``a``'s hex to a point of ``b``'s hex can touch: hex-distance ellipse filter
-    ``d(h, a) + d(h, b) <= d(a, b) + 3`` (a bounding pre-filter; exactness comes from the segment tests)."""
+    ``d(h, a) + d(h, b) <= d(a, b) + 3`` (a bounding pre-filter; exactness comes from the segment tests).
+    ``a`` and ``b`` themselves are never included."""
+    aq, ar = a
+    bq, br = b
     lim = distance(a, b) + 3
-    return sorted(h for h in obstacles if distance(h, a) + distance(h, b) <= lim and h != a and h != b)
+    out = []
+    for h in obstacles:
+        q, r = h
+        x, y = q - aq, r - ar
+        u, v = q - bq, r - br
+        if (max(abs(x), abs(y), abs(x + y)) + max(abs(u), abs(v), abs(u + v))) <= lim:
+            out.append(h)
+    return frozenset(out) - {a, b}
 
 
 def blocking_hexsides(near: list[Hex], obstacle_set: Collection[Hex], hexside_blocks: str
@@ -39,8 +49,8 @@ def blocking_hexsides(near: list[Hex], obstacle_set: Collection[Hex], hexside_bl
         for k in range(6):
             n = h.neighbour(k)
             if n in obstacle_set:
-                if n < h and n in near:
-                    continue  # listed from n's side
+                if n < h:
+                    continue  # listed from n's side (``obstacle_set`` is exactly the hexes of ``near``)
             elif hexside_blocks == "both":
                 continue
             out.append((frame_vertex(h, k), frame_vertex(h, k + 1)))
@@ -66,13 +76,15 @@ def line_blocked(o, p, near: list[Hex], sides: list) -> bool:
     return False
 
 
-def clear_lines(firer: Hex, firer_facing: int, target: Hex, obstacles: Obstacles, rules: SightRules) -> int:
+def clear_lines(firer: Hex, firer_facing: int, target: Hex, obstacles: Obstacles, rules: SightRules,
+                prefiltered: bool = False) -> int:
     """Section 6.4: unblocked lines from the firer's origin to the target's centre and six vertices (0..7).
     Range 1 is always 7.  The exact count depends only on the obstacles near the segment, so it is cached on
-    them (across battles on any map)."""
+    them (across battles on any map); ``prefiltered=True`` says ``obstacles`` already is
+    :func:`near_obstacles` of the pair."""
     if distance(firer, target) <= 1:
         return 7
-    near = tuple(_near(set(obstacles) - {firer, target}, firer, target))
+    near = frozenset(obstacles) if prefiltered else near_obstacles(obstacles, firer, target)
     if not near:
         return 7
     facing = firer_facing % 6 if rules.los_origin != "centre" else 0
@@ -80,13 +92,14 @@ def clear_lines(firer: Hex, firer_facing: int, target: Hex, obstacles: Obstacles
 
 
 @lru_cache(maxsize=200_000)
-def _clear_lines_near(firer: Hex, facing: int, target: Hex, near: tuple[Hex, ...], los_origin: str,
+def _clear_lines_near(firer: Hex, facing: int, target: Hex, near: frozenset[Hex], los_origin: str,
                       hexside_blocks: str) -> int:
     # every obstacle touching a sight line is in ``near`` (the ellipse filter), so ``near`` is the obstacle set
-    sides = blocking_hexsides(list(near), frozenset(near), hexside_blocks)
+    cells = sorted(near)
+    sides = blocking_hexsides(cells, near, hexside_blocks)
     o = frame_centre(firer) if los_origin == "centre" else frame_vertex(firer, facing)
     aims = [frame_centre(target)] + [frame_vertex(target, k) for k in range(6)]
-    return sum(not line_blocked(o, p, list(near), sides) for p in aims)
+    return sum(not line_blocked(o, p, cells, sides) for p in aims)
 
 
 def face_vertices(face: str, facing: int) -> tuple[int, int, int]:
@@ -99,11 +112,11 @@ def face_vertices(face: str, facing: int) -> tuple[int, int, int]:
 def exceptional_lines(firer: Hex, firer_facing: int, target: Hex, target_facing: int, face: str,
                       obstacles: Obstacles, rules: SightRules) -> int:
     """7.2 step 3: unblocked lines from the firer's front point to the three vertices of ``face``."""
-    obs = set(obstacles) - {firer, target}
-    near = _near(obs, firer, target)
-    sides = blocking_hexsides(near, obs, rules.hexside_blocks)
+    near = near_obstacles(obstacles, firer, target)
+    cells = sorted(near)
+    sides = blocking_hexsides(cells, near, rules.hexside_blocks)
     o = frame_vertex(firer, firer_facing)
-    return sum(not line_blocked(o, frame_vertex(target, k), near, sides) for k in face_vertices(face, target_facing))
+    return sum(not line_blocked(o, frame_vertex(target, k), cells, sides) for k in face_vertices(face, target_facing))
 
 
 def thicker(armour: Mapping[str, int], faces) -> str:
