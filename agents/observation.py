@@ -230,10 +230,11 @@ class Observation:
         return None if self.actor is None else TankView(self._b.tanks[self.actor])
 
     def tank(self, tid: int) -> TankView:
-        """Any own tank, or an enemy tank that is visible or no longer alive (raises ``KeyError`` for a hidden
-        live enemy)."""
+        """Any own tank, or an enemy tank that is visible, a legal target of this decision or no longer alive
+        (raises ``KeyError`` for a hidden live enemy)."""
         t = self._b.tanks[tid]
-        if t.side != self.side and t.alive and tid not in self.visible_ids():
+        if t.side != self.side and t.alive and tid not in self.visible_ids() and \
+                (self.actor is None or tid not in self.targets()):
             raise KeyError(f"tank {tid} is not visible")
         return TankView(t)
 
@@ -330,7 +331,8 @@ class Observation:
         shared by the side's tanks)."""
         b = self._b
         key = ("dfield", tuple(sorted(as_hex(s) for s in sources)))
-        return b.map.cached(key, lambda: b.map.distance_field(key[1], lambda h: self._rs.passable(b, h)))
+        return b.map.cached(key, lambda: b.map.distance_field(key[1], lambda h: self._rs.passable(b, h),
+                                                              passable_key=self._rs.name))
 
     @staticmethod
     def hex_of(state: Any) -> Hex:

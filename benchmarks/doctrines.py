@@ -59,7 +59,7 @@ def table(name: str, seeds: int, workers: int) -> tuple[pd.DataFrame, dict]:
     cpu = df.groupby("row")[["cpu_s", "decisions"]].sum()
     timing = {"battles": len(df), "wall_s": round(wall, 1), "workers": workers,
               "cpu_ms_per_battle": round(1000 * df["cpu_s"].mean(), 1),
-              "cpu_ms_per_decision_by_doctrine_pair": {
+              "cpu_ms_per_decision_in_battles_of_row_doctrine": {
                   r: round(1000 * cpu.loc[r, "cpu_s"] / max(cpu.loc[r, "decisions"], 1), 2) for r in cpu.index}}
     return grid, timing
 

@@ -14,7 +14,8 @@ Flow (DESIGN.md "batch")::
 * **Resume**: runs already in ``DIR`` are skipped; a different experiment in ``DIR`` is refused
   (:class:`BatchRefused`) unless ``new=True``, which keeps the stored runs that the new design still contains.
 * **Failures**: a battle that raises becomes a ``failed`` row with its error, one past the watchdog a ``timeout``
-  row; neither stops the batch.  A worker process that dies is replaced, and its chunk re-run battle by battle.
+  row; neither stops the batch.  A worker process that dies is replaced, and the battles it was running are
+  replayed one at a time: one that kills its worker alone becomes a ``failed`` row.
 * **Crash injection** (tests): ``TANKSIM_CRASH_AFTER_PARTS=N`` makes the driver exit hard right after committing
   its N-th part; ``TANKSIM_CRASH_BEFORE_RENAME=N`` between the temporary write and the rename of its N-th part.
 """
@@ -568,9 +569,8 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
     """Play every run of ``exp`` not yet stored in ``out_dir`` and store it there.
 
     ``workers`` / ``scheduler`` / ``dask_local``: see :func:`open_executor` (or pass an open ``pool`` to reuse
-    it; it is left open); ``new``: accept a changed
-    experiment; ``events``: also store event logs and per-turn series; ``watchdog_s`` / ``chunk_s`` override the
-    experiment's.  Ctrl-C (or SIGTERM in the CLI) stops cleanly: finished chunks are stored, the summary says
+    it; it is left open); ``new``: accept a changed experiment; ``events``: also store event logs and per-turn
+    series; ``watchdog_s`` / ``chunk_s`` override the experiment's.  Ctrl-C (or SIGTERM in the CLI) stops cleanly: finished chunks are stored, the summary says
     ``interrupted``.  Raises :class:`BatchRefused`, ``ValueError`` for bad executor options."""
     out = Path(out_dir)
     manifest = prepare_folder(exp, out, new)

@@ -274,6 +274,18 @@ def validate(data: Mapping[str, Any], src: str = "<scenario>") -> Scenario:
                 rs.TankExt(**t.rules)
             except ValidationError as exc:
                 errors += _fmt_validation(src, exc, f"sides[{si}].tanks[{ti}].rules")
+    from agents.controllers import PolicyLoadError, load_policy
+
+    for si, side in enumerate(sc.sides):
+        specs = [(f"sides[{si}].policy", side.policy)] + [
+            (f"sides[{si}].tanks[{ti}].policy", t.policy) for ti, t in enumerate(side.tanks) if t.policy]
+        for where, p in specs:
+            try:
+                load_policy(p.name, p.params)
+            except PolicyLoadError as exc:
+                errors.append(f"{src}: {where}: {exc}")
+            except Exception as exc:  # noqa: BLE001 - a plug-in's own constructor failed: report it with the rest
+                errors.append(f"{src}: {where}: policy {p.name!r} failed to start: {type(exc).__name__}: {exc}")
     labels = [t.label for s in sc.sides for t in s.tanks if t.label]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:

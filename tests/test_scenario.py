@@ -57,3 +57,12 @@ def test_overrides_by_side_name_role_and_index():
         apply_overrides(d, {"sides.attacker.polcy.name": "x"})
     with pytest.raises(ScenarioError, match="no element"):
         apply_overrides(d, {"sides.green.policy.name": "x"})
+
+
+def test_unknown_policy_is_reported_at_validation():
+    d = small_ps_scenario()
+    d["sides"][1]["policy"] = {"name": "holdd"}
+    d["sides"][0]["tanks"][0]["policy"] = {"name": "advance", "params": {"bogus": 1}}
+    msg = _errors(d)
+    assert "sides[1].policy: unknown policy 'holdd'" in msg
+    assert "sides[0].tanks[0].policy:" in msg and "bogus" in msg

@@ -1,14 +1,14 @@
 """``cover``: moves to the reachable hex of least threat, then fires.
 
-Each move it spends what it needs (keeping nothing back for a shot) and scores up to ``candidates`` reachable hexes
-(spread evenly from the nearest to the farthest; on each, the state facing the nearest enemy most directly) by the
-summed exact kill odds of the enemies against it there, and takes the least (ties: a hex from which it has a shot,
-then nearer the enemy but not within ``stop_at`` hexes, then the cheaper move).  Then it fires at the best target
-if the kill odds reach ``min_odds``.  Threat counts enemies out of sight where they were last seen; with no enemy
-known at all it makes for the objectives like ``advance``.
+Each move it scores up to ``candidates`` reachable hexes (spread evenly from the nearest to the farthest; on each,
+the state facing the nearest enemy most directly) by the summed exact kill odds of the enemies against it there
+(enemies out of sight count where they were last seen).  Among the hexes within ``tolerance`` of the least threat it
+prefers one from which it can still shoot after the move, then the lower threat, then nearer the enemy but not
+within ``stop_at`` hexes, then the cheaper move; then it fires at the best target if the kill odds reach
+``min_odds``.  With no enemy known at all it makes for the objectives like ``advance``.
 
-Parameters: ``min_odds`` (default 0), ``stop_at`` (default 3), ``candidates`` (hexes scored for threat per move,
-default 16).
+Parameters: ``min_odds`` (default 0), ``tolerance`` (extra summed kill odds it accepts to keep a shot, default 0.1),
+``stop_at`` (default 3), ``candidates`` (hexes scored for threat per move, default 16).
 """
 from __future__ import annotations
 
@@ -21,8 +21,8 @@ class Cover(Doctrine):
     """Least-threat hex, then fire (see the module docstring)."""
 
     name = "cover"
-    defaults = {"min_odds": 0.0, "stop_at": 3, "candidates": 16}
-    bounds = {**Doctrine.bounds, "stop_at": (0, 1000)}
+    defaults = {"min_odds": 0.0, "tolerance": 0.1, "stop_at": 3, "candidates": 16}
+    bounds = {**Doctrine.bounds, "tolerance": (0.0, 1e6), "stop_at": (0, 1000)}
 
     def intent(self, obs: Any) -> tuple[str, float]:
         me = obs.me
@@ -46,15 +46,16 @@ class Cover(Doctrine):
         if here is not None and here not in cands:
             cands.append(here)
         field = obs.distance_field(known)
-        threat = {s: obs.threat(obs.hex_of(s), obs.facing_of(s)) for s in cands}
-        least = min(threat.values(), default=None)
+        threat = {s: float(obs.threat(obs.hex_of(s), obs.facing_of(s))) for s in cands}
+        least = min(threat.values(), default=0.0)
+        decision = obs.decision
 
         def key(s: Any) -> tuple:
-            has_shot = self.best_target(obs, as_if=obs.hypo(s)) is not None
+            shot_after = self.can_fire_after(obs, decision, states[s][0]) and \
+                self.best_shot(obs, as_if=obs.hypo(s)) is not None
             closer = max(field.get(obs.hex_of(s), 10 ** 6), self.stop_at)
-            return (0 if has_shot else 1, closer, states[s][0], repr(s))
+            return (0 if shot_after else 1, threat[s], closer, states[s][0], repr(s))
 
-        tied = [s for s in cands if threat[s] == least]
-        if not tied or (here is not None and threat[here] == least and here in tied and min(tied, key=key) == here):
-            return None
-        return min(tied, key=key)
+        nearly = [s for s in cands if threat[s] <= least + self.tolerance]
+        best = min(nearly, key=key) if nearly else None
+        return None if best is None or best == here else best

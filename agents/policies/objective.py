@@ -72,13 +72,15 @@ class Objective(Doctrine):
         goals, stop = self.destination(obs)
         d = min((obs.distance(me.hex, g) for g in goals), default=0)
         if d > stop:
-            return "move_only", 1.0 / (1 + d)
+            return ("move_only" if self.objective_hexes(obs) else "move"), 1.0 / (1 + d)
         bt = self.best_shot(obs)
         if bt is not None:
             return "fire", 2.0 + float(bt[1].p_kill)
         return "overwatch", 0.0
 
     def wants_fire_after_move(self, obs: Any) -> bool:
+        if not self.objective_hexes(obs):
+            return bool(obs.visible_ids())
         goals, _stop = self.destination(obs)
         return bool(obs.visible_ids()) and not goals
 

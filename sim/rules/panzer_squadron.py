@@ -508,6 +508,8 @@ class PanzerSquadron(Ruleset):
 
     def _activation(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
         t = b.tanks[tid]
+        if not t.alive or t.hex is None:  # e.g. withdrawn after policy faults while the side was choosing
+            return
         b.emit(Activated(t.side, tid, mode))
         b.emit(TankStateSet(tid, "activated_turn", b.turn))
         b.emit(TankStateSet(tid, "start_status", t.rules_state["marker"]))
