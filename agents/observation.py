@@ -149,7 +149,55 @@ def frozen_decision(decision: Decision) -> Decision:
                     read_only(decision.context))
 
 
-class Observation:
+class StateQueries:
+    """Pure geometry helpers shared by :class:`Observation` and the isolated entrant's observation
+    (``agents.remote``): distances, movement states, arcs, facings.  They need ``self.me`` only."""
+
+    __slots__ = ()
+
+    @staticmethod
+    def distance(a: Any, b: Any) -> int:
+        """Cube distance in hexes."""
+        return distance(a, b)
+
+    @staticmethod
+    def hex_of(state: Any) -> Hex:
+        """The hex of a movement state (``(hex, facing)`` or a bare hex)."""
+        if isinstance(state, Hex):
+            return state
+        if isinstance(state, tuple) and len(state) >= 1 and isinstance(state[0], tuple):
+            return as_hex(state[0])
+        return as_hex(state)
+
+    def facing_of(self, state: Any) -> int:
+        """The facing of a movement state (the actor's facing if the state has none)."""
+        if isinstance(state, tuple) and len(state) >= 2 and isinstance(state[0], tuple):
+            return int(state[1])
+        return self.me.facing if self.me else 0
+
+    @staticmethod
+    def in_arc(frm: Any, to: Any, facing: int) -> bool:
+        """Whether ``to`` lies in the 120-degree arc of vertex ``facing`` seen from ``frm``."""
+        return in_arc(frm, to, facing)
+
+    @staticmethod
+    def facing_towards(frm: Any, to: Any) -> int:
+        """The vertex facing (0..5) pointing most directly from ``frm`` at ``to`` (ties: the lower index)."""
+        v = cube_vector(frm, to)
+
+        def centred(f: int) -> int:
+            a, b, c = rotate_cube(v, f)
+            return a - max(b, c)
+
+        return max(range(6), key=lambda f: (centred(f), -f))
+
+    def hypo(self, state: Any) -> Hypo:
+        """The :class:`Hypo` of the actor standing in movement ``state`` (``moved`` if it left its hex)."""
+        h = self.hex_of(state)
+        return Hypo(h, self.facing_of(state), self.me is not None and h != self.me.hex)
+
+
+class Observation(StateQueries):
     """What side ``side`` may know when answering ``decision`` for ``actor`` (the first actor by default).
 
     ``battle`` is the live battle (kept private); ``rng`` the side's ``random.Random`` stream; ``last_known`` the
@@ -318,10 +366,6 @@ class Observation:
         return bool(self.decision.legal.contains(action))
 
     # --- geometry ---------------------------------------------------------------------------------------------
-    def distance(self, a: Any, b: Any) -> int:
-        """Cube distance in hexes."""
-        return distance(a, b)
-
     def passable(self, h: Any) -> bool:
         """Whether static terrain lets a tank enter ``h`` at all."""
         return self._rs.passable(self._b, as_hex(h))
@@ -333,42 +377,6 @@ class Observation:
         key = ("dfield", tuple(sorted(as_hex(s) for s in sources)))
         return b.map.cached(key, lambda: b.map.distance_field(key[1], lambda h: self._rs.passable(b, h),
                                                               passable_key=self._rs.name))
-
-    @staticmethod
-    def hex_of(state: Any) -> Hex:
-        """The hex of a movement state (``(hex, facing)`` or a bare hex)."""
-        if isinstance(state, Hex):
-            return state
-        if isinstance(state, tuple) and len(state) >= 1 and isinstance(state[0], tuple):
-            return as_hex(state[0])
-        return as_hex(state)
-
-    def facing_of(self, state: Any) -> int:
-        """The facing of a movement state (the actor's facing if the state has none)."""
-        if isinstance(state, tuple) and len(state) >= 2 and isinstance(state[0], tuple):
-            return int(state[1])
-        return self.me.facing if self.me else 0
-
-    @staticmethod
-    def in_arc(frm: Any, to: Any, facing: int) -> bool:
-        """Whether ``to`` lies in the 120-degree arc of vertex ``facing`` seen from ``frm``."""
-        return in_arc(frm, to, facing)
-
-    @staticmethod
-    def facing_towards(frm: Any, to: Any) -> int:
-        """The vertex facing (0..5) pointing most directly from ``frm`` at ``to`` (ties: the lower index)."""
-        v = cube_vector(frm, to)
-
-        def centred(f: int) -> int:
-            a, b, c = rotate_cube(v, f)
-            return a - max(b, c)
-
-        return max(range(6), key=lambda f: (centred(f), -f))
-
-    def hypo(self, state: Any) -> Hypo:
-        """The :class:`Hypo` of the actor standing in movement ``state`` (``moved`` if it left its hex)."""
-        h = self.hex_of(state)
-        return Hypo(h, self.facing_of(state), self.me is not None and h != self.me.hex)
 
     def los(self, frm: int, to: int) -> bool:
         """Whether tank ``frm`` could fire at tank ``to`` now (the rule set's sight and legality)."""

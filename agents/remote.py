@@ -82,7 +82,8 @@ from types import MappingProxyType
 from typing import Any
 
 from agents import actions as A
-from sim.hexgrid import Hex, as_hex, distance
+from agents.observation import StateQueries
+from sim.hexgrid import Hex, as_hex
 
 PROTOCOL = 1
 #: Action classes by their protocol ``type``.
@@ -432,7 +433,7 @@ def _objective(d: Mapping[str, Any]) -> Mapping[str, Any]:
     return MappingProxyType({k: (as_hex(v) if k == "hex" else decode(v)) for k, v in d.items()})
 
 
-class RemoteObservation:
+class RemoteObservation(StateQueries):
     """The :class:`~agents.observation.Observation` API rebuilt from a snapshot plus queries to the parent.
 
     Read-only.  Facts, own tanks, visible enemies, objectives, modes, targets with odds and (for moves) reachable
@@ -576,52 +577,12 @@ class RemoteObservation:
         return bool(self._cached(("legal", self.actor, key), lambda: self._call("is_legal", action)))
 
     # --- geometry -----------------------------------------------------------------------------------------------
-    def distance(self, a: Any, b: Any) -> int:
-        return distance(a, b)
-
     def passable(self, h: Any) -> bool:
         return bool(self._cached(("passable", tuple(h)), lambda: self._call("passable", as_hex(h))))
 
     def distance_field(self, sources: Any) -> Mapping[Hex, int]:
         key = ("dfield", tuple(sorted(as_hex(x) for x in sources)))
         return self._cached(key, lambda: MappingProxyType(self._call("distance_field", key[1])))
-
-    @staticmethod
-    def hex_of(state: Any) -> Hex:
-        if isinstance(state, Hex):
-            return state
-        if isinstance(state, tuple) and len(state) >= 1 and isinstance(state[0], tuple):
-            return as_hex(state[0])
-        return as_hex(state)
-
-    def facing_of(self, state: Any) -> int:
-        if isinstance(state, tuple) and len(state) >= 2 and isinstance(state[0], tuple):
-            return int(state[1])
-        return self.me.facing if self.me else 0
-
-    @staticmethod
-    def in_arc(frm: Any, to: Any, facing: int) -> bool:
-        from sim.hexgrid import in_arc
-
-        return in_arc(frm, to, facing)
-
-    @staticmethod
-    def facing_towards(frm: Any, to: Any) -> int:
-        from sim.hexgrid import cube_vector, rotate_cube
-
-        v = cube_vector(frm, to)
-
-        def centred(f: int) -> int:
-            a, b, c = rotate_cube(v, f)
-            return a - max(b, c)
-
-        return max(range(6), key=lambda f: (centred(f), -f))
-
-    def hypo(self, state: Any) -> Any:
-        from sim.rules.base import Hypo
-
-        h = self.hex_of(state)
-        return Hypo(h, self.facing_of(state), self.me is not None and h != self.me.hex)
 
     def los(self, frm: int, to: int) -> bool:
         return bool(self._cached(("los", frm, to), lambda: self._call("los", frm, to)))

@@ -29,4 +29,5 @@ class Tank(mesa.Agent):
 
     def __repr__(self) -> str:
         s = self.state
-        return f"Tank({s.tank_id} {s.label!r} side {s.side} {s.vehicle_id} at {tuple(s.hex) if s.hex else None} {s.status})"
+        where = tuple(s.hex) if s.hex else None
+        return f"Tank({s.tank_id} {s.label!r} side {s.side} {s.vehicle_id} at {where} {s.status})"

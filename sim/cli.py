@@ -14,7 +14,7 @@ import importlib
 import json
 import sys
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Sequence
 
 from sim.rules import base as rules_base
 from sim.scenario import ScenarioError

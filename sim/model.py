@@ -18,8 +18,16 @@ from agents.observation import Observation
 from agents.tank import Tank
 from sim.battle import Battle, SideInfo, TankState
 from sim.dice import DiceSource, side_rng, spawn_streams
-from sim.events import (ActionRejected, BattleEnded, BattleStarted, BattleStateSet, PolicyFault, Status,
-                        StatusChanged, TurnStarted)
+from sim.events import (
+    ActionRejected,
+    BattleEnded,
+    BattleStarted,
+    BattleStateSet,
+    PolicyFault,
+    Status,
+    StatusChanged,
+    TurnStarted,
+)
 from sim.hexgrid import Hex
 from sim.rules.base import Outcome
 from sim.scenario import PolicySpec, Scenario

@@ -1,7 +1,6 @@
 """Shared test helpers: paths, small scenarios, the tanksim console script."""
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 from pathlib import Path

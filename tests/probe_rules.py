@@ -15,7 +15,7 @@ from fractions import Fraction
 from types import SimpleNamespace
 
 from agents.actions import Fire, Pass, Step
-from sim.events import Moved, RuleEvent, ShotResolved, StatusChanged, Status, TankStateSet, TerrainChanged
+from sim.events import Moved, RuleEvent, ShotResolved, Status, StatusChanged, TankStateSet, TerrainChanged
 from sim.hexgrid import distance
 from sim.rules.base import Decision, Illegal, Legal, Odds, Ruleset, Shot
 from sim.victory import standard_outcome

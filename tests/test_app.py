@@ -4,8 +4,8 @@ seed and policy inputs)."""
 from __future__ import annotations
 
 import pytest
-from conftest import small_ps_scenario
 
+from conftest import small_ps_scenario
 from sim.app import AppModel, main, model_params, parse_seed, policy_choices
 from sim.runner import final_state, log_rows, run_battle
 from sim.scenario import load_scenario

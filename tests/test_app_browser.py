@@ -12,6 +12,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+
 from conftest import ROOT, tanksim_cmd
 
 CHROMIUM = Path("/usr/bin/chromium")

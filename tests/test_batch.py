@@ -14,8 +14,8 @@ import time
 import pandas as pd
 import pytest
 import yaml
-from conftest import small_ps_scenario, tanksim_cmd
 
+from conftest import small_ps_scenario, tanksim_cmd
 from sim import store
 from sim.batch import (
     BatchRefused,

@@ -9,9 +9,9 @@ import time
 
 import pytest
 import yaml
-from conftest import small_ps_scenario
 from scipy import stats
 
+from conftest import small_ps_scenario
 from sim.model import BattleModel
 from sim.rules import base as rules_base
 from sim.rules.base import Illegal

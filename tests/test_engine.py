@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from agents.actions import Fire, Pass, Step
+from agents.actions import Fire, Step
 from agents.policies.base import Policy
 from conftest import ROOT, small_ps_scenario
 from sim.events import event_from_payload

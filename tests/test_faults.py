@@ -8,11 +8,11 @@ import json
 import time
 
 import pytest
-from conftest import small_ps_scenario
 
 from agents.actions import Fire, Pass, Plan, Step
 from agents.controllers import Fault, SideController
 from agents.policies.base import Doctrine, Policy
+from conftest import small_ps_scenario
 from sim.events import Status, event_from_payload
 from sim.hexgrid import Hex
 from sim.model import BattleModel, build_battle

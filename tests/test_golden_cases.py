@@ -2,8 +2,6 @@
 ``tanksim cases``; the copies must equal ../shared/cases whenever it exists."""
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from conftest import ROOT, SHARED

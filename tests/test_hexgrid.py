@@ -7,8 +7,19 @@ import networkx as nx
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sim.hexgrid import (DIRECTIONS, Hex, HexMap, aspect, bounded_dijkstra, distance, frame_centre, hex_line,
-                         hexagon_hexes, in_arc, rectangle_hexes)
+from sim.hexgrid import (
+    DIRECTIONS,
+    Hex,
+    HexMap,
+    aspect,
+    bounded_dijkstra,
+    distance,
+    frame_centre,
+    hex_line,
+    hexagon_hexes,
+    in_arc,
+    rectangle_hexes,
+)
 
 coord = st.integers(-12, 12)
 hexes = st.builds(Hex, coord, coord)

@@ -594,10 +594,10 @@ def test_default_facing_rule():
 # Sequence of play (phase 2): MemoryBattle + play_turn driven with fixed dice
 # ---------------------------------------------------------------------------------------------------------------
 
-from agents.actions import Activate, Fire, Ram, Special, Step
-from sim.battle import MemoryBattle
-from sim.events import BattleStateSet, Status, TurnStarted
-from sim.rules.base import Illegal
+from agents.actions import Activate, Fire, Ram, Special, Step  # noqa: E402 - phase 2 tests' own imports
+from sim.battle import MemoryBattle  # noqa: E402 - phase 2 tests' own imports
+from sim.events import BattleStateSet, Status, TurnStarted  # noqa: E402 - phase 2 tests' own imports
+from sim.rules.base import Illegal  # noqa: E402 - phase 2 tests' own imports
 
 
 def battle(tanks, radius=8, dice=None, options=None, **kw):

@@ -10,9 +10,9 @@ import sys
 
 import pytest
 import yaml
-from conftest import ROOT, small_ps_scenario, tanksim_cmd
 
 from agents.controllers import PolicyLoadError, load_policy
+from conftest import ROOT, small_ps_scenario, tanksim_cmd
 from sim.runner import run_battle
 from sim.scenario import validate
 

@@ -10,13 +10,13 @@ from fractions import Fraction
 
 import pytest
 import yaml
-from conftest import ROOT, small_ps_scenario
 
 from agents.actions import Pass
 from agents.controllers import load_policy
 from agents.observation import Observation, ReadOnlyError, TankView
 from agents.policies import BUILTIN
 from agents.policies.base import Policy
+from conftest import ROOT, small_ps_scenario
 from sim.cli import main as cli_main
 from sim.cli import parse_policy_arg
 from sim.events import Moved, Pivoted
@@ -79,7 +79,7 @@ def test_observation_refuses_every_write():
         reach[(Hex(0, 0), 0)] = (0, ())
     assert all(isinstance(p, tuple) for _c, p in reach.values())
     with pytest.raises(AttributeError):
-        me.state
+        me.state  # noqa: B018 - the read itself must raise
     # no dice, no rule-set object through the public API
     assert not any(hasattr(obs, n) for n in ("dice", "battle", "model", "rules"))
     assert isinstance(obs.ruleset, str) and obs.ruleset == "panzer_squadron"

@@ -138,7 +138,7 @@ def test_exit_edge_scores_exit_points():
     b = battle([{"vehicle": "t34_85", "hex": [11, -4], "side": 0, "facing": 0},
                 {"vehicle": "panther", "hex": [0, 5], "side": 1, "facing": 0}], dice,
                sides=[SideInfo("A", "attacker", "east"), SideInfo("B", "defender")], exit_points=2)
-    seen = drive(b, dice, [Activate(0, "move"), lambda d: PS.exit_step(b, 0) or d.default, Activate(1, "hold")])
+    drive(b, dice, [Activate(0, "move"), lambda d: PS.exit_step(b, 0) or d.default, Activate(1, "hold")])
     assert b.tanks[0].status == "exited" and b.tanks[0].hex is None
     from sim.victory import victory_points
     assert victory_points(b) == (2, 0)

@@ -7,9 +7,9 @@ import json
 import pandas as pd
 import pytest
 import yaml
-from conftest import small_ps_scenario
 from PIL import Image
 
+from conftest import small_ps_scenario
 from sim import cli, replay
 from sim.events import Activated, BattleStarted, TankStateSet, TurnStarted, event_from_payload
 from sim.runner import run_battle

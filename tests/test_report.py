@@ -6,9 +6,9 @@ import math
 import pandas as pd
 import pytest
 import yaml
-from conftest import small_ps_scenario
 from scipy.stats import binomtest
 
+from conftest import small_ps_scenario
 from sim import report
 from sim.batch import run_experiment
 

@@ -47,7 +47,7 @@ def test_round_robin_both_sides_and_identical_on_one_and_two_workers(tmp_path, c
     pd.testing.assert_frame_equal(T.comparable(g1), T.comparable(g2))
     assert (g1["status"] == "ok").all() and g1["worker"].nunique() == 1 and g2["worker"].nunique() >= 1
     # every pairing played every scenario from both sides, each mirrored pair on one seed
-    for (label, pair), g in g1.groupby(["label", "pair_key"]):
+    for _key, g in g1.groupby(["label", "pair_key"]):
         assert len(g) == 2 and g["seed"].nunique() == 1
         assert set(zip(g["entrant1"], g["entrant2"])) == {(g["entrant1"].iloc[0], g["entrant2"].iloc[0]),
                                                           (g["entrant2"].iloc[0], g["entrant1"].iloc[0])}

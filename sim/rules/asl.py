@@ -44,14 +44,43 @@ from pydantic import Field, field_validator
 from agents.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
 from sim.battle import HypoView
 from sim.dice import DiceSource, FixedDice
-from sim.events import (Activated, BattleStateSet, Moved, Pivoted, RuleEvent, ShotResolved, Status, StatusChanged,
-                        TankStateSet, TurretTurned)
+from sim.events import (
+    Activated,
+    BattleStateSet,
+    Moved,
+    Pivoted,
+    RuleEvent,
+    ShotResolved,
+    Status,
+    StatusChanged,
+    TankStateSet,
+    TurretTurned,
+)
 from sim.hexgrid import FRONT, SIDE, Hex, as_hex, aspect, bounded_dijkstra, cube_vector, distance, hex_line, rotate_cube
 from sim.rules import asl_tables
-from sim.rules.asl_odds import (DEFAULT_PREFERENCE, ShotKey, case_a_drm, case_l_drm, odds_json, parse_params,
-                                resolve_key, shot_odds)
-from sim.rules.base import (CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, RulesOptions, Ruleset, Shot,
-                            fraction_str)
+from sim.rules.asl_odds import (
+    DEFAULT_PREFERENCE,
+    ShotKey,
+    case_a_drm,
+    case_l_drm,
+    odds_json,
+    parse_params,
+    resolve_key,
+    shot_odds,
+)
+from sim.rules.base import (
+    CaseError,
+    Decision,
+    Hypo,
+    Illegal,
+    Legal,
+    Odds,
+    Outcome,
+    Ruleset,
+    RulesOptions,
+    Shot,
+    fraction_str,
+)
 from sim.victory import draw, standard_outcome
 
 __all__ = ["ASL", "Options", "target_face", "ca_turns", "hull_down_hexsides", "los_hexsides"]

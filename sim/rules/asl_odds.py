@@ -25,8 +25,17 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from sim.dice import DiceSource
-from sim.rules.asl_tables import (AMMO_TYPES, COLOURS, SIZES, TURRET_TYPES, Gun, TableError, parse_gun,
-                                  to_hit_tables, to_kill_tables)
+from sim.rules.asl_tables import (
+    AMMO_TYPES,
+    COLOURS,
+    SIZES,
+    TURRET_TYPES,
+    Gun,
+    TableError,
+    parse_gun,
+    to_hit_tables,
+    to_kill_tables,
+)
 from sim.rules.base import CaseError, fraction_str
 
 #: Result names of a TK DR (asl.md 8.2) and of a TH DR that did not hit.

@@ -64,7 +64,7 @@ def band_of(range_m: int, band_edges: str = "lower_inclusive") -> Band:
     """
     if range_m < 0:
         raise ValueError(f"range_m must be >= 0, got {range_m}")
-    for number, lo, hi, tn, fp in BANDS:
+    for number, _lo, hi, tn, fp in BANDS:
         if hi is None:
             return Band(number, tn, fp)
         if number == 5 or band_edges == "upper_inclusive":
@@ -763,7 +763,7 @@ def parse_params(params: Mapping[str, object], *, outcome: bool = False):
             known = sorted(set(spec) | {"mode"})
             raise CaseError(f"unknown parameter {name!r} for mode={mode}; known: {', '.join(known)} "
                             f"(and the options of hummel_quest.md §16)")
-    for name, (kind, default) in spec.items():
+    for name, (_kind, default) in spec.items():
         if name not in values:
             if default is _REQUIRED:
                 raise CaseError(f"missing required parameter {name!r} for mode={mode}")

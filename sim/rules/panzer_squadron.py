@@ -26,11 +26,32 @@ from pydantic import Field
 
 from agents.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
 from sim.dice import DiceSource
-from sim.events import (Activated, BattleStateSet, Moved, Pivoted, RuleEvent, ShotResolved, StatusChanged, Status, TankStateSet,
-                        TurretTurned)
-from sim.hexgrid import Hex, as_hex, bounded_dijkstra, distance
-from sim.rules.base import (CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, RulesOptions, Ruleset, Shot,
-                            fraction_str)
+from sim.events import (
+    Activated,
+    BattleStateSet,
+    Moved,
+    Pivoted,
+    RuleEvent,
+    ShotResolved,
+    Status,
+    StatusChanged,
+    TankStateSet,
+    TurretTurned,
+)
+from sim.hexgrid import Hex, as_hex, bounded_dijkstra
+from sim.rules.base import (
+    CaseError,
+    Decision,
+    Hypo,
+    Illegal,
+    Legal,
+    Odds,
+    Outcome,
+    Ruleset,
+    RulesOptions,
+    Shot,
+    fraction_str,
+)
 from sim.rules.ps_data import DEFAULT_TILES, FACES, Tile, Vehicle, catalog, find_vehicle
 from sim.rules.ps_sight import SightRules, clear_lines, near_obstacles, shot_geometry, turret_facing_for
 from sim.victory import draw, most_tanks, standard_outcome
@@ -436,7 +457,7 @@ class PanzerSquadron(Ruleset):
                 ) -> Plan:
         """A :class:`Plan` following ``path`` (states from :meth:`reachable`)."""
         steps = []
-        for (h0, f0), (h1, f1) in zip(path, path[1:]):
+        for (h0, _f0), (h1, f1) in zip(path, path[1:]):
             steps.append(Step(tank, h1) if h1 != h0 else Pivot(tank, f1))
         return Plan(tank, tuple(steps), then=then, end_status=end_status)
 

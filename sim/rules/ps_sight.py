@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Callable, Collection, Mapping
+from typing import Collection, Mapping
 
 from sim.hexgrid import FRONT, REAR, SIDE, Hex, aspect, distance, frame_centre, frame_vertex, in_arc, segment_enters_hex
 
