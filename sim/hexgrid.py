@@ -398,22 +398,26 @@ def bounded_dijkstra(start: T, successors: Callable[[T], Iterable[tuple[T, int]]
     The reachable part of the state graph is built lazily and searched with networkx's
     ``single_source_dijkstra`` with ``cutoff=budget``.
     """
-    g = nx.DiGraph()
-    g.add_node(start)
+    edges: dict[tuple[T, T], int] = {}
     frontier = [start]
     best = {start: 0}
     while frontier:
         nxt = []
         for u in frontier:
+            bu = best[u]
             for v, c in successors(u):
-                cost = best[u] + c
+                cost = bu + c
                 if cost > budget:
                     continue
-                if not g.has_edge(u, v) or g[u][v]["weight"] > c:
-                    g.add_edge(u, v, weight=c)
-                if v not in best or cost < best[v]:
+                e = (u, v)
+                if c < edges.get(e, budget + 1):
+                    edges[e] = c
+                if cost < best.get(v, budget + 1):
                     best[v] = cost
                     nxt.append(v)
         frontier = nxt
+    g = nx.DiGraph()
+    g.add_node(start)
+    g.add_weighted_edges_from((u, v, c) for (u, v), c in edges.items())
     dist, paths = nx.single_source_dijkstra(g, start, cutoff=budget, weight="weight")
     return {s: (dist[s], paths[s]) for s in dist}
