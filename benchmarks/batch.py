@@ -5,9 +5,9 @@ local Dask cluster of 2 workers; the scaling ratio (goal >= 1.8 on 2 cores) and 
 
 Each executor is opened once and warmed up (one battle per worker) before the clock starts, so the rates measure
 steady work, not start-up, which is reported apart; each measurement is repeated (``--repeat``) and the best run
-counts, since other load on the machine only ever slows a run down.  Battles use the experiment's default chunking (chunks of about
-``chunk_s`` seconds); ``--chunk-seconds 0`` measures one battle per task (the raw per-task overhead).  The same
-seeds are used on every executor, and the result tables are checked to be identical.
+counts, since other load on the machine only ever slows a run down.  Battles use the experiment's default chunking
+(chunks of about ``chunk_s`` seconds); ``--chunk-seconds 0`` measures one battle per task (the raw per-task
+overhead).  The same seeds are used on every executor, and the result tables are checked to be identical.
 """
 from __future__ import annotations
 

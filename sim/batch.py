@@ -570,7 +570,8 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
 
     ``workers`` / ``scheduler`` / ``dask_local``: see :func:`open_executor` (or pass an open ``pool`` to reuse
     it; it is left open); ``new``: accept a changed experiment; ``events``: also store event logs and per-turn
-    series; ``watchdog_s`` / ``chunk_s`` override the experiment's.  Ctrl-C (or SIGTERM in the CLI) stops cleanly: finished chunks are stored, the summary says
+    series; ``watchdog_s`` / ``chunk_s`` override the experiment's.  Ctrl-C (or SIGTERM in the CLI) stops
+    cleanly: finished chunks are stored, the summary says
     ``interrupted``.  Raises :class:`BatchRefused`, ``ValueError`` for bad executor options."""
     out = Path(out_dir)
     manifest = prepare_folder(exp, out, new)
@@ -711,7 +712,7 @@ def _given(pool: Pool) -> Iterator[Pool]:
     yield pool
 
 
-# --- Python API --------------------------------------------------------------------------------------------------------
+# --- Python API -------------------------------------------------------------------------------------------------------
 
 @dataclass
 class BatchResult:
@@ -762,7 +763,7 @@ def run_experiment(experiment: str | Path | Mapping[str, Any] | Experiment, out:
     return BatchResult(runs, points, effects, folder, summary)
 
 
-# --- one battle again --------------------------------------------------------------------------------------------------
+# --- one battle again -------------------------------------------------------------------------------------------------
 
 def find_run(out_dir: str | Path, battle_id: str) -> pd.Series:
     """The stored row of ``battle_id`` (a run key, or an unambiguous prefix of at least 4 characters).  Raises

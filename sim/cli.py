@@ -166,16 +166,48 @@ def cmd_cases(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _file_kind(path: str) -> str:
+    """``experiment`` (has ``factors``), ``tournament`` (has ``entrants``) or ``scenario``."""
+    import yaml
+
+    try:
+        from sim.scenario import find_scenario
+
+        data = yaml.safe_load(find_scenario(path)[1])
+    except Exception:  # noqa: BLE001 - the scenario loader reports the problem properly
+        return "scenario"
+    if isinstance(data, dict) and "factors" in data:
+        return "experiment"
+    if isinstance(data, dict) and "entrants" in data:
+        return "tournament"
+    return "scenario"
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
+    """Validate scenario files (and experiment / tournament files, recognised by their ``factors`` /
+    ``entrants``)."""
     from sim.scenario import load_scenario
 
     bad = 0
     for f in args.files:
+        kind = _file_kind(f)
         try:
+            if kind == "experiment":
+                from sim.experiment import load_experiment
+
+                load_experiment(f)
+                print(f"{f}: ok (experiment)")
+                continue
+            if kind == "tournament":
+                from sim.tournament import load_tournament
+
+                t = load_tournament(f)
+                print(f"{f}: ok (tournament, {len(getattr(t, 'entrants', []))} entrants)")
+                continue
             sc = load_scenario(f)
-        except ScenarioError as exc:
+        except (ScenarioError, ValueError) as exc:
             bad += 1
-            print("\n".join(exc.errors), file=sys.stderr)
+            print("\n".join(getattr(exc, "errors", None) or [str(exc)]), file=sys.stderr)
             continue
         n = sum(len(s.tanks) for s in sc.sides)
         print(f"{f}: ok ({sc.name}: {sc.ruleset.name}, {sc.map.size_text()} map, {n} tanks, "
@@ -221,6 +253,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    import logging
+
+    # rule-set warnings (e.g. ASL catalog defaults) are shown with TANKSIM_LOG=WARNING (or INFO, DEBUG)
+    import os
+
+    logging.basicConfig(level=os.environ.get("TANKSIM_LOG", "ERROR").upper(), format="%(name)s: %(message)s")
     if argv and argv[0] in EXTERNAL:
         mod, _, fn = EXTERNAL[argv[0]].partition(":")
         try:
