@@ -56,9 +56,29 @@ def compare(expect: Mapping[str, Any], actual: Mapping[str, Any]) -> list[str]:
 
 
 def load_cases(path: str | Path) -> tuple[str, list[dict]]:
-    doc = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
-    if not isinstance(doc, Mapping) or "ruleset" not in doc or "cases" not in doc:
-        raise ValueError(f"{path}: expected a mapping with 'ruleset' and 'cases'")
+    """``(ruleset, cases)`` of a case file.  Raises ``ValueError`` naming the file for malformed YAML, a missing
+    ``ruleset``/``cases``, a case without ``id``/``kind``/``given``/``expect``, or a repeated id."""
+    p = Path(path)
+    if p.is_dir():
+        raise ValueError(f"{path}: is a folder, expected a case YAML file")
+    try:
+        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
+        raise ValueError(f"{path}: {where}not valid YAML: {getattr(exc, 'problem', exc)}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{path}: not a UTF-8 text file") from None
+    if not isinstance(doc, Mapping) or "ruleset" not in doc or not isinstance(doc.get("cases"), list):
+        raise ValueError(f"{path}: expected a mapping with 'ruleset' and a list 'cases'")
+    ids: set[str] = set()
+    for i, c in enumerate(doc["cases"]):
+        missing = [k for k in ("id", "kind", "given", "expect") if not (isinstance(c, Mapping) and c.get(k))]
+        if missing:
+            raise ValueError(f"{path}: cases[{i}]: missing or empty {', '.join(missing)}")
+        if c["id"] in ids:
+            raise ValueError(f"{path}: cases[{i}].id: {c['id']!r} is repeated; ids must be unique")
+        ids.add(c["id"])
     return str(doc["ruleset"]), list(doc["cases"])
 
 
@@ -67,7 +87,7 @@ def run_case(ruleset: str, case: Mapping[str, Any]) -> CaseResult:
     try:
         rs = rules_base.get(ruleset)
     except rules_base.UnknownRuleset as exc:
-        return CaseResult(cid, False, str(exc), skipped=True)
+        return CaseResult(cid, False, str(exc))
     try:
         actual = rs.run_case(case)
     except Exception as exc:  # noqa: BLE001 - report the case, keep going

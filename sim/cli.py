@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import json
+import os
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -38,6 +39,10 @@ def parse_policy_arg(text: str) -> tuple[str, str, dict[str, str]]:
     side, _, rest = text.partition("=")
     name, params = rest, {}
     parts = rest.split(":")
+    from agents.policies import BUILTIN
+
+    if parts[0] in BUILTIN and len(parts) > 1 and not any("=" in x for x in parts[1:]):
+        raise ValueError(f"--policy {text!r}: parameter {parts[1]!r} needs a value (key=value)")
     for i in range(1, len(parts)):
         if "=" in parts[i]:
             name = ":".join(parts[:i])
@@ -69,8 +74,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     from sim.store import write_battle
 
     if args.from_dir:
-        from sim.batch import rerun_from  # issue: batch layer
+        from sim.batch import rerun_from
+
+        clash = [n for n, v in (("SCENARIO", args.scenario), ("--policy", args.policy), ("--out", args.out),
+                                ("--seed", args.seed if args.seed != 0 else None)) if v]
+        if clash or not args.battle:
+            raise ValueError("--from DIR takes --battle ID (a run_key of the stored runs) and optionally --plot/--json;"
+                             f" the stored row fixes the scenario, seed and policies{' (drop ' + ', '.join(clash) + ')' if clash else ''}")
         return rerun_from(args.from_dir, args.battle, plot=args.plot, as_json=args.json)
+    if args.battle:
+        raise ValueError("--battle goes with --from DIR")
     spec = load_scenario(args.scenario or "default")
     policies = {}
     for p in args.policy or []:
@@ -91,7 +104,11 @@ def cmd_run(args: argparse.Namespace) -> int:
                               f"{spec.name} seed {args.seed}: {row['winner'] or 'draw'} (turn {row['turns']})"),
                    args.plot)
     if args.json:
-        print(json.dumps({k: v for k, v in row.items() if k != "wall_s"}, sort_keys=True))
+        out = {k: v for k, v in row.items() if k != "wall_s"}
+        out["points"] = json.loads(out["points"])
+        out["policies"] = json.loads(out["policies"])
+        out["winner_side"] = None if out["winner_index"] < 0 else out["winner_index"] + 1
+        print(json.dumps(out, sort_keys=True))
         return 0
     b = model.battle
     print(f"{spec.name} ({b.ruleset.name}), seed {args.seed}")
@@ -120,6 +137,11 @@ def cmd_odds(args: argparse.Namespace) -> int:
         from sim.model import build_battle
         from sim.scenario import load_scenario
 
+        if not args.shooter or not args.target:
+            raise ValueError("--scenario needs both --shooter LABEL and --target LABEL")
+        if args.params and "=" not in args.params[0]:
+            raise ValueError(f"with --scenario the rule set comes from the scenario: drop {args.params[0]!r} "
+                             "(name=value overrides are allowed)")
         spec = load_scenario(args.scenario)
         b = build_battle(spec)
         labels = {t.label: t.tank_id for t in b.tanks}
@@ -129,7 +151,10 @@ def cmd_odds(args: argparse.Namespace) -> int:
         rs = b.ruleset
         params = rs.shot_params(b, labels[args.shooter], labels[args.target])
         if isinstance(params, rules_base.Illegal):
-            print(f"no shot: {params}", file=sys.stderr)
+            if args.json:
+                print(json.dumps({"ruleset": rs.name, "shot_allowed": False, "reason": str(params)}))
+            else:
+                print(f"no shot: {params}", file=sys.stderr)
             return 1
         params = {**params, **_kv(args.params)}
         name = rs.name
@@ -143,6 +168,8 @@ def cmd_odds(args: argparse.Namespace) -> int:
         print(json.dumps(out))
     else:
         for k, v in out.items():
+            if isinstance(v, dict):
+                v = ", ".join(f"{a}: {b}" for a, b in v.items())
             print(f"{k:>18}: {v}")
     return 0
 
@@ -152,7 +179,13 @@ def cmd_cases(args: argparse.Namespace) -> int:
 
     passed = failed = skipped = 0
     for f in args.files:
-        for r in run_file(f):
+        try:
+            results = run_file(f)
+        except (OSError, ValueError) as exc:
+            failed += 1
+            print(f"FAIL {f}: {exc}")
+            continue
+        for r in results:
             if r.skipped:
                 skipped += 1
                 print(f"SKIP {Path(f).name} {r.case_id}: {r.message}")
@@ -215,13 +248,23 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed {text!r}: expected an integer >= 0") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"--seed {v}: expected an integer >= 0")
+    return v
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tanksim", description="Agent-based tank combat: run battles, odds, cases.")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run one battle and print its result")
     r.add_argument("scenario", nargs="?", help="scenario file or bundled name (default: the bundled default)")
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--seed", type=_seed, default=0, help="battle seed (integer >= 0)")
     r.add_argument("--out", help="folder for battle/events/series Parquet files")
     r.add_argument("--plot", help="draw the final board to this image file")
     r.add_argument("--json", action="store_true", help="print the result row as JSON")
@@ -246,8 +289,13 @@ def build_parser() -> argparse.ArgumentParser:
     v = sub.add_parser("validate", help="validate scenario files")
     v.add_argument("files", nargs="+")
     v.set_defaults(fn=cmd_validate)
+    blurbs = {"batch": "run a doctrine experiment (many battles, resumable)",
+              "report": "win rates with intervals and main effects of a finished batch",
+              "tournament": "round robin between doctrines with ratings",
+              "match": "two doctrines, side-swapped pairs until an SPRT verdict",
+              "replay": "a stored battle as a GIF", "app": "step a battle in the browser"}
     for name in EXTERNAL:
-        sub.add_parser(name, help=f"see 'tanksim {name} --help'", add_help=False)
+        sub.add_parser(name, help=f"{blurbs.get(name, '')} (see 'tanksim {name} --help')", add_help=False)
     return p
 
 
@@ -269,13 +317,25 @@ def main(argv: Sequence[str] | None = None) -> int:
                 return 2
             raise
         return int(getattr(module, fn)(argv[1:]) or 0)
+    if argv and argv[0] in ("--version", "-V"):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"tanksim {version('tanksim')}")
+        except PackageNotFoundError:
+            print("tanksim (not installed)")
+        return 0
     args = build_parser().parse_args(argv)
     try:
         return int(args.fn(args) or 0)
+    except BrokenPipeError:  # e.g. `tanksim run | head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except ScenarioError as exc:
         print("\n".join(exc.errors), file=sys.stderr)
         return 2
-    except (rules_base.CaseError, rules_base.UnknownRuleset, FileNotFoundError, ValueError, KeyError) as exc:
+    except (rules_base.CaseError, rules_base.UnknownRuleset, OSError, ValueError, KeyError) as exc:
         msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
         print(f"tanksim {args.command}: {msg}", file=sys.stderr)
         return 2

@@ -212,7 +212,7 @@ def _fmt_validation(src: str, exc: ValidationError, prefix: str = "") -> list[st
         if prefix:
             path = prefix + ("" if path.startswith("[") else ".") + path if path != "(top level)" else prefix
         got = e.get("input")
-        got_txt = "" if isinstance(got, (dict,)) or got is None else f" (got {got!r})"
+        got_txt = "" if isinstance(got, (dict, list, tuple)) or got is None else f" (got {got!r})"
         lines.append(f"{src}: {path}: {e['msg']}{got_txt}")
     return lines
 
@@ -286,10 +286,22 @@ def validate(data: Mapping[str, Any], src: str = "<scenario>") -> Scenario:
                 errors.append(f"{src}: {where}: {exc}")
             except Exception as exc:  # noqa: BLE001 - a plug-in's own constructor failed: report it with the rest
                 errors.append(f"{src}: {where}: policy {p.name!r} failed to start: {type(exc).__name__}: {exc}")
-    labels = [t.label for s in sc.sides for t in s.tanks if t.label]
-    dup = sorted({x for x in labels if labels.count(x) > 1})
-    if dup:
-        errors.append(f"{src}: sides[].tanks[].label: labels must be unique, repeated: {', '.join(dup)}")
+    seen_labels: dict[str, str] = {}
+    for si, side in enumerate(sc.sides):
+        for ti, t in enumerate(side.tanks):
+            if t.label is None:
+                continue
+            if t.label in seen_labels:
+                errors.append(f"{src}: sides[{si}].tanks[{ti}].label: {t.label!r} is already used by "
+                              f"{seen_labels[t.label]}; labels must be unique")
+            seen_labels.setdefault(t.label, f"sides[{si}].tanks[{ti}]")
+    if sc.sides[0].name == sc.sides[1].name:
+        errors.append(f"{src}: sides[1].name: {sc.sides[1].name!r} is also the name of sides[0]; side names must "
+                      f"differ")
+    if sc.map.shape == "hexagon" and "radius" not in sc.map.model_fields_set:
+        errors.append(f"{src}: map.radius: a hexagon map needs its radius (hexes from the centre to the edge)")
+    elif sc.map.shape != "hexagon" and "radius" in sc.map.model_fields_set:
+        errors.append(f"{src}: map.radius: only a hexagon map has a radius; a {sc.map.shape} has width and height")
     if errors:
         raise ScenarioError(errors)
     return sc
@@ -300,13 +312,22 @@ def bundled_dir() -> Any:
     return resources.files("tanksim_scenarios")
 
 
+def _read_text(p: Any, src: str) -> str:
+    try:
+        return p.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError([f"{src}: (file): not a UTF-8 text file; expected scenario YAML"]) from None
+
+
 def find_scenario(name_or_path: str | Path) -> tuple[str, str]:
     """Resolve a path or a bundled scenario name to ``(source name, YAML text)``.
 
     Raises ``FileNotFoundError`` listing the bundled names when nothing matches."""
     p = Path(name_or_path)
+    if p.is_dir():
+        raise FileNotFoundError(f"{name_or_path}: is a folder, expected a scenario YAML file")
     if p.exists():
-        return str(name_or_path), p.read_text(encoding="utf-8")
+        return str(name_or_path), _read_text(p, str(name_or_path))
     stem = p.name if p.suffix in (".yaml", ".yml") else p.name + ".yaml"
     cand = bundled_dir().joinpath(stem)
     if cand.is_file():

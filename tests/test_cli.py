@@ -36,7 +36,8 @@ def test_run_file_json_and_policy_override(tmp_path):
     r = tanksim("run", str(f), "--seed", "2", "--json", "--policy", "1=hold:min_odds=0.1", "--policy", "Blue=advance")
     assert r.returncode == 0, r.stderr
     row = json.loads(r.stdout)
-    pol = json.loads(row["policies"])
+    pol = row["policies"]
+    assert row["winner_side"] in (1, 2, None) and isinstance(row["points"], list)
     assert pol == [{"name": "hold", "params": {"min_odds": "0.1"}}, {"name": "advance", "params": {}}]
 
 
@@ -78,3 +79,31 @@ def test_validate_good_and_bad(tmp_path):
     assert bad.returncode == 1 and "sides[1].tanks[0].hex: [40, 2] is off the map (12 x 12)" in bad.stderr
     f.write_text("sides: [unclosed")
     assert "not valid YAML" in tanksim("validate", str(f)).stderr
+
+
+def test_bad_inputs_give_one_clear_line_not_a_traceback(tmp_path):
+    (tmp_path / "bin.yaml").write_bytes(b"\xff\xfe\x00")
+    (tmp_path / "bad_cases.yaml").write_text("cases: [")
+    checks = [
+        (["run", str(tmp_path)], "is a folder"),
+        (["validate", str(tmp_path / "bin.yaml")], "not a UTF-8 text file"),
+        (["odds", "--scenario", "default", "--shooter", "T34-1"], "needs both --shooter"),
+        (["odds", "panzer_squadron", "--scenario", "default", "--shooter", "T34-1", "--target", "Tiger"],
+         "rule set comes from the scenario"),
+        (["run", "--policy", "1=advance:min_odds"], "needs a value"),
+        (["run", "--seed", "-1"], "expected an integer >= 0"),
+        (["cases", str(tmp_path / "bad_cases.yaml")], "not valid YAML"),
+        (["run", "--battle", "x"], "--battle goes with --from"),
+    ]
+    for args, msg in checks:
+        r = tanksim(*args)
+        out = r.stdout + r.stderr
+        assert r.returncode != 0 and msg in out and "Traceback" not in out, (args, out)
+
+
+def test_cases_unknown_ruleset_fails(tmp_path):
+    f = tmp_path / "c.yaml"
+    f.write_text(yaml.safe_dump({"ruleset": "nosuch", "cases": [
+        {"id": "a", "kind": "odds", "given": {"x": 1}, "expect": {"p_hit": "1/2"}}]}))
+    r = tanksim("cases", str(f))
+    assert r.returncode == 1 and r.stdout.strip().splitlines()[-1] == "0 passed, 1 failed"

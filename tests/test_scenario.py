@@ -66,3 +66,16 @@ def test_unknown_policy_is_reported_at_validation():
     msg = _errors(d)
     assert "sides[1].policy: unknown policy 'holdd'" in msg
     assert "sides[0].tanks[0].policy:" in msg and "bogus" in msg
+
+
+def test_duplicate_side_names_labels_and_hexagon_radius():
+    d = small_ps_scenario()
+    d["sides"][1]["name"] = "Red"
+    d["sides"][0]["tanks"][0]["label"] = "A"
+    d["sides"][1]["tanks"][1]["label"] = "A"
+    msg = _errors(d)
+    assert "sides[1].name: 'Red' is also the name of sides[0]" in msg
+    assert "sides[1].tanks[1].label: 'A' is already used by sides[0].tanks[0]" in msg
+    d = small_ps_scenario()
+    d["map"] = {"shape": "hexagon", "width": 5}
+    assert "map.radius: a hexagon map needs its radius" in _errors(d)
