@@ -110,23 +110,28 @@ def draw_board(ax: Any, pic: BoardPicture, *, show_coords: bool | None = None) -
         (x0, y0), (x1, y1) = centre(*a), centre(*b)
         ax.plot([x0, x1], [y0, y1], color=RESULT_COLOURS.get(result, "#e67e22"), linewidth=1.0, alpha=0.7,
                 zorder=3)
+    # on large boards a hex is tiny: draw tanks bigger than their hex so they stay visible
+    span = max(1, max(q for q, _ in pic.cells) - min(q for q, _ in pic.cells) + 1)
+    k = max(1.0, span / 35)
     for t in pic.tanks:
         if t.hex is None:
             continue
         x, y = centre(*t.hex)
         col = SIDE_COLOURS[t.side % len(SIDE_COLOURS)]
-        if t.status == "destroyed":
-            ax.plot([x - .45, x + .45], [y - .45, y + .45], color="black", linewidth=2, zorder=4)
-            ax.plot([x - .45, x + .45], [y + .45, y - .45], color="black", linewidth=2, zorder=4)
-            ax.add_patch(plt.Circle((x, y), 0.45, color="#555555", alpha=0.6, zorder=3))
+        if t.status == "destroyed":  # a wreck: its side's colour, faded, crossed out
+            ax.add_patch(plt.Circle((x, y), 0.45 * k, color=col, alpha=0.35, zorder=3))
+            d = 0.45 * k
+            ax.plot([x - d, x + d], [y - d, y + d], color="black", linewidth=2, zorder=4)
+            ax.plot([x - d, x + d], [y + d, y - d], color="black", linewidth=2, zorder=4)
             continue
         alpha = 0.45 if t.status != "active" else 1.0
-        ax.add_patch(plt.Circle((x, y), 0.5, color=col, alpha=alpha, zorder=4))
+        ax.add_patch(plt.Circle((x, y), 0.5 * k, color=col, alpha=alpha, zorder=4))
         ang = math.radians(60 * t.facing)
-        ax.plot([x, x + 0.85 * math.cos(ang)], [y, y + 0.85 * math.sin(ang)], color="black", linewidth=2.2, zorder=5)
+        ax.plot([x, x + 0.85 * k * math.cos(ang)], [y, y + 0.85 * k * math.sin(ang)], color="black", linewidth=2.2,
+                zorder=5)
         if t.turret_facing is not None:
             ta = math.radians(60 * t.turret_facing)
-            ax.plot([x, x + 1.0 * math.cos(ta)], [y, y + 1.0 * math.sin(ta)], color="white", linewidth=1.0,
+            ax.plot([x, x + 1.0 * k * math.cos(ta)], [y, y + 1.0 * k * math.sin(ta)], color="white", linewidth=1.0,
                     zorder=6)
         if show_coords or len(pic.tanks) <= 40:
             ax.annotate(t.label, (x, y - 0.75), ha="center", va="top", fontsize=6, zorder=7)
@@ -148,10 +153,7 @@ def save_board(pic: BoardPicture, path: str, size: float = 9.0) -> None:
     with plt.rc_context(STYLE):
         fig, ax = plt.subplots(figsize=(size, size))
         draw_board(ax, pic)
-        handles = [plt.Line2D([], [], marker="o", linestyle="", color=SIDE_COLOURS[i % 4], label=n)
-                   for i, n in enumerate(pic.side_names)]
-        if handles:
-            ax.legend(handles=handles, loc="upper right", fontsize=8)
+        side_legend(ax, pic)
         fig.tight_layout()
         fig.savefig(path)
         plt.close(fig)
@@ -182,6 +184,14 @@ def side_legend(ax: Any, pic: BoardPicture) -> None:
 
     handles = [Line2D([], [], marker="o", linestyle="", color=SIDE_COLOURS[i % 4], label=n)
                for i, n in enumerate(pic.side_names)]
+    if any(t.status == "destroyed" for t in pic.tanks):
+        handles.append(Line2D([], [], marker="X", linestyle="", color="black", label="wreck"))
+    if pic.shots:
+        results = {r for _, _, r in pic.shots}
+        for label, names in (("shot: kill", ("destroyed", "auto_kill", "burn", "elim")),
+                             ("shot: hit, no kill", ("ricochet", "dud", "hit")), ("shot: miss", ("miss",))):
+            if results & set(names):
+                handles.append(Line2D([], [], color=RESULT_COLOURS[names[0]], label=label))
     if handles:
         ax.legend(handles=handles, loc="upper right", fontsize=8)
 
