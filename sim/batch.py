@@ -491,6 +491,49 @@ def load_runs(out_dir: str | Path, current: bool = True) -> pd.DataFrame:
     return df.sort_values(["point", "rep"], kind="stable").reset_index(drop=True)
 
 
+def failed_run_keys(out_dir: str | Path) -> dict[str, str]:
+    """``{run_key: status}`` of every stored run whose status is not ``ok`` (``failed`` or ``timeout``)."""
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    out: dict[str, str] = {}
+    for p in store.part_paths(out_dir, "runs"):
+        t = pq.read_table(p, columns=["run_key", "status"])
+        t = t.filter(pc.not_equal(t.column("status"), "ok"))
+        out.update(zip(t.column("run_key").to_pylist(), t.column("status").to_pylist()))
+    return out
+
+
+def drop_runs(out_dir: str | Path, keys: set[str]) -> int:
+    """Remove the rows of ``keys`` from every stored part (runs, events, series), each part rewritten through a
+    temporary file and an atomic rename.  A crash midway leaves those runs
+    missing, so the next batch plays them again.  Returns the number of run rows removed."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+    import pyarrow.parquet as pq
+
+    if not keys:
+        return 0
+    removed = 0
+    wanted = pa.array(sorted(keys), type=pa.string())
+    for kind in ("events", "series", "runs"):  # runs last: a crash leaves no orphan without its run
+        for p in store.part_paths(out_dir, kind):
+            t = pq.read_table(p)
+            if "run_key" not in t.column_names:
+                continue
+            hit = pc.is_in(t.column("run_key"), value_set=wanted)
+            n = int(pc.sum(hit).as_py() or 0)
+            if not n:
+                continue
+            if kind == "runs":
+                removed += n
+            keep = t.filter(pc.invert(hit))  # an emptied part stays (empty), so part numbers are never reused
+            tmp = p.with_name(p.name + ".tmp")
+            pq.write_table(keep, tmp)
+            os.replace(tmp, p)
+    return removed
+
+
 def comparable(df: pd.DataFrame) -> pd.DataFrame:
     """A result table without worker ids and wall times, sorted by run key: equal for equal experiments whatever
     the worker count or executor."""
@@ -516,6 +559,7 @@ class BatchSummary:
     executor: str = ""
     workers: int = 0
     interrupted: bool = False
+    failed_stored: int = 0
     worker_ids: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
 
@@ -565,16 +609,21 @@ class _Writer:
 def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None, scheduler: str | None = None,
             dask_local: int | None = None, new: bool = False, events: bool = False,
             watchdog_s: float | None = None, chunk_s: float | None = None, progress: bool = True,
-            pool: Pool | None = None) -> BatchSummary:
+            pool: Pool | None = None, retry_failed: bool = False) -> BatchSummary:
     """Play every run of ``exp`` not yet stored in ``out_dir`` and store it there.
 
     ``workers`` / ``scheduler`` / ``dask_local``: see :func:`open_executor` (or pass an open ``pool`` to reuse
     it; it is left open); ``new``: accept a changed experiment; ``events``: also store event logs and per-turn
     series; ``watchdog_s`` / ``chunk_s`` override the experiment's.  Ctrl-C (or SIGTERM in the CLI) stops
     cleanly: finished chunks are stored, the summary says
-    ``interrupted``.  Raises :class:`BatchRefused`, ``ValueError`` for bad executor options."""
+    ``interrupted``.  ``retry_failed``: play stored ``failed`` / ``timeout`` runs of the design again (their rows
+    are removed from the folder first, so each run key keeps exactly one row).  ``summary.failed_stored`` counts
+    the design's failed or timed-out rows in the folder afterwards.  Raises :class:`BatchRefused`, ``ValueError``
+    for bad executor options."""
     out = Path(out_dir)
     manifest = prepare_folder(exp, out, new)
+    if retry_failed:
+        drop_runs(out, set(failed_run_keys(out)) & {r.key for r in exp.runs()})
     stored = store.stored_run_keys(out)
     runs = [r for r in exp.runs() if r.key not in stored]
     summary = BatchSummary(out, exp.n_runs, exp.n_runs - len(runs), warnings=list(manifest["warnings"]))
@@ -585,6 +634,7 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
                events=events, watchdog_s=watchdog_s or exp.spec.watchdog_s, chunk_s=chunk_s or exp.spec.chunk_s,
                progress=progress, pool=pool)
     done = len(store.stored_run_keys(out) & {r.key for r in exp.runs()})
+    summary.failed_stored = len(set(failed_run_keys(out)) & {r.key for r in exp.runs()})
     manifest["status"] = "complete" if done == exp.n_runs else ("interrupted" if summary.interrupted else "partial")
     manifest["updated"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     manifest.setdefault("sessions", []).append({
@@ -731,7 +781,8 @@ class BatchResult:
 def run_experiment(experiment: str | Path | Mapping[str, Any] | Experiment, out: str | Path | None = None, *,
                    workers: int | None = None, scheduler: str | None = None, dask_local: int | None = None,
                    new: bool = False, events: bool = False, watchdog_s: float | None = None,
-                   chunk_s: float | None = None, progress: bool = False, base_dir: str | Path = ".") -> BatchResult:
+                   chunk_s: float | None = None, progress: bool = False, base_dir: str | Path = ".",
+                   retry_failed: bool = False) -> BatchResult:
     """Run an experiment (a file path, a mapping as in a file, or a loaded :class:`Experiment`) and return its
     results as pandas DataFrames (for notebooks).
 
@@ -752,7 +803,8 @@ def run_experiment(experiment: str | Path | Mapping[str, Any] | Experiment, out:
     folder = Path(tmp.name if tmp else out)
     try:
         summary = execute(exp, folder, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
-                          events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress)
+                          events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress,
+                          retry_failed=retry_failed)
         runs = load_runs(folder)
         manifest = read_manifest(folder)
         points = report.point_table(runs, manifest)
@@ -848,7 +900,9 @@ __all__ = [
     "Pool",
     "Task",
     "comparable",
+    "drop_runs",
     "execute",
+    "failed_run_keys",
     "find_run",
     "load_runs",
     "open_executor",

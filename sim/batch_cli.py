@@ -1,10 +1,11 @@
 """``tanksim batch EXPERIMENT.yaml --out DIR [--workers N] [--scheduler ADDRESS | --dask-local N] [--new]
-[--events] [--watchdog S] [--chunk-seconds S] [--no-progress]``
+[--events] [--watchdog S] [--chunk-seconds S] [--retry-failed] [--no-progress]``
 
 Plays every battle of an experiment file (see :mod:`sim.experiment`) that ``DIR`` does not hold yet, with a progress
 bar (runs done, runs/s, ETA), and stores them as Parquet parts (see :mod:`sim.batch`).  Run the same command again
-after an interruption to complete it.  Exit codes: 0 done (failed battles are rows, not errors), 2 bad input or a
-refused folder, 130 interrupted (Ctrl-C or SIGTERM; the stored runs are kept).
+after an interruption to complete it.  Exit codes: 0 done, every battle ok; 1 done but some stored battles failed or
+timed out (``--retry-failed`` plays them again, replacing their rows); 2 bad input (including a design point whose
+scenario is invalid: nothing is run) or a refused folder; 130 interrupted (Ctrl-C or SIGTERM; the stored runs are kept).
 """
 from __future__ import annotations
 
@@ -30,6 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("--events", action="store_true", help="also store every battle's event log and per-turn series")
     ap.add_argument("--watchdog", type=float, metavar="S", help="seconds one battle may take (default: the file's)")
     ap.add_argument("--chunk-seconds", type=float, metavar="S", help="target seconds of work per task")
+    ap.add_argument("--retry-failed", action="store_true",
+                    help="play stored failed / timed-out battles again (their rows are replaced)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     return ap
 
@@ -64,7 +67,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         s = execute(exp, args.out, workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local,
                     new=args.new, events=args.events, watchdog_s=args.watchdog, chunk_s=args.chunk_seconds,
-                    progress=not args.no_progress)
+                    progress=not args.no_progress, retry_failed=args.retry_failed)
     except BatchRefused as exc:
         print(f"tanksim batch: {exc}", file=sys.stderr)
         return 2
@@ -78,9 +81,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, old)
         warnings.showwarning = show
     stored = s.stored_before + s.played
+    bad = (f"{s.failed_stored} of {s.total} stored battles failed or timed out (see the error column of "
+           f"tanksim report {args.out}); fix the cause and re-run with --retry-failed to play them again")
     if s.played == 0 and not s.interrupted:
         print(f"all {s.total} battles already stored in {args.out}; nothing to do. "
               f"See: tanksim report {args.out}")
+        if s.failed_stored:
+            print(f"tanksim batch: {bad}", file=sys.stderr)
+            return 1
         return 0
     print(f"{'interrupted' if s.interrupted else 'done'}: played {s.played} battles in {s.wall_s:.1f} s "
           f"({s.rate:.2f}/s on {s.workers} {s.executor} workers), {s.failed} failed; stored {stored} of {s.total}"
@@ -89,4 +97,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"run the same command again to complete the remaining {s.total - stored} battles", file=sys.stderr)
         return 130
     print(f"see: tanksim report {args.out}")
+    if s.failed_stored:
+        print(f"tanksim batch: {bad}", file=sys.stderr)
+        return 1
     return 0

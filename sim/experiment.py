@@ -295,17 +295,61 @@ def load_experiment(path: str | Path) -> Experiment:
     Raises :class:`ScenarioError` (``file: field path: expectation``) for any problem: schema, unknown base
     scenario, unknown factor path or policy parameter, empty levels, a design larger than ``max_runs``, a zone too
     small for its side; ``FileNotFoundError`` if the file is missing."""
+    src, data, base_dir = read_yaml_file(path, "experiment")
+    wrong_kind(data, src, "experiment", ScenarioError)
+    return experiment_from_mapping(data, src, base_dir)
+
+
+def read_yaml_file(path: str | Path, kind: str) -> tuple[str, Any, Path]:
+    """Read a YAML file given as a path or as the name of a bundled file (``doctrine_experiment``,
+    ``tournament.yaml``: the packaged scenarios folder, as ``tanksim run`` resolves names).
+
+    Returns ``(source name, parsed data, folder for relative paths)``.  Raises ``FileNotFoundError`` listing the
+    bundled files, :class:`ScenarioError` for a binary (non-UTF-8) file or invalid YAML."""
     p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"{path}: no such experiment file")
-    src = str(path)
+    if p.is_file():
+        src, raw, base_dir = str(path), p.read_bytes(), p.parent
+    else:
+        stem = p.name if p.suffix in (".yaml", ".yml") else p.name + ".yaml"
+        cand = scn.bundled_dir().joinpath(stem)
+        if p.parent != Path(".") or not cand.is_file():
+            known = sorted(x.name for x in scn.bundled_dir().iterdir() if x.name.endswith(".yaml"))
+            raise FileNotFoundError(f"{path}: no such {kind} file, and no bundled file of that name "
+                                    f"(bundled: {', '.join(known)})")
+        src, raw = f"scenarios/{stem}", cand.read_bytes()
+        base_dir = Path(str(scn.bundled_dir()))
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ScenarioError([f"{src}: not a UTF-8 text YAML file (is it the right file?)"]) from None
+    try:
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
         raise ScenarioError([f"{src}: {where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
-    return experiment_from_mapping(data, src, p.parent)
+    return src, data, base_dir
+
+
+def wrong_kind(data: Any, src: str, kind: str, error: type[Exception]) -> None:
+    """Raise ``error([message])`` when ``data`` is plainly another kind of tanksim file than ``kind``
+    (``experiment`` or ``tournament``): a scenario (it has ``sides``), an experiment or a tournament."""
+    if not isinstance(data, Mapping):
+        return
+    is_scenario = "sides" in data and "entrants" not in data and "factors" not in data
+    is_tournament = "entrants" in data
+    is_experiment = "factors" in data or ("scenario" in data and "replications" in data)
+    msg = None
+    if is_scenario:
+        msg = f"this is a scenario file (it has sides); play it with: tanksim run {src}"
+        msg += (f" (or name it as the 'scenario:' of an {kind} file)" if kind == "experiment" else
+                " (or list it under the 'scenarios:' of a tournament file)")
+    elif kind == "experiment" and is_tournament:
+        msg = f"this is a tournament file (it has entrants); use: tanksim tournament {src}"
+    elif kind == "tournament" and is_experiment:
+        msg = f"this is an experiment file (it has factors); use: tanksim batch {src}"
+    if msg:
+        raise error([f"{src}: {msg}"])
 
 
 def experiment_from_mapping(data: Any, src: str = "<experiment>", base_dir: str | Path = ".") -> Experiment:
@@ -460,8 +504,39 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
             continue
         keys.add(k)
         points.append(DesignPoint(len(points), k, params, dict(values)))
+    _check_points(raw, bsrc, src, points)
     return Experiment(spec, src, bsrc, raw, base.digest(), base_key, zones, factors, points,
                       [s.name for s in base.sides])
+
+
+def _check_points(raw: Mapping[str, Any], bsrc: str, src: str, points: Sequence[DesignPoint]) -> None:
+    """Validate every design point's resolved scenario (schema, vehicles, each policy loaded with its params)
+    before any battle runs.  Raises :class:`ScenarioError` with one line per distinct problem naming the points
+    that have it, e.g. ``exp.yaml: design points 2 (attacker=rush, flank_bias=1.5), ...: sides[0].policy: ...``."""
+    by_problem: dict[str, list[str]] = {}
+    cache: dict[str, list[str]] = {}
+    for p in points:
+        over = {k: v for k, v in p.params.items() if k != SETUP}
+        ck = _canon(over)
+        if ck not in cache:
+            try:
+                scn.validate(scn.apply_overrides(raw, over, bsrc), bsrc)
+                cache[ck] = []
+            except ScenarioError as exc:
+                cache[ck] = [e.removeprefix(f"{bsrc}: ") for e in exc.errors]
+        label = f"{p.index}" + (f" ({', '.join(f'{k}={v}' for k, v in p.values.items())})" if p.values else "")
+        for e in cache[ck]:
+            by_problem.setdefault(e, []).append(label)
+    if not by_problem:
+        return
+    lines = []
+    for problem, labels in by_problem.items():
+        shown = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
+        lines.append(f"{src}: design point{'s' if len(labels) > 1 else ''} {shown}: {problem}")
+    lines.append(f"{src}: {sum(1 for p in points if cache[_canon({k: v for k, v in p.params.items() if k != SETUP})])}"
+                 f" of {len(points)} design points are invalid; nothing was run (fix the levels, or move a "
+                 f"parameter that only some levels accept into a separate experiment)")
+    raise ScenarioError(lines)
 
 
 def _range_value(x: float, integer: bool) -> Any:

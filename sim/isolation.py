@@ -9,7 +9,8 @@ is documented in :mod:`agents.remote`, which is also the Python child (``python 
 What the child cannot do: read the battle, the model, the dice or the other side -- they live in another process
 and nothing in the protocol returns them (queries are limited to the Observation's public methods, answered for
 this side only).  The child starts in the filesystem root with a minimal environment (``PATH``, the parent's
-``sys.path`` as ``PYTHONPATH`` so plug-ins import, ``PYTHONHASHSEED=0``), in its own session (killed as a
+``sys.path`` minus its own standard library and site-packages as ``PYTHONPATH`` so plug-ins import and a foreign
+interpreter keeps its own library, ``PYTHONHASHSEED=0``), in its own session (killed as a
 group).  Filesystem access is not sandboxed: give commands absolute paths (tournament files resolve paths next to
 themselves).
 
@@ -31,6 +32,7 @@ import sys
 import tempfile
 import time
 import weakref
+from pathlib import Path
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -118,9 +120,28 @@ def child_command(entrant: Mapping[str, Any]) -> list[str]:
             "--params", json.dumps(dict(entrant.get("params") or {}), sort_keys=True)]
 
 
+def child_pythonpath() -> list[str]:
+    """The ``PYTHONPATH`` an entrant's process gets: the folders on this interpreter's ``sys.path`` that are not
+    its own standard library or site-packages (plug-in folders, a source checkout), plus the project root when it
+    is a checkout.  The interpreter's own folders are left out so any other Python (say a system ``python3``
+    3.11 running ``bot.py``) keeps its own standard library (no "SRE module mismatch"); ``sys.executable`` finds
+    them by itself."""
+    import sysconfig
+
+    mine = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix)}
+    mine |= {os.path.realpath(p) for p in sysconfig.get_paths().values() if p}
+
+    def own(path: str) -> bool:
+        r = os.path.realpath(path)
+        return any(r == m or r.startswith(m + os.sep) for m in mine)
+
+    root = str(Path(__file__).resolve().parent.parent)
+    cands = [p for p in sys.path if p and os.path.isdir(p)] + [root]
+    return list(dict.fromkeys(os.path.abspath(p) for p in cands if not own(p)))
+
+
 def _child_env() -> dict[str, str]:
-    paths = [p for p in sys.path if p and os.path.isdir(p)]
-    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.pathsep.join(paths),
+    env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PYTHONPATH": os.pathsep.join(child_pythonpath()),
            "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1", "PYTHONUNBUFFERED": "1",
            "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "LANG": "C.UTF-8"}
     return env

@@ -6,7 +6,8 @@ and quartiles of turns and of each side's losses, and the loss-exchange ratio (t
 loss of the first side).  Main effects: the same win rates pooled over every other factor, per level of each
 factor (a Latin-hypercube range is cut into quartile bins, unless it takes at most 8 integer values), with each
 level's difference from the overall rate.  The tables are printed and written to ``DIR/report/points.{csv,parquet}`` and
-``effects.{csv,parquet}``; ``--plot`` draws the win rate of one side with its intervals by factor level (and a
+``effects.{csv,parquet}``, and every stored battle's id (``run_key``, for ``tanksim run --from DIR --battle ID``) to
+``DIR/report/runs.csv``; ``--plot`` draws the win rate of one side with its intervals by factor level (and a
 second picture, ``FILE-points.png``, per design point) with :func:`sim.render.interval_plot`.
 """
 from __future__ import annotations
@@ -82,11 +83,37 @@ def point_table(runs: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFrame
     rows = []
     for p in manifest["design"]["points"]:
         g = runs[runs["point_key"] == p["key"]]
-        rows.append({"point": p["index"], "point_key": p["key"], **p["values"], **_summary(g, names)})
+        vals = {k: _stored_value(manifest, k, v) for k, v in p["values"].items()}
+        rows.append({"point": p["index"], "point_key": p["key"], **vals, **_summary(g, names)})
     return pd.DataFrame(rows)
 
 
-def _levels(runs: pd.DataFrame, fac: Mapping[str, Any]) -> tuple[pd.Series, list[Any]]:
+def _is_string_factor(manifest: Mapping[str, Any], fac: Mapping[str, Any]) -> bool:
+    """Whether a factor's column is stored as text: as the manifest records it, else judged from its levels
+    (mixed types, e.g. ``[0.5, abc]``, are stored as text)."""
+    typ = ((manifest or {}).get("factor_types") or {}).get(fac["name"])
+    if typ is not None:
+        return typ == "string"
+    if fac.get("is_range"):
+        return False
+    vals = [v for v in (fac.get("values") or []) if v is not None]
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in vals)
+    nums = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+    bools = all(isinstance(v, bool) for v in vals)
+    return not (vals and (ints or nums or bools))
+
+
+def _stored_value(manifest: Mapping[str, Any], name: str, v: Any) -> Any:
+    """A factor value as its results column holds it (text, canonical JSON for non-strings, when the column is
+    text), so mixed-type levels compare and save (Parquet) without errors."""
+    fac = next((f for f in manifest["design"].get("factors", []) if f["name"] == name), None)
+    if fac is not None and _is_string_factor(manifest, fac) and not isinstance(v, str) and v is not None:
+        return json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
+    return v
+
+
+def _levels(runs: pd.DataFrame, fac: Mapping[str, Any], manifest: Mapping[str, Any] | None = None
+            ) -> tuple[pd.Series, list[Any]]:
     col = runs[fac["name"]] if fac["name"] in runs.columns else pd.Series([None] * len(runs), index=runs.index)
     values = list(fac.get("values") or [])
     if fac.get("is_range") and not values:  # Latin hypercube: integers as they are if few, else quartile bins
@@ -99,8 +126,13 @@ def _levels(runs: pd.DataFrame, fac: Mapping[str, Any]) -> tuple[pd.Series, list
             labels = [str(c) for c in bins.cat.categories]
             return bins.astype(str), labels
         return x.astype(str), sorted(x.astype(str).unique())
-    if values and not all(isinstance(v, (str, int, float, bool)) for v in values):
-        values = [json.dumps(v, sort_keys=True, separators=(",", ":")) for v in values]
+    if values and (_is_string_factor(manifest, fac)
+                   or not all(isinstance(v, (str, int, float, bool)) for v in values)):
+        values = [v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
+                  for v in values]
+        if col.dtype != object and str(col.dtype) not in ("string", "str"):
+            col = col.map(lambda x: x if x is None or isinstance(x, str) or (isinstance(x, float) and math.isnan(x))
+                          else json.dumps(x.item() if hasattr(x, "item") else x))
     present = [v for v in col.dropna().unique()]
     order = values + sorted([v for v in present if v not in values], key=str)
     return col, order
@@ -119,7 +151,7 @@ def main_effects(runs: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFram
     overall = _summary(runs, names)
     rows = [{"factor": "(all)", "level": "(all)", **overall}]
     for fac in manifest["design"]["factors"]:
-        col, order = _levels(runs, fac)
+        col, order = _levels(runs, fac, manifest)
         for lv in order:
             g = runs[col == lv]
             s = _summary(g, names)
@@ -182,6 +214,28 @@ def plot(path: str | Path, points: pd.DataFrame, effects: pd.DataFrame, manifest
     return written
 
 
+def plot_format_problem(path: str | Path) -> str | None:
+    """``None`` when matplotlib can write ``path``'s format (by its suffix; none means PNG), else a message
+    listing the formats it can write."""
+    from matplotlib.figure import Figure
+
+    kinds = Figure().canvas.get_supported_filetypes()
+    suffix = Path(path).suffix.lstrip(".").lower()
+    if not suffix or suffix in kinds:
+        return None
+    return f"unsupported image format {suffix!r}; expected one of {', '.join(sorted(kinds))}"
+
+
+def battle_ids(runs: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFrame:
+    """One row per stored battle of the current design: ``point``, the factor values, ``rep``, ``seed``,
+    ``run_key`` (the id for ``tanksim run --from DIR --battle ID``), ``status``, ``winner``, ``turns``,
+    ``error``; sorted by point then replication."""
+    facs = [f for f in factor_names(manifest) if f in runs.columns]
+    cols = ["point", *facs, "rep", "seed", "run_key", "status", "winner", "turns", "error"]
+    have = [c for c in cols if c in runs.columns]
+    return runs[have].reset_index(drop=True)
+
+
 def build(out_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """``(manifest, runs, points, effects)`` for a results folder (raises ``FileNotFoundError``)."""
     from sim.batch import load_runs, read_manifest
@@ -192,13 +246,19 @@ def build(out_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFra
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``tanksim report``; exit 0, or 2 for a folder that is not a batch's results or an unknown ``--side``."""
+    """``tanksim report``; exit 0, or 2 for a folder that is not a batch's results, an unknown ``--side`` or a
+    ``--plot`` file whose format matplotlib cannot write."""
     ap = argparse.ArgumentParser(prog="tanksim report", description="Summarise a batch results folder: win rates "
                                  "with Wilson 95% intervals per design point, main effects, CSV/Parquet tables.")
     ap.add_argument("dir", help="results folder written by 'tanksim batch'")
     ap.add_argument("--plot", help="draw win rates with intervals by factor level to this image file")
     ap.add_argument("--side", help="the side whose win rate is plotted (name or 1/2; default the first side)")
     args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if args.plot:
+        problem = plot_format_problem(args.plot)
+        if problem:
+            print(f"tanksim report: --plot {args.plot}: {problem}", file=sys.stderr)
+            return 2
     try:
         manifest, runs, points, effects = build(args.dir)
     except FileNotFoundError as exc:
@@ -237,7 +297,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             eff[f"{nm} effect"] = [f"{100 * x:+.1f}" if isinstance(x, float) and not math.isnan(x) else "" for x in
                                    effects.get(f"{nm}_effect", pd.Series([math.nan] * len(effects)))]
         print(eff.to_string(index=False))
+    ids = battle_ids(runs, manifest)
+    ids.to_csv(rdir / "runs.csv", index=False)
     print(f"\ntables: {rdir / 'points.csv'}, {rdir / 'effects.csv'} (and .parquet)")
+    if len(ids):
+        ex = ids.iloc[0]
+        print(f"battle ids: {rdir / 'runs.csv'} lists every stored battle (column run_key, with its point, "
+              f"replication, seed, status and winner); replay one with: tanksim run --from {args.dir} --battle "
+              f"{ex['run_key']}")
     if args.plot:
         files = plot(args.plot, points, effects, manifest, side)
         print(f"plots: {', '.join(str(f) for f in files)}")

@@ -142,7 +142,9 @@ def verdict(llr: float, sprt: SPRT) -> str | None:
 
 def elo_estimate(counts: Sequence[int], confidence: float = 0.95) -> tuple[float, float, float]:
     """``(elo, low, high)`` from pentanomial counts: the mean pair score per game, its normal interval from the
-    pair variance, converted to logistic Elo (infinite at a perfect score)."""
+    pair variance, converted to logistic Elo.  Always finite: a score of 0 or 1 (say 4 won pairs of 4) is
+    taken as half a game from the extreme, ``1 - 1 / (2 * games)`` (the usual continuity correction), so the
+    estimate reads as "at least about this much" rather than ``inf``."""
     c = np.asarray(counts, dtype=float)
     n = c.sum()
     if n == 0:
@@ -153,11 +155,10 @@ def elo_estimate(counts: Sequence[int], confidence: float = 0.95) -> tuple[float
     z = float(stats.norm.ppf(0.5 + confidence / 2))
     half = z * math.sqrt(var / n)
 
+    edge = 1 / (2 * 2 * n)  # half a game, of 2 * n games
+
     def to_elo(s: float) -> float:
-        if s <= 0:
-            return -math.inf
-        if s >= 1:
-            return math.inf
+        s = min(max(s, edge), 1 - edge)
         return -400 * math.log10(1 / s - 1)
 
     return to_elo(mu), to_elo(mu - half), to_elo(mu + half)

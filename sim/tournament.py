@@ -42,6 +42,7 @@ import re
 import time
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -306,17 +307,17 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
 
 
 def load_tournament(path: str | Path) -> Tournament:
-    """Load and validate a tournament file.  Raises ``FileNotFoundError`` or :class:`TournamentError`."""
-    p = Path(path)
-    if not p.is_file():
-        raise FileNotFoundError(f"{path}: no such tournament file")
+    """Load and validate a tournament file (a path, or the name of a bundled one such as ``tournament``).  Raises
+    ``FileNotFoundError`` or :class:`TournamentError` (also for a binary file or a scenario/experiment file)."""
+    from sim.experiment import read_yaml_file, wrong_kind
+    from sim.scenario import ScenarioError
+
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
-        raise TournamentError([f"{path}: {where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
-    return tournament_from_mapping(data, str(path), p.parent)
+        src, data, base_dir = read_yaml_file(path, "tournament")
+    except ScenarioError as exc:
+        raise TournamentError(list(exc.errors)) from None
+    wrong_kind(data, src, "tournament", TournamentError)
+    return tournament_from_mapping(data, src, base_dir)
 
 
 # --- entrants are checked before any game ------------------------------------------------------------------------
@@ -461,8 +462,10 @@ def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_tim
                             "worker": _worker()}
     t0 = time.perf_counter()
     holder: list[Any] = []
+    in_process = [e.isolation != "process" for e in g.entrants]
+    stuck: dict[str, Any] = {}
     try:
-        with watchdog(battle_timeout_s or None):
+        with watchdog(battle_timeout_s or None), _decision_watchdog(holder, in_process, decision_timeout_s, stuck):
             try:
                 holder.append(BattleModel(sc, g.seed, {0: e1.policy_spec(), 1: e2.policy_spec()},
                                           decision_timeout_s=decision_timeout_s, on_fault="forfeit"))
@@ -472,9 +475,13 @@ def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_tim
                 if m is None or m.ended or m._decision is None:
                     raise
                 side = m._decision.side
-                m._end(Outcome(1 - side, f"{m.battle.sides[side].name} forfeits: battle_timeout in "
-                                         f"{m._decision.kind} (the battle exceeded its {battle_timeout_s:g} s "
-                                         f"watchdog while this side was deciding)", ()))
+                if stuck.get("fired"):
+                    why = (f"decision_timeout in {m._decision.kind} (an in-process decision still running "
+                           f"after {stuck['limit']:g} s was cut off; decision_timeout_s is {decision_timeout_s:g})")
+                else:
+                    why = (f"battle_timeout in {m._decision.kind} (the battle exceeded its {battle_timeout_s:g} s "
+                           f"watchdog while this side was deciding)")
+                m._end(Outcome(1 - side, f"{m.battle.sides[side].name} forfeits: {why}", ()))
     except BattleTimeout:
         return {**base, "status": "timeout", "error": f"exceeded the battle watchdog of {battle_timeout_s:g} s",
                 "wall_s": time.perf_counter() - t0}
@@ -497,6 +504,62 @@ def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_tim
            "forfeit_entrant": None if kind is None or wi < 0 else g.entrants[1 - wi].name, "fault_kind": kind,
            "wall_s": row["wall_s"]}
     return out
+
+
+@contextmanager
+def _decision_watchdog(holder: list[Any], in_process: Sequence[bool], decision_timeout_s: float,
+                       state: dict[str, Any]) -> Iterator[None]:
+    """Cut off an in-process decision that runs past ``decision_timeout_s`` plus a grace of
+    ``max(1, decision_timeout_s / 2)`` seconds: a thread polls the model (``holder[0]``) every 50 ms and raises
+    :class:`sim.batch.BattleTimeout` in the playing thread (``state["fired"]`` is then set), which
+    :func:`play_game` turns into a forfeit of the deciding side.  The model's own limit is measured only after a
+    decision returns, so without this a decision that never returns would hang the game until the battle
+    watchdog.  It interrupts Python code, not a blocking C call (``time.sleep``): untrusted code belongs in
+    ``isolation: process``.  Sides played by isolated entrants are left to :mod:`sim.isolation`."""
+    import ctypes
+    import threading
+
+    from sim.batch import BattleTimeout
+
+    if not decision_timeout_s or not any(in_process):
+        yield
+        return
+    limit = decision_timeout_s + max(1.0, decision_timeout_s / 2)
+    state["limit"] = limit
+    tid = threading.get_ident()
+    stop = threading.Event()
+    lock = threading.Lock()
+
+    class DecisionOverrun(BattleTimeout):
+        def __init__(self, *args: Any) -> None:
+            state["delivered"] = True
+            super().__init__("decision overrun")
+
+    def watch() -> None:
+        last, since = None, time.monotonic()
+        while not stop.wait(0.05):
+            m = holder[0] if holder else None
+            d = getattr(m, "_decision", None) if m is not None else None
+            if d is not last:
+                last, since = d, time.monotonic()
+                continue
+            if d is None or not in_process[getattr(d, "side", 0)] or time.monotonic() - since < limit:
+                continue
+            with lock:
+                if not stop.is_set():
+                    state["fired"] = True
+                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(DecisionOverrun))
+            return
+
+    th = threading.Thread(target=watch, name="tanksim-decision-watch", daemon=True)
+    th.start()
+    try:
+        yield
+    finally:
+        with lock:
+            stop.set()
+        if state.get("fired") and not state.get("delivered"):
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None)
 
 
 def play_chunk(chunk: Chunk) -> list[dict[str, Any]]:
@@ -630,9 +693,10 @@ def stored_games(out: str | Path) -> pd.DataFrame:
     return df.drop_duplicates("run_key", keep="first").drop(columns="_ok").reset_index(drop=True)
 
 
-def prepare_folder(t: Tournament, out: str | Path, new: bool = False) -> dict[str, Any]:
-    """Create or reopen a results folder; refuses (:class:`TournamentError`) one holding another tournament
-    unless ``new`` (stored games that the new schedule still contains are reused)."""
+def prepare_folder(t: Tournament, out: str | Path, new: bool = False, write: bool = True) -> dict[str, Any]:
+    """Create or reopen a results folder; refuses (:class:`TournamentError`) one holding games of another
+    tournament unless ``new`` (stored games that the new schedule still contains are reused); a manifest without
+    any stored game does not bind the folder.  ``write``: write the manifest now (else the caller does)."""
     from sim import store
 
     out = Path(out)
@@ -641,7 +705,7 @@ def prepare_folder(t: Tournament, out: str | Path, new: bool = False) -> dict[st
     old = read_manifest(out)
     ident = t.identity()
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
-    if old is not None and old.get("tournament_hash") != ident and not new:
+    if old is not None and old.get("tournament_hash") != ident and not new and store.part_paths(out, "runs"):
         raise TournamentError([(f"{out}: holds results of a different tournament ({old.get('source')}, hash "
                                 f"{old.get('tournament_hash')}); {t.source} hashes to {ident}. Re-run with --new "
                                 f"to switch this folder to it (stored games it still contains are reused), or "
@@ -652,7 +716,8 @@ def prepare_folder(t: Tournament, out: str | Path, new: bool = False) -> dict[st
          "scenarios": [{"label": lab, "name": sc.name, "ruleset": sc.ruleset.name, "digest": sc.digest()}
                        for lab, sc in t.scenarios],
          "sessions": list((old or {}).get("sessions", [])), "status": "running"}
-    _write_manifest(out, m)
+    if write:
+        _write_manifest(out, m)
     return m
 
 
@@ -679,7 +744,7 @@ def run_tournament(t: Tournament, out: str | Path, *, workers: int | None = None
     from sim import store
 
     out = Path(out)
-    manifest = prepare_folder(t, out, new)
+    manifest = prepare_folder(t, out, new, write=False)
     games = schedule(t)
     done = set(stored_games(out).query("status == 'ok'")["run_key"]) if store.part_paths(out, "runs") else set()
     todo = [g for g in games if g.run_key not in done]
@@ -693,6 +758,7 @@ def run_tournament(t: Tournament, out: str | Path, *, workers: int | None = None
         problems = check_entrants([e for e in t.entrants if e.name in names])
         if problems:
             raise EntrantLoadFailure([f"{t.source}: {p}" for p in problems])
+    _write_manifest(out, manifest)  # only once the entrants load: a failed start leaves the folder unbound
     t0 = time.perf_counter()
     seq = store.next_part_number(out)
     info: dict[str, Any] = {}

@@ -149,6 +149,9 @@ def match_main(argv: Sequence[str] | None = None) -> int:
         return 2
     lo, hi = test.sprt.bounds
     n_pairs = args.max_games // 2
+    if args.max_games % 2:
+        print(f"tanksim match: --max-games {args.max_games} is odd; games are played in mirrored pairs, so it is "
+              f"rounded down to {n_pairs} pairs ({2 * n_pairs} games)", file=sys.stderr)
     print(f"match {na} v {nb} on {sc.name} [{sc.ruleset.name}]: SPRT {test.sprt.text()}, LLR bounds "
           f"({lo:.3f}, {hi:.3f}), at most {n_pairs} pairs ({2 * n_pairs} games)")
     t0 = time.perf_counter()

@@ -17,6 +17,7 @@ import yaml
 
 from conftest import small_ps_scenario, tanksim_cmd
 from sim import store
+from sim.scenario import ScenarioError
 from sim.batch import (
     BatchRefused,
     BattleTimeout,
@@ -166,27 +167,95 @@ def test_changed_experiment_refused_unless_new_and_added_level_reuses_runs(tmp_p
     assert len(read_manifest(out)["history"]) == 1
 
 
-def test_battles_that_raise_or_hang_become_failed_rows(tmp_path, monkeypatch):
+def test_invalid_design_points_refuse_the_experiment_before_any_battle(tmp_path, monkeypatch):
     (tmp_path / "bad_plugins.py").write_text(PLUGINS, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     p = write_experiment(tmp_path, factors=[
-        {"name": "blue", "path": "sides.Blue.policy.name",
-         "levels": ["hold", "bad_plugins:Exploding", "bad_plugins:Stuck"]},
+        {"name": "blue", "path": "sides.Blue.policy.name", "levels": ["hold", "bad_plugins:Exploding"]},
         {"name": "vehicle", "path": "sides.Blue.tanks.0.vehicle", "levels": ["pz_iv_h", "no_such_tank"]}],
-        replications=1, watchdog_s=1.5)
-    res = run_experiment(p, tmp_path / "out", workers=2)
-    assert res.summary.played == 6 and res.summary.failed == 5
-    by = {(r.blue, r.vehicle): r for r in res.runs.itertuples()}
-    assert by[("hold", "pz_iv_h")].status == "ok"
-    assert by[("bad_plugins:Exploding", "pz_iv_h")].status == "failed"
-    assert "RuntimeError: boom in __init__" in by[("bad_plugins:Exploding", "pz_iv_h")].error
-    assert by[("bad_plugins:Stuck", "pz_iv_h")].status == "timeout"
-    assert "exceeded the watchdog of 1.5 s" in by[("bad_plugins:Stuck", "pz_iv_h")].error
-    for blue in ("hold", "bad_plugins:Exploding", "bad_plugins:Stuck"):
-        row = by[(blue, "no_such_tank")]
-        assert row.status == "failed" and "sides[1].tanks[0].vehicle: unknown Panzer Squadron vehicle" in row.error
-    assert list(res.points["failed"]) == [0, 1, 1, 1, 1, 1]
-    assert list(res.points["battles"]) == [1, 0, 0, 0, 0, 0]
+        replications=1)
+    with pytest.raises(ScenarioError) as err:
+        run_experiment(p, tmp_path / "out", workers=1)
+    text = "\n".join(err.value.errors)
+    assert "design points 2 (blue=bad_plugins:Exploding, vehicle=pz_iv_h), 3 (blue=bad_plugins:Exploding, " \
+           "vehicle=no_such_tank): sides[1].policy" in text
+    assert "RuntimeError: boom in __init__" in text
+    assert "design points 1 (blue=hold, vehicle=no_such_tank), 3 (blue=bad_plugins:Exploding, " \
+           "vehicle=no_such_tank): sides[1].tanks[0].vehicle: unknown Panzer Squadron vehicle" in text
+    assert "3 of 4 design points are invalid; nothing was run" in text
+    assert not (tmp_path / "out").exists()
+    # a policy parameter that only one of the doctrine levels takes (the newcomer's case)
+    p2 = write_experiment(tmp_path, "e2.yaml", factors=[
+        {"path": "sides.Red.policy.name", "levels": ["advance", "flank"]},
+        {"path": "sides.Red.policy.params.flank_bias", "levels": [0.5, 1.5]}], replications=1)
+    with pytest.raises(ScenarioError, match=r"design point 0 \(Red.policy.name=advance, "
+                                            r"Red.policy.params.flank_bias=0.5\): sides\[0\].policy: .*flank_bias"):
+        run_experiment(p2, tmp_path / "out2", workers=1)
+
+
+FLAKY = '''
+import os
+from agents.policies.hold import Hold
+
+class Flaky(Hold):
+    """Hangs while the file MARKER exists, else holds."""
+    def decide(self, obs, decision):
+        while os.path.exists(MARKER):
+            pass
+        return super().decide(obs, decision)
+'''
+
+
+def test_hanging_battles_time_out_exit_1_and_retry_failed_replaces_their_rows(tmp_path, monkeypatch, capsys):
+    from sim.batch_cli import main as batch_main
+
+    marker = tmp_path / "hang"
+    marker.write_text("x")
+    (tmp_path / "flaky_plugins.py").write_text(f"MARKER = {str(marker)!r}\n" + FLAKY, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    p = write_experiment(tmp_path, factors=[{"name": "blue", "path": "sides.Blue.policy.name",
+                                             "levels": ["hold", "flaky_plugins:Flaky"]}],
+                         replications=2, watchdog_s=1.0)
+    out = tmp_path / "out"
+    args = [str(p), "--out", str(out), "--workers", "1", "--no-progress"]
+    assert batch_main(args) == 1
+    err = capsys.readouterr().err
+    assert "2 of 4 stored battles failed or timed out" in err and "--retry-failed" in err
+    runs = load_runs(out)
+    assert sorted(runs["status"]) == ["ok", "ok", "timeout", "timeout"]
+    assert "exceeded the watchdog of 1 s" in runs.loc[runs["status"] == "timeout", "error"].iloc[0]
+    assert batch_main(args) == 1  # nothing to do, but the folder still holds failures
+    assert "nothing to do" in capsys.readouterr().out
+    marker.unlink()
+    assert batch_main(args + ["--retry-failed"]) == 0
+    assert "played 2 battles" in capsys.readouterr().out
+    runs = load_runs(out)
+    assert (runs["status"] == "ok").all() and len(runs) == 4
+    assert store.read_parts(out)["run_key"].is_unique
+    assert batch_main(args + ["--retry-failed"]) == 0
+    assert "nothing to do" in capsys.readouterr().out
+
+
+def test_bad_input_files_get_clear_errors(tmp_path, capsys):
+    from sim.batch_cli import main as batch_main
+
+    (tmp_path / "bin.yaml").write_bytes(bytes(range(128, 256)) * 3)
+    assert batch_main([str(tmp_path / "bin.yaml"), "--out", str(tmp_path / "o")]) == 2
+    assert "bin.yaml: not a UTF-8 text YAML file" in capsys.readouterr().err
+    (tmp_path / "sc.yaml").write_text(yaml.safe_dump(small_ps_scenario()), encoding="utf-8")
+    assert batch_main([str(tmp_path / "sc.yaml"), "--out", str(tmp_path / "o")]) == 2
+    err = capsys.readouterr().err
+    assert "this is a scenario file (it has sides); play it with: tanksim run" in err and "vehicle" not in err
+
+
+def test_bundled_experiment_names_resolve_like_tanksim_run(monkeypatch, tmp_path):
+    from sim.experiment import load_experiment
+
+    monkeypatch.chdir(tmp_path)  # nothing named doctrine_experiment here
+    exp = load_experiment("doctrine_experiment")
+    assert exp.source == "scenarios/doctrine_experiment.yaml" and len(exp.points) == 12
+    with pytest.raises(FileNotFoundError, match="no such experiment file, and no bundled file of that name"):
+        load_experiment("no_such_experiment")
 
 
 def test_a_battle_that_kills_its_worker_fails_alone_and_the_rest_completes(tmp_path, monkeypatch):

@@ -230,3 +230,19 @@ def test_greedy_beats_random_with_sides_swapped():
     ci = stats.binomtest(wins, n).proportion_ci(confidence_level=0.95, method="wilson")
     print(f"greedy beat random in {wins} of {n} battles; Wilson 95% [{ci.low:.3f}, {ci.high:.3f}]; {wall:.1f} s")
     assert n >= 200 and ci.low > 0.5, (wins, n, ci)
+
+
+@pytest.mark.parametrize("doctrine,side", [("cover", 1), ("rush", 0), ("rush", 1)])
+def test_cover_and_rush_fire_under_panzer_squadron(doctrine, side):
+    """Regression: under Panzer Squadron a move-and-fire shot costs 3 of a 1D4/2D4 movement allowance, so a doctrine
+    that spends every point (or never picks the ``fire`` mode) almost never shoots.  On the bundled default battle
+    (15 turns; seeds 0-3) the doctrine's side fires at least 5 shots per battle on average (it fired 0.5-2
+    before the fix), against the scenario's own doctrine for the other side (``advance`` / ``hold``)."""
+    spec = load_scenario("default")
+    first_enemy = len(spec.sides[0].tanks)
+    shots = []
+    for seed in range(4):
+        res = run_battle(spec, seed, {side: (doctrine, {})})
+        assert not data(res, "ActionRejected") and not data(res, "PolicyFault")
+        shots.append(sum(1 for _t, s in data(res, "ShotResolved") if (s["shooter"] >= first_enemy) == (side == 1)))
+    assert statistics.mean(shots) >= 5, shots

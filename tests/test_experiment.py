@@ -45,11 +45,14 @@ def test_unknown_factor_path_names_file_field_and_expectation(tmp_path, path, ex
     assert expected in text
 
 
-def test_parameter_known_to_one_level_of_the_policy_factor_is_accepted(tmp_path):
+def test_parameter_known_to_one_level_of_the_policy_factor_refuses_the_points_that_lack_it(tmp_path):
+    with pytest.raises(ScenarioError, match=r"design points? 0 \(Red.policy.name=advance.*flank_bias"):
+        load_experiment(write(tmp_path, {"factors": [
+            {"path": "sides.Red.policy.name", "levels": ["advance", "flank"]},
+            {"path": "sides.Red.policy.params.flank_bias", "levels": [0.0, 1.0]}]}))
     exp = load_experiment(write(tmp_path, {"factors": [
-        {"path": "sides.Red.policy.name", "levels": ["advance", "flank"]},
+        {"path": "sides.Red.policy.name", "levels": ["flank"]},
         {"path": "sides.Red.policy.params.flank_bias", "levels": [0.0, 1.0]}]}))
-    assert len(exp.points) == 4
     assert {p.params["sides.0.policy.params.flank_bias"] for p in exp.points} == {0.0, 1.0}
 
 

@@ -212,3 +212,17 @@ def test_node_entrant_from_the_protocol_document(tmp_path):
                           1 - side: PolicySpec(name="hold")})
         assert row["faults"] == 0 and "forfeit" not in row["reason"], row["reason"]
         assert row["shots"] > 0
+
+
+def test_child_pythonpath_leaves_out_this_interpreters_library():
+    import os
+    import site
+    import sys
+
+    from sim.isolation import child_pythonpath
+
+    paths = child_pythonpath()
+    stdlib = os.path.realpath(os.path.dirname(os.__file__))
+    assert all(not os.path.realpath(p).startswith(stdlib) for p in paths)
+    assert all(os.path.realpath(p) not in {os.path.realpath(x) for x in site.getsitepackages()} for p in paths)
+    assert all(not os.path.realpath(p).startswith(os.path.realpath(sys.base_prefix) + os.sep) for p in paths)

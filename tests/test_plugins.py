@@ -75,7 +75,7 @@ def test_plugin_from_the_command_line(plugin_dir, tmp_path):
                        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr
     row = json.loads(r.stdout)
-    assert json.loads(row["policies"])[0] == {"name": "my_doctrines:Sniper",
+    assert row["policies"][0] == {"name": "my_doctrines:Sniper",
                                               "params": {"min_range": "4", "min_odds": "0.1"}}
 
 

@@ -77,3 +77,27 @@ def test_report_on_a_finished_batch_matches_scipy(tmp_path, capsys):
     assert png.stat().st_size > 5_000 and (tmp_path / "effects-points.png").stat().st_size > 5_000
     assert report.main([str(out), "--side", "Purple"]) == 2
     assert report.main([str(tmp_path / "nothing")]) == 2
+
+
+def test_mixed_type_levels_report_and_save(tmp_path):
+    runs = pd.DataFrame([{"point_key": k, "a": a, "status": "ok", "winner_index": w, "turns": 3, "side1_lost": 1,
+                          "side2_lost": 0, "side1_name": "Red", "side2_name": "Blue"}
+                         for k, a, w in (("p0", "0.5", 0), ("p1", "abc", 1))])
+    manifest = {"design": {"experiment": {"name": "mixed"}, "side_names": ["Red", "Blue"],
+                           "factors": [{"name": "a", "values": [0.5, "abc"], "is_range": False}],
+                           "points": [{"index": 0, "key": "p0", "values": {"a": 0.5}},
+                                      {"index": 1, "key": "p1", "values": {"a": "abc"}}]},
+                "factor_types": {"a": "string"}}
+    pts = report.point_table(runs, manifest)
+    assert list(pts["a"]) == ["0.5", "abc"]
+    pts.to_parquet(tmp_path / "p.parquet")
+    eff = report.main_effects(runs, manifest)
+    assert list(eff["level"][1:]) == ["0.5", "abc"] and list(eff["battles"][1:]) == [1, 1]
+    eff.to_parquet(tmp_path / "e.parquet")
+    del manifest["factor_types"]  # older folders: judged from the levels
+    assert list(report.point_table(runs, manifest)["a"]) == ["0.5", "abc"]
+
+
+def test_report_rejects_unknown_plot_format():
+    assert report.plot_format_problem("g.xyz").startswith("unsupported image format 'xyz'")
+    assert report.plot_format_problem("g.png") is None and report.plot_format_problem("g") is None

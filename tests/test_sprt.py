@@ -155,3 +155,12 @@ def test_match_reports_bad_input(duel, capsys):
     assert "nosuch" in capsys.readouterr().err
     assert match_main(["hold", "advance", "--scenario", duel, "--sprt", "elo0=1,elo1=0"]) == 2
     assert "must be below" in capsys.readouterr().err
+
+
+def test_elo_estimate_is_finite_at_a_perfect_score():
+    import math
+
+    elo, lo, hi = S.elo_estimate([0, 0, 0, 0, 4])
+    assert all(math.isfinite(x) for x in (elo, lo, hi)) and 300 < elo == hi and lo <= elo
+    elo, lo, hi = S.elo_estimate([4, 0, 0, 0, 0])
+    assert all(math.isfinite(x) for x in (elo, lo, hi)) and elo < -300

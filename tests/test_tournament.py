@@ -197,3 +197,52 @@ def test_resume_and_a_changed_tournament(tmp_path):
     s = T.run_tournament(bigger, tmp_path / "o", progress=False, new=True)
     assert (s.stored_before, s.played) == (6, 6)               # the games of the first three are reused
     assert len(T.load_games(bigger, tmp_path / "o")) == 12
+
+
+HANGING = '''
+from agents.policies.hold import Hold
+
+class Hang(Hold):
+    """Never returns from a decision."""
+    def decide(self, obs, decision):
+        while True:
+            pass
+'''
+
+
+def test_in_process_hanging_entrant_is_cut_off_by_the_decision_watchdog(tmp_path, monkeypatch):
+    import time
+
+    (tmp_path / "hang_plugins.py").write_text(HANGING, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    spec = three_entrants(decision_timeout_s=0.3, entrants=[{"name": "hold", "policy": "hold"},
+                                                            {"name": "hang", "policy": "hang_plugins:Hang"}],
+                          scenarios=[{"label": "ps", "inline": SMALL_PS}], executor={"workers": 1})
+    t = T.tournament_from_mapping(spec, "t.yaml", tmp_path)
+    t0 = time.perf_counter()
+    T.run_tournament(t, tmp_path / "out", workers=1, progress=False)
+    assert time.perf_counter() - t0 < 30
+    games = T.load_games(t, tmp_path / "out")
+    assert len(games) == 2 and (games["status"] == "ok").all()
+    assert (games["winner_entrant"] == "hold").all()
+    assert games["reason"].str.contains("decision_timeout").all()
+
+
+def test_failed_entrant_load_leaves_the_folder_unbound_and_bundled_names_resolve(tmp_path, monkeypatch):
+    bad = three_entrants(entrants=[{"name": "hold", "policy": "hold"},
+                                   {"name": "ghost", "policy": "no_such_module_xyz:Ghost"}])
+    t = T.tournament_from_mapping(bad, "t.yaml", tmp_path)
+    with pytest.raises(T.EntrantLoadFailure):
+        T.run_tournament(t, tmp_path / "out", workers=1, progress=False)
+    assert T.read_manifest(tmp_path / "out") is None
+    good = T.tournament_from_mapping(three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}],
+                                                    entrants=[{"name": "hold", "policy": "hold"},
+                                                              {"name": "advance", "policy": "advance"}]),
+                                     "t2.yaml", tmp_path)
+    T.run_tournament(good, tmp_path / "out", workers=1, progress=False)  # not refused
+    assert T.read_manifest(tmp_path / "out")["tournament_hash"] == good.identity()
+    monkeypatch.chdir(tmp_path)
+    assert T.load_tournament("tournament").source == "scenarios/tournament.yaml"
+    (tmp_path / "sc.yaml").write_text(yaml.safe_dump(SMALL_PS), encoding="utf-8")
+    with pytest.raises(T.TournamentError, match="this is a scenario file"):
+        T.load_tournament(tmp_path / "sc.yaml")

@@ -283,13 +283,18 @@ class Doctrine(Policy):
             act = self.fire_or_pass(obs, decision)
             if isinstance(act, Fire):
                 return act
-        end = Special(a, "end_move", {"status": None})
+        end = Special(a, "end_move", {"status": self.end_move_status(obs)})
         if obs.is_legal(end):
             return end
         p = Pass(a)
         return p if obs.is_legal(p) else decision.default
 
     on_move = on_move_step
+
+    def end_move_status(self, obs: Any) -> str | None:
+        """The status asked for when a move ends without a shot (``None`` = the rule set's default; rule sets with
+        a status choice, such as ``panzer_squadron``'s ``stationary`` / ``in_movement``, read it)."""
+        return None
 
     def wants_move(self, obs: Any) -> bool:
         """Whether to look at the moves at all in a move decision (saves the movement search when not)."""

@@ -1,13 +1,17 @@
-"""``rush``: charges.  Rams where the rule set allows ramming, otherwise closes to point blank and fires.
+"""``rush``: charges. Rams where the rule set allows ramming, otherwise closes to point blank and fires.
 
 Each activation it rams the nearest enemy if the rule set has ramming and a ``Ram`` is legal now (or picks the rule
-set's ``ram`` mode); otherwise, with an enemy within ``point_blank`` hexes and a shot, it fires; otherwise it
-charges the nearest known enemy with every movement point (no reserve kept, no threat considered) and fires after
-the move if the rule set still allows a shot.  Where the rule set has ramming and tells the ram distances in the
-decision's context (``half_speed`` .. ``speed_hexes``, as ``hummel_quest`` does) it charges to a hex in that window
-instead of point blank, so it can ram at its next activation.
+set's ``ram`` mode); otherwise, with a shot and an enemy within ``point_blank`` hexes (or within ``reserve_within``
+hexes when the rule set offers a ``fire`` mode, a shot without a move), it fires; otherwise it charges the nearest
+known enemy (no threat considered) and fires after the move if the rule set still allows a shot. Without ramming it
+keeps back the points a shot after the move costs (the decision's ``fire_cost``) when it has a shot now or an enemy
+within ``reserve_within`` hexes and has the points for a shot at all; else it charges with every point. Where the
+rule set has ramming and tells the ram distances in the decision's context (``half_speed`` .. ``speed_hexes``, as
+``hummel_quest`` does) it charges to a hex in that window instead of point blank, so it can ram at its next
+activation.
 
-Parameters: ``point_blank`` (range in hexes at which it stops and fires, default 1), ``min_odds`` (default 0),
+Parameters: ``point_blank`` (range in hexes at which it stops and fires, default 1), ``reserve_within`` (hexes from
+the nearest enemy within which it fires in place or keeps the shot's points, default 3), ``min_odds`` (default 0),
 ``candidates`` (default 8).
 """
 from __future__ import annotations
@@ -22,8 +26,8 @@ class Rush(Doctrine):
     """Charge; ram where possible (see the module docstring)."""
 
     name = "rush"
-    defaults = {"point_blank": 1, "min_odds": 0.0, "candidates": 8}
-    bounds = {**Doctrine.bounds, "point_blank": (0, 1000)}
+    defaults = {"point_blank": 1, "reserve_within": 3, "min_odds": 0.0, "candidates": 8}
+    bounds = {**Doctrine.bounds, "point_blank": (0, 1000), "reserve_within": (0, 1000)}
 
     def goals(self, obs: Any) -> tuple:
         return self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))
@@ -38,7 +42,7 @@ class Rush(Doctrine):
             return "ram", 3.0
         d = self.enemy_distance(obs)
         bt = self.best_shot(obs)
-        if bt is not None and d <= self.point_blank:
+        if bt is not None and (d <= self.point_blank or (d <= self.reserve_within and "fire" in obs.modes())):
             return "fire", 2.0 + float(bt[1].p_kill)
         if self.goals(obs):
             return "charge", 1.0 / (1 + d)
@@ -68,7 +72,12 @@ class Rush(Doctrine):
         return True
 
     def wants_fire_after_move(self, obs: Any) -> bool:
-        return False
+        """Keep the shot's points back (``move_and_fire``) when it cannot ram and it has a shot now or an enemy
+        within ``reserve_within`` hexes; otherwise charge with every point."""
+        mp, cost = obs.context.get("mp"), obs.context.get("fire_cost", 0)
+        if obs.has_ramming or (mp is not None and mp < cost):
+            return False
+        return self.enemy_distance(obs) <= self.reserve_within or self.best_shot(obs) is not None
 
     @staticmethod
     def ram_window(obs: Any) -> tuple[int, int] | None:
