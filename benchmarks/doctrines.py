@@ -35,7 +35,7 @@ def scenario(name: str):
 
 
 def play(args: tuple) -> tuple:
-    """One battle: ``(scenario name, row doctrine, column doctrine, seed, row side)`` -> ``(row, col, score, cpu s)``."""
+    """One battle: ``(scenario, row doctrine, column doctrine, seed, row side)`` -> ``(row, col, score, cpu s)``."""
     name, row, col, seed, side = args
     spec = scenario(name)
     t0 = time.process_time()

@@ -79,8 +79,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         clash = [n for n, v in (("SCENARIO", args.scenario), ("--policy", args.policy), ("--out", args.out),
                                 ("--seed", args.seed if args.seed != 0 else None)) if v]
         if clash or not args.battle:
+            drop = f" (drop {', '.join(clash)})" if clash else ""
             raise ValueError("--from DIR takes --battle ID (a run_key of the stored runs) and optionally --plot/--json;"
-                             f" the stored row fixes the scenario, seed and policies{' (drop ' + ', '.join(clash) + ')' if clash else ''}")
+                             f" the stored row fixes the scenario, seed and policies{drop}")
         return rerun_from(args.from_dir, args.battle, plot=args.plot, as_json=args.json)
     if args.battle:
         raise ValueError("--battle goes with --from DIR")
@@ -304,8 +305,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     import logging
 
     # rule-set warnings (e.g. ASL catalog defaults) are shown with TANKSIM_LOG=WARNING (or INFO, DEBUG)
-    import os
-
     logging.basicConfig(level=os.environ.get("TANKSIM_LOG", "ERROR").upper(), format="%(name)s: %(message)s")
     if argv and argv[0] in EXTERNAL:
         mod, _, fn = EXTERNAL[argv[0]].partition(":")

@@ -32,8 +32,8 @@ import sys
 import tempfile
 import time
 import weakref
-from pathlib import Path
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field

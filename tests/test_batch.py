@@ -17,7 +17,6 @@ import yaml
 
 from conftest import small_ps_scenario, tanksim_cmd
 from sim import store
-from sim.scenario import ScenarioError
 from sim.batch import (
     BatchRefused,
     BattleTimeout,
@@ -29,6 +28,7 @@ from sim.batch import (
     run_experiment,
     watchdog,
 )
+from sim.scenario import ScenarioError
 
 PLUGINS = '''
 import time
