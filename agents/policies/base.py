@@ -208,9 +208,28 @@ class Doctrine(Policy):
         modes = obs.modes(actor)
         return next((m for m in _MODE_PREFS.get(want, (want,)) if m in modes), None)
 
+    #: Activation scoring looks at most at this many actors: the ones nearest a known enemy (large battles only;
+    #: every actor is scored when the side has no more than this many waiting).
+    activation_candidates = 12
+
+    def activation_actors(self, obs: Any, decision: Any) -> tuple[int, ...]:
+        """The actors scored for an ``activate`` decision (see :attr:`activation_candidates`)."""
+        actors = tuple(decision.actors)
+        if len(actors) <= self.activation_candidates:
+            return actors
+        enemies = list(obs.last_known().values())
+        if not enemies:
+            return actors[: self.activation_candidates]
+
+        def nearest(a: int) -> tuple[int, int]:
+            h = obs.tank(a).hex
+            return (min(obs.distance(h, e) for e in enemies), a)
+
+        return tuple(sorted(actors, key=nearest)[: self.activation_candidates])
+
     def on_activate(self, obs: Any, decision: Any) -> Action:
         best = None
-        for a in decision.actors:
+        for a in self.activation_actors(obs, decision):
             want, prio = self.intent(obs.for_actor(a))
             if want == "ram":
                 act = self.ram_action(obs, decision, (a,))
