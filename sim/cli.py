@@ -89,7 +89,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     policies = {}
     for p in args.policy or []:
         side, name, params = parse_policy_arg(p)
-        policies[side_index(spec, side)] = PolicySpec(name=name, params=params)
+        si = side_index(spec, side)
+        if si in policies:
+            raise ValueError(f"--policy {p!r}: side {spec.sides[si].name} already has a --policy")
+        policies[si] = PolicySpec(name=name, params=params)
     import time
     t0 = time.perf_counter()
     model = BattleModel(spec, args.seed, policies)

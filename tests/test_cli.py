@@ -94,6 +94,7 @@ def test_bad_inputs_give_one_clear_line_not_a_traceback(tmp_path):
         (["run", "--seed", "-1"], "expected an integer >= 0"),
         (["cases", str(tmp_path / "bad_cases.yaml")], "not valid YAML"),
         (["run", "--battle", "x"], "--battle goes with --from"),
+        (["run", "--policy", "1=hold", "--policy", "Soviets=advance"], "already has a --policy"),
     ]
     for args, msg in checks:
         r = tanksim(*args)
