@@ -929,7 +929,7 @@ def format_results(res: Results, t: Tournament) -> str:
     conf = f"{t.spec.ratings.confidence:.0%}"
     b = res.leaderboard
     lines = [(f"Leaderboard ({len(res.games)} games; score with Wilson {conf} interval, openskill Plackett-Luce "
-              f"mu +- sigma, Elo with bootstrap {conf} interval)")]
+              f"mu +- sigma, Elo with bootstrap {conf} interval; ranked by Elo, then score, then name)")]
     tab = pd.DataFrame({
         "#": b["rank"], "entrant": b["entrant"], "games": b["games"], "W": b["wins"], "D": b["draws"],
         "L": b["losses"],
