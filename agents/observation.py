@@ -160,6 +160,12 @@ class StateQueries:
         """Cube distance in hexes."""
         return distance(a, b)
 
+    def modes(self, actor: int | None = None) -> tuple[str, ...]:
+        """The action modes ``actor`` may choose in an ``activate`` decision (the rule set's names)."""
+        a = self.actor if actor is None else actor
+        per = self.decision.context.get("modes") or {}
+        return tuple(per.get(a, self.decision.legal.modes))
+
     @staticmethod
     def hex_of(state: Any) -> Hex:
         """The hex of a movement state (``(hex, facing)`` or a bare hex)."""
@@ -335,12 +341,6 @@ class Observation(StateQueries):
         return sides.pop() if len(sides) == 1 else None
 
     # --- the decision -----------------------------------------------------------------------------------------
-    def modes(self, actor: int | None = None) -> tuple[str, ...]:
-        """The action modes ``actor`` may choose in an ``activate`` decision (the rule set's names)."""
-        a = self.actor if actor is None else actor
-        per = self.decision.context.get("modes") or {}
-        return tuple(per.get(a, self.decision.legal.modes))
-
     def targets(self, actor: int | None = None) -> tuple[int, ...]:
         """Target ids the actor may fire at in this decision."""
         a = self.actor if actor is None else actor

@@ -550,11 +550,6 @@ class RemoteObservation(StateQueries):
         return list(self._shared["objectives"])
 
     # --- the decision -----------------------------------------------------------------------------------------
-    def modes(self, actor: int | None = None) -> tuple[str, ...]:
-        a = self.actor if actor is None else actor
-        per = self.decision.context.get("modes") or {}
-        return tuple(per.get(a, self.decision.legal.modes))
-
     def targets(self, actor: int | None = None) -> tuple[int, ...]:
         a = self.actor if actor is None else actor
         t = self._shared["targets"]

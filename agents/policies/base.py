@@ -365,6 +365,18 @@ class Doctrine(Policy):
             prev = h
         return total
 
+    def candidates_and_here(self, obs: Any, states: Mapping[Any, tuple[int, Any]],
+                            pick: Callable[[Iterable, Callable[[Any], Any]], list]) -> tuple[list, Any]:
+        """``(candidates, here)``: one state per hex chosen by ``pick`` (:meth:`capped` or :meth:`spread`, ordered
+        by movement cost), plus ``here``, the state the actor is in now (``None`` if ``states`` lacks it), which is
+        always among the candidates."""
+        me = obs.me
+        cands = pick(self.one_per_hex(obs, states).values(), lambda s: (states[s][0], repr(s)))
+        here = next((s for s in states if obs.hex_of(s) == me.hex and obs.facing_of(s) == me.facing), None)
+        if here is not None and here not in cands:
+            cands.append(here)
+        return cands, here
+
     def capped(self, states: Iterable, key: Callable[[Any], Any]) -> list:
         """The ``candidates`` best states by the cheap ``key`` (ascending)."""
         return sorted(states, key=key)[: self.candidates]

@@ -55,12 +55,7 @@ class Cover(Doctrine):
         """``(candidates, here, {state: threat})``: the ``candidates`` states spread over ``states`` (one per hex),
         plus ``here`` (the state the actor is in now, or ``None`` if ``states`` lacks it), each with its summed
         enemy kill odds as a float."""
-        me = obs.me
-        per_hex = self.one_per_hex(obs, states)
-        cands = self.spread(per_hex.values(), lambda s: (states[s][0], repr(s)))
-        here = next((s for s in states if obs.hex_of(s) == me.hex and obs.facing_of(s) == me.facing), None)
-        if here is not None and here not in cands:
-            cands.append(here)
+        cands, here = self.candidates_and_here(obs, states, self.spread)
         return cands, here, {s: float(obs.threat(obs.hex_of(s), obs.facing_of(s))) for s in cands}
 
     def wants_fire_after_move(self, obs: Any) -> bool:

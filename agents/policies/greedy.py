@@ -54,12 +54,7 @@ class Greedy(Doctrine):
         if not obs.visible_ids():
             goals = self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))
             return self.approach(obs, states, goals, 1)
-        me = obs.me
-        per_hex = self.one_per_hex(obs, states)
-        cands = self.capped(per_hex.values(), lambda s: (states[s][0], repr(s)))
-        here = next((s for s in states if obs.hex_of(s) == me.hex and obs.facing_of(s) == me.facing), None)
-        if here is not None and here not in cands:
-            cands.append(here)
+        cands, here = self.candidates_and_here(obs, states, self.capped)
         if not cands:
             return None
         field = obs.distance_field(self.known_enemy_hexes(obs))

@@ -822,6 +822,19 @@ class ASL(Ruleset):
             return not rs.get("prep_fired") and rs.get("fire") is None and not rs.get("afph_fired")
         return False
 
+    def _choose_actor(self, b: Any, side: int, actors: tuple[int, ...], modes: tuple[str, ...], phase: str
+                      ) -> Generator[Decision, Action | None, Activate]:
+        """One ``activate`` decision of a phase: ``side`` picks which of ``actors`` acts next and its mode from
+        ``modes``; an illegal answer (or none) holds the first actor."""
+        legal = Legal(contains=lambda a: isinstance(a, Activate) and a.actor in actors and a.mode in modes,
+                      modes=modes, targets=lambda tid: self.targets(b, tid),
+                      reachable=lambda tid: self.reachable(b, tid, HALF * b.tanks[tid].vehicle.mp))
+        act = yield Decision(side, "activate", actors, legal, Activate(actors[0], "hold"),
+                             {"phase": phase, "modes": {a: modes for a in actors}})
+        if not isinstance(act, Activate) or not legal.contains(act):
+            act = Activate(actors[0], "hold")
+        return act
+
     def _prep_fire_phase(self, b: Any, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
         """PFPh: the ATTACKER's AFVs not in Motion are asked, in the order the side chooses (``activate`` with
         modes ``fire`` / ``hold``), whether to Prep Fire; one that fires may not move (D.3)."""
@@ -832,14 +845,7 @@ class ASL(Ruleset):
                            and self.targets(b, t.tank_id))
             if not actors:
                 return
-            legal = Legal(contains=lambda a, actors=actors: isinstance(a, Activate) and a.actor in actors
-                          and a.mode in PREP_MODES, modes=PREP_MODES,
-                          targets=lambda tid: self.targets(b, tid),
-                          reachable=lambda tid: self.reachable(b, tid, HALF * b.tanks[tid].vehicle.mp))
-            act = yield Decision(att, "activate", actors, legal, Activate(actors[0], "hold"),
-                                 {"phase": "PFPh", "modes": {a: PREP_MODES for a in actors}})
-            if not isinstance(act, Activate) or not legal.contains(act):
-                act = Activate(actors[0], "hold")
+            act = yield from self._choose_actor(b, att, actors, PREP_MODES, "PFPh")
             decided.add(act.actor)
             if act.mode == "fire":
                 yield from self._fire_sequence(b, dice, act.actor, "PFPh")
@@ -968,14 +974,7 @@ class ASL(Ruleset):
             actors = tuple(t.tank_id for t in b.live_tanks(att) if t.tank_id not in done and self._may_move(b, t))
             if not actors:
                 return
-            legal = Legal(contains=lambda a, actors=actors: isinstance(a, Activate) and a.actor in actors
-                          and a.mode in MOVE_MODES, modes=MOVE_MODES,
-                          targets=lambda tid: self.targets(b, tid),
-                          reachable=lambda tid: self.reachable(b, tid, HALF * b.tanks[tid].vehicle.mp))
-            act = yield Decision(att, "activate", actors, legal, Activate(actors[0], "hold"),
-                                 {"phase": "MPh", "modes": {a: MOVE_MODES for a in actors}})
-            if not isinstance(act, Activate) or not legal.contains(act):
-                act = Activate(actors[0], "hold")
+            act = yield from self._choose_actor(b, att, actors, MOVE_MODES, "MPh")
             done.add(act.actor)
             yield from self._move(b, dice, act.actor, act.mode)
 
