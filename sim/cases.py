@@ -11,9 +11,8 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Mapping
 
-import yaml
-
 from sim.rules import base as rules_base
+from sim.scenario import ScenarioError, parse_yaml
 
 
 @dataclass
@@ -62,11 +61,9 @@ def load_cases(path: str | Path) -> tuple[str, list[dict]]:
     if p.is_dir():
         raise ValueError(f"{path}: is a folder, expected a case YAML file")
     try:
-        doc = yaml.safe_load(p.read_text(encoding="utf-8"))
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark else ""
-        raise ValueError(f"{path}: {where}not valid YAML: {getattr(exc, 'problem', exc)}") from None
+        doc = parse_yaml(p.read_text(encoding="utf-8"), str(path))
+    except ScenarioError as exc:
+        raise ValueError(exc.errors[0]) from None
     except UnicodeDecodeError:
         raise ValueError(f"{path}: not a UTF-8 text file") from None
     if not isinstance(doc, Mapping) or "ruleset" not in doc or not isinstance(doc.get("cases"), list):

@@ -322,13 +322,7 @@ def read_yaml_file(path: str | Path, kind: str) -> tuple[str, Any, Path]:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         raise ScenarioError([f"{src}: not a UTF-8 text YAML file (is it the right file?)"]) from None
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
-        raise ScenarioError([f"{src}: {where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
-    return src, data, base_dir
+    return src, scn.parse_yaml(text, src), base_dir
 
 
 def wrong_kind(data: Any, src: str, kind: str, error: type[Exception]) -> None:

@@ -319,6 +319,16 @@ def _read_text(p: Any, src: str) -> str:
         raise ScenarioError([f"{src}: (file): not a UTF-8 text file; expected scenario YAML"]) from None
 
 
+def parse_yaml(text: str, src: str) -> Any:
+    """``yaml.safe_load(text)``; raises :class:`ScenarioError` ``src: line L, column C: not valid YAML: ...``."""
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
+        raise ScenarioError([f"{src}: {where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+
+
 def find_scenario(name_or_path: str | Path) -> tuple[str, str]:
     """Resolve a path or a bundled scenario name to ``(source name, YAML text)``.
 
@@ -342,12 +352,7 @@ def load_scenario(name_or_path: str | Path, overrides: Mapping[str, Any] | None 
 
     Raises :class:`ScenarioError` (file, field path, what was expected) or ``FileNotFoundError``."""
     src, text = find_scenario(name_or_path)
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f"line {mark.line + 1}, column {mark.column + 1}" if mark else "(parse)"
-        raise ScenarioError([f"{src}: {where}: not valid YAML: {getattr(exc, 'problem', exc)}"]) from None
+    data = parse_yaml(text, src)
     if overrides:
         data = apply_overrides(data, overrides, src)
     return validate(data, src)
