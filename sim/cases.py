@@ -836,9 +836,13 @@ def _subsequence(specs: list[Any], items: list[Any], mismatches: Callable[[int, 
         after = f"after {show(items[last])}" if last >= 0 else "at all"
         lines = [f"{ew}.{what}[{k}] {shown}: not found {after}"]
         scored.sort(key=lambda x: x[:3])
+        kind = getattr(spec, "kind", None) if isinstance(spec, BaseModel) else spec.get("kind")
         if scored and not scored[0][0]:  # candidates of the right kind exist: show only those
             scored = [x for x in scored if not x[0]]
-        if not scored:
+        elif kind is not None and scored:
+            lines.append(f"  (no {kind} {what[:-1]} came after it)")
+            scored = []
+        if not scored and len(lines) == 1:
             lines.append(f"  (no {what[:-1]} came after it)")
         for _k, _n, pos, bad in scored[:3]:
             lines.append(f"  nearest: {show(items[pos])}\n    differs: {'; '.join(bad)}")
