@@ -9,7 +9,9 @@ the lower threat, then nearer the enemy but not within ``stop_at`` hexes, then t
 best target if the kill odds reach ``min_odds``.  When it already stands within that allowance of the least threat
 of the hexes it could reach and has a shot, it takes the rule set's ``fire`` mode (a shot without a move) instead;
 a move that ends with a target in sight but no shot asks for the ``stationary`` status, so it may fire in place at
-its next activation.  With no enemy known at all it makes for the objectives like ``advance``.
+its next activation, where the threat against it there is within ``tolerance`` (standing still gives up the
+protection of moving, e.g. Panzer Squadron's -1 against a target in movement).  With no enemy known at all it
+makes for the objectives like ``advance``.
 
 Parameters: ``min_odds`` (default 0), ``tolerance`` (extra summed kill odds it accepts to keep a shot, default 0.1),
 ``trade`` (extra threat accepted per unit of kill odds of the shot it keeps, default 1),
@@ -62,13 +64,17 @@ class Cover(Doctrine):
         return False
 
     def end_move_status(self, obs: Any) -> str | None:
-        """``stationary`` when the move ends (without a shot) where it has a target worth a shot, so that it may
-        fire in place at its next activation; else the rule set's default."""
+        """``stationary`` when the move ends (without a shot) where it has a target worth a shot and the summed
+        threat against it there is within ``tolerance``, so that it may fire in place at its next activation; else
+        the rule set's default.  (Since Panzer Squadron honours the status after a move that used every point,
+        issue 12 D20, asking for it everywhere cost cover its lower threat.)"""
         me = obs.me
         if me is None or me.hex is None or not obs.visible_ids():
             return None
         shot = self.best_target(obs, among=obs.visible_ids(), as_if=obs.hypo((me.hex, me.facing)), worth=True)
-        return "stationary" if shot is not None else None
+        if shot is None or float(obs.threat(me.hex, me.facing)) > self.tolerance:
+            return None
+        return "stationary"
 
     def choose_destination(self, obs: Any, states: Any) -> Any:
         known = self.known_enemy_hexes(obs)

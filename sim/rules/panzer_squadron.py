@@ -60,6 +60,8 @@ STATIONARY, IN_MOVEMENT = "stationary", "in_movement"
 MODES = ("hold", "fire", "move", "move_and_fire", "ambush")
 HIT_BONUSES = (0, 10, 20, 30, 50)
 FIRE_COST = 3
+#: Movement points to leave the board across the side's exit edge (section 11; decided: as open ground).
+EXIT_COST = 1
 
 
 class PSOptions(RulesOptions):
@@ -461,17 +463,40 @@ class PanzerSquadron(Ruleset):
             steps.append(Step(tank, h1) if h1 != h0 else Pivot(tank, f1))
         return Plan(tank, tuple(steps), then=then, end_status=end_status)
 
-    def exit_step(self, b: Any, tank: int) -> Step | None:
-        """A front step off the board across the side's exit edge, if the tank stands on that edge."""
+    def exit_steps(self, b: Any, tank: int, state: tuple[Hex, int] | None = None) -> list[Step]:
+        """Front steps off the board across the side's exit edge from ``state`` (default: where the tank stands),
+        each costing :data:`EXIT_COST` (section 11, decided: like entering open ground, across a front hexside)."""
         t = b.tanks[tank]
         edge = b.sides[t.side].exit_edge
         if not edge:
-            return None
-        for k in (t.facing % 6, (t.facing - 1) % 6):
-            n = t.hex.neighbour(k)
-            if n not in b.map and edge_of(b.map, t.hex, n) == edge:
-                return Step(tank, n)
-        return None
+            return []
+        h, f = state if state is not None else (t.hex, t.facing)
+        out = []
+        for k in (f % 6, (f - 1) % 6):
+            n = h.neighbour(k)
+            if n not in b.map and edge_of(b.map, h, n) == edge:
+                out.append(Step(tank, n))
+        return out
+
+    def exit_step(self, b: Any, tank: int) -> Step | None:
+        """The first of :meth:`exit_steps` from where the tank stands, or ``None``."""
+        steps = self.exit_steps(b, tank)
+        return steps[0] if steps else None
+
+    def entry_cost(self, b: Any, tank: int, state: tuple[Hex, int]) -> int | None:
+        """Fewest movement points to enter a hex (or leave across the exit edge) from ``state = (hex, facing)``:
+        pivots (1 point per vertex) then one entry (D13).  ``None`` when no entry is possible at any cost.  The
+        compulsory hex (section 4) is owed while this is within the points left."""
+        h, f = state
+        best: int | None = None
+        for nf in range(6):
+            turns = min((nf - f) % 6, (f - nf) % 6)
+            costs = [c for _st, c, a in self.move_options(b, tank, (h, nf)) if isinstance(a, Step)]
+            if self.exit_steps(b, tank, (h, nf)):
+                costs.append(EXIT_COST)
+            if costs and (best is None or turns + min(costs) < best):
+                best = turns + min(costs)
+        return best
 
     # turn ------------------------------------------------------------------------------------------------------
     def _modes(self, b: Any, tid: int) -> tuple[str, ...]:
@@ -536,8 +561,8 @@ class PanzerSquadron(Ruleset):
         b.emit(TankStateSet(tid, "start_status", t.rules_state["marker"]))
         if t.rules_state["ambush"]:
             b.emit(TankStateSet(tid, "ambush", False))
-        if b.options.auto_recentre_turret and t.turret_facing is not None and t.turret_facing != t.facing:
-            b.emit(TurretTurned(tid, t.facing))
+        if t.turret_facing is not None and t.turret_facing != t.facing:
+            yield from self._recentre(b, tid)
         b.emit(BattleStateSet("active", tid))
         try:
             if mode in ("hold", "ambush"):
@@ -552,6 +577,21 @@ class PanzerSquadron(Ruleset):
         finally:
             if not b.ended:
                 b.emit(BattleStateSet("active", None))
+
+    def _recentre(self, b: Any, tid: int) -> Generator[Decision, Action | None, None]:
+        """Section 5.3: at the start of its activation an off-centre turret may be set back to the hull facing at
+        no cost: at once with ``auto_recentre_turret``, else the owner is asked (``recentre_turret`` decision:
+        ``Special("recentre_turret")`` turns it back, ``Pass``, the default, keeps it)."""
+        t = b.tanks[tid]
+        if b.options.auto_recentre_turret:
+            b.emit(TurretTurned(tid, t.facing))
+            return
+        legal = Legal(contains=lambda a: (isinstance(a, Pass) and a.actor in (tid, None)) or (
+            isinstance(a, Special) and a.actor == tid and a.name == "recentre_turret"), specials=("recentre_turret",))
+        act = yield Decision(t.side, "recentre_turret", (tid,), legal, Pass(tid),
+                             {"turret_facing": t.turret_facing, "facing": t.facing})
+        if isinstance(act, Special) and legal.contains(act):
+            b.emit(TurretTurned(tid, t.facing))
 
     def _set_marker(self, b: Any, tid: int, marker: str) -> None:
         if b.tanks[tid].alive and b.tanks[tid].rules_state["marker"] != marker:
@@ -569,6 +609,16 @@ class PanzerSquadron(Ruleset):
         return False
 
     def _move(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+        """Section 4: roll the allowance (D14), then one ``move_step`` decision per step until the move ends.
+
+        The compulsory hex: a tank that started in movement owes one hex entry while any entry is affordable from
+        where it stands, pivots included (decided: "any legal entry" counts an entry after pivots; leaving across
+        the exit edge is an entry).  While it is owed, an action is legal only if an entry stays affordable after
+        it: no pass, no ``end_move``, no shot, no pivot that leaves too few points (the default is the first
+        action of the cheapest entry).  When no step, pivot or shot is left (every point used), one last
+        ``move_step`` decision (context ``final``) still takes the owner's marker choice (D20): ``Pass`` (the
+        default marker) or ``Special("end_move", {"status": ...})``, so a plan's ``end_status`` reaches the rules
+        however the move ends.  No decision follows a shot, an exit or the mover's destruction."""
         t = b.tanks[tid]
         started = t.rules_state["start_status"]
         n = 2 if started == IN_MOVEMENT else 1
@@ -580,21 +630,27 @@ class PanzerSquadron(Ruleset):
         fired = False
         status_choice: str | None = None
         while t.alive and t.hex is not None:
-            opts = [(st, c, a) for st, c, a in self.move_options(b, tid, (t.hex, t.facing)) if c <= mp]
-            ex = self.exit_step(b, tid)
-            if ex is not None and mp >= 1:
-                opts.append((None, 1, ex))
-            compulsory = started == IN_MOVEMENT and entered == 0 and any(isinstance(a, Step) for _, _, a in opts)
+            here = (t.hex, t.facing)
+            opts = [(st, c, a) for st, c, a in self.move_options(b, tid, here) if c <= mp]
+            if mp >= EXIT_COST:
+                opts += [(None, EXIT_COST, ex) for ex in self.exit_steps(b, tid)]
+            cost_now = self.entry_cost(b, tid, here) if started == IN_MOVEMENT and entered == 0 else None
+            compulsory = cost_now is not None and cost_now <= mp
+            if compulsory:
+                opts = [(st, c, a) for st, c, a in opts if isinstance(a, Step) or (
+                    (ec := self.entry_cost(b, tid, st)) is not None and c + ec <= mp)]
             can_fire = mode == "move_and_fire" and mp >= FIRE_COST and not compulsory
-            if not opts and not can_fire:
-                break
+            final = not opts and not can_fire
             allowed = {a for _, _, a in opts}
 
             def contains(a: Action, allowed=allowed, compulsory=compulsory, can_fire=can_fire) -> bool:
                 if isinstance(a, Fire):
                     return can_fire and a.actor == tid and not isinstance(self.shot(b, tid, a.target), Illegal)
-                if isinstance(a, (Pass, Special)):
-                    return not compulsory and (isinstance(a, Pass) or a.name == "end_move")
+                if isinstance(a, Pass):
+                    return not compulsory and a.actor in (tid, None)
+                if isinstance(a, Special):
+                    return (not compulsory and a.actor == tid and a.name == "end_move"
+                            and a.args.get("status") in (None, STATIONARY, IN_MOVEMENT))
                 return isinstance(a, (Step, Pivot)) and a in allowed
 
             budget = mp
@@ -603,13 +659,14 @@ class PanzerSquadron(Ruleset):
                           specials=("end_move",),
                           plan_to=lambda _t, path, then=None, end_status=None: self.plan_to(b, tid, path, then,
                                                                                              end_status))
-            default = Pass(tid)
+            default: Action = Pass(tid)
             if compulsory:
-                default = next(a for _, _, a in opts if isinstance(a, Step))
+                default = min(opts, key=lambda o: o[1] + (0 if isinstance(o[2], Step) else
+                                                           self.entry_cost(b, tid, o[0])))[2]
             act = yield Decision(t.side, "move_step", (tid,), legal, default,
                                  {"mp": mp, "entered": entered, "compulsory": compulsory, "mode": mode,
-                                  "interrupted": interrupted, "can_fire": can_fire,
-                                  "fire_cost": FIRE_COST})
+                                  "interrupted": interrupted, "can_fire": can_fire, "fire_cost": FIRE_COST,
+                                  "final": final})
             interrupted = False
             if act is None or not contains(act):
                 act = default
