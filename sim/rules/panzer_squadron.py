@@ -9,12 +9,29 @@ Decision points yielded by :meth:`PanzerSquadron.play_turn` (each addressed to a
 
 * ``activate`` — actors: the side's tanks not yet activated; answer :class:`Activate` with a mode from
   ``legal.modes`` (``hold``, ``fire``, ``move``, ``move_and_fire``, ``ambush``).  Default: the first actor holds.
+* ``recentre_turret`` — only with ``auto_recentre_turret: false``, at the start of the activation of a tank whose
+  turret is off-centre (section 5.3): ``Special("recentre_turret")`` sets it back to the hull facing at no cost;
+  ``Pass`` (the default) keeps it.  Context: ``turret_facing``, ``facing``.
 * ``fire`` — the activated tank may fire (``Fire(actor, target)``) or ``Pass``.
-* ``move_step`` — one step of a move: ``Step`` into a front neighbour, ``Pivot`` by one vertex, ``Fire`` (only in
-  ``move_and_fire`` with 3 points left), ``Special("end_move", {"status": ...})`` or ``Pass`` to stop.  Context:
-  ``mp`` left, ``entered``, ``compulsory``, ``interrupted`` (after an ambush shot at the mover).
+* ``move_step`` — one step of a move: ``Step`` into a front neighbour (or across the side's exit edge),
+  ``Pivot`` by one vertex, ``Fire`` (only in ``move_and_fire`` with 3 points left),
+  ``Special("end_move", {"status": ...})`` or ``Pass`` to stop.  Context: ``mp`` left, ``entered``,
+  ``compulsory`` (a hex entry is still owed), ``can_fire``, ``interrupted`` (after an ambush shot at the mover),
+  ``final`` (nothing is left to do but choose the marker: ``Pass`` or ``end_move``).
 * ``react`` — the ambushers of the other side that may fire at the mover that just entered a hex; answer
   ``Fire(ambusher, mover)`` (one at a time, in the order the side chooses) or ``Pass``.
+
+Decisions taken here where the spec is silent (also in the README's "Rules decisions"; each checked by a play case
+of ``tests/cases/play_panzer_squadron.yaml``):
+
+* Compulsory hex (section 4): "any legal entry is affordable" counts an entry after pivots and leaving across the
+  exit edge; while the entry is owed, passing, ``end_move``, a shot and a pivot after which no entry is affordable
+  are illegal (the default is the first action of the cheapest entry).
+* Marker after a move (D20): when nothing is left to do, one last ``move_step`` decision (``final``) still takes
+  the owner's choice, so a plan's ``end_status`` reaches the rules however the move ends.
+* Exit edge (section 11): leaving costs :data:`EXIT_COST` (1, as open ground) across a front hexside that crosses
+  the side's exit edge; it is not a hex entry for ambushes.
+* Re-centring with ``auto_recentre_turret: false`` (section 5.3): asked; the default keeps the turret.
 """
 from __future__ import annotations
 
