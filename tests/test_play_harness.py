@@ -223,3 +223,16 @@ def test_cli_runs_play_cases(tmp_path):
     f = tmp_path / "play.yaml"
     f.write_text(yaml.safe_dump({"ruleset": "panzer_squadron", "cases": [good, bad]}))
     assert main(["cases", str(f)]) == 1
+
+
+def test_a_bundled_scenario_with_its_labels():
+    case = {"id": "scenario", "kind": "play", "source": "x",
+            "given": {"scenario": "default", "turn_limit": 1, "dice": [9, 1, 2],
+                      "answers": [{"decision": "activate", "side": 0, "answer": {"activate": "T34-3", "mode": "move"}},
+                                  {"decision": "move_step", "actor": "T34-3", "answer": "pass"}]},
+            "expect": {"decisions": [{"kind": "activate", "side": 0, "actor": "T34-1"},
+                                     {"kind": "move_step", "actor": "T34-3", "context": {"mp": 2}, "default": "pass"}],
+                       "events": [{"kind": "RuleEvent", "name": "movement_allowance", "tank": "T34-3"}],
+                       "outcome": {"winner": None, "reason": "victory points tied [0, 0] after turn 1"}}}
+    r = run(case)
+    assert r.ok, r.message
