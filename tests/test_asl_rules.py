@@ -443,16 +443,15 @@ def test_defensive_first_fire_at_each_mp_uses_j2_j1_j():
     """asl.md 5.3 example: firing at each MP of a 5-MP stay in one hex gives J2, J1, J1, J, J (+4 +3 +3 +2 +2)."""
     b = _dff_board()
     assert not RULES.los(b, (3, 2), (7, 2))[0] and RULES.los(b, (4, 1), (7, 2))[0]
-    moves = iter([Step(1, Hex(4, 1)), Pivot(1, 1), Pivot(1, 0), Pivot(1, 1), Pivot(1, 0),
-                  Special(1, "end_move", {"status": "motion"})])
+    moves = iter([Step(1, Hex(4, 1)), Pivot(1, 1), Pivot(1, 0), Pivot(1, 1), Pivot(1, 0), Pass(1)])
 
     def answer(d):
         if d.kind == "activate":
             return Activate(d.actors[0], "move" if d.context["phase"] == "MPh" and d.side == 0 else "hold")
         if d.kind == "move_step":
             return next(moves)
-        if d.kind == "react":
-            return Fire(d.actors[0], d.context["mover"])
+        if d.kind == "react":     # fire at each MP, not at the final Stop MP
+            return Fire(d.actors[0], d.context["mover"]) if len(_shots(b)) < 5 else Pass(None)
         return Pass(d.actors[0] if d.actors else None)
 
     # ROF 2: coloured 2 keeps the gun firing; the last three shots hit and roll a dud TK DR
@@ -463,14 +462,14 @@ def test_defensive_first_fire_at_each_mp_uses_j2_j1_j():
     j = [s.details["drm"] - 1 + int(s.key.get("acquisition", 0)) for s in shots]   # minus Case I, plus Case N
     assert j == [4, 3, 3, 2, 2]
     assert [s.key["target_los_mp"] for s in shots] == ["1", "2", "3", "4", "5"]
-    assert b.tanks[1].rules_state["motion"] and b.tanks[0].rules_state["fire"] is None   # kept ROF throughout
+    assert not b.tanks[1].rules_state["motion"] and b.tanks[0].rules_state["fire"] is None   # kept ROF throughout
+    # Motion cannot be declared with the next hex affordable (D2.4): the move ends with a Stop MP
 
 
 def test_defensive_first_fire_after_waiting_gets_two_shots():
     """asl.md 5.3 example: waiting until 5 MP are spent gives two shots at J (3.5 MP, then the last 1.5 MP)."""
     b = _dff_board()
-    moves = iter([Step(1, Hex(4, 1)), Pivot(1, 1), Pivot(1, 0), Pivot(1, 1), Pivot(1, 0),
-                  Special(1, "end_move", {"status": "motion"})])
+    moves = iter([Step(1, Hex(4, 1)), Pivot(1, 1), Pivot(1, 0), Pivot(1, 1), Pivot(1, 0), Pass(1)])
 
     def answer(d):
         if d.kind == "activate":
@@ -478,7 +477,7 @@ def test_defensive_first_fire_after_waiting_gets_two_shots():
         if d.kind == "move_step":
             return next(moves)
         if d.kind == "react":
-            if Fraction(d.context["mp_in_hex"]) >= 5:
+            if Fraction(d.context["mp_in_hex"]) >= 5 and len(_shots(b)) < 2:
                 return Fire(d.actors[0], d.context["mover"])
             return Pass(None)
         return Pass(d.actors[0] if d.actors else None)
