@@ -36,13 +36,15 @@ edges, Reverse in :meth:`ASL.reachable` (single ``Step`` only), the end-of-move 
 """
 from __future__ import annotations
 
+import weakref
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Generator, Hashable, Literal, Mapping
 
 from pydantic import Field, field_validator
 
 from agents.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
-from sim.battle import HypoView
+from sim.battle import Battle, HypoView
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,
@@ -214,6 +216,17 @@ def _face_of_geometry(target: Mapping[str, Any], firer_hex: Hex, which: str) -> 
 
 
 _NON_STOPPED = ("moving", "motion", "non_stopped")
+
+
+#: Per battle: (battle version, {(hex, hex): LOS answer}) -- LOS changes only with an event.
+_LOS_MEMO: "weakref.WeakKeyDictionary[Battle, tuple[int, dict]]" = weakref.WeakKeyDictionary()
+
+
+@lru_cache(maxsize=65_536)
+def _key_of(items: tuple[tuple[str, Any], ...]) -> ShotKey:
+    """:func:`~sim.rules.asl_odds.parse_params` of a board shot's parameters, cached (play asks for the same
+    shots many times); raises :class:`~sim.rules.base.CaseError` like it."""
+    return parse_params(dict(items))
 
 
 def geometry_case(given: Mapping[str, Any]) -> dict[str, Any]:
@@ -443,8 +456,24 @@ class ASL(Ruleset):
         if a == c:
             return True, 0
         p, q = (a, c) if a <= c else (c, a)
+        memo: dict | None = None
+        if type(b) is Battle:   # the answer depends on the board only, so it holds until the next event
+            ent = _LOS_MEMO.get(b)
+            if ent is None or ent[0] != b.version:
+                ent = _LOS_MEMO[b] = (b.version, {})
+            memo = ent[1]
+            got = memo.get((p, q))
+            if got is not None:
+                return got
+        res = self._los(b, p, q)
+        if memo is not None:
+            memo[(p, q)] = res
+        return res
+
+    def _los(self, b: Any, p: Hex, q: Hex) -> tuple[bool, int]:
         line = hex_line(p, q)[1:-1]
-        if b.map.cached(("asl_los_terrain", p, q), lambda: any(self.sight_terrain(b, h).obstacle for h in line)):
+        if b.map.terrain_cached(("asl_los_terrain", p, q),
+                                lambda: any(self.sight_terrain(b, h).obstacle for h in line)):
             return False, 0
         hind = 0
         for h in line:
@@ -596,7 +625,7 @@ class ASL(Ruleset):
             mp, start = los_tab[shooter]
             p["target_los_mp"] = 99 if start else Fraction(mp, HALF)
         try:
-            key = parse_params(p)
+            key = _key_of(tuple(p.items()))
         except CaseError as exc:
             return Illegal(str(exc))
         info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
@@ -818,6 +847,13 @@ class ASL(Ruleset):
         return tuple(e.tank_id for e in b.enemies_of(t.side)
                      if not isinstance(self.shot(b, tid, e.tank_id, fire), Illegal))
 
+    def has_target(self, b: Any, tid: int) -> bool:
+        """``bool(self.targets(b, tid))``, stopping at the first legal shot (the phase loops ask it often)."""
+        t = b.tanks[tid]
+        if able_to_fire(t):
+            return False
+        return any(not isinstance(self.shot(b, tid, e.tank_id), Illegal) for e in b.enemies_of(t.side))
+
     def _fire_legal(self, b: Any, tid: int, targets: tuple[int, ...]) -> Legal:
         def contains(a: Action) -> bool:
             if isinstance(a, Pass):
@@ -858,7 +894,7 @@ class ASL(Ruleset):
         while not b.ended:
             actors = tuple(t.tank_id for t in b.live_tanks(att)
                            if t.tank_id not in decided and self._may_fire_in(b, t, "PFPh")
-                           and self.targets(b, t.tank_id))
+                           and self.has_target(b, t.tank_id))
             if not actors:
                 return
             act = yield from self._choose_actor(b, att, actors, PREP_MODES, "PFPh")
@@ -871,7 +907,7 @@ class ASL(Ruleset):
         for t in list(b.live_tanks(side)):
             if b.ended:
                 return
-            if self._may_fire_in(b, t, phase) and self.targets(b, t.tank_id):
+            if self._may_fire_in(b, t, phase) and self.has_target(b, t.tank_id):
                 yield from self._fire_sequence(b, dice, t.tank_id, phase)
 
     def _fire_sequence(self, b: Any, dice: DiceSource, tid: int, phase: str
