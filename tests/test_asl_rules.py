@@ -726,8 +726,8 @@ def test_advancing_fire_after_bounding_first_fire_uses_case_c():
 
 def _motion_board(terrain=None):
     return _battle([dict(label="IIIH", side=0, vehicle="pzkpfw_iiih", hex=(0, 1), facing=0),
-                    dict(label="T34", side=1, vehicle="t34_m41", hex=(11, 1), facing=3, rules_state={"ma": "disabled"})],
-                   terrain, size=(12, 3))
+                    dict(label="T34", side=1, vehicle="t34_m41", hex=(11, 1), facing=3,
+                         rules_state={"ma": "disabled"})], terrain, size=(12, 3))
 
 
 def test_motion_cannot_be_declared_while_the_next_hex_is_affordable():
