@@ -19,13 +19,16 @@ Decision points yielded by :meth:`ASL.play_turn` (one Game Turn = two Player Tur
 * ``activate`` (PFPh) -- the ATTACKER's AFVs not in Motion with a target; modes ``fire`` / ``hold``.  ``fire`` is
   followed by ``fire`` / ``fire_again`` decisions for that AFV while it keeps ROF; an AFV that Prep Fires may not
   move.  Default: the first actor holds.
-* ``activate`` (MPh) -- the ATTACKER's AFVs that may move; modes ``move_and_fire`` (may Bounding First Fire),
-  ``move``, ``hold`` (a vehicle in Motion that holds still spends a Stop MP).
+* ``activate`` (MPh) -- the ATTACKER's AFVs that may move (an Immobilized one only if it has a turret to turn);
+  modes ``move_and_fire`` (may Bounding First Fire), ``move``, ``hold`` (a vehicle in Motion that holds still
+  spends a Stop MP).
 * ``move_step`` -- one MP expenditure of the mover: ``Step`` (front hex; a rear hex is a Reverse), ``Pivot`` (one
   hexspine), ``Fire`` (Bounding First Fire, after an automatic Stop MP if Non-Stopped), ``Special`` ``stop``,
-  ``delay``, ``motion_fire``, ``end_move`` (``status: motion`` to stay in Motion), or ``Pass``.  Context ``mp``
-  is the MP left in **half MPs** (so are :meth:`ASL.reachable` costs, which include the Start and a final Stop);
-  ``interrupted`` is True after the mover was fired at.
+  ``delay`` (both with an optional ``turret_facing``), ``motion_fire``, ``end_move`` (``status: motion`` to stay
+  in Motion, legal only as D2.4 allows), or ``Pass``.  Context ``mp`` is the MP left in **half MPs** (so are
+  :meth:`ASL.reachable` costs, which include the Start and a final Stop); ``interrupted`` is True after the mover
+  was fired at; ``mobile`` is False for an Immobilized mover (Delay and Bounding First Fire only);
+  ``can_motion`` says whether Motion may be declared now.
 * ``react`` -- after every MP expenditure, the DEFENDER's AFVs that may Defensive First Fire at the mover
   (``Fire(actor, mover)``, one shot per decision, in the order the side chooses) or ``Pass``.
 * ``fire`` / ``fire_again`` (DFPh for the DEFENDER, AFPh for the ATTACKER, one shot there) -- per AFV in id
@@ -33,6 +36,29 @@ Decision points yielded by :meth:`ASL.play_turn` (one Game Turn = two Player Tur
 
 Not modelled in play (no in-scope cause or out of scope): Stun and Recall (the states exist), exits across board
 edges, Reverse in :meth:`ASL.reachable` (single ``Step`` only), the end-of-move ``end_facing`` of a plan.
+
+DECISIONS where asl.md is silent (also in the README, "Rules decisions"; audit: docs/rules/asl_audit.md):
+
+* Bounding First Fire is allowed before the mover's first MP (section 4: "at any point of its move"); it is Case C
+  with C2 (0 MP spent in the target's LOS) and must be within the current CA; after any MP expenditure the TCA may
+  be set with that MP (D3.12), so a later BFF shot may turn the turret at no Case A.
+* Acquisition (6.5): a VCA change carries the turret with it (the TCA keeps its angle to the hull), so it is a CA
+  change; a CA change in the MPh (VCA change, or a TCA set with a Delay or Stop MP) loses the Acquisition at the
+  end of the mover's MPh unless the AFV fired at the acquired target after it (only a stabilized gun's BFF can).
+  LOS to the acquired target is re-checked after every hex entered, every kill or abandonment, the RPh and the
+  start of each Player Turn (a new wreck, an AFV that stops being a moving target, the target moving).  The free
+  CA change at the end of a side's last fire phase keeps the CA of an AFV that holds an Acquisition on a live
+  target in its LOS (turning would lose it).
+* Motion (D2.4) may be declared only by a Non-Stopped mover that spent at least one MP and cannot afford a hex it
+  could enter next: a front hex (forward) or a rear hex (in Reverse) that is on the map, holds no enemy AFV and
+  costs more than the MP left.  Otherwise ``end_move`` with ``status: motion`` is illegal and the move ends with a
+  Stop MP.
+* An Immobilized turreted AFV takes part in the MPh: no Start, VCA or hex MP, but Delay MPs to turn its turret and
+  Bounding First Fire; an Immobilized NT AFV is not activated.  A bogged AFV still ends its MPh (D8.21).
+* The Start of a switch between forward and Reverse is a Start MP like any other: a red-MP AFV rolls its
+  mechanical reliability DR (D2.51).
+* An AFPh shot by an AFV that Bounding First Fired (and kept ROF) is Case C, or C4 in Motion, even if it entered
+  no new hex (D3.32).
 """
 from __future__ import annotations
 
@@ -1174,7 +1200,8 @@ class ASL(Ruleset):
         """One AFV's MPh (asl.md 5): ``move_step`` decisions answered by ``Step`` (a front hex; a rear hex is a
         Reverse at 4x the cost, D2.21), ``Pivot`` (one hexspine of VCA), ``Fire`` (Bounding First Fire; a
         Non-Stopped mover first spends a Stop MP if it has one, DECISION), ``Special`` ``stop`` / ``delay``
-        (args ``turret_facing``: set the TCA with that MP, D3.12) / ``motion_fire`` (args ``target``: fire
+        (args ``turret_facing``: set the TCA with that MP, D3.12; a ``Step`` or ``Pivot`` cannot carry one, the
+        turret keeps its angle to the hull) / ``motion_fire`` (args ``target``: fire
         without stopping, C5.35) / ``end_move`` (args ``status: motion`` ends in Motion, else a Stop MP if one is
         left), or ``Pass`` (= ``end_move``).  Costs and context ``mp`` are in half MPs.
 
@@ -1252,11 +1279,11 @@ class ASL(Ruleset):
                         return False
                     if a.name == "end_move":
                         return a.args.get("status") != "motion" or can_motion
-                    if a.name == "stop":
-                        return can_stop
-                    if a.name == "delay":
+                    if a.name in ("stop", "delay"):
                         tf = a.args.get("turret_facing")
-                        return can_delay and (tf is None or (t.turret_facing is not None and 0 <= int(tf) <= 5))
+                        return (can_stop if a.name == "stop" else can_delay) and (
+                            tf is None or (t.turret_facing is not None and isinstance(tf, int)
+                                           and not isinstance(tf, bool) and 0 <= tf <= 5))
                     if a.name == "motion_fire":
                         tgt = a.args.get("target")
                         return (can_fire and started
@@ -1315,6 +1342,10 @@ class ASL(Ruleset):
                 mp_left -= HALF
                 spent += HALF
                 self._set(b, tid, "started", False)
+                tf = act.args.get("turret_facing")
+                if tf is not None and t.turret_facing is not None and int(tf) != t.turret_facing:
+                    b.emit(TurretTurned(tid, int(tf)))
+                    acq_turned = acq_turned or bool(t.rules_state.get("acq"))
                 self._mp_event(b, tid, "stop", HALF, mp_left)
                 interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
                 bff_ready = True
