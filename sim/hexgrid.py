@@ -287,6 +287,9 @@ def hexagon_hexes(radius: int) -> list[Hex]:
 
 T = TypeVar("T")
 
+#: The terrain a sight rule reads for a cell that is not on the map: open ground (CONVENTIONS.md "Lines").
+OFF_MAP_TERRAIN = "open"
+
 
 class HexMap:
     """The board: a networkx graph with one node per cell ``(q, r)`` and edges to its six neighbours.
@@ -333,8 +336,14 @@ class HexMap:
         return self._cells
 
     def terrain(self, h: tuple[int, int]) -> str:
-        """Terrain name of ``h``; raises ``KeyError`` if off the map."""
+        """Terrain name of ``h``; raises ``KeyError`` if off the map (movement and set-up must not ask)."""
         return self.graph.nodes[h]["terrain"]
+
+    def sight_terrain(self, h: tuple[int, int]) -> str:
+        """Terrain name of ``h`` for every sight, LOS, hindrance and cover rule: a cell off the map (a line between
+        two hexes on the map may pass one, e.g. along a ``rectangle`` board's ragged edge) is open ground,
+        :data:`OFF_MAP_TERRAIN`; never raises (CONVENTIONS.md "Lines")."""
+        return self.graph.nodes[h]["terrain"] if h in self._cells else OFF_MAP_TERRAIN
 
     def set_terrain(self, h: tuple[int, int], name: str) -> None:
         """Change a cell's terrain and bump both versions (only ``events.apply`` should call this in a battle)."""

@@ -401,7 +401,7 @@ import json  # noqa: E402
 
 from agents.actions import Activate, Fire, Pass, Pivot, Special, Step  # noqa: E402
 from sim.battle import MemoryBattle  # noqa: E402
-from sim.events import BattleStateSet, StatusChanged, TankStateSet, event_from_payload  # noqa: E402
+from sim.events import BattleStateSet, StatusChanged, TankStateSet, TurretTurned, event_from_payload  # noqa: E402
 from sim.hexgrid import Hex, parallelogram_hexes  # noqa: E402
 from sim.rules.base import Illegal  # noqa: E402
 
@@ -443,16 +443,15 @@ def test_defensive_first_fire_at_each_mp_uses_j2_j1_j():
     """asl.md 5.3 example: firing at each MP of a 5-MP stay in one hex gives J2, J1, J1, J, J (+4 +3 +3 +2 +2)."""
     b = _dff_board()
     assert not RULES.los(b, (3, 2), (7, 2))[0] and RULES.los(b, (4, 1), (7, 2))[0]
-    moves = iter([Step(1, Hex(4, 1)), Pivot(1, 1), Pivot(1, 0), Pivot(1, 1), Pivot(1, 0),
-                  Special(1, "end_move", {"status": "motion"})])
+    moves = iter([Step(1, Hex(4, 1)), Pivot(1, 1), Pivot(1, 0), Pivot(1, 1), Pivot(1, 0), Pass(1)])
 
     def answer(d):
         if d.kind == "activate":
             return Activate(d.actors[0], "move" if d.context["phase"] == "MPh" and d.side == 0 else "hold")
         if d.kind == "move_step":
             return next(moves)
-        if d.kind == "react":
-            return Fire(d.actors[0], d.context["mover"])
+        if d.kind == "react":     # fire at each MP, not at the final Stop MP
+            return Fire(d.actors[0], d.context["mover"]) if len(_shots(b)) < 5 else Pass(None)
         return Pass(d.actors[0] if d.actors else None)
 
     # ROF 2: coloured 2 keeps the gun firing; the last three shots hit and roll a dud TK DR
@@ -463,14 +462,14 @@ def test_defensive_first_fire_at_each_mp_uses_j2_j1_j():
     j = [s.details["drm"] - 1 + int(s.key.get("acquisition", 0)) for s in shots]   # minus Case I, plus Case N
     assert j == [4, 3, 3, 2, 2]
     assert [s.key["target_los_mp"] for s in shots] == ["1", "2", "3", "4", "5"]
-    assert b.tanks[1].rules_state["motion"] and b.tanks[0].rules_state["fire"] is None   # kept ROF throughout
+    assert not b.tanks[1].rules_state["motion"] and b.tanks[0].rules_state["fire"] is None   # kept ROF throughout
+    # Motion cannot be declared with the next hex affordable (D2.4): the move ends with a Stop MP
 
 
 def test_defensive_first_fire_after_waiting_gets_two_shots():
     """asl.md 5.3 example: waiting until 5 MP are spent gives two shots at J (3.5 MP, then the last 1.5 MP)."""
     b = _dff_board()
-    moves = iter([Step(1, Hex(4, 1)), Pivot(1, 1), Pivot(1, 0), Pivot(1, 1), Pivot(1, 0),
-                  Special(1, "end_move", {"status": "motion"})])
+    moves = iter([Step(1, Hex(4, 1)), Pivot(1, 1), Pivot(1, 0), Pivot(1, 1), Pivot(1, 0), Pass(1)])
 
     def answer(d):
         if d.kind == "activate":
@@ -478,7 +477,7 @@ def test_defensive_first_fire_after_waiting_gets_two_shots():
         if d.kind == "move_step":
             return next(moves)
         if d.kind == "react":
-            if Fraction(d.context["mp_in_hex"]) >= 5:
+            if Fraction(d.context["mp_in_hex"]) >= 5 and len(_shots(b)) < 2:
                 return Fire(d.actors[0], d.context["mover"])
             return Pass(None)
         return Pass(d.actors[0] if d.actors else None)
@@ -609,3 +608,177 @@ def test_scenario_replay_and_determinism():
     again = _run(4)
     assert [(e["kind"], e["data"], e["rolls"]) for e in again.events] == \
         [(e["kind"], e["data"], e["rolls"]) for e in res.events]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Sequence of play (issue 12): acquisition, Case B/C, Motion, immobilization, off-map sight
+# ---------------------------------------------------------------------------------------------------------------
+
+def _play(b, dice, script, turns=1):
+    """Play ``turns`` Game Turns answering as tests/cases/PLAY.md does: each ``(kind, actor, action)`` of
+    ``script`` answers the next decision of that kind naming that actor (``None``: any); every other decision
+    gets its default.  Fails on unused answers or dice.  Returns ``[(decision, answer, legal)]``."""
+    todo = list(script)
+    seen = []
+    for _ in range(turns):
+        gen = RULES.play_turn(b, dice)
+        try:
+            d = next(gen)
+            while True:
+                a = d.default
+                if todo and d.kind == todo[0][0] and (todo[0][1] is None or todo[0][1] in d.actors):
+                    a = todo.pop(0)[2]
+                seen.append((d, a, d.legal.contains(a)))
+                d = gen.send(a)
+        except StopIteration:
+            pass
+    assert not todo, f"answers left unused: {todo}"
+    dice.check_done()
+    return seen
+
+
+def _events(b, kind, **match):
+    return [e.event for e in b.log if e.event.kind == kind
+            and all(getattr(e.event, k) == v for k, v in match.items())]
+
+
+def _acq_board(**iiih_state):
+    # IIIH (side 0, ATTACKER, id 0) at (1, 2) with VCA and TCA 0; the T-34 (id 1) at (5, 0), 4 hexes dead ahead
+    # (bearing 0: inside the CA), its MA disabled so it never fires.
+    return _battle([dict(label="IIIH", side=0, vehicle="pzkpfw_iiih", hex=(1, 2), facing=0, turret_facing=0,
+                         rules_state=iiih_state),
+                    dict(label="T34", side=1, vehicle="t34_m41", hex=(5, 0), facing=3, rules_state={"ma": "disabled"})])
+
+
+def test_acquisition_lost_by_a_delay_mp_turning_the_turret():
+    """C6.5 (asl.md 6.5): a TCA change in the MPh without a shot at the acquired target loses Acquisition, so the
+    AFPh shot has no Case N: Case B +2, Case A +1 (the turret turns back), Case I +1."""
+    b = _acq_board(acq=(1, 1))
+    _play(b, FixedDice([5, 6]), [("activate", 0, Activate(0, "hold")), ("activate", 0, Activate(0, "move")),
+                                 ("move_step", 0, Special(0, "delay", {"turret_facing": 1})),
+                                 ("move_step", 0, Pass(0)), ("fire", 0, Fire(0, 1))])
+    (shot,) = _shots(b)
+    assert shot.key["firer_moved"] == "afph" and "acquisition" not in shot.key and shot.details["drm"] == 4
+    assert b.tanks[0].rules_state["acq"] == (1, 1)        # gained afresh by the AFPh shot
+
+
+def test_acquisition_lost_by_a_hull_pivot():
+    """C6.5: a VCA change carries the turret, so it is a CA change: no Case N in the AFPh."""
+    b = _acq_board(acq=(1, 1))
+    _play(b, FixedDice([5, 6]), [("activate", 0, Activate(0, "hold")), ("activate", 0, Activate(0, "move")),
+                                 ("move_step", 0, Pivot(0, 1)), ("move_step", 0, Pass(0)), ("fire", 0, Fire(0, 1))])
+    (shot,) = _shots(b)
+    assert "acquisition" not in shot.key and shot.details["drm"] == 4 and shot.key["ca_change"] == 1
+
+
+def test_acquisition_kept_when_the_turret_turns_to_fire_at_the_acquired_target():
+    """C6.5: turning the CA to fire at the acquired target keeps it (Case N -1, then -2 on the next shot)."""
+    b = _acq_board(acq=(1, 1))
+    b.emit(TurretTurned(0, 1))
+    _play(b, FixedDice([5, 6]), [("activate", 0, Activate(0, "fire")), ("fire", 0, Fire(0, 1))])
+    (shot,) = _shots(b)
+    assert shot.key["acquisition"] == 1 and shot.key["ca_change"] == 1 and shot.details["drm"] == 1
+    assert b.tanks[0].rules_state["acq"] == (1, 2) and b.tanks[0].turret_facing == 0
+
+
+def test_acquisition_lost_when_a_new_burning_wreck_blocks_the_los():
+    """C6.5: the target leaves the firer's LOS when a burning wreck appears between them (burning_wreck_los:
+    block).  A (0, 2) has acquired T (6, 2); S burns W at (3, 2) in the PFPh: TH DR 2-1 hits the hull, side AF
+    3, Final TK 13 - 3 = 10, TK DR 1-2 burns."""
+    b = _battle([dict(label="A", side=0, vehicle="t34_m41", hex=(0, 2), facing=0, rules_state={"acq": (3, 1)}),
+                 dict(label="S", side=0, vehicle="t34_m41", hex=(3, 4), facing=1),
+                 dict(label="W", side=1, vehicle="pzkpfw_iiih", hex=(3, 2), facing=0),
+                 dict(label="T", side=1, vehicle="pzkpfw_iiih", hex=(6, 2), facing=3)])
+    assert RULES.los(b, (0, 2), (6, 2)) == (True, 1)
+    _play(b, FixedDice([2, 1, 1, 2]), [("activate", 1, Activate(1, "fire")), ("fire", 1, Fire(1, 2))])
+    (shot,) = _shots(b)
+    assert shot.result == "burn" and shot.details["final_tk"] == 10
+    assert not RULES.los(b, (0, 2), (6, 2))[0] and b.tanks[0].rules_state["acq"] is None
+    assert _events(b, "TankStateSet", tank=0, key="acq")
+
+
+def test_acquisition_lost_when_the_target_moves_out_of_los():
+    """C6.5: the DEFENDER's Acquisition on the mover goes when the mover steps behind woods."""
+    b = _battle([dict(label="M", side=0, vehicle="pzkpfw_iiih", hex=(4, 1), facing=3),
+                 dict(label="F", side=1, vehicle="pzkpfw_iiih", hex=(7, 2), facing=3, rules_state={"acq": (0, 2)})],
+                {(4, 2): "woods"})
+    assert RULES.los(b, (4, 1), (7, 2))[0] and not RULES.los(b, (3, 2), (7, 2))[0]
+    _play(b, FixedDice([]), [("activate", 0, Activate(0, "hold")), ("activate", 0, Activate(0, "move")),
+                             ("move_step", 0, Step(0, Hex(3, 2))), ("move_step", 0, Pass(0))])
+    assert b.tanks[1].rules_state["acq"] is None
+
+
+def test_advancing_fire_after_bounding_first_fire_uses_case_c():
+    """D3.32 (asl.md 4 step 5): an AFV that Bounding First Fired its MA and kept ROF fires once more in the
+    AFPh with Case C, even without entering a hex.  The BFF before any MP: Case C +4, C2 +2 (0 MP in LOS), I +1;
+    coloured 1 <= ROF 2 keeps the gun.  The AFPh shot: Case C +4, I +1."""
+    b = _acq_board(acq=(1, 1))
+    seen = _play(b, FixedDice([1, 6, 5, 6]),
+                 [("activate", 0, Activate(0, "hold")), ("activate", 0, Activate(0, "move_and_fire")),
+                  ("move_step", 0, Fire(0, 1)), ("move_step", 0, Pass(0)), ("fire", 0, Fire(0, 1))])
+    bff, afph = _shots(b)
+    assert bff.key["firer_moved"] == "bounding_first" and bff.details["drm"] == 7 and bff.details["rof_again"]
+    assert "acquisition" not in bff.key                    # a BFF shot neither uses nor keeps it (C6.55)
+    assert afph.key["firer_moved"] == "bounding_afph" and afph.details["drm"] == 5
+    assert all(ok for _d, _a, ok in seen)
+    assert not any(e.kind == "RuleEvent" and e.name == "mp" for e in (x.event for x in b.log))  # no MP spent
+
+
+def _motion_board(terrain=None):
+    return _battle([dict(label="IIIH", side=0, vehicle="pzkpfw_iiih", hex=(0, 1), facing=0),
+                    dict(label="T34", side=1, vehicle="t34_m41", hex=(11, 1), facing=3,
+                         rules_state={"ma": "disabled"})], terrain, size=(12, 3))
+
+
+def test_motion_cannot_be_declared_while_the_next_hex_is_affordable():
+    """D2.4 (asl.md 5.1): Motion needs the whole allotment spent or a hex it cannot afford; with open ground
+    ahead and 11 MP left the declaration is illegal and the move ends with a Stop MP."""
+    b = _motion_board()
+    motion = Special(0, "end_move", {"status": "motion"})
+    seen = _play(b, FixedDice([]), [("activate", 0, Activate(0, "hold")), ("activate", 0, Activate(0, "move")),
+                                    ("move_step", 0, Step(0, Hex(1, 1))), ("move_step", 0, motion)])
+    last = [d for d, a, _ok in seen if a == motion][0]
+    assert not last.legal.contains(motion) and last.context["can_motion"] is False
+    assert b.tanks[0].rules_state["motion"] is False
+    assert [e.data["kind"] for e in _events(b, "RuleEvent", name="mp")] == ["start", "enter", "stop"]
+
+
+def test_motion_declared_before_an_unaffordable_hex():
+    """D2.4: after Start + 6 open hexes (7 MP) the IIIH has 6 MP; the woods front hex costs 6.5: it may declare
+    Motion and stays a moving target."""
+    b = _motion_board({(7, 1): "woods"})
+    steps = [("move_step", 0, Step(0, Hex(q, 1))) for q in range(1, 7)]
+    motion = Special(0, "end_move", {"status": "motion"})
+    assert not RULES.has_target(b, 0)                      # the woods hide the T-34: no PFPh decision
+    seen = _play(b, FixedDice([]), [("activate", 0, Activate(0, "move")), *steps, ("move_step", 0, motion)])
+    assert [ok for _d, a, ok in seen if a == motion] == [True]
+    assert b.tanks[0].rules_state["motion"] is True and _events(b, "RuleEvent", name="motion")
+
+
+def test_immobilized_turreted_afv_turns_its_turret_with_a_delay_mp():
+    """D8.1 (asl.md 9.1, 5.1): an Immobilized AFV's turret still turns; without moving that takes a Delay MP in
+    its MPh.  It is offered no Step, Pivot or Start."""
+    b = _acq_board(immobilized=True)
+    seen = _play(b, FixedDice([]), [("activate", 0, Activate(0, "hold")), ("activate", 0, Activate(0, "move")),
+                                    ("move_step", 0, Special(0, "delay", {"turret_facing": 2})),
+                                    ("move_step", 0, Pass(0))])
+    step = [d for d, _a, _ok in seen if d.kind == "move_step"][0]
+    assert step.context["mobile"] is False
+    assert not step.legal.contains(Step(0, Hex(2, 1))) and not step.legal.contains(Pivot(0, 1))
+    assert _events(b, "TurretTurned", tank=0, turret_facing=2)
+    assert [e.data["kind"] for e in _events(b, "RuleEvent", name="mp")] == ["delay"]
+    assert b.tanks[0].hex == (1, 2) and b.tanks[0].facing == 0
+
+
+def test_reverse_switch_start_rolls_mechanical_reliability():
+    """D2.51 (asl.md 5.1): every Start MP of a red-MP AFV costs a DR, the Start of a forward/Reverse switch
+    (D2.21) too."""
+    b = _battle([dict(label="T34", side=0, vehicle="t34_m41", hex=(3, 2), facing=0),
+                 dict(label="IIIH", side=1, vehicle="pzkpfw_iiih", hex=(9, 0), facing=3,
+                      rules_state={"ma": "disabled"})])
+    _play(b, FixedDice([1, 1, 1, 2]), [("activate", 0, Activate(0, "hold")), ("activate", 0, Activate(0, "move")),
+                                       ("move_step", 0, Step(0, Hex(4, 2))), ("move_step", 0, Step(0, Hex(3, 2))),
+                                       ("move_step", 0, Pass(0))])
+    mps = [(e.data["kind"], e.data.get("reliability_dr")) for e in _events(b, "RuleEvent", name="mp")]
+    assert mps == [("start", [1, 1]), ("enter", None), ("stop", None), ("start", [1, 2]), ("reverse", None),
+                   ("stop", None)]

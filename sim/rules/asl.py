@@ -19,13 +19,16 @@ Decision points yielded by :meth:`ASL.play_turn` (one Game Turn = two Player Tur
 * ``activate`` (PFPh) -- the ATTACKER's AFVs not in Motion with a target; modes ``fire`` / ``hold``.  ``fire`` is
   followed by ``fire`` / ``fire_again`` decisions for that AFV while it keeps ROF; an AFV that Prep Fires may not
   move.  Default: the first actor holds.
-* ``activate`` (MPh) -- the ATTACKER's AFVs that may move; modes ``move_and_fire`` (may Bounding First Fire),
-  ``move``, ``hold`` (a vehicle in Motion that holds still spends a Stop MP).
+* ``activate`` (MPh) -- the ATTACKER's AFVs that may move (an Immobilized one only if it has a turret to turn);
+  modes ``move_and_fire`` (may Bounding First Fire), ``move``, ``hold`` (a vehicle in Motion that holds still
+  spends a Stop MP).
 * ``move_step`` -- one MP expenditure of the mover: ``Step`` (front hex; a rear hex is a Reverse), ``Pivot`` (one
   hexspine), ``Fire`` (Bounding First Fire, after an automatic Stop MP if Non-Stopped), ``Special`` ``stop``,
-  ``delay``, ``motion_fire``, ``end_move`` (``status: motion`` to stay in Motion), or ``Pass``.  Context ``mp``
-  is the MP left in **half MPs** (so are :meth:`ASL.reachable` costs, which include the Start and a final Stop);
-  ``interrupted`` is True after the mover was fired at.
+  ``delay`` (both with an optional ``turret_facing``), ``motion_fire``, ``end_move`` (``status: motion`` to stay
+  in Motion, legal only as D2.4 allows), or ``Pass``.  Context ``mp`` is the MP left in **half MPs** (so are
+  :meth:`ASL.reachable` costs, which include the Start and a final Stop); ``interrupted`` is True after the mover
+  was fired at; ``mobile`` is False for an Immobilized mover (Delay and Bounding First Fire only);
+  ``can_motion`` says whether Motion may be declared now.
 * ``react`` -- after every MP expenditure, the DEFENDER's AFVs that may Defensive First Fire at the mover
   (``Fire(actor, mover)``, one shot per decision, in the order the side chooses) or ``Pass``.
 * ``fire`` / ``fire_again`` (DFPh for the DEFENDER, AFPh for the ATTACKER, one shot there) -- per AFV in id
@@ -33,16 +36,41 @@ Decision points yielded by :meth:`ASL.play_turn` (one Game Turn = two Player Tur
 
 Not modelled in play (no in-scope cause or out of scope): Stun and Recall (the states exist), exits across board
 edges, Reverse in :meth:`ASL.reachable` (single ``Step`` only), the end-of-move ``end_facing`` of a plan.
+
+DECISIONS where asl.md is silent (also in the README, "Rules decisions"; audit: docs/rules/asl_audit.md):
+
+* Bounding First Fire is allowed before the mover's first MP (section 4: "at any point of its move"); it is Case C
+  with C2 (0 MP spent in the target's LOS) and must be within the current CA; after any MP expenditure the TCA may
+  be set with that MP (D3.12), so a later BFF shot may turn the turret at no Case A.
+* Acquisition (6.5): a VCA change carries the turret with it (the TCA keeps its angle to the hull), so it is a CA
+  change; a CA change in the MPh (VCA change, or a TCA set with a Delay or Stop MP) loses the Acquisition at the
+  end of the mover's MPh unless the AFV fired at the acquired target after it (only a stabilized gun's BFF can).
+  LOS to the acquired target is re-checked after every hex entered, every kill or abandonment, the RPh and the
+  start of each Player Turn (a new wreck, an AFV that stops being a moving target, the target moving).  The free
+  CA change at the end of a side's last fire phase keeps the CA of an AFV that holds an Acquisition on a live
+  target in its LOS (turning would lose it).
+* Motion (D2.4) may be declared only by a Non-Stopped mover that spent at least one MP and cannot afford a hex it
+  could enter next: a front hex (forward) or a rear hex (in Reverse) that is on the map, holds no enemy AFV and
+  costs more than the MP left.  Otherwise ``end_move`` with ``status: motion`` is illegal and the move ends with a
+  Stop MP.
+* An Immobilized turreted AFV takes part in the MPh: no Start, VCA or hex MP, but Delay MPs to turn its turret and
+  Bounding First Fire; an Immobilized NT AFV is not activated.  A bogged AFV still ends its MPh (D8.21).
+* The Start of a switch between forward and Reverse is a Start MP like any other: a red-MP AFV rolls its
+  mechanical reliability DR (D2.51).
+* An AFPh shot by an AFV that Bounding First Fired (and kept ROF) is Case C, or C4 in Motion, even if it entered
+  no new hex (D3.32).
 """
 from __future__ import annotations
 
+import weakref
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, Generator, Hashable, Literal, Mapping
 
 from pydantic import Field, field_validator
 
 from agents.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
-from sim.battle import HypoView
+from sim.battle import Battle, HypoView
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,
@@ -216,6 +244,17 @@ def _face_of_geometry(target: Mapping[str, Any], firer_hex: Hex, which: str) -> 
 _NON_STOPPED = ("moving", "motion", "non_stopped")
 
 
+#: Per battle: (battle version, {(hex, hex): LOS answer}) -- LOS changes only with an event.
+_LOS_MEMO: "weakref.WeakKeyDictionary[Battle, tuple[int, dict]]" = weakref.WeakKeyDictionary()
+
+
+@lru_cache(maxsize=65_536)
+def _key_of(items: tuple[tuple[str, Any], ...]) -> ShotKey:
+    """:func:`~sim.rules.asl_odds.parse_params` of a board shot's parameters, cached (play asks for the same
+    shots many times); raises :class:`~sim.rules.base.CaseError` like it."""
+    return parse_params(dict(items))
+
+
 def geometry_case(given: Mapping[str, Any]) -> dict[str, Any]:
     """Evaluate a geometry golden case (asl.md 11): ``range``, ``hull_face``, ``turret_face``, ``case_l``,
     ``case_a_hexspines``, ``case_a_drm`` and ``hull_down`` (when the target lists ``hull_down`` hexsides)."""
@@ -366,8 +405,13 @@ class ASL(Ruleset):
         return 10
 
     def terrain(self, b: Any, h: tuple[int, int]) -> asl_tables.Terrain:
-        """The ``sim_terrain`` class of hex ``h``."""
+        """The ``sim_terrain`` class of hex ``h`` (on the map; raises ``KeyError`` off it)."""
         return asl_tables.terrain_tables().classes[b.map.terrain(h)]
+
+    def sight_terrain(self, b: Any, h: tuple[int, int]) -> asl_tables.Terrain:
+        """The ``sim_terrain`` class of hex ``h`` as LOS and hindrance read it: a cell off the map is ``open``
+        (CONVENTIONS.md "Lines"), so it never blocks or hinders and asking about it is never an error."""
+        return asl_tables.terrain_tables().classes[b.map.sight_terrain(h)]
 
     def passable(self, b: Any, h: Hex) -> bool:
         """Whether a vehicle may ever enter ``h`` (static: on the map; woods/buildings unless
@@ -429,15 +473,33 @@ class ASL(Ruleset):
     def los(self, b: Any, a: tuple[int, int], c: tuple[int, int]) -> tuple[bool, int]:
         """``(clear, hindrance)`` between two hexes: woods and buildings between them block (B.10); a burning
         wreck blocks (``burning_wreck_los: block``) or adds +2; Case R (D9.4) +1 per intermediate hex holding a
-        non-burning wreck, an abandoned AFV or an AFV not subject to Case J; a total of 6 blocks.
+        non-burning wreck, an abandoned AFV or an AFV not subject to Case J; a total of 6 blocks.  Cells of the line
+        that are off the map (a ragged board edge) are open ground: they neither block nor hinder (CONVENTIONS.md
+        "Lines"); occupants of such a cell are none.
 
         DECISION: the hex line is traced from the lower to the higher hex name, so LOS is symmetric."""
         a, c = as_hex(a), as_hex(c)
         if a == c:
             return True, 0
         p, q = (a, c) if a <= c else (c, a)
+        memo: dict | None = None
+        if type(b) is Battle:   # the answer depends on the board only, so it holds until the next event
+            ent = _LOS_MEMO.get(b)
+            if ent is None or ent[0] != b.version:
+                ent = _LOS_MEMO[b] = (b.version, {})
+            memo = ent[1]
+            got = memo.get((p, q))
+            if got is not None:
+                return got
+        res = self._los(b, p, q)
+        if memo is not None:
+            memo[(p, q)] = res
+        return res
+
+    def _los(self, b: Any, p: Hex, q: Hex) -> tuple[bool, int]:
         line = hex_line(p, q)[1:-1]
-        if b.map.cached(("asl_los_terrain", p, q), lambda: any(self.terrain(b, h).obstacle for h in line)):
+        if b.map.terrain_cached(("asl_los_terrain", p, q),
+                                lambda: any(self.sight_terrain(b, h).obstacle for h in line)):
             return False, 0
         hind = 0
         for h in line:
@@ -536,7 +598,9 @@ class ASL(Ruleset):
         if kind == "bounding_first":
             fm = "motion" if rs.get("started") else "bounding_first"
         elif kind == "advancing":
-            fm = "motion" if rs.get("motion") else ("bounding_afph" if rs.get("entered") else "afph")
+            # Case B, or Case C after entering a new hex or after Bounding First Fire with ROF kept (D3.32)
+            moved = rs.get("entered") or rs.get("bff_fired")
+            fm = "motion" if rs.get("motion") else ("bounding_afph" if moved else "afph")
         elif kind == "hypo_moved":
             fm = "bounding_afph"
         else:
@@ -546,6 +610,8 @@ class ASL(Ruleset):
         tstate = target_state_of(t)
         trs = t.rules_state
         acq = rs.get("acq")
+        if fm in ("bounding_first", "motion") and not veh.gyro:
+            acq = None          # a Bounding First or Motion shot does not use Acquisition (C6.55)
         try:
             basic = asl_tables.to_kill_tables().basic_tk_by_key(ammo, veh.tk_key[ammo])
         except asl_tables.TableError as exc:
@@ -585,7 +651,7 @@ class ASL(Ruleset):
             mp, start = los_tab[shooter]
             p["target_los_mp"] = 99 if start else Fraction(mp, HALF)
         try:
-            key = parse_params(p)
+            key = _key_of(tuple(p.items()))
         except CaseError as exc:
             return Illegal(str(exc))
         info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
@@ -667,6 +733,8 @@ class ASL(Ruleset):
                 self._abandon(b, tid, "Immobilization TC failed", sid)
         elif result == "shocked" or (result == "possible_shock" and r["ntc_shocked"]):
             self._shock(b, tid)
+        if result in ("burn", "elim") or r.get("abandoned"):
+            self._check_acquisitions(b)   # a new wreck or abandoned AFV may block an acquired target's LOS
 
     def _shock(self, b: Any, tid: int) -> None:
         """Shock (C7.4): stops at once, no fire, move or CA change; an Unconfirmed Kill flips back to Shock."""
@@ -711,7 +779,8 @@ class ASL(Ruleset):
         self._bset(b, "phase", None)
 
     def _begin_player_turn(self, b: Any) -> None:
-        """A vehicle in Motion is a moving target for the whole Player Turn (asl.md 5.2); per-turn flags reset."""
+        """A vehicle in Motion is a moving target for the whole Player Turn (asl.md 5.2); per-turn flags reset.
+        An AFV that stops being a moving target becomes a Case R hindrance, so Acquisitions are checked (6.5)."""
         for t in b.tanks:
             if t.status == Status.DESTROYED or t.hex is None:
                 continue
@@ -720,6 +789,7 @@ class ASL(Ruleset):
             for k, v in (("entered", False), ("started", False), ("fire", None), ("prep_fired", False),
                          ("bff_fired", False), ("afph_fired", False)):
                 self._set(b, t.tank_id, k, v)
+        self._check_acquisitions(b)
 
     def _end_player_turn(self, b: Any) -> None:
         """Fire markers go; a Stun made this Player Turn becomes "+1" (D5.34)."""
@@ -761,12 +831,15 @@ class ASL(Ruleset):
                 new = "ok" if dr == 1 else "disabled" if dr == 6 else "malfunctioned"
                 self._set(b, t.tank_id, "ma", new)
                 b.emit(RuleEvent("ma_repair", t.tank_id, {"dr": dr, "ma": new}))
+        self._check_acquisitions(b)   # a confirmed Unconfirmed Kill is a new wreck (6.5)
 
     def _free_ca(self, b: Any, side: int) -> None:
         """End of the side's last fire phase (C3.22, D2.11, D3.12): an AFV able to fire, not Shocked or Stunned,
         sets a new TCA (and an NT AFV, if Mobile, a new VCA) at no cost.  DECISION (the spec leaves the choice to
-        the owner): it turns toward its acquired target if still in LOS, else the nearest live enemy (lowest id on
-        a tie); the acquisition goes if the CA turns away from it."""
+        the owner): an AFV holding an Acquisition on a live target in its LOS keeps its CA (a change would lose
+        the Acquisition: no shot at that target follows in this phase, 6.5); any other AFV turns toward the
+        nearest live enemy (lowest id on a tie), losing an Acquisition it still held (its target is a wreck or
+        gone).  A turreted AFV turns only its turret (keeping its VCA is the owner's free choice)."""
         enemies = [e for e in b.live_tanks() if e.side != side]
         if not enemies:
             return
@@ -774,23 +847,21 @@ class ASL(Ruleset):
             if able_to_fire(t):
                 continue
             acq = t.rules_state.get("acq")
-            goal = None
             if acq and b.tanks[acq[0]].alive and b.tanks[acq[0]].hex is not None \
                     and self.los(b, t.hex, b.tanks[acq[0]].hex)[0]:
-                goal = b.tanks[acq[0]]
-            if goal is None:
-                goal = min(enemies, key=lambda e: (distance(t.hex, e.hex), e.tank_id))
+                continue
+            goal = min(enemies, key=lambda e: (distance(t.hex, e.hex), e.tank_id))
             if goal.hex == t.hex:
                 continue
             if self.has_turret(t.vehicle) and t.turret_facing is not None:
                 if ca_turns(t.hex, t.turret_facing, goal.hex):
                     b.emit(TurretTurned(t.tank_id, turn_vertex(t.hex, t.turret_facing, goal.hex)))
-                    if acq and acq[0] != goal.tank_id:
+                    if acq:
                         self._set(b, t.tank_id, "acq", None)
             elif not (t.rules_state.get("immobilized") or t.rules_state.get("bogged")):
                 if ca_turns(t.hex, t.facing, goal.hex):
                     b.emit(Pivoted(t.tank_id, turn_vertex(t.hex, t.facing, goal.hex), None, 0))
-                    if acq and acq[0] != goal.tank_id:
+                    if acq:
                         self._set(b, t.tank_id, "acq", None)
 
     # --- fire phases ------------------------------------------------------------------------------------------
@@ -801,6 +872,13 @@ class ASL(Ruleset):
             return ()
         return tuple(e.tank_id for e in b.enemies_of(t.side)
                      if not isinstance(self.shot(b, tid, e.tank_id, fire), Illegal))
+
+    def has_target(self, b: Any, tid: int) -> bool:
+        """``bool(self.targets(b, tid))``, stopping at the first legal shot (the phase loops ask it often)."""
+        t = b.tanks[tid]
+        if able_to_fire(t):
+            return False
+        return any(not isinstance(self.shot(b, tid, e.tank_id), Illegal) for e in b.enemies_of(t.side))
 
     def _fire_legal(self, b: Any, tid: int, targets: tuple[int, ...]) -> Legal:
         def contains(a: Action) -> bool:
@@ -842,7 +920,7 @@ class ASL(Ruleset):
         while not b.ended:
             actors = tuple(t.tank_id for t in b.live_tanks(att)
                            if t.tank_id not in decided and self._may_fire_in(b, t, "PFPh")
-                           and self.targets(b, t.tank_id))
+                           and self.has_target(b, t.tank_id))
             if not actors:
                 return
             act = yield from self._choose_actor(b, att, actors, PREP_MODES, "PFPh")
@@ -855,7 +933,7 @@ class ASL(Ruleset):
         for t in list(b.live_tanks(side)):
             if b.ended:
                 return
-            if self._may_fire_in(b, t, phase) and self.targets(b, t.tank_id):
+            if self._may_fire_in(b, t, phase) and self.has_target(b, t.tank_id):
                 yield from self._fire_sequence(b, dice, t.tank_id, phase)
 
     def _fire_sequence(self, b: Any, dice: DiceSource, tid: int, phase: str
@@ -961,10 +1039,13 @@ class ASL(Ruleset):
         return Plan(tank, tuple(steps), then=then, end_status=end_status)
 
     def _may_move(self, b: Any, t: Any) -> bool:
+        """Whether the ATTACKER's AFV takes part in the MPh (asl.md 4 step 3): it did not Prep Fire and can act;
+        an Immobilized AFV only if it has a turret to turn with Delay MPs (D8.1; an Immobilized NT AFV has no MP
+        to spend, DECISION)."""
         rs = t.rules_state
-        return (t.alive and t.hex is not None and not rs.get("prep_fired") and not rs.get("immobilized")
-                and not (rs.get("shocked") or rs.get("uk") or rs.get("stunned") or rs.get("abandoned")
-                         or rs.get("recall")))
+        if rs.get("immobilized") and not (self.has_turret(t.vehicle) and t.turret_facing is not None):
+            return False
+        return self._can_act(t) and not rs.get("prep_fired") and not rs.get("recall")
 
     def _movement_phase(self, b: Any, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
         """MPh: the ATTACKER's AFVs that did not Prep Fire move one at a time in the order the side chooses
@@ -1054,18 +1135,38 @@ class ASL(Ruleset):
         return fired_any
 
     def _can_continue(self, t: Any) -> bool:
+        """The mover may still spend Start, VCA and hex MP: it can act and is neither Immobilized nor bogged."""
         rs = t.rules_state
-        return (t.alive and t.hex is not None and not rs.get("immobilized") and not rs.get("bogged")
-                and not rs.get("shocked") and not rs.get("uk") and not rs.get("abandoned"))
+        return self._can_act(t) and not rs.get("immobilized") and not rs.get("bogged")
 
-    def _start(self, b: Any, dice: DiceSource, tid: int, mp_left: int
+    @staticmethod
+    def _can_act(t: Any) -> bool:
+        """The AFV may still spend MP at all (Delay included): live, on the board, not Shocked, Unconfirmed
+        Killed, Stunned or Abandoned (asl.md 9.1)."""
+        rs = t.rules_state
+        return (t.alive and t.hex is not None and not rs.get("shocked") and not rs.get("uk")
+                and not rs.get("stunned") and not rs.get("abandoned"))
+
+    def _check_acquisitions(self, b: Any) -> None:
+        """C6.5 (asl.md 6.5): an Acquisition is lost as soon as its target is out of the firer's LOS, whatever
+        took it out: the target moved, a new (burning) wreck or an abandoned AFV blocks the line, or the Case R
+        total reached 6.  Called after every hex entered, every shot, the RPh and the start of a Player Turn."""
+        for t in b.tanks:
+            acq = t.rules_state.get("acq")
+            if not acq or not t.alive or t.hex is None:
+                continue
+            tg = b.tanks[acq[0]]
+            if tg.hex is None or not self.los(b, t.hex, tg.hex)[0]:
+                self._set(b, t.tank_id, "acq", None)
+
+    def _start(self, b: Any, dice: DiceSource, tid: int, mp_left: int, **data: Any
                ) -> Generator[Decision, Action | None, tuple[int, bool]]:
-        """Start MP (D2.12), with the mechanical reliability DR of a red-MP AFV (D2.51).  Returns (MP left, whether
+        """Start MP (D2.12), with the mechanical reliability DR of a red-MP AFV (D2.51), also for the Start of a
+        switch between forward and Reverse (``reverse_switch=True`` in the MP event).  Returns (MP left, whether
         the mover was fired at)."""
         t = b.tanks[tid]
         mp_left -= HALF
         self._set(b, tid, "started", True)
-        data: dict[str, Any] = {}
         if b.options.mechanical_reliability and t.vehicle.mp_red:
             c, w = dice.roll("d6", "mechanical reliability coloured"), dice.roll("d6", "mechanical reliability white")
             data["reliability_dr"] = [c, w]
@@ -1099,9 +1200,19 @@ class ASL(Ruleset):
         """One AFV's MPh (asl.md 5): ``move_step`` decisions answered by ``Step`` (a front hex; a rear hex is a
         Reverse at 4x the cost, D2.21), ``Pivot`` (one hexspine of VCA), ``Fire`` (Bounding First Fire; a
         Non-Stopped mover first spends a Stop MP if it has one, DECISION), ``Special`` ``stop`` / ``delay``
-        (args ``turret_facing``: set the TCA with that MP, D3.12) / ``motion_fire`` (args ``target``: fire
+        (args ``turret_facing``: set the TCA with that MP, D3.12; a ``Step`` or ``Pivot`` cannot carry one, the
+        turret keeps its angle to the hull) / ``motion_fire`` (args ``target``: fire
         without stopping, C5.35) / ``end_move`` (args ``status: motion`` ends in Motion, else a Stop MP if one is
-        left), or ``Pass`` (= ``end_move``).  Costs and context ``mp`` are in half MPs."""
+        left), or ``Pass`` (= ``end_move``).  Costs and context ``mp`` are in half MPs.
+
+        An Immobilized AFV spends no Start, VCA or hex MP, but its MPh goes on (also when it is immobilized during
+        it): it may spend Delay MPs, turning its turret (D8.1, D3.12), and Bounding First Fire (DECISION: the
+        spec lets the turret turn and fire and names the Delay MP as the way to turn it without moving).  A bogged
+        AFV ends its MPh (D8.21), also after a Bog Removal that did not free it.  ``end_move`` with ``status:
+        motion`` is legal only when the AFV is Non-Stopped and cannot afford a hex it could enter next (a front
+        hex, or a rear hex in Reverse: D2.4; DECISION: the hex it wants is one of those); otherwise it ends with
+        a Stop MP.  A CA change (a VCA change carries the turret with it, or a Delay turning the turret) loses
+        the Acquisition unless the AFV then fires at that target this MPh (6.5, C6.5)."""
         t = b.tanks[tid]
         b.emit(Activated(t.side, tid, mode))
         self._bset(b, "mover", tid)
@@ -1117,38 +1228,47 @@ class ASL(Ruleset):
         bff_ready = True
         interrupted = False
         end_status: str | None = None
+        acq_turned = False            # the CA changed this MPh while an Acquisition was held (6.5)
         if mode != "hold" and t.rules_state.get("bogged") and self._can_continue_bogged(t):
             mp_left, spent = yield from self._bog_removal(b, dice, tid, mp_left)
-        while mode != "hold" and self._can_continue(t) and not b.ended:
+        while mode != "hold" and self._can_act(t) and not b.ended and not t.rules_state.get("bogged"):
             started = bool(t.rules_state.get("started"))
+            mobile = self._can_continue(t)
             start_cost = 0 if started else HALF
             opts: dict[Action, tuple[int, str]] = {}
+            short = False             # a hex it could enter next costs more than the MP left (D2.4)
             f = t.facing
-            for k in (f % 6, (f - 1) % 6):
-                n = t.hex.neighbour(k)
-                if self.enterable(b, tid, n):
-                    switch = 2 * HALF if (started and direction == "rev") else 0
-                    c = self.entry_cost(b, tid, n) + start_cost + switch
-                    if c <= mp_left:
-                        opts[Step(tid, n)] = (c, "fwd")
-            for k in ((f + 2) % 6, (f + 3) % 6):
-                n = t.hex.neighbour(k)
-                if self.enterable(b, tid, n):
-                    switch = 2 * HALF if (started and direction == "fwd") else 0
-                    c = 4 * self.entry_cost(b, tid, n) + start_cost + switch
-                    if c <= mp_left:
-                        opts[Step(tid, n)] = (c, "rev")
-            vc = self.vca_cost(b, t.hex) + start_cost
-            if vc <= mp_left:
-                for nf in ((f + 1) % 6, (f - 1) % 6):
-                    opts[Pivot(tid, nf)] = (vc, "vca")
+            if mobile:
+                for k in (f % 6, (f - 1) % 6):
+                    n = t.hex.neighbour(k)
+                    if self.enterable(b, tid, n):
+                        switch = 2 * HALF if (started and direction == "rev") else 0
+                        c = self.entry_cost(b, tid, n) + start_cost + switch
+                        if c <= mp_left:
+                            opts[Step(tid, n)] = (c, "fwd")
+                        elif direction != "rev":
+                            short = True
+                for k in ((f + 2) % 6, (f + 3) % 6):
+                    n = t.hex.neighbour(k)
+                    if self.enterable(b, tid, n):
+                        switch = 2 * HALF if (started and direction == "fwd") else 0
+                        c = 4 * self.entry_cost(b, tid, n) + start_cost + switch
+                        if c <= mp_left:
+                            opts[Step(tid, n)] = (c, "rev")
+                        elif direction == "rev":
+                            short = True
+                vc = self.vca_cost(b, t.hex) + start_cost
+                if vc <= mp_left:
+                    for nf in ((f + 1) % 6, (f - 1) % 6):
+                        opts[Pivot(tid, nf)] = (vc, "vca")
             can_fire = (mode == "move_and_fire" and bff_ready and t.rules_state.get("fire") is None
                         and able_to_fire(t) is None)
             can_stop = started and mp_left >= HALF
             can_delay = (not started) and mp_left >= HALF
+            can_motion = started and spent > 0 and short
 
             def contains(a: Action, opts=opts, can_fire=can_fire, can_stop=can_stop, can_delay=can_delay,
-                         started=started) -> bool:
+                         started=started, can_motion=can_motion) -> bool:
                 if isinstance(a, (Step, Pivot)):
                     return a in opts
                 if isinstance(a, Fire):
@@ -1158,12 +1278,12 @@ class ASL(Ruleset):
                     if a.actor not in (tid, None):
                         return False
                     if a.name == "end_move":
-                        return True
-                    if a.name == "stop":
-                        return can_stop
-                    if a.name == "delay":
+                        return a.args.get("status") != "motion" or can_motion
+                    if a.name in ("stop", "delay"):
                         tf = a.args.get("turret_facing")
-                        return can_delay and (tf is None or (t.turret_facing is not None and 0 <= int(tf) <= 5))
+                        return (can_stop if a.name == "stop" else can_delay) and (
+                            tf is None or (t.turret_facing is not None and isinstance(tf, int)
+                                           and not isinstance(tf, bool) and 0 <= tf <= 5))
                     if a.name == "motion_fire":
                         tgt = a.args.get("target")
                         return (can_fire and started
@@ -1184,7 +1304,8 @@ class ASL(Ruleset):
                                  {"phase": "MPh", "mp": mp_left, "mp_whole": fraction_str(Fraction(mp_left, HALF)),
                                   "started": started, "entered": bool(t.rules_state.get("entered")),
                                   "interrupted": interrupted, "can_fire": can_fire, "fire_cost": 0,
-                                  "mode": mode, "compulsory": False, "half_mp": True})
+                                  "mode": mode, "compulsory": False, "half_mp": True, "mobile": mobile,
+                                  "can_motion": can_motion})
             interrupted = False
             if act is None or not contains(act):
                 act = default
@@ -1199,15 +1320,18 @@ class ASL(Ruleset):
                     self._mp_event(b, tid, "stop", HALF, mp_left)
                     interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
                     direction = None
-                    if not self._can_continue(t) or able_to_fire(t):
+                    if not self._can_act(t) or able_to_fire(t):
                         continue
                 if isinstance(act, Special):
                     act = Fire(tid, act.args.get("target"), (), act.args.get("ammo"))
                 sh = self.shot(b, tid, act.target, act)
                 if isinstance(sh, Illegal):
                     continue
+                if sh.info.get("turn_to") is not None and t.rules_state.get("acq"):
+                    acq_turned = True
                 r = self.resolve(b, sh, dice)
                 if r["fired"]:
+                    acq_turned = False    # the Acquisition is kept on this target, replaced or gone (6.5)
                     self._set(b, tid, "bff_fired", True)
                     self._bset(b, "free_turn", False)
                     bff_ready = False
@@ -1218,6 +1342,10 @@ class ASL(Ruleset):
                 mp_left -= HALF
                 spent += HALF
                 self._set(b, tid, "started", False)
+                tf = act.args.get("turret_facing")
+                if tf is not None and t.turret_facing is not None and int(tf) != t.turret_facing:
+                    b.emit(TurretTurned(tid, int(tf)))
+                    acq_turned = acq_turned or bool(t.rules_state.get("acq"))
                 self._mp_event(b, tid, "stop", HALF, mp_left)
                 interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
                 bff_ready = True
@@ -1229,6 +1357,7 @@ class ASL(Ruleset):
                 tf = act.args.get("turret_facing")
                 if tf is not None and t.turret_facing is not None and int(tf) != t.turret_facing:
                     b.emit(TurretTurned(tid, int(tf)))
+                    acq_turned = acq_turned or bool(t.rules_state.get("acq"))
                 self._mp_event(b, tid, "delay", HALF, mp_left)
                 interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
                 bff_ready = True
@@ -1240,24 +1369,28 @@ class ASL(Ruleset):
                 cost -= HALF
                 interrupted = fired or interrupted
                 if not self._can_continue(t):
-                    break
+                    continue
             elif (how == "fwd" and direction == "rev") or (how == "rev" and direction == "fwd"):
-                for kind in ("stop", "start"):
-                    mp_left -= HALF
-                    spent += HALF
-                    cost -= HALF
-                    self._set(b, tid, "started", kind == "start")
-                    self._mp_event(b, tid, kind, HALF, mp_left, reverse_switch=True)
-                    interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
-                    if not self._can_continue(t):
-                        break
+                # switching between forward and Reverse: a Stop and a Start MP first (D2.21)
+                mp_left -= HALF
+                spent += HALF
+                cost -= 2 * HALF
+                self._set(b, tid, "started", False)
+                self._mp_event(b, tid, "stop", HALF, mp_left, reverse_switch=True)
+                interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
                 if not self._can_continue(t):
-                    break
+                    continue
+                mp_left, fired = yield from self._start(b, dice, tid, mp_left, reverse_switch=True)
+                spent += HALF
+                interrupted = fired or interrupted
+                if not self._can_continue(t):
+                    continue
             mp_left -= cost
             spent += cost
             bff_ready = True
             if isinstance(act, Pivot):
                 tf = None if t.turret_facing is None else (t.turret_facing + act.facing - t.facing) % 6
+                acq_turned = acq_turned or bool(t.rules_state.get("acq"))
                 b.emit(Pivoted(tid, act.facing, tf, cost))
                 self._mp_event(b, tid, "vca", cost, mp_left)
                 bogged = self.terrain(b, t.hex).obstacle and self._bog_check(b, dice, tid, t.hex)
@@ -1271,14 +1404,14 @@ class ASL(Ruleset):
             self._set(b, tid, "entered", True)
             self._set(b, tid, "moved", True)
             self._set(b, tid, "acq", None)
-            for e in b.enemies_of(t.side):
-                acq = e.rules_state.get("acq")
-                if acq and acq[0] == tid and not self.los(b, e.hex, t.hex)[0]:
-                    self._set(b, e.tank_id, "acq", None)
+            acq_turned = False
+            self._check_acquisitions(b)
             bogged = self.terrain(b, t.hex).obstacle and self._bog_check(b, dice, tid, t.hex)
             interrupted = (yield from self._after_mp(b, dice, tid, cost, True)) or interrupted
             if bogged:
                 break
+        if acq_turned and t.rules_state.get("acq"):
+            self._set(b, tid, "acq", None)   # turned its CA and did not fire at the acquired target (6.5)
         yield from self._end_move(b, dice, tid, mode, began_motion, spent, mp_left, end_status)
 
     def _can_continue_bogged(self, t: Any) -> bool:
