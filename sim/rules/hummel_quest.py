@@ -39,9 +39,10 @@ DECISIONS taken here where the spec is silent (each also noted where it is imple
   ``end_move`` facing, else ``keep_if_front`` from the facing before the move).  A last ``move_step`` decision is
   asked even when the Speed is used up, so a plan's end facing reaches the rules.
 * Flight and rams turn the hull by the ``keep_if_front`` rule at every step.
-* A flee move of a tank with counted enemies that ends on an edge hex leaves the map even if it made no step.
-* The rammed tank may not end its evasion on an intermediate hex of the ram line (the rammer drives along it);
-  an ``evade`` answer ``Step(to=hex)`` names the destination; ``Pass`` takes the default (farthest) hex.
+* Evasion (§12.3): the rammer is moved along the line to the hex it stands on at the check (``Moved`` events
+  before the ``evade`` decision), so the rammed tank's controller sees it there; its origin hex, which it has
+  left, is open to the rammed tank like the rest of the line.  An ``evade`` answer ``Step(to=hex)`` names the
+  destination (any hex of ``legal.reachable``); ``Pass`` takes the default (farthest) hex.
   A ram resolved by :meth:`HummelQuest.resolve` outside play takes the default evasion.
 * A ram may be declared at ``activate``, at the first ``move_step`` (nothing moved), at ``fire`` if the tank has
   not moved, or in the ``ram`` decision (default there: the target with the best kill odds).  Its result is logged
@@ -346,7 +347,9 @@ def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Ite
     distance to an enemy, then largest sum, then lowest k).  Straight along ``dir_k`` if all S hexes are enterable;
     otherwise a breadth-first search over enterable hexes (neighbours in direction order, first predecessor kept) to
     the aim hex, or to the reached hex nearest to it (ties: fewer steps, lower q, lower r), cut to S steps.
-    DECISION: a flee move ending on an edge hex leaves the map (``leaves_map_at_edge``) even without a step.
+    ``left_map`` (§11.2 item 6, with ``leaves_map_at_edge``): the move made at least one step and ends on an edge
+    hex.  A flee of no step (boxed in, or the start hex is already the nearest to the aim) stays on its hex, on an
+    edge hex too (§11.1: it remains in the same spot).
     """
     c = Hex(*c)
     es = [Hex(*e) for e in enemies]
@@ -391,7 +394,7 @@ def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Ite
             h = pred[h]
         path = tuple(reversed(rev))[:s]
     end = path[-1] if path else c
-    left = leaves_map_at_edge and board.is_edge(end)
+    left = leaves_map_at_edge and bool(path) and board.is_edge(end)
     return FleePlan(tuple(counts), k, a, path, end, left)
 
 
@@ -415,17 +418,17 @@ def ram_legal(board: HQBoard, a: tuple[int, int], t: tuple[int, int], speed_hexe
     return all(board.enterable(h) for h in ram_line(a, t))
 
 
-def evade_options(board: HQBoard, t: tuple[int, int], max_steps: int, forbidden: Iterable[tuple[int, int]] = ()
-                  ) -> dict[Hex, tuple[int, list[Hex]]]:
-    """Hexes the rammed tank at ``t`` may evade to (§12.3): 1..``max_steps`` steps through enterable hexes,
-    ``{hex: (steps, path)}``; DECISION: never ending on a ``forbidden`` hex (the ram line)."""
+def evade_options(board: HQBoard, t: tuple[int, int], max_steps: int) -> dict[Hex, tuple[int, list[Hex]]]:
+    """Hexes the rammed tank at ``t`` may evade to (§12.3): 1..``max_steps`` steps in any direction through
+    enterable (on-map, passable, empty) hexes of ``board``, ``{hex: (steps, path)}`` with ``path`` starting at
+    ``t``.  The caller's ``board`` has the rammer on the hex it stands on at the check (the last intermediate hex
+    of the ram line, its origin if adjacent): that hex is closed, every other hex of the line is open."""
     t = Hex(*t)
     if max_steps < 1:
         return {}
     succ = lambda h: [(n, 1) for n in h.neighbours() if board.enterable(n)]
     reach = bounded_dijkstra(t, succ, max_steps)
-    bad = {Hex(*h) for h in forbidden}
-    return {h: (c, p) for h, (c, p) in reach.items() if h != t and h not in bad}
+    return {h: (c, p) for h, (c, p) in reach.items() if h != t}
 
 
 def evade_default(options: Mapping[Hex, tuple[int, list]], old: tuple[int, int]) -> Hex | None:
@@ -1052,25 +1055,27 @@ class HummelQuest(Ruleset):
             b.emit(ShotResolved(shooter=aid, target=tid, result="evaded", hit=False, kill=False, key=key.as_dict(),
                                 details={"attack": "ram", "rolls": list(roll.check.rolls), "range": d,
                                          "successes": roll.check.successes, "how": roll.check.how}))
+            # A has finished its move at the check (§12.3): it stands on the last intermediate hex of the line
+            # (its origin if adjacent) while T evades; the hexes it drove through are open to T again.
+            self._walk(b, aid, line)
             old = t.hex
             steps = self.speed_hexes(b, tid) // 2
             opts = {}
             if not self.incapacitated(t) and steps >= 1:
-                opts = evade_options(self.board(b), old, steps, forbidden=line)
+                opts = evade_options(self.board(b), old, steps)
             if opts:
                 dflt = evade_default(opts, old)
                 legal = Legal(contains=lambda x: isinstance(x, Pass) or (isinstance(x, Step) and x.actor == tid
                                                                           and as_hex(x.to) in opts),
                               reachable=lambda _a: opts)
                 act = yield Decision(t.side, "evade", (tid,), legal, Step(tid, dflt),
-                                     {"rammer": aid, "max_steps": steps, "line": tuple(line)})
+                                     {"rammer": aid, "max_steps": steps, "line": tuple(line),
+                                      "rammer_hex": a.hex})
                 dest = as_hex(act.to) if isinstance(act, Step) and legal.contains(act) else dflt
                 path = [as_hex(h) for h in opts[dest][1][1:]]
                 b.emit(RuleEvent("evade", tid, {"rammer": aid, "path": [list(h) for h in path]}))
                 self._walk(b, tid, path)
-                self._walk(b, aid, list(line) + [old])
-            else:
-                self._walk(b, aid, line)
+                self._walk(b, aid, [old])
             b.emit(TankStateSet(aid, "moved_hexes", d))
             return
         self._walk(b, aid, line)
