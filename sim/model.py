@@ -8,7 +8,7 @@ stream, so one side's policy never shifts the other's draws or the dice.
 """
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import mesa
 
@@ -80,17 +80,20 @@ class BattleModel(mesa.Model):
 
     ``spec``: the validated :class:`Scenario`; ``seed``: the battle's seed; ``policies``: optional per-side
     overrides ``{side_index: PolicySpec | (name, params)}``; ``decision_timeout_s``: overrides the scenario's
-    limit (``0`` disables limits, e.g. for determinism tests).  ``battle`` holds the state, ``outcome`` the result
-    once ``ended``.
+    limit (``0`` disables limits, e.g. for determinism tests); ``dice``: the rule dice to use instead of the seeded
+    stream (e.g. :class:`~sim.dice.FixedDice` for play cases).  ``battle`` holds the state, ``outcome`` the result
+    once ``ended``.  ``decision_listeners`` are called as ``fn(decision, action)`` for every decision answered
+    (also those answered from a plan), before the action is sent to the rules.
     """
 
     def __init__(self, spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None = None,
-                 decision_timeout_s: float | None = None, on_fault: str | None = None):
+                 decision_timeout_s: float | None = None, on_fault: str | None = None,
+                 dice: DiceSource | None = None):
         super().__init__(rng=seed)
         self.spec = spec
         self.seed = seed
         streams = spawn_streams(seed, 1 + len(spec.sides))
-        self.dice = DiceSource(streams[0])
+        self.dice = dice if dice is not None else DiceSource(streams[0])
         self.battle = build_battle(spec, self.dice)
         self.ruleset = self.battle.ruleset
         self.controllers: list[SideController] = []
@@ -120,6 +123,7 @@ class BattleModel(mesa.Model):
         self._turn_counts = dict(self._counts)
         self._last_known = [dict() for _ in spec.sides]
         self.decisions = 0
+        self.decision_listeners: list[Callable[[Any, Action], None]] = []
         self.datacollector = mesa.DataCollector(model_reporters=self._reporters())
         self.battle.listeners.append(self._on_event)
         self.battle.emit(setup_event(spec, self.battle))
@@ -183,6 +187,8 @@ class BattleModel(mesa.Model):
                 self._finish_turn()
                 continue
             action = self._answer(self._decision)
+            for fn in self.decision_listeners:
+                fn(self._decision, action)
             done += 1
             self.decisions += 1
             if self.ended:

@@ -1,11 +1,11 @@
-"""Every golden case in every copied case file (tests/cases/*.yaml) runs through the same harness as
-``tanksim cases``; the copies must equal ../shared/cases whenever it exists."""
+"""Every golden case in every case file (tests/cases/*.yaml: the copied shared files and the play case files) runs
+through the same harness as ``tanksim cases``; the copies must equal ../shared/cases whenever it exists."""
 from __future__ import annotations
 
 import pytest
 
 from conftest import ROOT, SHARED
-from sim.cases import compare, load_cases
+from sim.cases import compare, load_cases, run_case
 from sim.rules import base as rules_base
 
 CASE_FILES = sorted((ROOT / "tests" / "cases").glob("*.yaml"))
@@ -14,23 +14,22 @@ CASE_FILES = sorted((ROOT / "tests" / "cases").glob("*.yaml"))
 def _params():
     for f in CASE_FILES:
         ruleset, cases = load_cases(f)
-        for c in cases:
-            yield pytest.param(ruleset, c, id=f"{f.stem}:{c['id']}")
+        for i, c in enumerate(cases):
+            yield pytest.param(ruleset, c, f"tests/cases/{f.name}", i, id=f"{f.stem}:{c['id']}")
 
 
 def test_case_files_present():
     assert {f.name for f in CASE_FILES} >= {"panzer_squadron.yaml", "asl.yaml", "hummel_quest.yaml"}
 
 
-@pytest.mark.parametrize("ruleset,case", list(_params()))
-def test_golden_case(ruleset, case):
+@pytest.mark.parametrize("ruleset,case,src,index", list(_params()))
+def test_golden_case(ruleset, case, src, index):
     try:
-        rs = rules_base.get(ruleset)
+        rules_base.get(ruleset)
     except rules_base.UnknownRuleset as exc:
         pytest.skip(f"rule set {ruleset!r} not implemented yet: {exc}")
-    actual = rs.run_case(case)
-    bad = compare(case["expect"], actual)
-    assert not bad, f"{case['id']}: " + "; ".join(bad)
+    result = run_case(ruleset, case, src, index)
+    assert result.ok, f"{case['id']}:\n{result.message}"
 
 
 @pytest.mark.skipif(not (SHARED / "cases").is_dir(), reason="no ../shared/cases beside this checkout")
