@@ -40,7 +40,8 @@ DECISIONS taken here where the spec is silent (each also noted where it is imple
   asked even when the Speed is used up, so a plan's end facing reaches the rules.
 * Flight and rams turn the hull by the ``keep_if_front`` rule at every step.
 * Evasion (§12.3): the rammer is moved along the line to the hex it stands on at the check (``Moved`` events
-  before the ``evade`` decision), so the rammed tank's controller sees it there; its origin hex, which it has
+  before the ``ShotResolved`` and the ``evade`` decision, as for a collision), so the rammed tank's controller
+  sees it there; its origin hex, which it has
   left, is open to the rammed tank like the rest of the line.  An ``evade`` answer ``Step(to=hex)`` names the
   destination (any hex of ``legal.reachable``); ``Pass`` takes the default (farthest) hex.
   A ram resolved by :meth:`HummelQuest.resolve` outside play takes the default evasion.
@@ -1040,9 +1041,11 @@ class HummelQuest(Ruleset):
             b.emit(Moved(tid, Hex(*h), default_facing(t.facing, k), 1))
 
     def _ram(self, b: Any, dice: DiceSource, shot: Shot) -> Generator[Decision, Action | None, None]:
-        """Resolve a ram (§12): the Interaction pool (and overkill 2d10) via :func:`hq_odds.roll_ram`; on a miss
-        the target evades (decision ``evade`` to its side) and the rammer drives into its old hex; on a collision
-        the rammer stops before the target, both damages apply, then the OST step and the event queue."""
+        """Resolve a ram (§12): the Interaction pool (and overkill 2d10) via :func:`hq_odds.roll_ram`; the rammer
+        drives the line to its last intermediate hex (``Moved`` events before the ``ShotResolved``); on a miss the
+        target evades (decision ``evade`` to its side, the rammer's hex closed, §12.3) and the rammer steps into its
+        old hex, or stays if the target cannot leave; on a collision both damages apply, then the OST step and the
+        event queue."""
         o = self._opts(b)
         aid, tid = shot.shooter, shot.target
         a, t = b.tanks[aid], b.tanks[tid]
@@ -1051,13 +1054,14 @@ class HummelQuest(Ruleset):
         d = distance(a.hex, t.hex)
         b.emit(RuleEvent("ram", aid, {"target": tid, "distance": d, "line": [list(h) for h in line]}))
         roll = hq_odds.roll_ram(key, dice)
+        # A has finished its move when the check is made (§12.3): it drives the line to its last intermediate hex
+        # (stays put if adjacent) before the result; during an evasion it stands there, and the hexes it drove
+        # through are open to T again.
+        self._walk(b, aid, line)
         if not roll.collision:
             b.emit(ShotResolved(shooter=aid, target=tid, result="evaded", hit=False, kill=False, key=key.as_dict(),
                                 details={"attack": "ram", "rolls": list(roll.check.rolls), "range": d,
                                          "successes": roll.check.successes, "how": roll.check.how}))
-            # A has finished its move at the check (§12.3): it stands on the last intermediate hex of the line
-            # (its origin if adjacent) while T evades; the hexes it drove through are open to T again.
-            self._walk(b, aid, line)
             old = t.hex
             steps = self.speed_hexes(b, tid) // 2
             opts = {}
@@ -1078,7 +1082,6 @@ class HummelQuest(Ruleset):
                 self._walk(b, aid, [old])
             b.emit(TankStateSet(aid, "moved_hexes", d))
             return
-        self._walk(b, aid, line)
         b.emit(TankStateSet(aid, "moved_hexes", d))
         tgt, att = hq_odds.ram_effect(roll, target_dt=self.dt(t), target_ost=self.ost(t), attacker_dt=self.dt(a),
                                       attacker_ost=self.ost(a), threshold=o.ost_hit_threshold_dt,
