@@ -15,7 +15,9 @@ Decision points yielded by :meth:`HummelQuest.play_turn` (one call = one round, 
   ``Ram(actor, target)`` answer is accepted here too.  Default: hold.
 * ``move_step`` -- one neighbour step (``Step``), or ``Special("end_move", {"facing": f})`` / ``Pass`` to stop;
   context ``mp`` (hexes left), ``entered``.  Turning is free: the facing is set once, at the end of the move (§4).
-  At the first step a ``Ram`` is still accepted (nothing moved yet).
+  At the first step a ``Ram`` is still accepted (nothing moved yet).  In ``move_and_fire`` mode a legal ``Fire``
+  (or ``focus`` / ``intimidate`` ``Special``) also ends the move (default facing) and is made as the attack, with
+  no ``fire`` decision: this is how a plan's ``then`` reaches the attack.
 * ``fire`` -- the attack (§4 step 2): ``Fire(actor, target, weapons)`` at a tank (any state) or at a structure hex;
   ``Special("focus", {"target": id})`` (Artillery Sights, §7.6); ``Special("intimidate", {"target": id})`` (only
   with the ``intimidation`` option, §10); ``Ram`` if the tank has not moved; or ``Pass``.
@@ -1264,12 +1266,13 @@ class HummelQuest(Ruleset):
         if mode == "ram":
             yield from self._ram_decision(b, dice, tid)
             return
+        chosen: Action | None = None
         if mode in ("move", "move_and_fire"):
-            rammed = yield from self._move(b, dice, tid, mode)
+            rammed, chosen = yield from self._move(b, dice, tid, mode)
             if rammed:
                 return
         if mode in ("fire", "move_and_fire") and self.can_act(t):
-            yield from self._attack(b, dice, tid)
+            yield from self._attack(b, dice, tid, chosen)
 
     def _best_ram(self, b: Any, tid: int, targets: tuple[int, ...]) -> int:
         def k(x: int) -> tuple:
@@ -1288,14 +1291,19 @@ class HummelQuest(Ruleset):
         if isinstance(act, Ram) and legal.contains(act):
             yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
 
-    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, bool]:
-        """The move of §4 step 1, one decision per step; returns True when a ram replaced it."""
+    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str
+              ) -> Generator[Decision, Action | None, tuple[bool, Action | None]]:
+        """The move of §4 step 1, one decision per step.  Returns ``(rammed, attack)``: ``rammed`` when a ram
+        replaced the move and the attack; ``attack`` is a ``Fire`` or attack ``Special`` answered at a step in
+        ``move_and_fire`` mode (e.g. a plan's ``then``), which ends the move and is made as the §4 step 2 attack
+        without a ``fire`` decision (DECISION; ``can_fire`` stays False because the attack has its own decision)."""
         t = b.tanks[tid]
         s = self.speed_hexes(b, tid)
         f0 = t.facing
         moved = 0
         last_k = None
         end_facing = None
+        chosen: Action | None = None
         while True:
             left = s - moved
             board = self.board(b)
@@ -1307,9 +1315,11 @@ class HummelQuest(Ruleset):
                     return a in steps
                 if isinstance(a, Pass):
                     return True
-                if isinstance(a, Special):
+                if isinstance(a, Special) and a.name == "end_move":
                     f = a.args.get("facing")
-                    return a.name == "end_move" and (f is None or (isinstance(f, int) and 0 <= f <= 5))
+                    return f is None or (isinstance(f, int) and not isinstance(f, bool) and 0 <= f <= 5)
+                if isinstance(a, (Fire, Special)):
+                    return mode == "move_and_fire" and self._attack_ok(b, tid, a)
                 return may_ram and self._ram_ok(b, tid, a)
 
             legal = Legal(contains=contains, reachable=lambda _a, left=left: self.reachable(b, tid, left),
@@ -1325,23 +1335,36 @@ class HummelQuest(Ruleset):
                 act = Pass(tid)
             if isinstance(act, Ram):
                 yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
-                return True
+                return True, None
             if isinstance(act, Step):
                 last_k = direction_to(t.hex, act.to)
                 b.emit(Moved(tid, as_hex(act.to), t.facing, 1))
                 moved += 1
                 b.emit(TankStateSet(tid, "moved_hexes", moved))
                 continue
-            if isinstance(act, Special):
+            if isinstance(act, Special) and act.name == "end_move":
                 end_facing = act.args.get("facing")
+            elif isinstance(act, (Fire, Special)):
+                chosen = act
             break
         f = end_facing if end_facing is not None else default_facing(f0, last_k)
         if f != t.facing and self.on_board(t):
             b.emit(Pivoted(tid, f))
+        return False, chosen
+
+    def _attack_ok(self, b: Any, tid: int, a: Action) -> bool:
+        """Whether ``a`` is a legal §4 step 2 attack of ``tid`` now: a ``Fire`` with a legal shot, or a ``focus`` /
+        ``intimidate`` ``Special`` of this rule set."""
+        if isinstance(a, Fire):
+            return a.actor == tid and not isinstance(self.shot(b, tid, a.target, a), Illegal)
+        if isinstance(a, Special):
+            return a.actor == tid and a.name in self._specials(b, tid) and self._special_ok(b, tid, a)
         return False
 
-    def _attack(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
-        """§4 step 2: one attack (a shot, a sights focus, intimidation, or a ram if the tank has not moved)."""
+    def _attack(self, b: Any, dice: DiceSource, tid: int, chosen: Action | None = None
+                ) -> Generator[Decision, Action | None, None]:
+        """§4 step 2: one attack (a shot, a sights focus, intimidation, or a ram if the tank has not moved).
+        ``chosen``: an attack already answered at the last ``move_step`` (no ``fire`` decision then)."""
         t = b.tanks[tid]
         moved = int(t.rules_state.get("moved_hexes", 0))
         specials = self._specials(b, tid)
@@ -1349,14 +1372,15 @@ class HummelQuest(Ruleset):
         def contains(a: Action) -> bool:
             if isinstance(a, Pass):
                 return True
-            if isinstance(a, Fire):
-                return a.actor == tid and not isinstance(self.shot(b, tid, a.target, a), Illegal)
-            if isinstance(a, Special):
-                return a.actor == tid and a.name in specials and self._special_ok(b, tid, a)
+            if isinstance(a, (Fire, Special)):
+                return self._attack_ok(b, tid, a)
             return moved == 0 and self._ram_ok(b, tid, a)
 
-        legal = Legal(contains=contains, targets=lambda _a: self._targets(b, tid), specials=specials)
-        act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid), {"moved": moved, "round": b.turn})
+        if chosen is not None:
+            act = chosen
+        else:
+            legal = Legal(contains=contains, targets=lambda _a: self._targets(b, tid), specials=specials)
+            act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid), {"moved": moved, "round": b.turn})
         if act is None or not contains(act):
             return
         if isinstance(act, Fire):
