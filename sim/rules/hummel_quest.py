@@ -41,12 +41,17 @@ DECISIONS taken here where the spec is silent (each also noted where it is imple
   ``end_move`` facing, else ``keep_if_front`` from the facing before the move).  A last ``move_step`` decision is
   asked even when the Speed is used up, so a plan's end facing reaches the rules.
 * Flight and rams turn the hull by the ``keep_if_front`` rule at every step.
-* Evasion (§12.3): the rammer is moved along the line to the hex it stands on at the check (``Moved`` events
-  before the ``ShotResolved`` and the ``evade`` decision, as for a collision), so the rammed tank's controller
-  sees it there; its origin hex, which it has
-  left, is open to the rammed tank like the rest of the line.  An ``evade`` answer ``Step(to=hex)`` names the
-  destination (any hex of ``legal.reachable``); ``Pass`` takes the default (farthest) hex.
-  A ram resolved by :meth:`HummelQuest.resolve` outside play takes the default evasion.
+* Rams and evasion (§12.3): the rammer drives the line to the hex it stands on at the check (``Moved`` events
+  before the check's ``ShotResolved``, for an evasion as for a collision), so the rammed tank's controller sees it
+  there at the ``evade`` decision (context ``rammer_hex``).  The rammer's start hex, which it has left, is open to
+  the evading tank like the rest of the line; only the rammer's hex is closed (to end on and to pass through).
+  An ``evade`` answer ``Step(to=hex)`` names the destination (any hex of ``legal.reachable``); ``Pass`` takes the
+  default (farthest) hex.  A ram resolved by :meth:`HummelQuest.resolve` outside play takes the default evasion.
+* A ``Fire`` (or an attack ``Special``) answered at a ``move_step`` in ``move_and_fire`` mode ends the move with
+  the default facing and is the attack; no ``fire`` decision follows.  ``can_fire`` stays False in the
+  ``move_step`` context, since the attack normally has its own ``fire`` decision.
+* A flee of no step (§11.2 item 6) includes the case where the tank could step but the start hex is already the
+  reached hex nearest to the aim (ties: fewer steps): it stays, on an edge hex too.
 * A ram may be declared at ``activate``, at the first ``move_step`` (nothing moved), at ``fire`` if the tank has
   not moved, or in the ``ram`` decision (default there: the target with the best kill odds).  Its result is logged
   as a ``ShotResolved`` (``collision`` / ``evaded``) so the engine counts it as an attack.
