@@ -579,6 +579,33 @@ def test_flee_around_an_obstacle_and_off_the_edge():
     assert none.path == () and none.direction is None and not none.left_map
 
 
+def test_flee_of_no_step_never_leaves_the_map():
+    """§11.2 item 6 (amended): only a flee of at least one step that ends on an edge hex leaves the map."""
+    boxed = _board(radius=3, imp=[(3, -1), (2, 0), (2, 1)], tanks=[(3, 0), (-3, 0)])
+    plan = flee_plan(boxed, (3, 0), 5, [(-3, 0)])
+    assert boxed.is_edge((3, 0)) and plan.path == () and plan.end_hex == Hex(3, 0) and plan.left_map is False
+    # free neighbours, but no reached hex is nearer to the aim [8, -5] than the start (ties: fewer steps)
+    open_edge = _board(radius=3, tanks=[(3, 0), (-3, 0)])
+    plan = flee_plan(open_edge, (3, 0), 5, [(-3, 0)])
+    assert plan.direction == 0 and plan.aim_hex == Hex(8, -5) and plan.path == () and plan.left_map is False
+    one = flee_plan(_board(radius=3, tanks=[(2, 0), (-3, 0)]), (2, 0), 5, [(-3, 0)])
+    assert one.path == (Hex(3, -1),) and one.left_map is True
+    kept = flee_plan(_board(radius=3, tanks=[(2, 0), (-3, 0)]), (2, 0), 5, [(-3, 0)], leaves_map_at_edge=False)
+    assert kept.path == (Hex(3, -1),) and kept.left_map is False
+
+
+def test_evade_options_close_only_the_rammers_hex():
+    """§12.3 (amended): with the rammer on the last intermediate hex [1, 2] of the line [0, 1], [1, 1], [1, 2], the
+    rammed tank at [2, 2] may end on [1, 1] but neither enter [1, 2] nor pass it to reach [0, 2]."""
+    from sim.rules.hummel_quest import evade_default, evade_options
+    board = _board(radius=8, tanks=[(1, 2), (2, 2)])
+    opts = evade_options(board, (2, 2), 2)
+    assert Hex(1, 1) in opts and Hex(1, 2) not in opts and Hex(0, 2) not in opts and Hex(2, 2) not in opts
+    assert all(Hex(1, 2) not in path for _, path in opts.values())
+    assert evade_default(opts, (2, 2)) == Hex(0, 3)
+    assert evade_options(board, (2, 2), 0) == {}
+
+
 def test_ram_window():
     b = _board(radius=6, tanks=[(0, 0)])
     assert [ram_legal(b, (0, 0), (0, -d), 6) for d in range(1, 8)] == [False, False, True, True, True, True, False]

@@ -15,7 +15,9 @@ Decision points yielded by :meth:`HummelQuest.play_turn` (one call = one round, 
   ``Ram(actor, target)`` answer is accepted here too.  Default: hold.
 * ``move_step`` -- one neighbour step (``Step``), or ``Special("end_move", {"facing": f})`` / ``Pass`` to stop;
   context ``mp`` (hexes left), ``entered``.  Turning is free: the facing is set once, at the end of the move (§4).
-  At the first step a ``Ram`` is still accepted (nothing moved yet).
+  At the first step a ``Ram`` is still accepted (nothing moved yet).  In ``move_and_fire`` mode a legal ``Fire``
+  (or ``focus`` / ``intimidate`` ``Special``) also ends the move (default facing) and is made as the attack, with
+  no ``fire`` decision: this is how a plan's ``then`` reaches the attack.
 * ``fire`` -- the attack (§4 step 2): ``Fire(actor, target, weapons)`` at a tank (any state) or at a structure hex;
   ``Special("focus", {"target": id})`` (Artillery Sights, §7.6); ``Special("intimidate", {"target": id})`` (only
   with the ``intimidation`` option, §10); ``Ram`` if the tank has not moved; or ``Pass``.
@@ -39,10 +41,17 @@ DECISIONS taken here where the spec is silent (each also noted where it is imple
   ``end_move`` facing, else ``keep_if_front`` from the facing before the move).  A last ``move_step`` decision is
   asked even when the Speed is used up, so a plan's end facing reaches the rules.
 * Flight and rams turn the hull by the ``keep_if_front`` rule at every step.
-* A flee move of a tank with counted enemies that ends on an edge hex leaves the map even if it made no step.
-* The rammed tank may not end its evasion on an intermediate hex of the ram line (the rammer drives along it);
-  an ``evade`` answer ``Step(to=hex)`` names the destination; ``Pass`` takes the default (farthest) hex.
-  A ram resolved by :meth:`HummelQuest.resolve` outside play takes the default evasion.
+* Rams and evasion (§12.3): the rammer drives the line to the hex it stands on at the check (``Moved`` events
+  before the check's ``ShotResolved``, for an evasion as for a collision), so the rammed tank's controller sees it
+  there at the ``evade`` decision (context ``rammer_hex``).  The rammer's start hex, which it has left, is open to
+  the evading tank like the rest of the line; only the rammer's hex is closed (to end on and to pass through).
+  An ``evade`` answer ``Step(to=hex)`` names the destination (any hex of ``legal.reachable``); ``Pass`` takes the
+  default (farthest) hex.  A ram resolved by :meth:`HummelQuest.resolve` outside play takes the default evasion.
+* A ``Fire`` (or an attack ``Special``) answered at a ``move_step`` in ``move_and_fire`` mode ends the move with
+  the default facing and is the attack; no ``fire`` decision follows.  ``can_fire`` stays False in the
+  ``move_step`` context, since the attack normally has its own ``fire`` decision.
+* A flee of no step (§11.2 item 6) includes the case where the tank could step but the start hex is already the
+  reached hex nearest to the aim (ties: fewer steps): it stays, on an edge hex too.
 * A ram may be declared at ``activate``, at the first ``move_step`` (nothing moved), at ``fire`` if the tank has
   not moved, or in the ``ram`` decision (default there: the target with the best kill odds).  Its result is logged
   as a ``ShotResolved`` (``collision`` / ``evaded``) so the engine counts it as an attack.
@@ -346,7 +355,9 @@ def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Ite
     distance to an enemy, then largest sum, then lowest k).  Straight along ``dir_k`` if all S hexes are enterable;
     otherwise a breadth-first search over enterable hexes (neighbours in direction order, first predecessor kept) to
     the aim hex, or to the reached hex nearest to it (ties: fewer steps, lower q, lower r), cut to S steps.
-    DECISION: a flee move ending on an edge hex leaves the map (``leaves_map_at_edge``) even without a step.
+    ``left_map`` (§11.2 item 6, with ``leaves_map_at_edge``): the move made at least one step and ends on an edge
+    hex.  A flee of no step (boxed in, or the start hex is already the nearest to the aim) stays on its hex, on an
+    edge hex too (§11.1: it remains in the same spot).
     """
     c = Hex(*c)
     es = [Hex(*e) for e in enemies]
@@ -391,7 +402,7 @@ def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Ite
             h = pred[h]
         path = tuple(reversed(rev))[:s]
     end = path[-1] if path else c
-    left = leaves_map_at_edge and board.is_edge(end)
+    left = leaves_map_at_edge and bool(path) and board.is_edge(end)
     return FleePlan(tuple(counts), k, a, path, end, left)
 
 
@@ -415,17 +426,17 @@ def ram_legal(board: HQBoard, a: tuple[int, int], t: tuple[int, int], speed_hexe
     return all(board.enterable(h) for h in ram_line(a, t))
 
 
-def evade_options(board: HQBoard, t: tuple[int, int], max_steps: int, forbidden: Iterable[tuple[int, int]] = ()
-                  ) -> dict[Hex, tuple[int, list[Hex]]]:
-    """Hexes the rammed tank at ``t`` may evade to (§12.3): 1..``max_steps`` steps through enterable hexes,
-    ``{hex: (steps, path)}``; DECISION: never ending on a ``forbidden`` hex (the ram line)."""
+def evade_options(board: HQBoard, t: tuple[int, int], max_steps: int) -> dict[Hex, tuple[int, list[Hex]]]:
+    """Hexes the rammed tank at ``t`` may evade to (§12.3): 1..``max_steps`` steps in any direction through
+    enterable (on-map, passable, empty) hexes of ``board``, ``{hex: (steps, path)}`` with ``path`` starting at
+    ``t``.  The caller's ``board`` has the rammer on the hex it stands on at the check (the last intermediate hex
+    of the ram line, its origin if adjacent): that hex is closed, every other hex of the line is open."""
     t = Hex(*t)
     if max_steps < 1:
         return {}
     succ = lambda h: [(n, 1) for n in h.neighbours() if board.enterable(n)]
     reach = bounded_dijkstra(t, succ, max_steps)
-    bad = {Hex(*h) for h in forbidden}
-    return {h: (c, p) for h, (c, p) in reach.items() if h != t and h not in bad}
+    return {h: (c, p) for h, (c, p) in reach.items() if h != t}
 
 
 def evade_default(options: Mapping[Hex, tuple[int, list]], old: tuple[int, int]) -> Hex | None:
@@ -1037,9 +1048,11 @@ class HummelQuest(Ruleset):
             b.emit(Moved(tid, Hex(*h), default_facing(t.facing, k), 1))
 
     def _ram(self, b: Any, dice: DiceSource, shot: Shot) -> Generator[Decision, Action | None, None]:
-        """Resolve a ram (§12): the Interaction pool (and overkill 2d10) via :func:`hq_odds.roll_ram`; on a miss
-        the target evades (decision ``evade`` to its side) and the rammer drives into its old hex; on a collision
-        the rammer stops before the target, both damages apply, then the OST step and the event queue."""
+        """Resolve a ram (§12): the Interaction pool (and overkill 2d10) via :func:`hq_odds.roll_ram`; the rammer
+        drives the line to its last intermediate hex (``Moved`` events before the ``ShotResolved``); on a miss the
+        target evades (decision ``evade`` to its side, the rammer's hex closed, §12.3) and the rammer steps into its
+        old hex, or stays if the target cannot leave; on a collision both damages apply, then the OST step and the
+        event queue."""
         o = self._opts(b)
         aid, tid = shot.shooter, shot.target
         a, t = b.tanks[aid], b.tanks[tid]
@@ -1048,6 +1061,10 @@ class HummelQuest(Ruleset):
         d = distance(a.hex, t.hex)
         b.emit(RuleEvent("ram", aid, {"target": tid, "distance": d, "line": [list(h) for h in line]}))
         roll = hq_odds.roll_ram(key, dice)
+        # A has finished its move when the check is made (§12.3): it drives the line to its last intermediate hex
+        # (stays put if adjacent) before the result; during an evasion it stands there, and the hexes it drove
+        # through are open to T again.
+        self._walk(b, aid, line)
         if not roll.collision:
             b.emit(ShotResolved(shooter=aid, target=tid, result="evaded", hit=False, kill=False, key=key.as_dict(),
                                 details={"attack": "ram", "rolls": list(roll.check.rolls), "range": d,
@@ -1056,24 +1073,22 @@ class HummelQuest(Ruleset):
             steps = self.speed_hexes(b, tid) // 2
             opts = {}
             if not self.incapacitated(t) and steps >= 1:
-                opts = evade_options(self.board(b), old, steps, forbidden=line)
+                opts = evade_options(self.board(b), old, steps)
             if opts:
                 dflt = evade_default(opts, old)
                 legal = Legal(contains=lambda x: isinstance(x, Pass) or (isinstance(x, Step) and x.actor == tid
                                                                           and as_hex(x.to) in opts),
                               reachable=lambda _a: opts)
                 act = yield Decision(t.side, "evade", (tid,), legal, Step(tid, dflt),
-                                     {"rammer": aid, "max_steps": steps, "line": tuple(line)})
+                                     {"rammer": aid, "max_steps": steps, "line": tuple(line),
+                                      "rammer_hex": a.hex})
                 dest = as_hex(act.to) if isinstance(act, Step) and legal.contains(act) else dflt
                 path = [as_hex(h) for h in opts[dest][1][1:]]
                 b.emit(RuleEvent("evade", tid, {"rammer": aid, "path": [list(h) for h in path]}))
                 self._walk(b, tid, path)
-                self._walk(b, aid, list(line) + [old])
-            else:
-                self._walk(b, aid, line)
+                self._walk(b, aid, [old])
             b.emit(TankStateSet(aid, "moved_hexes", d))
             return
-        self._walk(b, aid, line)
         b.emit(TankStateSet(aid, "moved_hexes", d))
         tgt, att = hq_odds.ram_effect(roll, target_dt=self.dt(t), target_ost=self.ost(t), attacker_dt=self.dt(a),
                                       attacker_ost=self.ost(a), threshold=o.ost_hit_threshold_dt,
@@ -1256,12 +1271,13 @@ class HummelQuest(Ruleset):
         if mode == "ram":
             yield from self._ram_decision(b, dice, tid)
             return
+        chosen: Action | None = None
         if mode in ("move", "move_and_fire"):
-            rammed = yield from self._move(b, dice, tid, mode)
+            rammed, chosen = yield from self._move(b, dice, tid, mode)
             if rammed:
                 return
         if mode in ("fire", "move_and_fire") and self.can_act(t):
-            yield from self._attack(b, dice, tid)
+            yield from self._attack(b, dice, tid, chosen)
 
     def _best_ram(self, b: Any, tid: int, targets: tuple[int, ...]) -> int:
         def k(x: int) -> tuple:
@@ -1280,14 +1296,19 @@ class HummelQuest(Ruleset):
         if isinstance(act, Ram) and legal.contains(act):
             yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
 
-    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, bool]:
-        """The move of §4 step 1, one decision per step; returns True when a ram replaced it."""
+    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str
+              ) -> Generator[Decision, Action | None, tuple[bool, Action | None]]:
+        """The move of §4 step 1, one decision per step.  Returns ``(rammed, attack)``: ``rammed`` when a ram
+        replaced the move and the attack; ``attack`` is a ``Fire`` or attack ``Special`` answered at a step in
+        ``move_and_fire`` mode (e.g. a plan's ``then``), which ends the move and is made as the §4 step 2 attack
+        without a ``fire`` decision (DECISION; ``can_fire`` stays False because the attack has its own decision)."""
         t = b.tanks[tid]
         s = self.speed_hexes(b, tid)
         f0 = t.facing
         moved = 0
         last_k = None
         end_facing = None
+        chosen: Action | None = None
         while True:
             left = s - moved
             board = self.board(b)
@@ -1299,9 +1320,11 @@ class HummelQuest(Ruleset):
                     return a in steps
                 if isinstance(a, Pass):
                     return True
-                if isinstance(a, Special):
+                if isinstance(a, Special) and a.name == "end_move":
                     f = a.args.get("facing")
-                    return a.name == "end_move" and (f is None or (isinstance(f, int) and 0 <= f <= 5))
+                    return f is None or (isinstance(f, int) and not isinstance(f, bool) and 0 <= f <= 5)
+                if isinstance(a, (Fire, Special)):
+                    return mode == "move_and_fire" and self._attack_ok(b, tid, a)
                 return may_ram and self._ram_ok(b, tid, a)
 
             legal = Legal(contains=contains, reachable=lambda _a, left=left: self.reachable(b, tid, left),
@@ -1317,23 +1340,36 @@ class HummelQuest(Ruleset):
                 act = Pass(tid)
             if isinstance(act, Ram):
                 yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
-                return True
+                return True, None
             if isinstance(act, Step):
                 last_k = direction_to(t.hex, act.to)
                 b.emit(Moved(tid, as_hex(act.to), t.facing, 1))
                 moved += 1
                 b.emit(TankStateSet(tid, "moved_hexes", moved))
                 continue
-            if isinstance(act, Special):
+            if isinstance(act, Special) and act.name == "end_move":
                 end_facing = act.args.get("facing")
+            elif isinstance(act, (Fire, Special)):
+                chosen = act
             break
         f = end_facing if end_facing is not None else default_facing(f0, last_k)
         if f != t.facing and self.on_board(t):
             b.emit(Pivoted(tid, f))
+        return False, chosen
+
+    def _attack_ok(self, b: Any, tid: int, a: Action) -> bool:
+        """Whether ``a`` is a legal §4 step 2 attack of ``tid`` now: a ``Fire`` with a legal shot, or a ``focus`` /
+        ``intimidate`` ``Special`` of this rule set."""
+        if isinstance(a, Fire):
+            return a.actor == tid and not isinstance(self.shot(b, tid, a.target, a), Illegal)
+        if isinstance(a, Special):
+            return a.actor == tid and a.name in self._specials(b, tid) and self._special_ok(b, tid, a)
         return False
 
-    def _attack(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
-        """§4 step 2: one attack (a shot, a sights focus, intimidation, or a ram if the tank has not moved)."""
+    def _attack(self, b: Any, dice: DiceSource, tid: int, chosen: Action | None = None
+                ) -> Generator[Decision, Action | None, None]:
+        """§4 step 2: one attack (a shot, a sights focus, intimidation, or a ram if the tank has not moved).
+        ``chosen``: an attack already answered at the last ``move_step`` (no ``fire`` decision then)."""
         t = b.tanks[tid]
         moved = int(t.rules_state.get("moved_hexes", 0))
         specials = self._specials(b, tid)
@@ -1341,14 +1377,15 @@ class HummelQuest(Ruleset):
         def contains(a: Action) -> bool:
             if isinstance(a, Pass):
                 return True
-            if isinstance(a, Fire):
-                return a.actor == tid and not isinstance(self.shot(b, tid, a.target, a), Illegal)
-            if isinstance(a, Special):
-                return a.actor == tid and a.name in specials and self._special_ok(b, tid, a)
+            if isinstance(a, (Fire, Special)):
+                return self._attack_ok(b, tid, a)
             return moved == 0 and self._ram_ok(b, tid, a)
 
-        legal = Legal(contains=contains, targets=lambda _a: self._targets(b, tid), specials=specials)
-        act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid), {"moved": moved, "round": b.turn})
+        if chosen is not None:
+            act = chosen
+        else:
+            legal = Legal(contains=contains, targets=lambda _a: self._targets(b, tid), specials=specials)
+            act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid), {"moved": moved, "round": b.turn})
         if act is None or not contains(act):
             return
         if isinstance(act, Fire):
