@@ -208,6 +208,7 @@ class Child:
         self.label = label
         self.limits = limits
         self.usage: dict[str, Any] = {}
+        self._tail = ""
         self._err = tempfile.TemporaryFile()  # noqa: SIM115 - lives as long as the child; anonymous
         try:
             self.sandbox = Sandbox(list(command), cpu_s=limits.cpu_s, memory_mb=limits.memory_mb,
@@ -284,7 +285,10 @@ class Child:
 
     # --- ends ---------------------------------------------------------------------------------------------------
     def stderr_tail(self, n: int = 400) -> str:
-        """The last ``n`` bytes the child wrote to stderr (for crash reports)."""
+        """The last ``n`` bytes the child wrote to stderr (for crash reports; after :meth:`close`, of its last
+        64 KB)."""
+        if self._err.closed:
+            return self._tail[-n:].strip()
         try:
             self._err.seek(0, os.SEEK_END)
             size = self._err.tell()
@@ -300,14 +304,13 @@ class Child:
 
     def _crashed(self) -> None:
         try:
-            rc = self.proc.wait(timeout=2)
+            self.proc.wait(timeout=2)
         except subprocess.TimeoutExpired:
             self.sandbox.kill("crash")
-            rc = self.proc.returncode
-        raise self.exit_fault(rc)
+        raise self.exit_fault()
 
-    def exit_fault(self, rc: int | None) -> EntrantFault:
-        """The fault behind an ended child whose exit status is ``rc`` (negative: killed by that signal).
+    def exit_fault(self) -> EntrantFault:
+        """The fault behind the ended child (:meth:`sim.sandbox.Sandbox.exit_status`).
 
         Killed by the engine for CPU time, ``SIGXCPU``, or ``SIGKILL`` with the CPU seconds used up: CPU limit.
         ``SIGKILL`` after the memory cgroup's OOM killer struck, or ``MemoryError`` on stderr: memory limit.  A
@@ -319,12 +322,13 @@ class Child:
         said = f"; stderr: {tail[-200:]}" if tail else ""
         lab, lim = self.label, self.limits
         together = " for all its processes" if self.sandbox.cgroup is not None else ""
-        if self._setting_up and self.sandbox.killed is None:
-            return EntrantVoid(f"{lab}: the sandbox could not be set up (exit {rc}){said}")
+        rc, sig = self.sandbox.exit_status()
+        if self._setting_up and self.sandbox.killed is None and sig is None:
+            log = self.sandbox.monitor_log().strip()[-300:]
+            return EntrantVoid(f"{lab}: the sandbox could not be set up (exit {rc}): {log or 'no message'}")
         if self.sandbox.killed == "cpu":
             return EntrantCPULimit(f"{lab}: CPU-time limit ({lim.cpu_s:g} s{together}) exceeded")
-        if rc is not None and rc < 0:
-            sig = -rc
+        if sig is not None:
             name = signal.Signals(sig).name if sig in signal.Signals._value2member_map_ else f"signal {sig}"
             if sig == signal.SIGXCPU:
                 return EntrantCPULimit(f"{lab}: CPU-time limit ({lim.cpu_s:g} s) exceeded ({name})")
@@ -353,6 +357,8 @@ class Child:
             except (EntrantFault, OSError):
                 pass
         self.usage = self.sandbox.close()
+        if not self._err.closed:
+            self._tail = self.stderr_tail(65536)
         for f in (self.proc.stdin, self.proc.stdout, self._err):
             try:
                 if f is not None:

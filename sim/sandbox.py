@@ -78,16 +78,21 @@ OWN_FAULT_SIGNALS = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, sig
                                signal.SIGSYS, signal.SIGABRT})
 #: The line the sandbox set-up writes on the entrant's stdout just before it runs the entrant.
 READY_LINE = b'{"type":"sandbox","ready":true}'
-TOOLS = ("setpriv", "unshare", "prlimit", "mount", "umount", "findmnt")
+TOOLS = ("setpriv", "unshare", "prlimit", "mount", "umount", "findmnt", "bash", "env")
+#: What util-linux 2.38's unshare prints (and exits 1) when its child was killed by SIGKILL (it cannot re-raise
+#: SIGKILL on itself); later versions die by the same signal.
+UNSHARE_SIGKILL = b"sigprocmask unblock failed"
 
-#: The set-up script: runs as root, as pid 1 of the new namespaces, then execs the entrant (which keeps pid 1).
-#: Arguments: CGROUP_PROCS_FILE... -- STEP... -- COMMAND...; a STEP is ``scratch DIR SIZE`` (a private tmpfs),
-#: ``mask DIR`` (an empty tmpfs over a folder others cannot enter), ``dir PATH`` / ``file PATH`` (bind the host's
-#: PATH read-only at the same place, making the folders above it in a tmpfs).  Host paths are read from a
-#: recursive bind of / made after everything was remounted read-only, so every bind is read-only too, and mkdir
-#: can only ever write inside the tmpfs made here.
+#: The set-up script (bash): runs as root, as pid 1 of the new namespaces, then execs the entrant (which keeps
+#: pid 1).  Arguments: ERR_FD CGROUP_PROCS_FILE... -- STEP... -- COMMAND...  The set-up's own messages (and
+#: unshare's) go to the monitor log on stderr, which the entrant never holds: its stderr is ERR_FD.  A STEP is
+#: ``scratch DIR SIZE`` (a private tmpfs), ``mask DIR`` (an empty tmpfs over a folder others cannot enter),
+#: ``dir PATH`` / ``file PATH`` (bind the host's PATH read-only at the same place, making the folders above it in
+#: a tmpfs).  Host paths are read from a recursive bind of / made after everything was remounted read-only, so
+#: every bind is read-only too, and mkdir can only ever write inside the tmpfs made here.
 SETUP_SH = r"""
 set -eu
+err=$1; shift
 while [ "$1" != "--" ]; do echo $$ > "$1"; shift; done; shift
 findmnt -rn -o TARGET | while IFS= read -r m; do
   case "$m" in /proc|/proc/*|*\\*) continue;; esac
@@ -108,8 +113,9 @@ done; shift
 umount -R /dev/shm/host
 umount /dev/shm
 mount -t tmpfs -o "mode=1777,nosuid,nodev,size=$TANKSIM_SHM" tanksim-scratch /dev/shm
-unset TANKSIM_SHM PWD
 printf '%s\n' '{"type":"sandbox","ready":true}'
+exec 2>&"$err"
+exec {err}>&-
 exec "$@"
 """
 
@@ -197,8 +203,8 @@ def confinement() -> Confinement:
         return Confinement("none", reason=f"not Linux ({sys.platform})")
     tools = {t: shutil.which(t, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin:/usr/bin:/bin") for t in TOOLS}
     missing = [t for t, p in tools.items() if not p]
-    if missing or not os.path.exists("/bin/sh"):
-        return Confinement("none", reason=f"util-linux tools not found: {', '.join(missing or ['/bin/sh'])}")
+    if missing:
+        return Confinement("none", reason=f"tools not found: {', '.join(missing)} (util-linux, bash)")
     tools = {t: str(p) for t, p in tools.items()}
     if os.geteuid() != 0:
         return Confinement("none", reason="not running as root (the sandbox gives each entrant its own uid and "
@@ -211,14 +217,17 @@ def confinement() -> Confinement:
         cg, cg_reason = None, f"cannot create child cgroups: {exc}"
     pre = Confinement("sandbox", cg, cg_reason, tools)
     try:
-        sb = Sandbox(["/bin/true"], cpu_s=5, memory_mb=64, processes=8, env={"PATH": "/usr/bin:/bin"},
-                     stderr=subprocess.PIPE, conf=pre)
-        try:
-            out, err = sb.proc.communicate(timeout=20)
-        finally:
-            sb.close()
+        import tempfile
+
+        with tempfile.TemporaryFile() as err:
+            sb = Sandbox(["/bin/true"], cpu_s=5, memory_mb=64, processes=8, env={"PATH": "/usr/bin:/bin"},
+                         stderr=err, conf=pre)
+            try:
+                out, _ = sb.proc.communicate(timeout=20)
+            finally:
+                sb.close()
         if sb.proc.returncode != 0 or not out.startswith(READY_LINE):
-            tail = err.decode(errors="replace").strip()[-300:]
+            tail = sb.monitor_log().strip()[-300:]
             return Confinement("none", reason=f"the sandbox does not start here (exit {sb.proc.returncode}: "
                                               f"{tail or 'no message'})", tools=tools)
     except (OSError, SandboxError, subprocess.TimeoutExpired) as exc:
@@ -527,9 +536,10 @@ def needed_paths(command: Sequence[str], extra: Iterable[str] = (), path_env: st
 class Sandbox:
     """One entrant process, confined as :func:`confinement` allows (module docstring).
 
-    ``command`` runs with ``env`` (used as given, plus ``HOME``/``TMPDIR`` in the sandbox), stdin and stdout pipes
-    (``proc.stdin``/``proc.stdout``), ``stderr`` (a file or ``subprocess.PIPE``), and limits: ``cpu_s`` CPU seconds
-    (all its processes together with a cgroup, else per process), ``memory_mb`` (the cgroup's memory limit and
+    ``command`` runs with exactly ``env`` (plus ``HOME``/``TMPDIR`` in the sandbox, set by ``env -i``), stdin and
+    stdout pipes (``proc.stdin``/``proc.stdout``), ``stderr`` (an open file; the sandbox's own messages go to a
+    separate monitor log, :meth:`monitor_log`), and limits: ``cpu_s`` CPU seconds (all its processes together
+    with a cgroup, else per process), ``memory_mb`` (the cgroup's memory limit and
     each process's address space), ``processes`` (``RLIMIT_NPROC`` of its own uid and ``pids.max``).  In the
     sandbox the first line on stdout is :data:`READY_LINE` (the set-up finished; without it the set-up failed).
     ``expose``: more paths it must reach (:func:`needed_paths`).  Raises :class:`SandboxError` or ``OSError``."""
@@ -547,6 +557,7 @@ class Sandbox:
         self.killed: str | None = None      # why the engine killed it ("cpu", "timeout", "close", ...)
         self._init: int | None = None
         self._closed = False
+        self._monitor: Any = None
         env = dict(env)
         if not self.command or shutil.which(self.command[0], path=env.get("PATH", os.defpath)) is None:
             raise FileNotFoundError(f"no such program: {self.command[0] if self.command else '(empty command)'}")
@@ -564,18 +575,25 @@ class Sandbox:
                         steps += ["scratch", s, f"{self.memory_mb}m"]
                 steps += exposure(needed_paths(self.command, expose, env.get("PATH")),
                                   [s for s in SCRATCH if os.path.isdir(s)])
-                env.update(HOME="/tmp", TMPDIR="/tmp", TANKSIM_SHM=f"{self.memory_mb}m")
+                env.update(HOME="/tmp", TMPDIR="/tmp")
+                setup_env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TANKSIM_SHM": f"{self.memory_mb}m"}
+                import tempfile
+
+                self._monitor = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
+                err_fd = stderr.fileno()
                 argv = [t["setpriv"], "--pdeathsig", "KILL", "--",
                         t["unshare"], "--pid", "--fork", "--kill-child", "--mount", "--mount-proc", "--ipc", "--net",
-                        "--uts", "--", "/bin/sh", "-c", SETUP_SH, "tanksim-sandbox",
+                        "--uts", "--", t["bash"], "-c", SETUP_SH, "tanksim-sandbox", str(err_fd),
                         *(self.cgroup.procs_files() if self.cgroup else []), "--", *steps, "--",
+                        t["env"], "-i", *(f"{k}={v}" for k, v in env.items()),
                         t["prlimit"], f"--cpu={cpu + 1}:{cpu + 2}", f"--as={mem}:{mem}",
                         f"--nproc={self.processes}:{self.processes}", "--core=0:0", "--",
                         t["setpriv"], f"--reuid={self.uid}", f"--regid={self.uid}", "--clear-groups",
                         "--no-new-privs", "--inh-caps=-all", "--bounding-set=-all", "--pdeathsig", "KILL", "--",
                         *self.command]
-                self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr,
-                                             cwd="/", env=env, close_fds=True, start_new_session=True)
+                self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                             stderr=self._monitor, pass_fds=(err_fd,), cwd="/", env=setup_env,
+                                             close_fds=True, start_new_session=True)
             else:
                 self.proc = subprocess.Popen(  # noqa: PLW1509 - runs only setrlimit between fork and exec
                     self.command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=stderr, cwd="/", env=env,
@@ -591,6 +609,29 @@ class Sandbox:
     def sandboxed(self) -> bool:
         """True when the process runs in the sandbox (its first stdout line is :data:`READY_LINE`)."""
         return self.conf.method == "sandbox"
+
+    def monitor_log(self) -> str:
+        """What the sandbox's set-up and unshare wrote (never the entrant: it does not hold this file)."""
+        if self._monitor is None or self._monitor.closed:
+            return getattr(self, "_monitor_text", "")
+        try:
+            self._monitor.seek(0)
+            return self._monitor.read(65536).decode(errors="replace")
+        except (OSError, ValueError):
+            return ""
+
+    def exit_status(self) -> tuple[int | None, int | None]:
+        """``(exit code, signal)`` of the entrant itself once it ended (one of the two is ``None``), else
+        ``(None, None)``.  In the sandbox unshare reports its child's end: it dies by the same signal, or (util-linux
+        2.38, for ``SIGKILL``) exits 1 with :data:`UNSHARE_SIGKILL` in the monitor log."""
+        rc = self.proc.poll()
+        if rc is None:
+            return None, None
+        if rc < 0:
+            return None, -rc
+        if self.sandboxed and rc == 1 and UNSHARE_SIGKILL.decode() in self.monitor_log():
+            return None, int(signal.SIGKILL)
+        return rc, None
 
     def init_pid(self) -> int | None:
         """The host pid of the entrant itself (the sandbox's pid 1; the process itself without the sandbox), or
@@ -664,10 +705,13 @@ class Sandbox:
             return self._usage
         self.kill("close")
         self._usage = self.usage()
+        self._monitor_text = self.monitor_log()
         self._closed = True
         _WATCH.discard(self)
         self._finalizer()
         self._release()
+        if self._monitor is not None:
+            self._monitor.close()
         return self._usage
 
     def _release(self) -> None:
