@@ -185,12 +185,12 @@ class Confinement:
                 "not_guaranteed": self.not_guaranteed()}
 
     def warnings(self) -> list[str]:
-        """Start-up warnings (empty when the sandbox with cgroups is in force)."""
+        """The start-up warning, if any (none when the sandbox with cgroups is in force)."""
         if self.method == "sandbox" and self.cgroup:
             return []
         lost = self.not_guaranteed()
-        return [f"isolated entrants are not fully confined on this machine: {w}"
-                for w in (lost if self.method != "sandbox" else lost[:1])]
+        return ["isolated entrants are not fully confined on this machine: "
+                + "; ".join(lost if self.method != "sandbox" else lost[:1])]
 
 
 @functools.lru_cache(maxsize=1)

@@ -5,8 +5,8 @@ A tournament file (YAML) names its entrants, scenarios and settings::
     name: doctrines
     root_seed: 2024
     games_per_pairing: 4          # per scenario, an even number: 2 = one mirrored pair
-    isolation: in_process         # or process (every entrant in its own subprocess, see sim.isolation)
-    limits: {cpu_s: 60, memory_mb: 1024, decision_wall_s: 10}      # for process entrants
+    isolation: in_process         # or process (every entrant in its own sandboxed process, see sim.isolation)
+    limits: {cpu_s: 60, memory_mb: 1024, processes: 64, decision_wall_s: 10}      # for process entrants
     decision_timeout_s: 30        # in-process decisions slower than this forfeit (0 = off)
     executor: {workers: 2}        # or {scheduler: tcp://host:8786} / {dask_local: 4}; battle_timeout_s
     entrants:
@@ -26,7 +26,9 @@ any number of workers, and a folder is resumable: stored games are skipped.
 
 **Playing** (:func:`play_game`): :class:`sim.model.BattleModel` with ``policies={side: PolicySpec}`` and
 ``on_fault="forfeit"``; a raise, a timeout or a wrong return forfeits the game (``forfeit``, ``fault_kind`` and
-the engine's ``reason`` are recorded).  A battle past ``battle_timeout_s`` is forfeited by the side that was
+the engine's ``reason`` are recorded).  A game whose isolated entrant was killed from outside is void: replayed,
+then stored with ``status`` ``void`` (:func:`play_game`).  The manifest records the confinement of isolated
+entrants (:func:`sim.sandbox.confinement`).  A battle past ``battle_timeout_s`` is forfeited by the side that was
 deciding.  Games go through the batch executors (:func:`sim.batch.open_executor`: a ``forkserver`` process pool or
 Dask); the driver streams finished games into Parquet parts (:mod:`sim.store`) and shows a tqdm bar.
 
