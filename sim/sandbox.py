@@ -54,6 +54,7 @@ import signal
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import warnings
@@ -217,8 +218,6 @@ def confinement() -> Confinement:
         cg, cg_reason = None, f"cannot create child cgroups: {exc}"
     pre = Confinement("sandbox", cg, cg_reason, tools)
     try:
-        import tempfile
-
         with tempfile.TemporaryFile() as err:
             sb = Sandbox(["/bin/true"], cpu_s=5, memory_mb=64, processes=8, env={"PATH": "/usr/bin:/bin"},
                          stderr=err, conf=pre)
@@ -577,8 +576,6 @@ class Sandbox:
                                   [s for s in SCRATCH if os.path.isdir(s)])
                 env.update(HOME="/tmp", TMPDIR="/tmp")
                 setup_env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "TANKSIM_SHM": f"{self.memory_mb}m"}
-                import tempfile
-
                 self._monitor = tempfile.TemporaryFile()  # noqa: SIM115 - closed by close()
                 err_fd = stderr.fileno()
                 argv = [t["setpriv"], "--pdeathsig", "KILL", "--",
@@ -601,6 +598,8 @@ class Sandbox:
                     preexec_fn=_rlimits(cpu, mem, self.processes) if os.name == "posix" else None)
         except BaseException:
             self._release()
+            if self._monitor is not None:
+                self._monitor.close()
             raise
         self._finalizer = weakref.finalize(self, _finalize, self.proc, self.cgroup, self.uid)
         _WATCH.add(self)
