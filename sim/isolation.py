@@ -35,7 +35,6 @@ import json
 import os
 import selectors
 import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -218,15 +217,56 @@ class Child:
             self._err.close()
             raise EntrantLoadError(f"{label}: cannot start {list(command)!r}: {exc}") from None
         self.proc = self.sandbox.proc
-        self._setting_up = self.sandbox.sandboxed       # the sandbox's ready line has not been read yet
+        self._setting_up = self.sandbox.sandboxed       # the sandbox's set-up has not finished yet
         os.set_blocking(self.proc.stdout.fileno(), False)
         os.set_blocking(self.proc.stdin.fileno(), False)
         self._buf = bytearray()
 
+    def start(self, deadline: float) -> None:
+        """In the sandbox: wait for the set-up's ready line, hold the sandbox (:meth:`sim.sandbox.Sandbox.hold`)
+        and let the entrant run.  Idempotent; nothing to do without the sandbox."""
+        if not self._setting_up:
+            return
+        fd = self.proc.stdout.fileno()
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while b"\n" not in self._buf:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    self._timeout("to start")
+                if not sel.select(min(left, 0.1)):
+                    if self.sandbox.ended():
+                        self._crashed()
+                    continue
+                try:
+                    chunk = os.read(fd, 1 << 16)
+                except BlockingIOError:
+                    continue
+                if not chunk:
+                    self._crashed()
+                self._buf += chunk
+        nl = self._buf.find(b"\n")
+        line = bytes(self._buf[:nl])
+        del self._buf[:nl + 1]
+        if line != READY_LINE:
+            self.sandbox.kill("setup")
+            raise EntrantVoid(f"{self.label}: the sandbox set-up wrote {line[:100]!r} instead of its ready line")
+        try:
+            self.sandbox.hold()
+        except (OSError, SandboxError) as exc:
+            self.sandbox.kill("setup")
+            raise EntrantVoid(f"{self.label}: the sandbox could not be held: {exc}") from None
+        self._setting_up = False
+        self._write(b"go\n", deadline)
+
     # --- io ---------------------------------------------------------------------------------------------------
     def send(self, msg: Mapping[str, Any], deadline: float) -> None:
         """Write one message line before ``deadline`` (``time.monotonic()`` seconds)."""
-        data = memoryview(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
+        self.start(deadline)
+        self._write(json.dumps(msg, separators=(",", ":")).encode() + b"\n", deadline)
+
+    def _write(self, raw: bytes, deadline: float) -> None:
+        data = memoryview(raw)
         fd = self.proc.stdin.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_WRITE)
@@ -236,7 +276,9 @@ class Child:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._timeout("to read its input")
-                if not sel.select(min(left, 0.5)):
+                if not sel.select(min(left, 0.1)):
+                    if self.sandbox.ended():
+                        self._crashed()
                     continue
                 try:
                     n = os.write(fd, data)
@@ -248,6 +290,7 @@ class Child:
 
     def recv(self, deadline: float, what: str = "to answer") -> dict:
         """Read the next message before ``deadline``; ``what`` names the wait in a timeout message."""
+        self.start(deadline)
         fd = self.proc.stdout.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
@@ -256,9 +299,6 @@ class Child:
                 if nl >= 0:
                     line = bytes(self._buf[:nl])
                     del self._buf[:nl + 1]
-                    if self._setting_up and line == READY_LINE:
-                        self._setting_up = False
-                        continue
                     if not line.strip():
                         continue
                     try:
@@ -273,7 +313,9 @@ class Child:
                 left = deadline - time.monotonic()
                 if left <= 0:
                     self._timeout(what)
-                if not sel.select(min(left, 0.5)):
+                if not sel.select(min(left, 0.1)):
+                    if self.sandbox.ended():
+                        self._crashed()
                     continue
                 try:
                     chunk = os.read(fd, 1 << 16)
@@ -298,21 +340,27 @@ class Child:
             return ""
 
     def _timeout(self, what: str) -> None:
+        if self.sandbox.stopped_from_outside():
+            self.sandbox.kill("stopped")
+            raise EntrantVoid(f"{self.label}: stopped by a signal from outside its sandbox")
         self.sandbox.kill("timeout")
         limit = self.limits.decision_wall_s if what == "to answer" else self.limits.startup_wall_s
         raise EntrantTimeout(f"{self.label}: no answer within the wall-time limit ({what}, {limit:g} s)")
 
     def _crashed(self) -> None:
-        try:
-            self.proc.wait(timeout=2)
-        except subprocess.TimeoutExpired:
+        deadline = time.monotonic() + 2
+        while not self.sandbox.ended() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        if not self.sandbox.ended():
             self.sandbox.kill("crash")
         raise self.exit_fault()
 
     def exit_fault(self) -> EntrantFault:
         """The fault behind the ended child (:meth:`sim.sandbox.Sandbox.exit_status`).
 
-        Killed by the engine for CPU time, ``SIGXCPU``, or ``SIGKILL`` with the CPU seconds used up: CPU limit.
+        Killed by the engine for CPU time, ``SIGXCPU``, or ``SIGKILL`` with the CPU seconds used up: CPU limit;
+        ``SIGKILL`` at a CPU limit it lowered itself (read from its zombie, :meth:`sim.sandbox.Sandbox.ended`):
+        crash.
         ``SIGKILL`` after the memory cgroup's OOM killer struck, or ``MemoryError`` on stderr: memory limit.  A
         fault of its own (``SIGSEGV``, ``SIGBUS``, ``SIGILL``, ``SIGFPE``, ``SIGTRAP``, ``SIGSYS``, ``SIGABRT``)
         or an exit code: crash.  Any other signal came from outside (in the sandbox the entrant is its pid
@@ -334,6 +382,12 @@ class Child:
                 return EntrantCPULimit(f"{lab}: CPU-time limit ({lim.cpu_s:g} s) exceeded ({name})")
             if sig in OWN_FAULT_SIGNALS:
                 return EntrantCrashed(f"{lab}: killed by {name} (a fault of its own){said}")
+            end = self.sandbox.end or {}
+            if sig == signal.SIGKILL and end.get("cpu_rlimit") is not None and end["cpu_s"] + 0.05 >= end["cpu_rlimit"]:
+                if end["cpu_rlimit"] < self.sandbox.cpu_rlimit:
+                    return EntrantCrashed(f"{lab}: killed by SIGKILL at the CPU-time limit it lowered itself "
+                                          f"({end['cpu_rlimit']} s)")
+                return EntrantCPULimit(f"{lab}: CPU-time limit ({lim.cpu_s:g} s) exceeded ({name})")
             if sig == signal.SIGKILL:
                 used = self.sandbox.cpu_used()
                 if used is not None and used >= lim.cpu_s:

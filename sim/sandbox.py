@@ -115,6 +115,8 @@ umount -R /dev/shm/host
 umount /dev/shm
 mount -t tmpfs -o "mode=1777,nosuid,nodev,size=$TANKSIM_SHM" tanksim-scratch /dev/shm
 printf '%s\n' '{"type":"sandbox","ready":true}'
+IFS= read -r go
+[ "$go" = go ]
 exec 2>&"$err"
 exec {err}>&-
 exec "$@"
@@ -222,7 +224,7 @@ def confinement() -> Confinement:
             sb = Sandbox(["/bin/true"], cpu_s=5, memory_mb=64, processes=8, env={"PATH": "/usr/bin:/bin"},
                          stderr=err, conf=pre)
             try:
-                out, _ = sb.proc.communicate(timeout=20)
+                out, _ = sb.proc.communicate(input=b"go\n", timeout=20)
             finally:
                 sb.close()
         if sb.proc.returncode != 0 or not out.startswith(READY_LINE):
@@ -556,7 +558,14 @@ class Sandbox:
         self.killed: str | None = None      # why the engine killed it ("cpu", "timeout", "close", ...)
         self._init: int | None = None
         self._closed = False
+        self._held = False
+        self._lock = threading.RLock()
         self._monitor: Any = None
+        #: the entrant's end once :meth:`ended`: ``code`` / ``signal`` (one is None), with :meth:`hold` also its own
+        #: ``cpu_s`` and hard ``cpu_rlimit`` (seconds)
+        self.end: dict[str, Any] | None = None
+        #: the hard RLIMIT_CPU the entrant starts with (seconds)
+        self.cpu_rlimit = max(1, int(-(-float(cpu_s) // 1))) + 2
         env = dict(env)
         if not self.command or shutil.which(self.command[0], path=env.get("PATH", os.defpath)) is None:
             raise FileNotFoundError(f"no such program: {self.command[0] if self.command else '(empty command)'}")
@@ -619,18 +628,86 @@ class Sandbox:
         except (OSError, ValueError):
             return ""
 
+    def hold(self) -> None:
+        """Stop unshare (``SIGSTOP``) once the set-up wrote its ready line, before the caller sends ``go``: the
+        entrant's end then stays a zombie until :meth:`ended` has read its exact wait status, its own CPU time
+        and its own CPU limit from ``/proc`` (unshare's own report cannot tell ``SIGKILL`` from an exit code, and
+        nothing else tells a kill by a CPU limit the entrant lowered itself from one from outside).  Raises
+        :class:`SandboxError` if the sandbox has no init."""
+        if not self.sandboxed or self._held:
+            return
+        init = self.init_pid()
+        if init is None:
+            raise SandboxError("the sandbox has no entrant process")
+        os.kill(self.proc.pid, signal.SIGSTOP)
+        deadline = time.monotonic() + 2
+        while _proc_state(self.proc.pid) not in ("T", "t", None) and time.monotonic() < deadline:
+            time.sleep(0.001)
+        self._held = True
+
+    def ended(self) -> bool:
+        """Whether the entrant has ended (its end is then in :attr:`end`); reaps it when held."""
+        with self._lock:
+            return self._ended()
+
+    def _ended(self) -> bool:
+        if self.end is not None:
+            return True
+        if not self._held:
+            if self.proc.poll() is None:
+                return False
+            self.end = self._unshare_end()
+            return True
+        st = _proc_stat(self._init) if self._init is not None else None
+        if st is not None and st[0] not in ("Z", "X"):
+            return False
+        end: dict[str, Any] = {}
+        if st is not None:
+            status = int(st[-1])
+            end = {"code": (status >> 8) & 0xFF if status & 0x7F == 0 else None,
+                   "signal": status & 0x7F or None, "cpu_s": (int(st[11]) + int(st[12])) / _CLK_TCK}
+            end["cpu_rlimit"] = _cpu_rlimit(self._init)
+        self._release_hold()
+        self.end = end if end else self._unshare_end()
+        return True
+
+    def stopped_from_outside(self) -> bool:
+        """Whether the entrant is stopped by a signal (state ``T``): a pid namespace's init cannot be stopped from
+        inside it, so someone outside did."""
+        return self.sandboxed and self._init is not None and _proc_state(self._init) == "T"
+
+    def _release_hold(self) -> None:
+        if self._held:
+            self._held = False
+            try:
+                os.kill(self.proc.pid, signal.SIGCONT)
+            except ProcessLookupError:
+                pass
+            try:
+                self.proc.wait(timeout=5)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=5)
+
+    def _unshare_end(self) -> dict[str, Any]:
+        """The entrant's end as unshare reported it (before :meth:`hold`, or without the sandbox): it dies by the
+        same signal, or (util-linux 2.38, for ``SIGKILL``) exits 1 with :data:`UNSHARE_SIGKILL` in the monitor
+        log."""
+        rc = self.proc.returncode
+        if rc is None:
+            return {}
+        if rc < 0:
+            return {"code": None, "signal": -rc}
+        if self.sandboxed and rc == 1 and UNSHARE_SIGKILL.decode() in self.monitor_log():
+            return {"code": None, "signal": int(signal.SIGKILL)}
+        return {"code": rc, "signal": None}
+
     def exit_status(self) -> tuple[int | None, int | None]:
         """``(exit code, signal)`` of the entrant itself once it ended (one of the two is ``None``), else
-        ``(None, None)``.  In the sandbox unshare reports its child's end: it dies by the same signal, or (util-linux
-        2.38, for ``SIGKILL``) exits 1 with :data:`UNSHARE_SIGKILL` in the monitor log."""
-        rc = self.proc.poll()
-        if rc is None:
+        ``(None, None)``."""
+        if not self.ended():
             return None, None
-        if rc < 0:
-            return None, -rc
-        if self.sandboxed and rc == 1 and UNSHARE_SIGKILL.decode() in self.monitor_log():
-            return None, int(signal.SIGKILL)
-        return rc, None
+        return self.end.get("code"), self.end.get("signal")
 
     def init_pid(self) -> int | None:
         """The host pid of the entrant itself (the sandbox's pid 1; the process itself without the sandbox), or
@@ -652,25 +729,33 @@ class Sandbox:
         if self.cgroup is not None:
             return self.cgroup.cpu_s()
         pid = self.init_pid()
-        if pid is None:
-            return None
-        try:
-            with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-                fields = f.read().rpartition(")")[2].split()
-            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-        except (OSError, ValueError, IndexError):
-            return None
+        st = _proc_stat(pid) if pid is not None else None
+        return (int(st[11]) + int(st[12])) / _CLK_TCK if st is not None else None
 
     def kill(self, why: str) -> None:
         """Kill the entrant and every process it started (the whole pid namespace; without the sandbox, its
         session), then reap it.  ``why`` is kept in :attr:`killed` (the first reason wins)."""
+        with self._lock:
+            self._kill(why)
+
+    def _kill(self, why: str) -> None:
         if self.killed is None:
             self.killed = why
-        if self.proc.poll() is None:
+        if self._held:
+            if not self.ended():
+                try:
+                    os.kill(self._init, signal.SIGKILL)  # the kernel kills the whole namespace with its init
+                except ProcessLookupError:
+                    pass
+                deadline = time.monotonic() + 5
+                while not self.ended() and time.monotonic() < deadline:
+                    time.sleep(0.002)
+            self._release_hold()
+        elif self.proc.poll() is None:
             target = self.init_pid() if self.sandboxed else None
             try:
                 if target is not None:
-                    os.kill(target, signal.SIGKILL)      # the kernel kills the whole namespace with its init
+                    os.kill(target, signal.SIGKILL)
                 elif self.sandboxed:
                     os.kill(self.proc.pid, signal.SIGKILL)  # not forked yet: --kill-child takes the child along
                 else:
@@ -738,6 +823,37 @@ def _rlimits(cpu: int, mem: int, processes: int) -> Any:
     return apply
 
 
+def _proc_stat(pid: int) -> list[str] | None:
+    """The fields of ``/proc/PID/stat`` after the command name (state first), or ``None`` if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii", errors="replace") as f:
+            return f.read().rpartition(")")[2].split()
+    except OSError:
+        return None
+
+
+def _cpu_rlimit(pid: int) -> int | None:
+    """The hard ``RLIMIT_CPU`` of a process (a zombie too), from ``/proc/PID/limits`` (readable by all, where
+    ``prlimit`` would need ``CAP_SYS_RESOURCE``); ``None`` if unlimited or unknown."""
+    try:
+        with open(f"/proc/{pid}/limits", encoding="ascii") as f:
+            for line in f:
+                if line.startswith("Max cpu time"):
+                    hard = line[len("Max cpu time"):].split()[1]
+                    return int(hard) if hard.isdigit() else None
+    except (OSError, IndexError):
+        pass
+    return None
+
+
+def _proc_state(pid: int) -> str | None:
+    st = _proc_stat(pid)
+    return st[0] if st else None
+
+
+_CLK_TCK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
 def _finalize(proc: subprocess.Popen, cgroup: Cgroup | None, uid: int | None) -> None:
     if proc.poll() is None:
         try:
@@ -745,10 +861,11 @@ def _finalize(proc: subprocess.Popen, cgroup: Cgroup | None, uid: int | None) ->
             os.kill(int(kids[0]) if kids else proc.pid, signal.SIGKILL)
         except (OSError, ValueError):
             pass
-        try:
-            os.killpg(proc.pid, signal.SIGKILL)
-        except OSError:
-            pass
+        for kill in (lambda: os.killpg(proc.pid, signal.SIGKILL), lambda: os.kill(proc.pid, signal.SIGKILL)):
+            try:
+                kill()                      # SIGKILL also ends a held (stopped) unshare
+            except OSError:
+                pass
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover
@@ -784,7 +901,7 @@ class _Watch:
             with self.lock:
                 live = list(self.live)
             for sb in live:
-                if sb.killed is None and sb.proc.poll() is None:
+                if sb.killed is None and sb.end is None and (sb._held or sb.proc.poll() is None):
                     used = sb.cpu_used()
                     if used is not None and used > sb.cpu_limit:
                         sb.kill("cpu")

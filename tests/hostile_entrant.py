@@ -12,6 +12,7 @@
 - ``burners N``: start N processes in new sessions that spin, then wait for ever;
 - ``snoop PID``: read its environment, the environment and command line of its parent and of PID, its descriptors;
 - ``selfkill``: try to die by signals it sends itself (its init, its group, everyone), then ``abort()``;
+- ``lowercpu``: lower its own CPU-time limit to 1 s (soft and hard), then spin until the kernel kills it;
 - ``victim DIR``: name itself ``victim-waiting`` (``/proc/self/comm``), wait up to 20 s for the file DIR/go, then
   play.
 """
@@ -179,6 +180,15 @@ def selfkill() -> None:
     os.abort()
 
 
+def lowercpu() -> None:
+    import resource
+
+    resource.setrlimit(resource.RLIMIT_CPU, (1, 1))
+    report(lowered=resource.getrlimit(resource.RLIMIT_CPU))
+    while True:
+        pass
+
+
 class Hostile:
     """Attack once, then hold."""
 
@@ -203,6 +213,8 @@ class Hostile:
                 snoop(int(args[0]))
             elif mode == "selfkill":
                 selfkill()
+            elif mode == "lowercpu":
+                lowercpu()
             elif mode == "victim":
                 with open("/proc/self/comm", "w") as f:
                     f.write("victim-waiting")                # seen from outside: it is in a game now

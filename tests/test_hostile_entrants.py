@@ -193,13 +193,38 @@ def test_an_entrant_cannot_kill_itself_by_signal_to_void_its_game():
     assert row["winner_index"] == 1
 
 
+def test_an_entrant_cannot_void_its_game_through_a_cpu_limit_it_lowered_itself():
+    from sim.tournament import fault_kind
+
+    row, _, seen = battle({0: remote_spec(hostile("lowercpu"), LIMITS), 1: PolicySpec(name="hold")})
+    assert hostile_report(seen[0][0])["lowered"] == [1, 1]
+    assert fault_kind(row["reason"]) == "crash" and "CPU-time limit it lowered itself" in row["reason"], row["reason"]
+    assert row["winner_index"] == 1
+
+
+def test_an_entrant_stopped_from_outside_is_void_not_a_timeout(tmp_path):
+    from sim.tournament import fault_kind
+
+    tmp_path.chmod(0o755)
+    stopper = Killer(tmp_path / "go", 1, sig=signal.SIGSTOP)
+    stopper.start()
+    try:
+        row, _, _ = battle({0: remote_spec(hostile("victim", tmp_path), {**LIMITS, "decision_wall_s": 2}),
+                            1: PolicySpec(name="hold")})
+    finally:
+        stopper.stop.set()
+        stopper.join()
+    assert stopper.kills == 1
+    assert fault_kind(row["reason"]) == "void" and "stopped by a signal from outside" in row["reason"], row["reason"]
+
+
 class Killer(threading.Thread):
-    """SIGKILLs (from outside) each entrant process named ``victim-waiting`` (a victim in a game), up to
+    """Sends ``sig`` (from outside) to each entrant process named ``victim-waiting`` (a victim in a game), up to
     ``times`` times, then creates ``go`` (so the next victim plays)."""
 
-    def __init__(self, go: Path, times: int):
+    def __init__(self, go: Path, times: int, sig: int = signal.SIGKILL):
         super().__init__(daemon=True)
-        self.go, self.times, self.kills, self.stop = go, times, 0, threading.Event()
+        self.go, self.times, self.sig, self.kills, self.stop = go, times, sig, 0, threading.Event()
 
     def run(self) -> None:
         while not self.stop.is_set() and self.kills < self.times:
@@ -207,7 +232,7 @@ class Killer(threading.Thread):
                 try:
                     if Path(f"/proc/{d}/comm").read_text().strip() != "victim-waiting":
                         continue
-                    os.kill(int(d), signal.SIGKILL)
+                    os.kill(int(d), self.sig)
                     self.kills += 1
                     time.sleep(0.2)                          # the same process must not be counted twice
                 except (OSError, ValueError):
@@ -271,15 +296,16 @@ def test_a_game_killed_from_outside_every_time_is_stored_void(tmp_path):
 
 
 def test_hostile_entrants_in_a_tournament_get_the_right_rows(tmp_path):
-    """Two attackers and an honest isolated entrant in one round robin: every game is hold v hold."""
+    """Two attackers (each other's isolated opponent) and an honest in-process entrant in one round robin: every
+    game is hold v hold."""
     from sim import tournament as T
 
     ents = [{"name": "hold", "policy": "hold"}]
     for mode, args in (("signal", ()), ("forkers", (40,))):
         ents.append({"name": f"hostile-{mode}", "command": hostile(mode, *args)["command"]})
     t = T.tournament_from_mapping({"name": "hostile", "root_seed": 3, "games_per_pairing": 2,
-                                   "decision_timeout_s": 0, "isolation": "process",
-                                   "executor": {"workers": 2, "chunk_games": 2}, "ratings": {"bootstrap": 20},
+                                   "decision_timeout_s": 0,
+                                   "executor": {"workers": 1}, "ratings": {"bootstrap": 20},
                                    "limits": LIMITS, "scenarios": [{"inline": DUEL}], "entrants": ents},
                                   "hostile.yaml")
     T.run_tournament(t, tmp_path / "out", progress=False)
