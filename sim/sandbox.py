@@ -12,7 +12,9 @@ process runs in.  :mod:`sim.isolation` starts entrants through :class:`Sandbox`;
                     --pdeathsig KILL --
               COMMAND                                 # the entrant: still pid 1 of its pid namespace
 
-so that the entrant
+The set-up writes a ready line and waits for ``go``; in between the engine stops unshare (``SIGSTOP``, see
+:meth:`Sandbox.hold`), so that when the entrant ends it stays a zombie until the engine has read its exact wait
+status, its own CPU time and its own CPU limit from ``/proc``; then unshare is let go and reaps it.  So the entrant
 
 - runs under its own uid ``U`` (:data:`UID_BASE` + a slot per worker process; never root), with no capabilities
   and ``no_new_privs`` (setuid programs gain nothing); ``RLIMIT_NPROC`` counts all processes of ``U``, i.e. all of
@@ -22,7 +24,8 @@ so that the entrant
   ``process_vm_readv`` need a pid it can name and a uid it shares).  Being a namespace's init it cannot be killed
   by a signal sent from inside (the kernel drops them), so a death by signal is a synchronous fault of its own
   (``SIGSEGV``, ``SIGBUS``, ``SIGILL``, ``SIGFPE``, ``SIGTRAP``, ``SIGSYS``; ``abort`` ends in one of these), a
-  limit (``SIGKILL`` by the CPU limit or the memory cgroup's OOM killer), the engine, or someone outside;
+  limit (``SIGKILL`` by the CPU limit or the memory cgroup's OOM killer; a CPU limit it lowered itself is told
+  apart), the engine, or someone outside; likewise only someone outside can stop it (``SIGSTOP``);
 - sees the host's file system read-only (every mount remounted read-only in its mount namespace), with private,
   size-limited tmpfs on ``/tmp``, ``/var/tmp``, ``/run/lock`` and ``/dev/shm``; paths it needs (the interpreter,
   the project, its own program's folder) are exposed read-only even below folders that others cannot enter
