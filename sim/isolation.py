@@ -405,7 +405,7 @@ class Child:
     def close(self) -> dict[str, Any]:
         """Say bye, then end the child and every process it started, remove its cgroup; returns what it used
         (:meth:`sim.sandbox.Sandbox.usage`, also kept in :attr:`usage`).  Idempotent."""
-        if self.proc.poll() is None and self.sandbox.killed is None:
+        if self.proc.poll() is None and self.sandbox.killed is None and not self._setting_up:
             try:
                 self.send({"type": "bye"}, time.monotonic() + 0.2)
             except (EntrantFault, OSError):

@@ -135,8 +135,9 @@ def test_cpu_limit_binds_all_processes_together():
     assert hostile_report(err)["made"] == 4
     assert fault_kind(row["reason"]) == "cpu" and row["winner_index"] == 1, row["reason"]
     assert "for all its processes" in row["reason"]
-    # the watcher polls every CPU_POLL_S seconds on up to os.cpu_count() cores, plus the time to kill
-    assert 2 <= usage["cpu_s"] <= 2 + (2 + (os.cpu_count() or 2)) * SB.CPU_POLL_S + 0.5, usage
+    # bound together: unbound, four spinners would burn up to 2 cores x 30 s (the wall limit) before a timeout; the
+    # watcher polls every CPU_POLL_S s, and a loaded machine may wake it late (hence the generous 3 s)
+    assert 2 <= usage["cpu_s"] <= 2 + 3, usage
     assert SB.processes_of_uid(uid) == []
 
 
@@ -209,7 +210,7 @@ def test_an_entrant_stopped_from_outside_is_void_not_a_timeout(tmp_path):
     stopper = Killer(tmp_path / "go", 1, sig=signal.SIGSTOP)
     stopper.start()
     try:
-        row, _, _ = battle({0: remote_spec(hostile("victim", tmp_path), {**LIMITS, "decision_wall_s": 2}),
+        row, _, _ = battle({0: remote_spec(hostile("victim", tmp_path), {**LIMITS, "decision_wall_s": 6}),
                             1: PolicySpec(name="hold")})
     finally:
         stopper.stop.set()
