@@ -550,10 +550,17 @@ class RemotePolicy(Policy):
         self._seq = 0
         self._seeded = False
         self._dead: EntrantFault | None = None
+        try:   # finish the sandbox's set-up now, so the entrant starts loading while the other side's does too
+            self.child.start(time.monotonic() + self.limits.startup_wall_s)
+        except EntrantFault as exc:
+            self._dead = exc
+            self.child.close()
 
     def handshake(self) -> dict:
         """Wait for the child's ``ready`` (sent at start-up); raises :class:`EntrantLoadError` if it reports an
-        error, or the :class:`Child` faults."""
+        error, or the :class:`Child` faults (again, if it did while starting)."""
+        if self._dead is not None:
+            raise type(self._dead)(str(self._dead))
         if self._ready is None:
             deadline = time.monotonic() + self.limits.startup_wall_s
             self.child.send({"type": "hello", "protocol": remote.PROTOCOL}, deadline)

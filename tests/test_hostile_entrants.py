@@ -52,7 +52,7 @@ def battle(entrants: dict, seed: int = 1, events: bool = False):
             tails = {s: p.child.stderr_tail(100_000) for s, p in pols.items()}
             close_policies(m)
             for s, p in pols.items():
-                seen[s] = (tails[s], p.child.usage, p.child.sandbox.uid)
+                seen[s] = (tails[s], p.child.usage, p.child.sandbox.uid, p.child.sandbox.end)
     return r.row, r, seen
 
 
@@ -87,7 +87,7 @@ def test_reading_and_writing_the_workers_memory_fails(hold_row):
     addr = ctypes.addressof((ctypes.c_char * len(secret)).from_buffer(secret))
     row, _, seen = battle({0: remote_spec(hostile("memread", os.getpid(), addr, len(secret)), LIMITS),
                            1: PolicySpec(name="hold")})
-    err, usage, uid = seen[0]
+    err, usage, uid, _ = seen[0]
     rep = hostile_report(err)
     assert rep["got"] == [], rep                              # nothing read, nothing written
     assert rep["seen"] == [1], rep                            # its own pid namespace: only itself
@@ -107,7 +107,7 @@ def test_killing_the_opponent_and_the_worker_fails(hold_row):
 
 def test_setsid_grandchildren_are_bounded_and_die_with_the_game(hold_row):
     row, _, seen = battle({0: remote_spec(hostile("forkers", 40), LIMITS), 1: PolicySpec(name="hold")})
-    err, usage, uid = seen[0]
+    err, usage, uid, _ = seen[0]
     rep = hostile_report(err)
     assert 0 < rep["made"] < 40, rep                          # forks past the process limit fail
     assert usage["tasks_peak"] is None or usage["tasks_peak"] <= LIMITS["processes"]
@@ -117,7 +117,7 @@ def test_setsid_grandchildren_are_bounded_and_die_with_the_game(hold_row):
 
 def test_memory_limit_binds_all_processes_together(hold_row):
     row, _, seen = battle({0: remote_spec(hostile("hogs", 6, 150), LIMITS), 1: PolicySpec(name="hold")})
-    err, usage, uid = seen[0]
+    err, usage, uid, _ = seen[0]
     rep = hostile_report(err)
     assert rep["made"] == 6 and rep["filled"] < 6, rep        # 900 MB asked, 400 MB allowed in all
     assert usage["memory_peak_mb"] <= LIMITS["memory_mb"] + 1, usage
@@ -131,7 +131,7 @@ def test_cpu_limit_binds_all_processes_together():
 
     lim = {**LIMITS, "cpu_s": 2}
     row, _, seen = battle({0: remote_spec(hostile("burners", 4), lim), 1: PolicySpec(name="hold")})
-    err, usage, uid = seen[0]
+    err, usage, uid, _ = seen[0]
     assert hostile_report(err)["made"] == 4
     assert fault_kind(row["reason"]) == "cpu" and row["winner_index"] == 1, row["reason"]
     assert "for all its processes" in row["reason"]
@@ -198,8 +198,9 @@ def test_an_entrant_cannot_void_its_game_through_a_cpu_limit_it_lowered_itself()
     from sim.tournament import fault_kind
 
     row, _, seen = battle({0: remote_spec(hostile("lowercpu"), LIMITS), 1: PolicySpec(name="hold")})
-    assert hostile_report(seen[0][0])["lowered"] == [1, 1]
-    assert fault_kind(row["reason"]) == "crash" and "CPU-time limit it lowered itself" in row["reason"], row["reason"]
+    assert hostile_report(seen[0][0])["lowered"] == [1, 1], seen[0]
+    assert fault_kind(row["reason"]) == "crash" and "CPU-time limit it lowered itself" in row["reason"], \
+        (row["reason"], seen[0])
     assert row["winner_index"] == 1
 
 
