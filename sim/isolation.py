@@ -383,13 +383,15 @@ class Child:
             if sig in OWN_FAULT_SIGNALS:
                 return EntrantCrashed(f"{lab}: killed by {name} (a fault of its own){said}")
             end = self.sandbox.end or {}
-            if sig == signal.SIGKILL and end.get("cpu_rlimit") is not None and end["cpu_s"] + 0.05 >= end["cpu_rlimit"]:
-                if end["cpu_rlimit"] < self.sandbox.cpu_rlimit:
-                    return EntrantCrashed(f"{lab}: killed by SIGKILL at the CPU-time limit it lowered itself "
-                                          f"({end['cpu_rlimit']} s)")
-                return EntrantCPULimit(f"{lab}: CPU-time limit ({lim.cpu_s:g} s) exceeded ({name})")
+            lowered = end.get("cpu_rlimit") is not None and end["cpu_rlimit"] < self.sandbox.cpu_rlimit
+            # the kernel applies RLIMIT_CPU to tick-sampled CPU time, which may run ahead of what /proc reports
+            # (0.92 s at a 1 s limit, seen on this project's machines): "at the limit" is within half of it
+            if sig == signal.SIGKILL and lowered and end["cpu_s"] >= end["cpu_rlimit"] / 2:
+                return EntrantCrashed(f"{lab}: killed by SIGKILL at the CPU-time limit it lowered itself "
+                                      f"({end['cpu_rlimit']} s)")
             if sig == signal.SIGKILL:
                 used = self.sandbox.cpu_used()
+                used = end.get("cpu_s") if used is None else used
                 if used is not None and used >= lim.cpu_s:
                     return EntrantCPULimit(f"{lab}: CPU-time limit ({lim.cpu_s:g} s{together}) exceeded ({name})")
                 cg = self.sandbox.cgroup
