@@ -5,8 +5,8 @@ A tournament file (YAML) names its entrants, scenarios and settings::
     name: doctrines
     root_seed: 2024
     games_per_pairing: 4          # per scenario, an even number: 2 = one mirrored pair
-    isolation: in_process         # or process (every entrant in its own subprocess, see sim.isolation)
-    limits: {cpu_s: 60, memory_mb: 1024, decision_wall_s: 10}      # for process entrants
+    isolation: in_process         # or process (every entrant in its own sandboxed process, see sim.isolation)
+    limits: {cpu_s: 60, memory_mb: 1024, processes: 64, decision_wall_s: 10}      # for process entrants
     decision_timeout_s: 30        # in-process decisions slower than this forfeit (0 = off)
     executor: {workers: 2}        # or {scheduler: tcp://host:8786} / {dask_local: 4}; battle_timeout_s
     entrants:
@@ -26,7 +26,9 @@ any number of workers, and a folder is resumable: stored games are skipped.
 
 **Playing** (:func:`play_game`): :class:`sim.model.BattleModel` with ``policies={side: PolicySpec}`` and
 ``on_fault="forfeit"``; a raise, a timeout or a wrong return forfeits the game (``forfeit``, ``fault_kind`` and
-the engine's ``reason`` are recorded).  A battle past ``battle_timeout_s`` is forfeited by the side that was
+the engine's ``reason`` are recorded).  A game whose isolated entrant was killed from outside is void: replayed,
+then stored with ``status`` ``void`` (:func:`play_game`).  The manifest records the confinement of isolated
+entrants (:func:`sim.sandbox.confinement`).  A battle past ``battle_timeout_s`` is forfeited by the side that was
 deciding.  Games go through the batch executors (:func:`sim.batch.open_executor`: a ``forkserver`` process pool or
 Dask); the driver streams finished games into Parquet parts (:mod:`sim.store`) and shows a tqdm bar.
 
@@ -326,7 +328,10 @@ def check_entrants(entrants: Sequence[Entrant]) -> list[str]:
     handshake).  Returns one line per entrant that cannot be loaded (empty when all load)."""
     from agents.controllers import PolicyLoadError, load_policy
     from sim.isolation import EntrantFault, probe
+    from sim.sandbox import warn_if_unconfined
 
+    if any(e.isolation == "process" for e in entrants):
+        warn_if_unconfined()
     problems = []
     for e in entrants:
         try:
@@ -404,26 +409,30 @@ GAME_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
 GAME_SCHEMA = pa.schema(list(GAME_FIELDS))
 #: Columns that differ between identical games (left out when comparing tables).
 VOLATILE = ("worker", "wall_s")
-_FORFEIT = re.compile(r" forfeits: (\w+) in ")
+_FORFEIT = re.compile(r" forfeits: (\w+) in \w+( \((\w+): )?")
+#: Replays of a void game (an isolated entrant killed from outside) before it is stored as ``status == "void"``.
+MAX_VOID_REPLAYS = 2
 
 
 def fault_kind(reason: str) -> str | None:
-    """The kind of fault behind a forfeit reason: ``raise``, ``timeout``, ``wrong_type``, ``wrong_return``,
-    ``crash``, ``cpu``, ``memory``, ``battle_timeout`` (``None`` if ``reason`` is not a forfeit)."""
+    """The kind of fault behind a forfeit reason (``None`` if ``reason`` is not a forfeit).
+
+    In-process policies (:mod:`agents.controllers`): ``raise``, ``wrong_type`` (not an action), ``timeout`` (over
+    ``decision_timeout_s``), ``memory`` (raised ``MemoryError``); tournament watchdogs: ``decision_timeout``,
+    ``battle_timeout``; isolated entrants (:data:`sim.isolation.FAULT_KINDS`, from the fault's class): ``timeout``
+    (wall time), ``cpu``, ``memory``, ``crash``, ``raise`` (its policy raised), ``wrong_type`` (its policy returned
+    something else), ``protocol`` (it broke the protocol: not JSON, an unknown message, a malformed action),
+    ``load``.  The class name is read right after the decision kind, where an entrant's own text cannot reach."""
+    from sim.isolation import FAULT_KINDS
+
     m = _FORFEIT.search(reason or "")
     if not m:
         return None
-    kind = m.group(1)
-    if "MemoryError" in reason:
+    kind, cls = m.group(1), m.group(3)
+    if kind == "raise" and cls in FAULT_KINDS:
+        return FAULT_KINDS[cls]
+    if kind == "raise" and cls == "MemoryError":
         return "memory"
-    if "CPU-time limit" in reason:
-        return "cpu"
-    if "EntrantTimeout" in reason:
-        return "timeout"
-    if "EntrantCrashed" in reason:
-        return "crash"
-    if "wrong return" in reason:
-        return "wrong_return"
     return kind
 
 
@@ -448,9 +457,24 @@ def _worker() -> str:
 def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_timeout_s: float = 0.0
               ) -> dict[str, Any]:
     """Play one game in this process and return its row (:data:`GAME_FIELDS`); never raises for the battle's
-    own failure (``status`` ``failed`` with ``error``).  Faults forfeit (``on_fault="forfeit"``)."""
+    own failure (``status`` ``failed`` with ``error``).  Faults forfeit (``on_fault="forfeit"``).
+
+    A void game -- an isolated entrant killed by a signal that came neither from the engine nor from its limits
+    (:class:`sim.isolation.EntrantVoid`), which is never that entrant's fault -- is replayed up to
+    :data:`MAX_VOID_REPLAYS` times (same seed, so the same game); if it is still void, the row has ``status``
+    ``void`` (not scored; a later run of the tournament plays it again)."""
+    row: dict[str, Any] = {}
+    for attempt in range(1 + MAX_VOID_REPLAYS):
+        row = _play_once(sc, g, decision_timeout_s, battle_timeout_s)
+        if row["status"] != "void":
+            return row
+        row["error"] = f"void after {attempt + 1} tries: {row['error']}"[:2000]
+    return row
+
+
+def _play_once(sc: Scenario, g: Game, decision_timeout_s: float, battle_timeout_s: float) -> dict[str, Any]:
     from sim.batch import BattleTimeout, watchdog
-    from sim.isolation import close_policies
+    from sim.isolation import close_policies, void_reason
     from sim.model import BattleModel
     from sim.rules.base import Outcome
     from sim.runner import summarise
@@ -492,6 +516,9 @@ def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_tim
         if holder:
             close_policies(holder[0])
     model = holder[0]
+    void = void_reason(model)
+    if void is not None:
+        return {**base, "status": "void", "error": void[:1500], "wall_s": time.perf_counter() - t0}
     row = summarise(model, time.perf_counter() - t0)
     wi = int(row["winner_index"])
     reason = row["reason"]
@@ -716,6 +743,10 @@ def prepare_folder(t: Tournament, out: str | Path, new: bool = False, write: boo
          "scenarios": [{"label": lab, "name": sc.name, "ruleset": sc.ruleset.name, "digest": sc.digest()}
                        for lab, sc in t.scenarios],
          "sessions": list((old or {}).get("sessions", [])), "status": "running"}
+    if any(e.isolation == "process" for e in t.entrants):
+        from sim.sandbox import confinement
+
+        m["confinement"] = confinement().as_dict()   # what confined the isolated entrants (this machine's workers)
     if write:
         _write_manifest(out, m)
     return m

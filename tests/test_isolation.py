@@ -66,6 +66,7 @@ BOT = textwrap.dedent('''
                 os._exit(3)
             if m == "garbage":
                 return {"not": "an action"}
+
             return self.inner.decide(obs, decision)
 
     serve(Bot(sys.argv[1]), name="bot-" + sys.argv[1])
@@ -143,7 +144,7 @@ def test_isolated_doctrines_play_exactly_as_in_process(scenario):
     ("hog", "memory", "MemoryError", LIMITS),
     ("burner", "cpu", "CPU-time limit", {**LIMITS, "cpu_s": 1, "decision_wall_s": 20}),
     ("crasher", "crash", "exited with code 3", LIMITS),
-    ("garbage", "wrong_return", "wrong return", LIMITS),
+    ("garbage", "wrong_type", "wrong return", LIMITS),
 ])
 def test_misbehaving_isolated_entrant_forfeits(bot, mode, kind, text, limits):
     from sim.tournament import fault_kind
@@ -154,6 +155,22 @@ def test_misbehaving_isolated_entrant_forfeits(bot, mode, kind, text, limits):
     assert "Red forfeits" in row["reason"] and text in row["reason"], row["reason"]
     assert fault_kind(row["reason"]) == kind
     assert row["faults"] == 1
+
+
+@pytest.mark.parametrize("answer,text", [
+    ("this is not JSON", "not a JSON line"),
+    ('{"type": "gossip"}', "unexpected message 'gossip'"),
+    ('{"type": "action", "action": {"type": "Teleport", "actor": 1}}', "wrong return: action must be"),
+    ('[1, 2]', "message without a type"),
+])
+def test_protocol_errors_are_protocol_faults(answer, text):
+    """A child that breaks the protocol forfeits with fault kind ``protocol`` (not ``raise``)."""
+    from sim.tournament import fault_kind
+
+    sh = ["/bin/sh", "-c", "read h; echo '{\"type\": \"ready\"}'; read d; printf '%s\\n' \"$0\"; sleep 5", answer]
+    row = play(validate(DUEL), {0: remote_spec({"name": "sh-bot", "command": sh}), 1: PolicySpec(name="hold")})
+    assert row["winner_index"] == 1 and text in row["reason"], row["reason"]
+    assert fault_kind(row["reason"]) == "protocol"
 
 
 def test_unloadable_isolated_entrants_are_reported(tmp_path):
@@ -226,3 +243,17 @@ def test_child_pythonpath_leaves_out_this_interpreters_library():
     assert all(not os.path.realpath(p).startswith(stdlib) for p in paths)
     assert all(os.path.realpath(p) not in {os.path.realpath(x) for x in site.getsitepackages()} for p in paths)
     assert all(not os.path.realpath(p).startswith(os.path.realpath(sys.base_prefix) + os.sep) for p in paths)
+
+
+def test_fault_kind_reads_the_fault_class_not_the_entrants_text():
+    from sim.isolation import FAULT_KINDS
+    from sim.tournament import fault_kind
+
+    for cls, kind in FAULT_KINDS.items():
+        assert fault_kind(f"Red forfeits: raise in activate ({cls}: bot: whatever)") == kind
+    spoof = "Red forfeits: raise in activate (EntrantError: bot: x (EntrantTimeout: MemoryError CPU-time limit)"
+    assert fault_kind(spoof) == "raise"
+    assert fault_kind("Red forfeits: raise in react (MemoryError: )") == "memory"
+    assert fault_kind("Red forfeits: wrong_type in move (returned dict, expected an Action)") == "wrong_type"
+    assert fault_kind("Red forfeits: battle_timeout in move (the battle exceeded ...)") == "battle_timeout"
+    assert fault_kind("Blue has no tank left that can fight") is None
