@@ -205,13 +205,12 @@ def cmd_cases(args: argparse.Namespace) -> int:
 
 def _file_kind(path: str) -> str:
     """``experiment`` (has ``factors``), ``tournament`` (has ``entrants``) or ``scenario``."""
-    import yaml
+    from sim.scenario import find_scenario, parse_yaml
 
     try:
-        from sim.scenario import find_scenario
-
-        data = yaml.safe_load(find_scenario(path)[1])
-    except Exception:  # noqa: BLE001 - the scenario loader reports the problem properly
+        src, text = find_scenario(path)
+        data = parse_yaml(text, src)
+    except (OSError, ScenarioError):  # the scenario loader reports the problem properly
         return "scenario"
     if isinstance(data, dict) and "factors" in data:
         return "experiment"
@@ -222,7 +221,8 @@ def _file_kind(path: str) -> str:
 
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate scenario files (and experiment / tournament files, recognised by their ``factors`` /
-    ``entrants``)."""
+    ``entrants``).  Runs no code from a file: plug-in doctrines are checked statically (never imported), no
+    command is started, no entrant probed; every field a battle reads is checked."""
     from sim.scenario import load_scenario
 
     bad = 0
@@ -242,7 +242,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print(f"{f}: ok (tournament, {len(getattr(t, 'entrants', []))} entrants)")
                 continue
             sc = load_scenario(f)
-        except (ScenarioError, ValueError) as exc:
+        except (ScenarioError, ValueError, OSError) as exc:
             bad += 1
             print("\n".join(getattr(exc, "errors", None) or [str(exc)]), file=sys.stderr)
             continue
