@@ -54,7 +54,7 @@ SETUP_LEVELS = ("fixed", "random")
 MAX_POINTS = 10_000
 MAX_LEVELS = 1_000
 MAX_FACTORS = 50
-MAX_RUNS = 10_000_000
+MAX_RUNS = 1_000_000
 Number = Annotated[float, Field(allow_inf_nan=False, ge=-1e12, le=1e12)]
 
 
@@ -379,6 +379,9 @@ def _find_base(spec: ExperimentSpec, src: str, base_dir: Path) -> tuple[str, dic
                              f"file)"]) from None
     except ScenarioError as exc:
         raise ScenarioError([f"{src}: scenario: {e}" for e in exc.errors]) from None
+    except OSError as exc:
+        raise ScenarioError([f"{src}: scenario: cannot read {scn.short(spec.scenario)}: "
+                             f"{exc.strerror or type(exc).__name__}"]) from None
     try:
         raw = scn.parse_yaml(text, bsrc)
     except ScenarioError as exc:
@@ -530,69 +533,136 @@ def _policy_owner(path: str) -> tuple[str, str] | None:
     return (owner, rest) if sep and rest else None
 
 
-def _point_problems(raw: Mapping[str, Any], bsrc: str, over: Mapping[str, Any],
-                    cache: dict[str, tuple[Any, list[str]]], policy_cache: dict[str, list[str]]) -> list[str]:
-    """The problems of one design point's scenario (``file``-less lines).  Points that differ only in policy
-    parameters share one full validation of the rest; each owner's policy is then checked with its point's
-    parameters (:func:`agents.controllers.check_policy`: static for plug-ins)."""
-    from agents.controllers import PolicyLoadError, check_policy
+#: Values of the base scenario's terrain and features that design-point checks may walk in all (a budget that
+#: keeps a big board times thousands of board-changing points from taking minutes).
+MAX_CHECK_VALUES = 20_000_000
 
-    params = {k: v for k, v in over.items() if _policy_owner(k) and "." not in _policy_owner(k)[1]}
-    rest = {k: v for k, v in over.items() if k not in params}
-    # an owner whose policy itself changes in this point is validated whole, with its parameters
-    moved = {k for k in params if any(r == _policy_owner(k)[0] or r.startswith(_policy_owner(k)[0] + ".policy")
-                                      or _policy_owner(k)[0].startswith(r + ".") or r in ("sides", "")
-                                      for r in rest)}
-    for k in moved:
-        rest[k] = params.pop(k)
-    ck = _canon(rest)
-    if ck not in cache:
-        try:
-            cache[ck] = (scn.validate(scn.apply_overrides(raw, rest, bsrc), bsrc), [])
-        except ScenarioError as exc:
-            cache[ck] = (None, [e.removeprefix(f"{bsrc}: ") for e in exc.errors])
-    sc, problems = cache[ck]
-    if sc is None or not params:
-        return problems
-    owners: dict[str, dict[str, Any]] = {}
-    for k, v in params.items():
-        owner, name = _policy_owner(k)  # type: ignore[misc]
-        owners.setdefault(owner, {})[name] = v
-    out = list(problems)
-    for owner, values in owners.items():
-        parts = owner.split(".")
-        side = sc.sides[int(parts[1])]
-        pol = side.tanks[int(parts[3])].policy if len(parts) == 4 else side.policy
-        if pol is None:
-            pol = side.policy
-        where = f"sides[{parts[1]}]" + (f".tanks[{parts[3]}]" if len(parts) == 4 else "") + ".policy"
-        merged = {**pol.params, **values}
-        key = _canon([pol.name, merged])
-        if key not in policy_cache:
-            errs: list[str] = []
-            scn._check_block(merged, f"{where}.params", scn.MAX_PARAM_NUMBER, errs, "")
-            if not errs:
-                try:
-                    check_policy(pol.name, merged)
-                except PolicyLoadError as exc:
-                    errs.append(f"{where}: {scn.clip(str(exc), 500)}")
-            policy_cache[key] = [e.removeprefix(": ") for e in errs]
-        out += policy_cache[key]
+
+def _count_values(x: Any) -> int:
+    n, todo = 0, [x]
+    while todo:
+        v = todo.pop()
+        n += 1
+        if isinstance(v, Mapping):
+            todo.extend(v.values())
+        elif isinstance(v, list | tuple):
+            todo.extend(v)
+    return n
+
+
+def _is_board(path: str) -> bool:
+    """Paths whose change can change what the terrain and features checks find (the board, the rule set)."""
+    return path.split(".", 1)[0] in ("map", "ruleset")
+
+
+def _light(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without its terrain and feature lists (shallow): what the checks of everything else need."""
+    out = dict(data)
+    if isinstance(out.get("map"), Mapping):
+        out["map"] = {k: v for k, v in out["map"].items() if k not in ("terrain", "features")}
     return out
+
+
+class _PointChecker:
+    """Checks design points' scenarios with caching, so that the work grows with what the points change.
+
+    A point's overrides split into board paths (``map.*``, ``ruleset.*``: checked once per distinct combination
+    with the whole scenario), plain policy parameters (checked per owner with :func:`check_policy`) and the rest
+    (checked once per distinct combination on the scenario without its terrain and feature lists, which those
+    paths cannot affect)."""
+
+    def __init__(self, raw: Mapping[str, Any], bsrc: str):
+        self.raw, self.bsrc = raw, bsrc
+        self.boards: dict[str, tuple[dict[str, Any] | None, list[str]]] = {}
+        self.rests: dict[str, tuple[Any, list[str]]] = {}
+        self.policies: dict[str, list[str]] = {}
+
+    def _validate(self, data: Mapping[str, Any]) -> tuple[Any, list[str]]:
+        try:
+            return scn.validate(data, self.bsrc), []
+        except ScenarioError as exc:
+            return None, [e.removeprefix(f"{self.bsrc}: ") for e in exc.errors]
+
+    def problems(self, over: Mapping[str, Any]) -> list[str]:
+        """The problems of one design point (lines without the file name)."""
+        from agents.controllers import PolicyLoadError, check_policy
+
+        board = {k: v for k, v in over.items() if _is_board(k)}
+        params = {k: v for k, v in over.items() if k not in board and _policy_owner(k)
+                  and "." not in _policy_owner(k)[1]}
+        rest = {k: v for k, v in over.items() if k not in board and k not in params}
+        # an owner whose policy itself changes in this point is checked whole, with its parameters
+        moved = {k for k in params if any(r == _policy_owner(k)[0] or r.startswith(_policy_owner(k)[0] + ".policy")
+                                          or _policy_owner(k)[0].startswith(r + ".") for r in rest)}
+        for k in moved:
+            rest[k] = params.pop(k)
+        bk = _canon(board)
+        if bk not in self.boards:
+            try:
+                data = scn.apply_overrides(self.raw, board, self.bsrc)
+            except ScenarioError as exc:
+                self.boards[bk] = (None, [e.removeprefix(f"{self.bsrc}: ") for e in exc.errors])
+            else:
+                self.boards[bk] = (_light(data), self._validate(data)[1])
+        light, out = self.boards[bk]
+        out = list(out)
+        if light is None:
+            return out
+        rk = _canon([board, rest])
+        if rk not in self.rests:
+            try:
+                self.rests[rk] = self._validate(scn.apply_overrides(light, rest, self.bsrc))
+            except ScenarioError as exc:
+                self.rests[rk] = (None, [e.removeprefix(f"{self.bsrc}: ") for e in exc.errors])
+        sc, errs = self.rests[rk]
+        out += [e for e in errs if e not in out]
+        if sc is None or not params:
+            return out
+        owners: dict[str, dict[str, Any]] = {}
+        for k, v in params.items():
+            owner, name = _policy_owner(k)  # type: ignore[misc]
+            owners.setdefault(owner, {})[name] = v
+        for owner, values in owners.items():
+            parts = owner.split(".")
+            side = sc.sides[int(parts[1])]
+            pol = side.tanks[int(parts[3])].policy if len(parts) == 4 else side.policy
+            if pol is None:
+                pol = side.policy
+            where = f"sides[{parts[1]}]" + (f".tanks[{parts[3]}]" if len(parts) == 4 else "") + ".policy"
+            merged = {**pol.params, **values}
+            key = _canon([pol.name, merged])
+            if key not in self.policies:
+                errs2: list[str] = []
+                scn._check_block(merged, f"{where}.params", scn.MAX_PARAM_NUMBER, errs2, "")
+                if not errs2:
+                    try:
+                        check_policy(pol.name, merged)
+                    except PolicyLoadError as exc:
+                        errs2.append(f"{where}: {scn.clip(str(exc), 500)}")
+                self.policies[key] = [e.removeprefix(": ") for e in errs2]
+            out += [e for e in self.policies[key] if e not in out]
+        return out
 
 
 def _check_points(raw: Mapping[str, Any], bsrc: str, src: str, points: Sequence[DesignPoint]) -> None:
     """Validate every design point's resolved scenario (schema, vehicles, each policy with its params: built-ins
-    constructed, plug-ins checked statically) before any battle runs.  Raises :class:`ScenarioError` with one
-    line per distinct problem naming the points that have it, e.g. ``exp.yaml: design points 2 (attacker=rush,
-    flank_bias=1.5), ...: sides[0].policy: ...``."""
+    constructed, plug-ins checked statically) before any battle runs (see :class:`_PointChecker`).  Raises
+    :class:`ScenarioError` with one line per distinct problem naming the points that have it, e.g.
+    ``exp.yaml: design points 2 (attacker=rush, flank_bias=1.5), ...: sides[0].policy: ...``; or when checking
+    would walk more than :data:`MAX_CHECK_VALUES` values of terrain and features."""
+    boards = {_canon({k: v for k, v in p.params.items() if k != SETUP and _is_board(k)}) for p in points}
+    m = raw.get("map") if isinstance(raw.get("map"), Mapping) else {}
+    heavy = _count_values([m.get("terrain"), m.get("features")])
+    if len(boards) * heavy > MAX_CHECK_VALUES:
+        raise ScenarioError([f"{src}: factors: {len(boards):,} distinct boards (map / ruleset levels) x {heavy:,} "
+                             f"values of terrain and features in the base scenario is more than "
+                             f"{MAX_CHECK_VALUES:,} to check; use fewer map or ruleset levels"])
+    checker = _PointChecker(raw, bsrc)
     by_problem: dict[str, list[str]] = {}
-    cache: dict[str, tuple[Any, list[str]]] = {}
-    policy_cache: dict[str, list[str]] = {}
     bad = 0
     for p in points:
         over = {k: v for k, v in p.params.items() if k != SETUP}
-        problems = _point_problems(raw, bsrc, over, cache, policy_cache)
+        problems = checker.problems(over)
         bad += bool(problems)
         label = f"{p.index}" + (f" ({', '.join(f'{k}={scn.clip(str(v), 30)}' for k, v in p.values.items())})"
                                 if p.values else "")

@@ -801,6 +801,8 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any], src: 
     does not exist (except the last key of a mapping, which is created)."""
     out = copy.deepcopy(dict(data))
     for path, value in overrides.items():
+        if not isinstance(path, str):
+            raise ScenarioError([f"{src}: {short(path)}: expected a dotted path (text)"])
         parts = path.split(".")
         node: Any = out
         for i, part in enumerate(parts):
@@ -808,7 +810,8 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any], src: 
             if isinstance(node, list):
                 idx = _list_index(node, part)
                 if idx is None:
-                    raise ScenarioError([f"{src}: {path}: no element {part!r} in {'.'.join(parts[:i]) or 'root'}"])
+                    raise ScenarioError([f"{src}: {clip(path, 200)}: no element {short(part)} in "
+                                         f"{clip('.'.join(parts[:i]), 200) or 'root'}"])
                 if last:
                     node[idx] = value
                 else:
@@ -821,7 +824,7 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any], src: 
                         node[part] = {}
                         node = node[part]
                     else:
-                        raise ScenarioError([f"{src}: {path}: unknown field {part!r}"])
+                        raise ScenarioError([f"{src}: {clip(path, 200)}: unknown field {short(part)}"])
                 else:
                     if part == "policy" and isinstance(node[part], str):
                         node[part] = {"name": node[part]}
@@ -829,7 +832,8 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any], src: 
                         node[part] = {"name": node[part]}
                     node = node[part]
             else:
-                raise ScenarioError([f"{src}: {path}: {'.'.join(parts[:i])} is not a mapping or list"])
+                raise ScenarioError([f"{src}: {clip(path, 200)}: {clip('.'.join(parts[:i]), 200)} is not a mapping "
+                                     f"or list"])
     return out
 
 

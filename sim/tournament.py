@@ -70,7 +70,7 @@ ENTRANT_NAME = re.compile(r"^[A-Za-z0-9_.+\-#@ ]{1,64}$")
 #: Limits of a tournament file: entrants, scenarios, games in the whole schedule.
 MAX_ENTRANTS = 256
 MAX_SCENARIOS = 64
-MAX_GAMES = 10_000_000
+MAX_GAMES = 200_000
 
 
 class TournamentError(ValueError):
@@ -288,6 +288,9 @@ def _resolve_scenario(ref: ScenarioRef, i: int, src: str, base_dir: Path) -> tup
             raise TournamentError([f"{where}.file: {clip(str(exc), 500)}"]) from None
         except ScenarioError as exc:
             raise TournamentError([f"{where}.file: {e}" for e in exc.errors]) from None
+        except OSError as exc:
+            raise TournamentError([f"{where}.file: cannot read {clip(str(ref.file), 200)}: "
+                                   f"{exc.strerror or type(exc).__name__}"]) from None
     try:
         if ref.overrides:
             data = apply_overrides(data, ref.overrides, name)
