@@ -316,13 +316,13 @@ def read_yaml_file(path: str | Path, kind: str) -> tuple[str, Any, Path]:
     Returns ``(source name, parsed data, folder for relative paths)``.  Raises ``FileNotFoundError`` listing the
     bundled files, :class:`ScenarioError` for a binary (non-UTF-8) file or invalid YAML."""
     p = Path(path)
-    if p.exists() and not p.is_dir():
+    if scn.path_kind(p) in ("file", "other"):
         src, base_dir = str(path), p.parent
         return src, scn.parse_yaml(scn.read_text(p, src), src), base_dir
     else:
         stem = p.name if p.suffix in (".yaml", ".yml") else p.name + ".yaml"
         cand = scn.bundled_dir().joinpath(stem)
-        if p.parent != Path(".") or not cand.is_file():
+        if p.parent != Path(".") or scn.path_kind(Path(str(cand))) != "file":
             known = sorted(x.name for x in scn.bundled_dir().iterdir() if x.name.endswith(".yaml"))
             raise FileNotFoundError(f"{path}: no such {kind} file, and no bundled file of that name "
                                     f"(bundled: {', '.join(known)})")
@@ -371,7 +371,7 @@ def experiment_from_mapping(data: Any, src: str = "<experiment>", base_dir: str 
 
 def _find_base(spec: ExperimentSpec, src: str, base_dir: Path) -> tuple[str, dict[str, Any]]:
     cand = base_dir / spec.scenario
-    name: str | Path = cand if cand.is_file() else spec.scenario
+    name: str | Path = cand if scn.path_kind(cand) == "file" else spec.scenario
     try:
         bsrc, text = scn.find_scenario(name)
     except FileNotFoundError as exc:

@@ -15,7 +15,9 @@ import copy
 import hashlib
 import json
 import math
+import os
 import reprlib
+import stat
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping
@@ -368,7 +370,7 @@ def _fmt_validation(src: str, exc: ValidationError, prefix: str = "") -> list[st
     other = 0
     for e in exc.errors(include_url=False, include_context=False):
         loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "tuple[", "list["))))
-        pattern = (tuple("#" if isinstance(x, int) else x for x in loc), e["type"])
+        pattern = (tuple("#" if isinstance(x, int) else x for x in loc), e["msg"])
         if pattern in alike:
             counts[alike[pattern]] += 1
             continue
@@ -733,8 +735,9 @@ def parse_yaml(text: str, src: str) -> Any:
         raise ScenarioError([f"{src}: {where}: {kind}{clip(str(what), 300)}"]) from None
     except yaml.reader.ReaderError as exc:
         line, col = _line_col(text, exc.position, _BYTE_POSITIONS)
+        char = chr(exc.character) if isinstance(exc.character, int) else exc.character
         raise ScenarioError([f"{src}: line {line}, column {col}: not valid YAML: {clip(str(exc.reason), 120)} "
-                             f"(character {exc.character!r})"]) from None
+                             f"(character {char!r})"]) from None
     except yaml.YAMLError as exc:
         raise ScenarioError([f"{src}: (file): not valid YAML: {clip(str(exc), 300)}"]) from None
     except RecursionError:
@@ -743,12 +746,24 @@ def parse_yaml(text: str, src: str) -> Any:
         loader.dispose()
 
 
+def path_kind(path: str | Path) -> str:
+    """``"file"``, ``"dir"``, ``"other"`` (a device, a pipe) or ``"missing"`` -- never raises (a name too long
+    for the file system, a NUL byte, a permission problem on the way all count as ``"missing"``)."""
+    try:
+        st = os.stat(path)
+    except (OSError, ValueError):
+        return "missing"
+    if stat.S_ISREG(st.st_mode):
+        return "file"
+    return "dir" if stat.S_ISDIR(st.st_mode) else "other"
+
+
 def read_text(path: str | Path, src: str | None = None) -> str:
     """The text of a YAML file, read only if it is a regular file of at most :data:`MAX_FILE_BYTES`.  Raises
     :class:`ScenarioError` (too large, not UTF-8, a device or pipe) or ``OSError``."""
     src = str(path) if src is None else src
     p = Path(path)
-    if not p.is_file():
+    if path_kind(p) != "file":
         raise ScenarioError([f"{src}: (file): not a regular file; expected a YAML file"])
     with p.open("rb") as fh:
         raw = fh.read(MAX_FILE_BYTES + 1)
@@ -771,16 +786,17 @@ def find_scenario(name_or_path: str | Path) -> tuple[str, str]:
 
     Raises ``FileNotFoundError`` listing the bundled names when nothing matches."""
     p = Path(name_or_path)
-    if p.is_dir():
-        raise FileNotFoundError(f"{name_or_path}: is a folder, expected a scenario YAML file")
-    if p.exists():
+    kind = path_kind(p)
+    if kind == "dir":
+        raise FileNotFoundError(f"{clip(str(name_or_path), 300)}: is a folder, expected a scenario YAML file")
+    if kind != "missing":
         return str(name_or_path), read_text(p, str(name_or_path))
     stem = p.name if p.suffix in (".yaml", ".yml") else p.name + ".yaml"
     cand = bundled_dir().joinpath(stem)
-    if cand.is_file():
+    if len(stem) < 256 and "\0" not in stem and cand.is_file():
         return f"scenarios/{stem}", cand.read_text(encoding="utf-8")
     known = sorted(x.name for x in bundled_dir().iterdir() if x.name.endswith(".yaml"))
-    raise FileNotFoundError(f"{name_or_path}: no such file, and no bundled scenario of that name "
+    raise FileNotFoundError(f"{clip(str(name_or_path), 300)}: no such file, and no bundled scenario of that name "
                             f"(bundled: {', '.join(known)})")
 
 

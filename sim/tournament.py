@@ -62,6 +62,7 @@ from sim.scenario import (
     clip,
     find_scenario,
     parse_yaml,
+    path_kind,
     validate,
 )
 
@@ -280,7 +281,7 @@ def _resolve_scenario(ref: ScenarioRef, i: int, src: str, base_dir: Path) -> tup
         data, name = dict(ref.inline), f"{where}.inline"
     else:
         cand = base_dir / ref.file
-        target = str(cand) if cand.is_file() else ref.file
+        target = str(cand) if path_kind(cand) == "file" else ref.file
         try:
             name, text = find_scenario(target)
             data = parse_yaml(text, name)
@@ -333,8 +334,9 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
         iso = "process" if e.command else (e.isolation or spec.isolation)
         command = None
         if e.command:
-            command = tuple(str(Path(base_dir) / c) if (Path(base_dir) / c).is_file() and not Path(c).is_absolute()
-                            else c for c in e.command)
+            command = tuple(str(Path(base_dir) / c)
+                            if path_kind(Path(base_dir) / c) == "file" and not Path(c).is_absolute() else c
+                            for c in e.command)
         limits = (e.limits or spec.limits).model_dump() if iso == "process" else None
         entrants.append(Entrant(e.name, e.policy, dict(e.params), command, iso, limits))
     if errors:
