@@ -101,7 +101,7 @@ def load_policy(name: str, params: Mapping[str, Any] | None = None, *, entrant: 
     if not entrant:
         plugins.refuse_commands(name, params)
         if mod_name in plugins.PROCESS_MODULES or mod_name.startswith(tuple(m + "." for m in plugins.PROCESS_MODULES)):
-            raise plugins._spawn_refusal(name)
+            raise plugins.spawn_refusal(name)
         if mod_name not in sys.modules:
             plugins.check_plugin(name)  # nothing of a module runs before it is known to define a policy class
     try:
@@ -117,14 +117,14 @@ def load_policy(name: str, params: Mapping[str, Any] | None = None, *, entrant: 
                               f"{type(exc).__name__}: {plugins.clip(str(exc), 300)}") from None
     cls = vars(mod).get(cls_name)
     if cls is None:
-        found = plugins._policy_classes(mod)
+        found = plugins.policy_classes(mod)
         raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} has no class {cls_name!r}"
                               + (f" (policy classes there: {', '.join(found)})" if found else ""))
     if not isinstance(cls, type) or not callable(getattr(cls, "decide", None)):
         raise PolicyLoadError(f"policy {name!r}: {cls_name!r} is not a policy class with a decide(obs, "
                               f"decision) method")
-    if not entrant and plugins._live_found(cls).spawns:
-        raise plugins._spawn_refusal(name)
+    if not entrant and plugins.class_facts(cls).spawns:
+        raise plugins.spawn_refusal(name)
     return _construct(cls, name, params)
 
 

@@ -41,8 +41,8 @@ PROCESS_MODULES = ("sim.isolation", "agents.remote")
 PROCESS_BASES = frozenset({"RemotePolicy"})
 #: Parameter keys that only an isolated entrant may carry (at any depth of ``params``).
 COMMAND_KEYS = frozenset({"command", "entrant"})
-#: ``from x import Name`` hops followed when a module re-exports a class.
-MAX_HOPS = 4
+#: Steps followed from a name to its class: ``from x import Name`` re-exports and base classes.
+MAX_HOPS = 12
 #: Largest plug-in source file read (bytes).
 MAX_SOURCE_BYTES = 4_000_000
 #: Longest plug-in name (characters).
@@ -60,15 +60,13 @@ class PluginInfo:
 
     ``module`` / ``cls``: the name's parts; ``path``: the source file read (``None`` for an already imported
     module); ``defaults``: its parameters and their default values when they are a literal (``None``: unknown, e.g.
-    the class defines its own ``__init__``); ``bounds``: literal ``(low, high)`` ranges; ``spawns``: it is a
-    process-spawning policy (refused outside tournament entrants)."""
+    the class defines its own ``__init__``); ``bounds``: literal ``(low, high)`` ranges."""
 
     module: str
     cls: str
     path: str | None
     defaults: Mapping[str, Any] | None
     bounds: Mapping[str, Any]
-    spawns: bool
 
 
 @dataclass
@@ -124,7 +122,8 @@ def refuse_commands(name: str, params: Any) -> None:
                               f"a scenario, experiment or results file")
 
 
-def _spawn_refusal(name: str) -> PolicyLoadError:
+def spawn_refusal(name: str) -> PolicyLoadError:
+    """The error for a process-spawning policy named where only plug-ins may be."""
     return PolicyLoadError(f"policy {short(name)}: a process-spawning policy (isolated entrant) is allowed only in a "
                            f"tournament's entrant definitions (isolation: process, or command: [...]), never in a "
                            f"scenario, experiment or results file")
@@ -162,30 +161,26 @@ def locate(mod_name: str) -> Any:
     if mod_name in sys.modules:
         return sys.modules[mod_name]
     parts = mod_name.split(".")
-    spec = None
+    spec: Any = None
+    locations: Any = None
     for i in range(len(parts)):
         full = ".".join(parts[: i + 1])
         live = sys.modules.get(full)
-        if live is not None:
-            spec = getattr(live, "__spec__", None)
-            locations = getattr(live, "__path__", None)
-        else:
-            try:
-                if i == 0:
-                    spec = importlib.util.find_spec(full)  # a top-level name: finders only, nothing imported
-                else:
-                    locations = spec.submodule_search_locations if spec is not None else None
-                    if locations is None:
-                        raise PolicyLoadError(f"module {mod_name!r} not found ({'.'.join(parts[:i])!r} is not a "
-                                              f"package)")
-                    spec = importlib.machinery.PathFinder.find_spec(full, list(locations))
-            except (ImportError, ValueError) as exc:
-                raise PolicyLoadError(f"module {mod_name!r} not found ({type(exc).__name__})") from None
-            if spec is None:
-                raise PolicyLoadError(f"module {mod_name!r} not found (is its folder on sys.path / PYTHONPATH?)")
-            locations = spec.submodule_search_locations
-        if i < len(parts) - 1 and live is None and spec is not None:
-            spec.submodule_search_locations = locations
+        if live is not None:  # an imported parent package: its own search path
+            spec, locations = getattr(live, "__spec__", None), getattr(live, "__path__", None)
+            continue
+        try:
+            if i == 0:
+                spec = importlib.util.find_spec(full)  # a top-level name: finders only, nothing is imported
+            elif locations is None:
+                raise PolicyLoadError(f"module {mod_name!r} not found ({'.'.join(parts[:i])!r} is not a package)")
+            else:  # the parent's search path, without importing the parent (its __init__ never runs)
+                spec = importlib.machinery.PathFinder.find_spec(full, list(locations))
+        except (ImportError, ValueError, OSError) as exc:
+            raise PolicyLoadError(f"module {mod_name!r} not found ({type(exc).__name__})") from None
+        if spec is None:
+            raise PolicyLoadError(f"module {mod_name!r} not found (is its folder on sys.path / PYTHONPATH?)")
+        locations = spec.submodule_search_locations
     origin = getattr(spec, "origin", None)
     if not isinstance(origin, str) or not origin.endswith(".py") or not os.path.isfile(origin):
         raise PolicyLoadError(f"module {mod_name!r} is not a Python source module (a plug-in doctrine is a .py file "
@@ -238,7 +233,10 @@ def _absolute(src: _Source, node: ast.ImportFrom) -> str:
 
 
 @dataclass
-class _Found:
+class ClassFacts:
+    """What a class is, as far as a check without running it can tell: a ``policy`` (has ``decide``), ``spawns``
+    processes, its literal ``defaults`` / ``bounds``, and whether it has its ``own_init`` (parameters unknown)."""
+
     spawns: bool = False
     policy: bool = False
     defaults: Mapping[str, Any] | None = None
@@ -270,8 +268,8 @@ def _builtin_base(name: str) -> Any:
     return getattr(policies, name, None)
 
 
-def _inspect_class(src: _Source, cls: ast.ClassDef, hops: int) -> _Found:
-    out = _Found()
+def _inspect_class(src: _Source, cls: ast.ClassDef, hops: int) -> ClassFacts:
+    out = ClassFacts()
     body_names = {st.name for st in cls.body if isinstance(st, (ast.FunctionDef, ast.AsyncFunctionDef))}
     out.policy = "decide" in body_names
     out.own_init = "__init__" in body_names or "__new__" in body_names
@@ -279,7 +277,7 @@ def _inspect_class(src: _Source, cls: ast.ClassDef, hops: int) -> _Found:
     out.spawns = bool(has and val)
     d_has, d_val = _literal(cls, "defaults")
     b_has, b_val = _literal(cls, "bounds")
-    inherited: list[_Found] = []
+    inherited: list[ClassFacts] = []
     for base in cls.bases:
         bname = base.attr if isinstance(base, ast.Attribute) else base.id if isinstance(base, ast.Name) else None
         if bname is None:
@@ -294,8 +292,10 @@ def _inspect_class(src: _Source, cls: ast.ClassDef, hops: int) -> _Found:
                 sub = None
         if sub is None and bname in KNOWN_BASES:
             live = _builtin_base(bname)
-            sub = _Found(policy=True, defaults=dict(getattr(live, "defaults", {}) or {}),
-                         bounds=dict(getattr(live, "bounds", {}) or {})) if live is not None else _Found(policy=True)
+            sub = ClassFacts(policy=True)
+            if live is not None:
+                sub.defaults = dict(getattr(live, "defaults", {}) or {})
+                sub.bounds = dict(getattr(live, "bounds", {}) or {})
         if sub is not None:
             inherited.append(sub)
     first = inherited[0] if inherited else None
@@ -313,10 +313,11 @@ def _inspect_class(src: _Source, cls: ast.ClassDef, hops: int) -> _Found:
     return out
 
 
-def _live_found(obj: Any) -> _Found:
+def class_facts(obj: Any) -> ClassFacts:
+    """What a live class is, by static attribute look-ups only (nothing is called)."""
     import inspect
 
-    out = _Found()
+    out = ClassFacts()
     if not isinstance(obj, type):
         return out
     out.policy = callable(inspect.getattr_static(obj, "decide", None))
@@ -334,7 +335,7 @@ def _live_found(obj: Any) -> _Found:
     return out
 
 
-def _resolve(src: _Source, name: str, hops: int) -> _Found | None:
+def _resolve(src: _Source, name: str, hops: int) -> ClassFacts | None:
     """What ``name`` bound at the top level of ``src`` is, as a class; ``None`` when it is not a class."""
     if hops > MAX_HOPS:
         return None
@@ -347,19 +348,19 @@ def _resolve(src: _Source, name: str, hops: int) -> _Found | None:
         if not target:
             return None
         if target in PROCESS_MODULES:
-            return _Found(spawns=True, policy=True)
+            return ClassFacts(spawns=True, policy=True)
         where = locate(target)
         if isinstance(where, _Source):
             return _resolve(where, alias.name, hops + 1)
-        return _live_found(vars(where).get(alias.name))
+        return class_facts(vars(where).get(alias.name))
     return None
 
 
-def _policy_classes(src: Any) -> list[str]:
+def policy_classes(src: Any) -> list[str]:
     """Names of the policy classes a module defines (for "did you mean" messages)."""
     if not isinstance(src, _Source):
         return sorted(k for k, v in vars(src).items() if isinstance(v, type) and not k.startswith("_")
-                      and _live_found(v).policy and v.__module__ == src.__name__)
+                      and class_facts(v).policy and v.__module__ == src.__name__)
     out = []
     for st in _body(src.tree):
         if isinstance(st, ast.ClassDef) and not st.name.startswith("_"):
@@ -379,30 +380,30 @@ def check_plugin(name: str) -> PluginInfo:
     process-spawning policy (isolated entrants are never plug-ins)."""
     mod_name, cls_name = split_name(name)
     if mod_name in PROCESS_MODULES or any(mod_name.startswith(m + ".") for m in PROCESS_MODULES):
-        raise _spawn_refusal(name)
+        raise spawn_refusal(name)
     where = locate(mod_name)
     if isinstance(where, _Source):
         st = _binding(where, cls_name)
         if st is None:
-            found = _policy_classes(where)
+            found = policy_classes(where)
             raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} has no class {cls_name!r}"
                                   + (f" (policy classes there: {', '.join(found)})" if found else ""))
         info = _resolve(where, cls_name, 0)
         path: str | None = where.path
     else:
         if cls_name not in vars(where):
-            found = _policy_classes(where)
+            found = policy_classes(where)
             raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} has no class {cls_name!r}"
                                   + (f" (policy classes there: {', '.join(found)})" if found else ""))
-        info = _live_found(vars(where)[cls_name])
+        info = class_facts(vars(where)[cls_name])
         path = None
     if info is not None and info.spawns:
-        raise _spawn_refusal(name)
+        raise spawn_refusal(name)
     if info is None or not info.policy:
         raise PolicyLoadError(f"policy {name!r}: {cls_name!r} is not a policy class with a decide(obs, decision) "
                               f"method")
     defaults = None if info.own_init else info.defaults
-    return PluginInfo(mod_name, cls_name, path, defaults, dict(info.bounds or {}), info.spawns)
+    return PluginInfo(mod_name, cls_name, path, defaults, dict(info.bounds or {}))
 
 
 def check_params(cls_name: str, defaults: Mapping[str, Any] | None, bounds: Mapping[str, Any],
