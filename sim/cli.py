@@ -219,6 +219,22 @@ def _file_kind(path: str) -> str:
     return "scenario"
 
 
+def _entrant_problems(t: object) -> list[str]:
+    """Tournament entrants' doctrines checked the way data files are (statically: nothing is imported, no
+    entrant's program is started; ``tanksim tournament`` loads them for real before the first game)."""
+    from agents.controllers import PolicyLoadError, check_policy
+
+    out = []
+    for i, e in enumerate(getattr(t, "entrants", ())):
+        if e.command:
+            continue
+        try:
+            check_policy(str(e.policy), dict(e.params))
+        except PolicyLoadError as exc:
+            out.append(f"{t.source}: entrants[{i}].policy: {exc}")
+    return out
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate scenario files (and experiment / tournament files, recognised by their ``factors`` /
     ``entrants``).  Runs no code from a file: plug-in doctrines are checked statically (never imported), no
@@ -239,6 +255,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 from sim.tournament import load_tournament
 
                 t = load_tournament(f)
+                problems = _entrant_problems(t)
+                if problems:
+                    raise ScenarioError(problems)
                 print(f"{f}: ok (tournament, {len(getattr(t, 'entrants', []))} entrants)")
                 continue
             sc = load_scenario(f)

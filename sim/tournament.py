@@ -78,7 +78,7 @@ class TournamentError(ValueError):
     """An invalid tournament file or folder; ``errors`` holds one ``file: field: message`` line each."""
 
     def __init__(self, errors: list[str]):
-        self.errors = list(errors)
+        self.errors = ScenarioError(list(errors)).errors  # the same bounds: lines clipped, many counted
         super().__init__("\n".join(self.errors))
 
 

@@ -237,3 +237,20 @@ def test_the_readme_states_the_trust_model():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
     assert "## Trust model" in text and "**Data files.**" in text
     assert "an in-process plug-in is code you chose to run" in text
+
+
+def test_validate_a_tournament_starts_no_entrant_and_imports_no_plugin(tmp_path, cli):
+    marker = tmp_path / "PWNED"
+    t = {"name": "t", "entrants": [{"name": "a", "policy": "hold"}, {"name": "zen", "policy": "this:x"},
+                                   {"name": "cmd", "command": ["/bin/sh", "-c", f"id > {marker}"]}],
+         "scenarios": [{"file": "default"}]}
+    f = tmp_path / "t.yaml"
+    f.write_text(yaml.safe_dump(t), encoding="utf-8")
+    code, text = cli("validate", f)
+    assert code == 1 and f"{f}: entrants[1].policy: policy 'this:x': module 'this' has no class 'x'" in text
+    assert ZEN not in text and not marker.exists()
+    t["entrants"][1] = {"name": "zen", "policy": "sim.isolation:RemotePolicy",
+                        "params": {"entrant": {"command": ["/bin/sh", "-c", f"id > {marker}"]}}}
+    f.write_text(yaml.safe_dump(t), encoding="utf-8")
+    code, text = cli("validate", f)
+    assert code == 1 and "entrants[1].policy" in text and "command:" in text and not marker.exists()
