@@ -21,12 +21,13 @@ here; they exist only in tournament entrant definitions (the organiser's tournam
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.machinery
 import importlib.util
 import keyword
 import os
 import sys
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -43,8 +44,9 @@ PROCESS_BASES = frozenset({"RemotePolicy"})
 COMMAND_KEYS = frozenset({"command", "entrant"})
 #: Steps followed from a name to its class: ``from x import Name`` re-exports and base classes.
 MAX_HOPS = 12
-#: Largest plug-in source file read (bytes).
-MAX_SOURCE_BYTES = 4_000_000
+#: Largest plug-in source file read (bytes), and most source bytes one file's check may parse in all.
+MAX_SOURCE_BYTES = 1_000_000
+MAX_SOURCE_BUDGET = 2_000_000
 #: Longest plug-in name (characters).
 MAX_NAME = 200
 
@@ -139,6 +141,12 @@ def _read_source(mod_name: str, path: str, is_package: bool) -> _Source:
         raise PolicyLoadError(f"module {mod_name!r}: cannot read {path}: {exc.strerror}") from None
     hit = _TREES.get(key)
     if hit is None:
+        if _BUDGET:
+            if st.st_size > _BUDGET[-1]:
+                raise PolicyLoadError(f"module {mod_name!r}: checking the plug-ins this file names would parse more "
+                                      f"than {MAX_SOURCE_BUDGET:,} bytes of Python source; name fewer plug-in "
+                                      f"modules")
+            _BUDGET[-1] -= st.st_size
         try:
             with open(path, "rb") as fh:
                 text = importlib.util.decode_source(fh.read())
@@ -153,6 +161,21 @@ def _read_source(mod_name: str, path: str, is_package: bool) -> _Source:
 
 
 _TREES: dict[tuple[str, int, int], ast.Module] = {}
+_BUDGET: list[int] = []
+
+
+@contextlib.contextmanager
+def source_budget(limit: int = MAX_SOURCE_BUDGET) -> Iterator[None]:
+    """Within this block, static checks parse at most ``limit`` bytes of plug-in source not parsed before (a file
+    naming hundreds of big modules gets an error, not minutes of parsing).  Nested blocks share the outer one."""
+    if _BUDGET:
+        yield
+        return
+    _BUDGET.append(limit)
+    try:
+        yield
+    finally:
+        _BUDGET.pop()
 
 
 def locate(mod_name: str) -> Any:

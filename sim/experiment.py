@@ -362,11 +362,14 @@ def experiment_from_mapping(data: Any, src: str = "<experiment>", base_dir: str 
     if not isinstance(data, Mapping):
         raise ScenarioError([f"{src}: (top level): expected a mapping of experiment fields, "
                              f"got {type(data).__name__}"])
+    from agents.plugins import source_budget
+
     try:
         spec = ExperimentSpec.model_validate(data)
     except ValidationError as exc:
         raise ScenarioError(scn._fmt_validation(src, exc)) from None
-    return resolve(spec, src, Path(base_dir))
+    with source_budget():
+        return resolve(spec, src, Path(base_dir))
 
 
 def _find_base(spec: ExperimentSpec, src: str, base_dir: Path) -> tuple[str, dict[str, Any]]:

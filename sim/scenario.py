@@ -100,10 +100,10 @@ def clip(text: str, limit: int = 300) -> str:
 
 class ScenarioError(ValueError):
     """A scenario (or experiment) file is invalid.  ``errors`` holds one ``file: path: message`` line each (at most
-    :data:`MAX_ERRORS`; a last line counts the others; each line is at most 1,000 characters)."""
+    :data:`MAX_ERRORS`; a last line counts the others; each line is one line of at most 1,000 characters)."""
 
     def __init__(self, errors: list[str]):
-        errors = [clip(str(e), 1000) for e in errors]
+        errors = [clip(str(e).replace("\r", " ").replace("\n", " | "), 1000) for e in errors]
         if len(errors) > MAX_ERRORS:
             more = len(errors) - (MAX_ERRORS - 1)
             src = errors[0].split(": ", 1)[0]
@@ -431,6 +431,13 @@ def validate(data: Mapping[str, Any], src: str = "<scenario>") -> Scenario:
     terrain names, every named hex on the board (tanks, terrain lists, features, objectives), vehicles, per-tank
     ``rules`` and per-hex ``features`` blocks, the effective turn limit, and each policy (built-in, or a plug-in
     checked statically: nothing is imported or constructed, no command is accepted)."""
+    from agents.plugins import source_budget
+
+    with source_budget():
+        return _validate(data, src)
+
+
+def _validate(data: Mapping[str, Any], src: str) -> Scenario:
     if not isinstance(data, Mapping):
         raise ScenarioError([f"{src}: (top level): expected a mapping of scenario fields, got {type(data).__name__}"])
     try:
