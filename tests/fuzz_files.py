@@ -74,7 +74,8 @@ class DataChooser:
 HUGE_NUMBERS = [10**6, 10**9, 10**18, -(10**18), 10**30, 2**63, -1, 0, 10**39]
 ODD_VALUES: list[Any] = [None, True, "", "x" * 100_000, "\u202e\u0645\u0631\u062d\u0628\u0627 \U0001f4a5", [], {},
                          [[[[]]]], {"a": {"b": {}}}, 1.5, -0.0, 3.0, "12", "0x1F", "1e309", "nan", [1, 2, 3],
-                         float("inf"), float("-inf"), float("nan"), 1e308, "../../etc/passwd", "\t\n"]
+                         float("inf"), float("-inf"), float("nan"), 1e308, "../../etc/passwd", "\t\n",
+                         "1e9999999", "9" * 5000, "1/0", "-1e-9999999"]
 POLICY_NAMES: list[Any] = [
     "this:x", "antigravity:X", "os:system", "subprocess:Popen", "sim.isolation:RemotePolicy", "agents.remote:main",
     "no_such_mod_xyz:Bot", "a.b.c.d:E", ":", "x:", ":Y", "hold:extra", "1bad:Name", "sim.scenario:Scenario",
@@ -84,6 +85,7 @@ POLICY_NAMES: list[Any] = [
     {"name": "agents.policies:Hold", "params": {"entrant": {"name": "x", "command": ["true"]}}},
     {"name": "advance", "params": {"min_odds": float("inf")}}, {"name": "advance", "params": {"candidates": 10**30}},
     {"name": "advance", "params": {"candidates": float("nan")}}, {"name": "greedy", "params": {"risk_weight": "lots"}},
+    {"name": "advance", "params": {"min_odds": "1e9999999"}}, {"name": "flank", "params": {"flank_bias": "9" * 5000}},
 ]
 BAD_HEXES: list[Any] = [[73, 20, 1], [1], [], [10**6, 10**6], [-(10**4), 3], ["a", "b"], [1.5, 2], [None, 1],
                         [True, False], {"q": 1, "r": 2}, "3,4", [[1, 2]], [10**30, 0]]

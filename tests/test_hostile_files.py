@@ -158,6 +158,9 @@ def test_a_20000_hex_off_map_list_is_one_line_and_linear():
     (lambda d: d["sides"][0].update(policy={"name": "advance", "params": {"candidates": float("inf")}}),
      "sides[0].policy.params.candidates: inf: expected a finite number"),
     (lambda d: d.update({1: 2}), "h.yaml: [1]: Keys should be strings"),
+    (lambda d: d["sides"][0].update(policy={"name": "advance", "params": {"min_odds": "1e9999999"}}),
+     "sides[0].policy: policy 'advance': bad parameters {'min_odds': '1e9999999'}: Advance: parameter "
+     "min_odds='1e9999999': expected float"),
 ])
 def test_limits_name_the_field(mutate, expect):
     d = small_ps_scenario()

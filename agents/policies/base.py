@@ -22,6 +22,7 @@ Parameters are data: the class attribute ``defaults`` lists them (``bounds`` giv
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping
 
@@ -93,7 +94,14 @@ def _convert(cls: str, k: str, default: Any, v: Any) -> Any:
                 raise ValueError
             return int(f)
         if isinstance(default, float) and not isinstance(v, bool):
-            return float(Fraction(str(v).strip())) if isinstance(v, str) else float(v)
+            if isinstance(v, str):  # "0.25", "1e-3" or an exact "1/4" (Fraction only for that: "1e9999999" would
+                text = v.strip()    # make it build a ten-million-digit integer)
+                f = float(Fraction(text)) if "/" in text and len(text) <= 64 else float(text)
+            else:
+                f = float(v)
+            if not math.isfinite(f):
+                raise ValueError
+            return f
         if isinstance(default, str):
             return str(v)
     except (TypeError, ValueError, ZeroDivisionError, OverflowError):
