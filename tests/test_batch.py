@@ -250,7 +250,7 @@ def test_bad_input_files_get_clear_errors(tmp_path, capsys):
 
     (tmp_path / "bin.yaml").write_bytes(bytes(range(128, 256)) * 3)
     assert batch_main([str(tmp_path / "bin.yaml"), "--out", str(tmp_path / "o")]) == 2
-    assert "bin.yaml: not a UTF-8 text YAML file" in capsys.readouterr().err
+    assert "bin.yaml: (file): not a UTF-8 text file" in capsys.readouterr().err
     (tmp_path / "sc.yaml").write_text(yaml.safe_dump(small_ps_scenario()), encoding="utf-8")
     assert batch_main([str(tmp_path / "sc.yaml"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
