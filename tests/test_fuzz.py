@@ -44,7 +44,7 @@ def workdir(tmp_path_factory):
     return tmp_path_factory.mktemp("fuzz")
 
 
-@settings(max_examples=250, derandomize=True, deadline=None, database=None, print_blob=False,
+@settings(max_examples=200, derandomize=True, deadline=None, database=None, print_blob=False,
           suppress_health_check=list(HealthCheck))
 @given(st.data())
 def test_mutated_files_fail_cleanly_and_fast(workdir, data):
