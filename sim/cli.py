@@ -205,13 +205,12 @@ def cmd_cases(args: argparse.Namespace) -> int:
 
 def _file_kind(path: str) -> str:
     """``experiment`` (has ``factors``), ``tournament`` (has ``entrants``) or ``scenario``."""
-    import yaml
+    from sim.scenario import find_scenario, parse_yaml
 
     try:
-        from sim.scenario import find_scenario
-
-        data = yaml.safe_load(find_scenario(path)[1])
-    except Exception:  # noqa: BLE001 - the scenario loader reports the problem properly
+        src, text = find_scenario(path)
+        data = parse_yaml(text, src)
+    except (OSError, ScenarioError):  # the scenario loader reports the problem properly
         return "scenario"
     if isinstance(data, dict) and "factors" in data:
         return "experiment"
@@ -220,35 +219,62 @@ def _file_kind(path: str) -> str:
     return "scenario"
 
 
+def _entrant_problems(t: object) -> list[str]:
+    """Tournament entrants' doctrines checked the way data files are (statically: nothing is imported, no
+    entrant's program is started; ``tanksim tournament`` loads them for real before the first game)."""
+    from agents.controllers import PolicyLoadError, check_policy
+
+    out = []
+    for i, e in enumerate(getattr(t, "entrants", ())):
+        if e.command:
+            continue
+        try:
+            check_policy(str(e.policy), dict(e.params))
+        except PolicyLoadError as exc:
+            out.append(f"{t.source}: entrants[{i}].policy: {exc}")
+    return out
+
+
+def _validate_one(f: str) -> str:
+    """Check one file; returns its ``ok`` line.  Raises :class:`ScenarioError`, ``ValueError`` or ``OSError``."""
+    kind = _file_kind(f)
+    if kind == "experiment":
+        from sim.experiment import load_experiment
+
+        load_experiment(f)
+        return f"{f}: ok (experiment)"
+    if kind == "tournament":
+        from sim.tournament import load_tournament
+
+        t = load_tournament(f)
+        problems = _entrant_problems(t)
+        if problems:
+            raise ScenarioError(problems)
+        return f"{f}: ok (tournament, {len(getattr(t, 'entrants', []))} entrants)"
+    from sim.scenario import load_scenario
+
+    sc = load_scenario(f)
+    n = sum(len(s.tanks) for s in sc.sides)
+    return (f"{f}: ok ({sc.name}: {sc.ruleset.name}, {sc.map.size_text()} map, {n} tanks, "
+            f"turn limit {sc.effective_turn_limit()})")
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate scenario files (and experiment / tournament files, recognised by their ``factors`` /
-    ``entrants``)."""
-    from sim.scenario import load_scenario
+    ``entrants``).  Runs no code from a file: plug-in doctrines are checked statically (never imported), no
+    command is started, no entrant probed; every field a battle reads is checked."""
+    from agents.plugins import source_budget
 
     bad = 0
     for f in args.files:
-        kind = _file_kind(f)
         try:
-            if kind == "experiment":
-                from sim.experiment import load_experiment
-
-                load_experiment(f)
-                print(f"{f}: ok (experiment)")
-                continue
-            if kind == "tournament":
-                from sim.tournament import load_tournament
-
-                t = load_tournament(f)
-                print(f"{f}: ok (tournament, {len(getattr(t, 'entrants', []))} entrants)")
-                continue
-            sc = load_scenario(f)
-        except (ScenarioError, ValueError) as exc:
+            with source_budget():
+                line = _validate_one(f)
+        except (ScenarioError, ValueError, OSError) as exc:
             bad += 1
             print("\n".join(getattr(exc, "errors", None) or [str(exc)]), file=sys.stderr)
             continue
-        n = sum(len(s.tanks) for s in sc.sides)
-        print(f"{f}: ok ({sc.name}: {sc.ruleset.name}, {sc.map.size_text()} map, {n} tanks, "
-              f"turn limit {sc.effective_turn_limit()})")
+        print(line)
     return 1 if bad else 0
 
 

@@ -31,7 +31,6 @@ advance; parameters: min_odds, threat_candidates, stop_at``.  They are raised as
 from __future__ import annotations
 
 import hashlib
-import importlib
 import itertools
 import json
 import math
@@ -40,10 +39,9 @@ import typing
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import numpy as np
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sim import scenario as scn
@@ -52,6 +50,12 @@ from sim.scenario import ScenarioError
 #: Parameter name of the set-up factor (not a scenario path).
 SETUP = "setup"
 SETUP_LEVELS = ("fixed", "random")
+#: Limits of an experiment file: design points, levels per factor, factors (and overrides), runs.
+MAX_POINTS = 10_000
+MAX_LEVELS = 1_000
+MAX_FACTORS = 50
+MAX_RUNS = 1_000_000
+Number = Annotated[float, Field(allow_inf_nan=False, ge=-1e12, le=1e12)]
 
 
 # --- schema ------------------------------------------------------------------------------------------------------
@@ -62,17 +66,20 @@ class _Model(BaseModel):
 
 class ZoneSpec(_Model):
     """A deployment zone: a hex list (``hexes``), a disc (``center`` + ``radius``) and/or ``rect`` (axial ranges
-    ``{q: [q0, q1], r: [r0, r1]}``, inclusive).  The union of the three."""
+    ``{q: [q0, q1], r: [r0, r1]}``, inclusive).  The union of the three, clipped to the hexes any legal board may
+    hold (:data:`sim.scenario.UNIVERSE`) before any hex is listed."""
 
-    hexes: list[scn.HexPair] = Field(default_factory=list)
+    hexes: list[scn.HexPair] = Field(default_factory=list, max_length=scn.MAX_HEXES)
     center: scn.HexPair | None = None
-    radius: int = Field(0, ge=0)
-    rect: dict[Literal["q", "r"], tuple[int, int]] | None = None
+    radius: int = Field(0, ge=0, le=2 * scn.MAX_COORD)
+    rect: dict[Literal["q", "r"], tuple[scn.Coord, scn.Coord]] | None = None
+
+    _rect = field_validator("rect")(scn.rect_ranges)
 
     def cells(self) -> list[tuple[int, int]]:
-        """The zone's hexes as ``(q, r)`` pairs, sorted, without duplicates (may include off-map hexes)."""
+        """The zone's hexes as ``(q, r)`` pairs, sorted, without duplicates (may include hexes off a given map)."""
         t = scn.TerrainSpec(tile="open", hexes=self.hexes, center=self.center, radius=self.radius, rect=self.rect)
-        return sorted({(h.q, h.r) for h in t.cells()})
+        return sorted({(h.q, h.r) for h in t.cells(scn.UNIVERSE)})
 
     @model_validator(mode="after")
     def _nonempty(self) -> ZoneSpec:
@@ -87,11 +94,11 @@ class FactorSpec(_Model):
     hypercube).  ``integer`` rounds range values.  ``name`` is the factor's column in results (default: the path
     without a leading ``sides.``)."""
 
-    path: str = Field(min_length=1)
-    name: str | None = None
-    levels: list[Any] | None = None
-    range: tuple[float, float] | None = None
-    steps: int | None = Field(None, ge=2, le=1000)
+    path: str = Field(min_length=1, max_length=scn.MAX_NAME)
+    name: scn.Name | None = None
+    levels: list[Any] | None = Field(None, max_length=MAX_LEVELS)
+    range: tuple[Number, Number] | None = None
+    steps: int | None = Field(None, ge=2, le=MAX_LEVELS)
     integer: bool = False
 
     @field_validator("levels")
@@ -100,11 +107,12 @@ class FactorSpec(_Model):
         if v is not None and len(v) == 0:
             raise ValueError("expected at least one level")
         if v is not None:
-            seen = []
+            seen: set[str] = set()
             for x in v:
-                if _canon(x) in seen:
-                    raise ValueError(f"level {x!r} is repeated")
-                seen.append(_canon(x))
+                c = _canon(x)
+                if c in seen:
+                    raise ValueError(f"level {scn.short(x)} is repeated")
+                seen.add(c)
         return v
 
     @model_validator(mode="after")
@@ -126,28 +134,29 @@ class DesignSpec(_Model):
     (``n`` points, scipy.stats.qmc.LatinHypercube seeded by the root seed)."""
 
     kind: Literal["full_factorial", "latin_hypercube"] = "full_factorial"
-    n: int | None = Field(None, ge=1)
+    n: int | None = Field(None, ge=1, le=MAX_POINTS)
 
 
 class ExperimentSpec(_Model):
     """A validated experiment file (see the module docstring).  Limits: ``max_runs`` (points x replications,
-    default 100 000); ``watchdog_s`` (seconds one battle may take before it becomes a ``timeout`` row);
-    ``chunk_s`` (target seconds of work per task sent to a worker)."""
+    default 100 000, at most :data:`MAX_RUNS`); ``watchdog_s`` (seconds one battle may take before it becomes a
+    ``timeout`` row, at most a day); ``chunk_s`` (target seconds of work per task sent to a worker).  A design has
+    at most :data:`MAX_POINTS` points, a factor :data:`MAX_LEVELS` levels, a file :data:`MAX_FACTORS` factors."""
 
-    name: str = "experiment"
-    description: str = ""
-    scenario: str = Field(min_length=1)
-    overrides: dict[str, Any] = Field(default_factory=dict)
+    name: scn.Name = "experiment"
+    description: scn.Text = ""
+    scenario: str = Field(min_length=1, max_length=4096)
+    overrides: dict[str, Any] = Field(default_factory=dict, max_length=MAX_FACTORS)
     setup: Literal["fixed", "random"] = "fixed"
-    deployment: dict[str, ZoneSpec] = Field(default_factory=dict)
-    factors: list[FactorSpec] = Field(default_factory=list)
+    deployment: dict[str, ZoneSpec] = Field(default_factory=dict, max_length=2)
+    factors: list[FactorSpec] = Field(default_factory=list, max_length=MAX_FACTORS)
     design: DesignSpec = Field(default_factory=DesignSpec)
-    replications: int = Field(1, ge=1)
-    seed: int = Field(0, ge=0)
+    replications: int = Field(1, ge=1, le=MAX_RUNS)
+    seed: int = Field(0, ge=0, le=2**63 - 1)
     common_random_numbers: bool = False
-    max_runs: int = Field(100_000, ge=1)
-    watchdog_s: float = Field(300.0, gt=0)
-    chunk_s: float = Field(3.0, gt=0)
+    max_runs: int = Field(100_000, ge=1, le=MAX_RUNS)
+    watchdog_s: scn.Seconds = 300.0
+    chunk_s: float = Field(3.0, gt=0, le=3600, allow_inf_nan=False)
 
     @field_validator("design", mode="before")
     @classmethod
@@ -307,12 +316,13 @@ def read_yaml_file(path: str | Path, kind: str) -> tuple[str, Any, Path]:
     Returns ``(source name, parsed data, folder for relative paths)``.  Raises ``FileNotFoundError`` listing the
     bundled files, :class:`ScenarioError` for a binary (non-UTF-8) file or invalid YAML."""
     p = Path(path)
-    if p.is_file():
-        src, raw, base_dir = str(path), p.read_bytes(), p.parent
+    if scn.path_kind(p) in ("file", "other"):
+        src, base_dir = str(path), p.parent
+        return src, scn.parse_yaml(scn.read_text(p, src), src), base_dir
     else:
         stem = p.name if p.suffix in (".yaml", ".yml") else p.name + ".yaml"
         cand = scn.bundled_dir().joinpath(stem)
-        if p.parent != Path(".") or not cand.is_file():
+        if p.parent != Path(".") or scn.path_kind(Path(str(cand))) != "file":
             known = sorted(x.name for x in scn.bundled_dir().iterdir() if x.name.endswith(".yaml"))
             raise FileNotFoundError(f"{path}: no such {kind} file, and no bundled file of that name "
                                     f"(bundled: {', '.join(known)})")
@@ -321,7 +331,7 @@ def read_yaml_file(path: str | Path, kind: str) -> tuple[str, Any, Path]:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
-        raise ScenarioError([f"{src}: not a UTF-8 text YAML file (is it the right file?)"]) from None
+        raise ScenarioError([f"{src}: (file): not a UTF-8 text file; expected YAML text"]) from None
     return src, scn.parse_yaml(text, src), base_dir
 
 
@@ -352,24 +362,33 @@ def experiment_from_mapping(data: Any, src: str = "<experiment>", base_dir: str 
     if not isinstance(data, Mapping):
         raise ScenarioError([f"{src}: (top level): expected a mapping of experiment fields, "
                              f"got {type(data).__name__}"])
+    from agents.plugins import source_budget
+
     try:
-        spec = ExperimentSpec(**data)
+        spec = ExperimentSpec.model_validate(data)
     except ValidationError as exc:
         raise ScenarioError(scn._fmt_validation(src, exc)) from None
-    return resolve(spec, src, Path(base_dir))
+    with source_budget():
+        return resolve(spec, src, Path(base_dir))
 
 
 def _find_base(spec: ExperimentSpec, src: str, base_dir: Path) -> tuple[str, dict[str, Any]]:
     cand = base_dir / spec.scenario
-    name: str | Path = cand if cand.is_file() else spec.scenario
+    name: str | Path = cand if scn.path_kind(cand) == "file" else spec.scenario
     try:
         bsrc, text = scn.find_scenario(name)
     except FileNotFoundError as exc:
-        raise ScenarioError([f"{src}: scenario: {exc} (paths are relative to the experiment file)"]) from None
+        raise ScenarioError([f"{src}: scenario: {scn.clip(str(exc), 500)} (paths are relative to the experiment "
+                             f"file)"]) from None
+    except ScenarioError as exc:
+        raise ScenarioError([f"{src}: scenario: {e}" for e in exc.errors]) from None
+    except OSError as exc:
+        raise ScenarioError([f"{src}: scenario: cannot read {scn.short(spec.scenario)}: "
+                             f"{exc.strerror or type(exc).__name__}"]) from None
     try:
-        raw = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise ScenarioError([f"{src}: scenario: {bsrc} is not valid YAML: {exc}"]) from None
+        raw = scn.parse_yaml(text, bsrc)
+    except ScenarioError as exc:
+        raise ScenarioError([f"{src}: scenario: {e}" for e in exc.errors]) from None
     if not isinstance(raw, dict):
         raise ScenarioError([f"{src}: scenario: {bsrc}: expected a mapping of scenario fields"])
     return bsrc, raw
@@ -387,6 +406,9 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
     # policy names each owner (side / tank path prefix) may take, for checking parameter paths
     canon_over: dict[str, Any] = {}
     for path, value in spec.overrides.items():
+        if len(path) > scn.MAX_NAME:
+            errors.append(f"{src}: overrides: the path {scn.short(path)} is longer than {scn.MAX_NAME} characters")
+            continue
         if path == SETUP:
             errors.append(f"{src}: overrides.{path}: use the top-level 'setup' field or a setup factor")
             continue
@@ -397,10 +419,10 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
     for i, f in enumerate(factors_spec):
         if f.path == SETUP:
             canon_paths.append(SETUP)
-            bad = [x for x in (f.levels or []) if x not in SETUP_LEVELS]
+            bad = [x for x in (f.levels or []) if not isinstance(x, str) or x not in SETUP_LEVELS]
             if f.range is not None or bad:
                 errors.append(f"{src}: factors[{i}].levels: setup levels must be among {', '.join(SETUP_LEVELS)}"
-                              + (f" (got {bad[0]!r})" if bad else ""))
+                              + (f" (got {scn.short(bad[0])})" if bad else ""))
             continue
         canon_paths.append(_check_path(raw, f.path, f"{src}: factors[{i}].path", errors))
     seen: dict[str, int] = {}
@@ -416,9 +438,10 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
     names = [f.label() for f in factors_spec]
     for i, n in enumerate(names):
         if names.count(n) > 1:
-            errors.append(f"{src}: factors[{i}].name: {n!r} is used by several factors; give each a distinct name")
+            errors.append(f"{src}: factors[{i}].name: {scn.short(n)} is used by several factors; give each a "
+                          f"distinct name")
         if n in RESERVED_COLUMNS:
-            errors.append(f"{src}: factors[{i}].name: {n!r} is a result column; choose another name")
+            errors.append(f"{src}: factors[{i}].name: {scn.short(n)} is a result column; choose another name")
     _check_policies(raw, canon_over, factors_spec, canon_paths, src, errors)
     # design size before enumerating anything
     if spec.design.kind == "full_factorial":
@@ -438,7 +461,10 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
         n_points = spec.design.n or 0
         size_txt = str(n_points)
     n_runs = n_points * spec.replications
-    if n_runs > spec.max_runs:
+    if n_points > MAX_POINTS:
+        errors.append(f"{src}: design: {size_txt} = {n_points:,} design points; at most {MAX_POINTS:,} (each point's "
+                      f"scenario is checked before anything runs); use fewer levels or a latin_hypercube")
+    elif n_runs > spec.max_runs:
         errors.append(f"{src}: design: {size_txt} points x {spec.replications} replications = {n_runs} runs, more "
                       f"than max_runs ({spec.max_runs}); use fewer levels or replications, or raise max_runs")
     uses_random = spec.setup == "random" or any(f.path == SETUP and "random" in (f.levels or [])
@@ -447,7 +473,7 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
     for key, z in spec.deployment.items():
         si = _side_of(raw, key)
         if si is None:
-            errors.append(f"{src}: deployment.{key}: no side {key!r}; sides are "
+            errors.append(f"{src}: deployment.{scn.clip(key, 40)}: no side {scn.short(key)}; sides are "
                           f"{', '.join(_side_names(raw))} (by name, role or index 0, 1)")
         elif si in zones:
             errors.append(f"{src}: deployment.{key}: side {si} already has a zone")
@@ -503,23 +529,147 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
                       [s.name for s in base.sides])
 
 
+def _policy_owner(path: str) -> tuple[str, str] | None:
+    """``("sides.0", "min_odds")`` for ``sides.0.policy.params.min_odds`` (``sides.0.tanks.1`` for a tank's
+    policy); ``None`` for any other path."""
+    owner, sep, rest = path.partition(".policy.params.")
+    return (owner, rest) if sep and rest else None
+
+
+#: Values of the base scenario's terrain and features that design-point checks may walk in all (a budget that
+#: keeps a big board times thousands of board-changing points from taking minutes).
+MAX_CHECK_VALUES = 20_000_000
+
+
+def _count_values(x: Any) -> int:
+    n, todo = 0, [x]
+    while todo:
+        v = todo.pop()
+        n += 1
+        if isinstance(v, Mapping):
+            todo.extend(v.values())
+        elif isinstance(v, list | tuple):
+            todo.extend(v)
+    return n
+
+
+def _is_board(path: str) -> bool:
+    """Paths whose change can change what the terrain and features checks find (the board, the rule set)."""
+    return path.split(".", 1)[0] in ("map", "ruleset")
+
+
+def _light(data: Mapping[str, Any]) -> dict[str, Any]:
+    """``data`` without its terrain and feature lists (shallow): what the checks of everything else need."""
+    out = dict(data)
+    if isinstance(out.get("map"), Mapping):
+        out["map"] = {k: v for k, v in out["map"].items() if k not in ("terrain", "features")}
+    return out
+
+
+class _PointChecker:
+    """Checks design points' scenarios with caching, so that the work grows with what the points change.
+
+    A point's overrides split into board paths (``map.*``, ``ruleset.*``: checked once per distinct combination
+    with the whole scenario), plain policy parameters (checked per owner with :func:`check_policy`) and the rest
+    (checked once per distinct combination on the scenario without its terrain and feature lists, which those
+    paths cannot affect)."""
+
+    def __init__(self, raw: Mapping[str, Any], bsrc: str):
+        self.raw, self.bsrc = raw, bsrc
+        self.boards: dict[str, tuple[dict[str, Any] | None, list[str]]] = {}
+        self.rests: dict[str, tuple[Any, list[str]]] = {}
+        self.policies: dict[str, list[str]] = {}
+
+    def _validate(self, data: Mapping[str, Any]) -> tuple[Any, list[str]]:
+        try:
+            return scn.validate(data, self.bsrc), []
+        except ScenarioError as exc:
+            return None, [e.removeprefix(f"{self.bsrc}: ") for e in exc.errors]
+
+    def problems(self, over: Mapping[str, Any]) -> list[str]:
+        """The problems of one design point (lines without the file name)."""
+        from agents.controllers import PolicyLoadError, check_policy
+
+        board = {k: v for k, v in over.items() if _is_board(k)}
+        params = {k: v for k, v in over.items() if k not in board and _policy_owner(k)
+                  and "." not in _policy_owner(k)[1]}
+        rest = {k: v for k, v in over.items() if k not in board and k not in params}
+        # an owner whose policy itself changes in this point is checked whole, with its parameters
+        moved = {k for k in params if any(r == _policy_owner(k)[0] or r.startswith(_policy_owner(k)[0] + ".policy")
+                                          or _policy_owner(k)[0].startswith(r + ".") for r in rest)}
+        for k in moved:
+            rest[k] = params.pop(k)
+        bk = _canon(board)
+        if bk not in self.boards:
+            try:
+                data = scn.apply_overrides(self.raw, board, self.bsrc)
+            except ScenarioError as exc:
+                self.boards[bk] = (None, [e.removeprefix(f"{self.bsrc}: ") for e in exc.errors])
+            else:
+                self.boards[bk] = (_light(data), self._validate(data)[1])
+        light, out = self.boards[bk]
+        out = list(out)
+        if light is None:
+            return out
+        rk = _canon([board, rest])
+        if rk not in self.rests:
+            try:
+                self.rests[rk] = self._validate(scn.apply_overrides(light, rest, self.bsrc))
+            except ScenarioError as exc:
+                self.rests[rk] = (None, [e.removeprefix(f"{self.bsrc}: ") for e in exc.errors])
+        sc, errs = self.rests[rk]
+        out += [e for e in errs if e not in out]
+        if sc is None or not params:
+            return out
+        owners: dict[str, dict[str, Any]] = {}
+        for k, v in params.items():
+            owner, name = _policy_owner(k)  # type: ignore[misc]
+            owners.setdefault(owner, {})[name] = v
+        for owner, values in owners.items():
+            parts = owner.split(".")
+            side = sc.sides[int(parts[1])]
+            pol = side.tanks[int(parts[3])].policy if len(parts) == 4 else side.policy
+            if pol is None:
+                pol = side.policy
+            where = f"sides[{parts[1]}]" + (f".tanks[{parts[3]}]" if len(parts) == 4 else "") + ".policy"
+            merged = {**pol.params, **values}
+            key = _canon([pol.name, merged])
+            if key not in self.policies:
+                errs2: list[str] = []
+                scn._check_block(merged, f"{where}.params", scn.MAX_PARAM_NUMBER, errs2, "")
+                if not errs2:
+                    try:
+                        check_policy(pol.name, merged)
+                    except PolicyLoadError as exc:
+                        errs2.append(f"{where}: {scn.clip(str(exc), 500)}")
+                self.policies[key] = [e.removeprefix(": ") for e in errs2]
+            out += [e for e in self.policies[key] if e not in out]
+        return out
+
+
 def _check_points(raw: Mapping[str, Any], bsrc: str, src: str, points: Sequence[DesignPoint]) -> None:
-    """Validate every design point's resolved scenario (schema, vehicles, each policy loaded with its params)
-    before any battle runs.  Raises :class:`ScenarioError` with one line per distinct problem naming the points
-    that have it, e.g. ``exp.yaml: design points 2 (attacker=rush, flank_bias=1.5), ...: sides[0].policy: ...``."""
+    """Validate every design point's resolved scenario (schema, vehicles, each policy with its params: built-ins
+    constructed, plug-ins checked statically) before any battle runs (see :class:`_PointChecker`).  Raises
+    :class:`ScenarioError` with one line per distinct problem naming the points that have it, e.g.
+    ``exp.yaml: design points 2 (attacker=rush, flank_bias=1.5), ...: sides[0].policy: ...``; or when checking
+    would walk more than :data:`MAX_CHECK_VALUES` values of terrain and features."""
+    boards = {_canon({k: v for k, v in p.params.items() if k != SETUP and _is_board(k)}) for p in points}
+    m = raw.get("map") if isinstance(raw.get("map"), Mapping) else {}
+    heavy = _count_values([m.get("terrain"), m.get("features")])
+    if len(boards) * heavy > MAX_CHECK_VALUES:
+        raise ScenarioError([f"{src}: factors: {len(boards):,} distinct boards (map / ruleset levels) x {heavy:,} "
+                             f"values of terrain and features in the base scenario is more than "
+                             f"{MAX_CHECK_VALUES:,} to check; use fewer map or ruleset levels"])
+    checker = _PointChecker(raw, bsrc)
     by_problem: dict[str, list[str]] = {}
-    cache: dict[str, list[str]] = {}
+    bad = 0
     for p in points:
         over = {k: v for k, v in p.params.items() if k != SETUP}
-        ck = _canon(over)
-        if ck not in cache:
-            try:
-                scn.validate(scn.apply_overrides(raw, over, bsrc), bsrc)
-                cache[ck] = []
-            except ScenarioError as exc:
-                cache[ck] = [e.removeprefix(f"{bsrc}: ") for e in exc.errors]
-        label = f"{p.index}" + (f" ({', '.join(f'{k}={v}' for k, v in p.values.items())})" if p.values else "")
-        for e in cache[ck]:
+        problems = checker.problems(over)
+        bad += bool(problems)
+        label = f"{p.index}" + (f" ({', '.join(f'{k}={scn.clip(str(v), 30)}' for k, v in p.values.items())})"
+                                if p.values else "")
+        for e in problems:
             by_problem.setdefault(e, []).append(label)
     if not by_problem:
         return
@@ -527,9 +677,9 @@ def _check_points(raw: Mapping[str, Any], bsrc: str, src: str, points: Sequence[
     for problem, labels in by_problem.items():
         shown = ", ".join(labels[:4]) + (f" and {len(labels) - 4} more" if len(labels) > 4 else "")
         lines.append(f"{src}: design point{'s' if len(labels) > 1 else ''} {shown}: {problem}")
-    lines.append(f"{src}: {sum(1 for p in points if cache[_canon({k: v for k, v in p.params.items() if k != SETUP})])}"
-                 f" of {len(points)} design points are invalid; nothing was run (fix the levels, or move a "
-                 f"parameter that only some levels accept into a separate experiment)")
+    lines = lines[: scn.MAX_ERRORS - 2]
+    lines.append(f"{src}: {bad} of {len(points)} design points are invalid; nothing was run (fix the levels, or "
+                 f"move a parameter that only some levels accept into a separate experiment)")
     raise ScenarioError(lines)
 
 
@@ -630,7 +780,7 @@ def _check_path(raw: Mapping[str, Any], path: str, where: str, errors: list[str]
             else:
                 tp = _unwrap(fields[key].annotation)
         elif origin in (list, tuple):
-            if not key.lstrip("-").isdigit():
+            if not key.lstrip("-").isdecimal() or len(key) > 18:
                 errors.append(f"{where}: {path}: {here} is a list; expected an index, got {part!r}")
                 return None
             args = typing.get_args(tp)
@@ -689,19 +839,21 @@ def _policy_params(name: str) -> set[str] | None:
     if ":" not in name:
         cls = BUILTIN.get(name)
         return None if cls is None else set(cls.defaults)
-    mod, _, cls_name = name.partition(":")
+    from agents.plugins import PolicyLoadError, check_plugin
+
     try:
-        cls = getattr(importlib.import_module(mod), cls_name)
-        d = getattr(cls, "defaults", None)
-        return set(d) if isinstance(d, Mapping) and d else None
-    except Exception:  # noqa: BLE001 - the worker reports a plug-in that fails to load, as a failed row
-        return None
+        d = check_plugin(name).defaults  # static: the plug-in is not imported
+    except PolicyLoadError:
+        return None  # reported with the design points
+    return set(d) if isinstance(d, Mapping) and d else None
 
 
 def _check_policies(raw: Mapping[str, Any], over: Mapping[str, Any], factors: Sequence[FactorSpec],
                     canon: Sequence[str | None], src: str, errors: list[str]) -> None:
     """Policy names must be built-in (or ``module:Class``); a ``...policy.params.X`` path must name a parameter
-    of at least one policy its owner may take in the design."""
+    of at least one policy its owner may take in the design.  Plug-ins are checked statically (never imported);
+    commands and process-spawning policies are refused (they exist only in tournament entrants)."""
+    from agents.plugins import PolicyLoadError, check_plugin, refuse_commands
     from agents.policies import BUILTIN
 
     def names_at(owner: str) -> list[str]:
@@ -729,12 +881,19 @@ def _check_policies(raw: Mapping[str, Any], over: Mapping[str, Any], factors: Se
                 owner = c[: -len(suffix)]
                 for j, v in enumerate(values):
                     name = v.get("name") if isinstance(v, dict) else v
+                    at = f"{src}: {where}" + (f"[{j}]" if where.startswith("factors") else "")
                     if not isinstance(name, str) or (":" not in name and name not in BUILTIN):
-                        errors.append(f"{src}: {where}" + (f"[{j}]" if where.startswith("factors") else "")
-                                      + f": unknown policy {name!r}; expected one of "
+                        errors.append(f"{at}: unknown policy {scn.short(name)}; expected one of "
                                       f"{', '.join(sorted(BUILTIN))}, or package.module:ClassName")
-                    else:
-                        possible.setdefault(owner, []).append(name)
+                        continue
+                    try:
+                        refuse_commands(name, v.get("params") if isinstance(v, dict) else None)
+                        if ":" in name:
+                            check_plugin(name)  # static: nothing is imported, no command accepted
+                    except PolicyLoadError as exc:
+                        errors.append(f"{at}: {scn.clip(str(exc), 500)}")
+                        continue
+                    possible.setdefault(owner, []).append(name)
     checks = [(f"overrides.{k}", k) for k in over] + [(f"factors[{i}].path", c) for i, c in enumerate(canon) if c]
     for where, c in checks:
         if ".policy.params." not in c:
@@ -747,8 +906,8 @@ def _check_policies(raw: Mapping[str, Any], over: Mapping[str, Any], factors: Se
             continue  # a plug-in whose parameters cannot be listed: its worker reports a bad one
         allowed = set().union(*sets)
         if param not in allowed:
-            errors.append(f"{src}: {where}: {c}: unknown parameter {param!r} for policy {' / '.join(names)}; "
-                          f"parameters: {', '.join(sorted(allowed)) or 'none'}")
+            errors.append(f"{src}: {where}: {c}: unknown parameter {scn.short(param)} for policy "
+                          f"{scn.clip(' / '.join(names), 200)}; parameters: {', '.join(sorted(allowed)) or 'none'}")
 
 
 # --- set-up randomisation --------------------------------------------------------------------------------------------

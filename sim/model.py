@@ -13,7 +13,7 @@ from typing import Any, Callable, Mapping
 import mesa
 
 from agents.actions import Action, Pass
-from agents.controllers import SideController, load_policy
+from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
 from agents.tank import Tank
 from sim.battle import Battle, SideInfo, TankState
@@ -79,11 +79,13 @@ class BattleModel(mesa.Model):
     """A battle as a Mesa model.
 
     ``spec``: the validated :class:`Scenario`; ``seed``: the battle's seed; ``policies``: optional per-side
-    overrides ``{side_index: PolicySpec | (name, params)}``; ``decision_timeout_s``: overrides the scenario's
-    limit (``0`` disables limits, e.g. for determinism tests); ``dice``: the rule dice to use instead of the seeded
-    stream (e.g. :class:`~sim.dice.FixedDice` for play cases).  ``battle`` holds the state, ``outcome`` the result
-    once ``ended``.  ``decision_listeners`` are called as ``fn(decision, action)`` for every decision answered
-    (also those answered from a plan), before the action is sent to the rules.
+    overrides ``{side_index: PolicySpec | (name, params) | EntrantPolicy}`` (plug-in doctrines only, except an
+    :class:`agents.controllers.EntrantPolicy`, which tournaments use for isolated entrants);
+    ``decision_timeout_s``: overrides the scenario's limit (``0`` disables limits, e.g. for determinism tests);
+    ``dice``: the rule dice to use instead of the seeded stream (e.g. :class:`~sim.dice.FixedDice` for play cases).
+    ``battle`` holds the state, ``outcome`` the result once ``ended``.  ``decision_listeners`` are called as
+    ``fn(decision, action)`` for every decision answered (also those answered from a plan), before the action is
+    sent to the rules.
     """
 
     def __init__(self, spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None = None,
@@ -99,18 +101,19 @@ class BattleModel(mesa.Model):
         self.controllers: list[SideController] = []
         self.resolved_policies: list[dict] = []
         for si, side in enumerate(spec.sides):
-            pspec = side.policy
+            pspec: PolicySpec | EntrantPolicy = side.policy
             if policies and si in policies:
                 p = policies[si]
-                pspec = p if isinstance(p, PolicySpec) else PolicySpec(name=p[0], params=dict(p[1]))
+                pspec = p if isinstance(p, (PolicySpec, EntrantPolicy)) else PolicySpec(name=p[0], params=dict(p[1]))
             per_tank = {}
             tid0 = sum(len(s.tanks) for s in spec.sides[:si])
             for i, t in enumerate(side.tanks):
                 if t.policy is not None and not (policies and si in policies):
                     per_tank[tid0 + i] = load_policy(t.policy.name, t.policy.params)
             timeout = side.decision_timeout_s if decision_timeout_s is None else (decision_timeout_s or None)
+            main = load_policy(pspec.name, pspec.params, entrant=isinstance(pspec, EntrantPolicy))
             self.controllers.append(SideController(
-                si, load_policy(pspec.name, pspec.params), side_rng(streams[1 + si]), per_tank,
+                si, main, side_rng(streams[1 + si]), per_tank,
                 decision_timeout_s=timeout, on_fault=on_fault or side.on_fault, max_faults=side.max_faults))
             self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
         self.tank_agents = [Tank(self, t) for t in self.battle.tanks]

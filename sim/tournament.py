@@ -40,6 +40,7 @@ from __future__ import annotations
 import concurrent.futures as cf
 import hashlib
 import json
+import math
 import re
 import time
 from collections import deque
@@ -47,26 +48,39 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import pandas as pd
 import pyarrow as pa
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from sim import ratings as R
 from sim.isolation import Limits
-from sim.scenario import Scenario, ScenarioError, _fmt_validation, apply_overrides, find_scenario, validate
+from sim.scenario import (
+    Scenario,
+    ScenarioError,
+    _fmt_validation,
+    apply_overrides,
+    clip,
+    find_scenario,
+    parse_yaml,
+    path_kind,
+    validate,
+)
 
 MANIFEST = "tournament.json"
 ENTRANT_NAME = re.compile(r"^[A-Za-z0-9_.+\-#@ ]{1,64}$")
+#: Limits of a tournament file: entrants, scenarios, games in the whole schedule.
+MAX_ENTRANTS = 256
+MAX_SCENARIOS = 64
+MAX_GAMES = 200_000
 
 
 class TournamentError(ValueError):
     """An invalid tournament file or folder; ``errors`` holds one ``file: field: message`` line each."""
 
     def __init__(self, errors: list[str]):
-        self.errors = list(errors)
+        self.errors = ScenarioError(list(errors)).errors  # the same bounds: lines clipped, many counted
         super().__init__("\n".join(self.errors))
 
 
@@ -79,17 +93,28 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
+def _finite_limits(cls: type, v: Any) -> Any:
+    """Resource limits are finite numbers of at most 10^7 (seconds, MB)."""
+    if v is not None:
+        for k, x in v.model_dump().items():
+            if isinstance(x, float | int) and not (math.isfinite(x) and abs(x) <= 1e7):
+                raise ValueError(f"limits.{k}: expected a finite number of at most 10,000,000")
+    return v
+
+
 class EntrantSpec(_Model):
     """An entrant: a unique ``name``; ``policy`` (built-in doctrine or ``package.module:Class``) with ``params``,
     or ``command`` (a program speaking the isolation protocol; always isolated); optional per-entrant
     ``isolation`` and ``limits`` overriding the tournament's."""
 
     name: str
-    policy: str | None = None
+    policy: str | None = Field(None, max_length=200)
     params: dict[str, Any] = Field(default_factory=dict)
-    command: list[str] | None = None
+    command: list[Annotated[str, Field(max_length=4096)]] | None = Field(None, max_length=256)
     isolation: Literal["in_process", "process"] | None = None
     limits: Limits | None = None
+
+    _limits = field_validator("limits")(_finite_limits)
 
     @field_validator("name")
     @classmethod
@@ -113,10 +138,10 @@ class ScenarioRef(_Model):
     """A scenario: ``file`` (path, relative to the tournament file, or a bundled name) or ``inline`` (a scenario
     mapping), an optional ``label`` (default: the scenario's name) and dotted-path ``overrides``."""
 
-    file: str | None = None
+    file: str | None = Field(None, max_length=4096)
     inline: dict[str, Any] | None = None
-    label: str | None = None
-    overrides: dict[str, Any] = Field(default_factory=dict)
+    label: str | None = Field(None, max_length=200)
+    overrides: dict[str, Any] = Field(default_factory=dict, max_length=50)
 
     @model_validator(mode="after")
     def _one_source(self) -> ScenarioRef:
@@ -130,11 +155,11 @@ class ExecutorSpec(_Model):
     ``scheduler`` address, or ``dask_local`` worker processes; ``chunk_games`` games per task;
     ``battle_timeout_s`` the watchdog per battle (0 = none)."""
 
-    workers: int | None = Field(None, ge=1)
-    scheduler: str | None = None
-    dask_local: int | None = Field(None, ge=1)
+    workers: int | None = Field(None, ge=1, le=1024)
+    scheduler: str | None = Field(None, max_length=4096)
+    dask_local: int | None = Field(None, ge=1, le=1024)
     chunk_games: int = Field(8, ge=1, le=1024)
-    battle_timeout_s: float = Field(600.0, ge=0)
+    battle_timeout_s: float = Field(600.0, ge=0, le=7 * 86_400, allow_inf_nan=False)
 
 
 class RatingSpec(_Model):
@@ -148,17 +173,19 @@ class RatingSpec(_Model):
 class TournamentSpec(_Model):
     """The validated tournament file (see the module docstring)."""
 
-    name: str = "tournament"
-    description: str = ""
-    root_seed: int = 0
+    name: str = Field("tournament", max_length=200)
+    description: str = Field("", max_length=10_000)
+    root_seed: int = Field(0, ge=-(2**63), le=2**63 - 1)
     games_per_pairing: int = Field(2, ge=2, le=100000)
     isolation: Literal["in_process", "process"] = "in_process"
     limits: Limits = Field(default_factory=Limits)
-    decision_timeout_s: float = Field(30.0, ge=0)
+    decision_timeout_s: float = Field(30.0, ge=0, le=86_400, allow_inf_nan=False)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     ratings: RatingSpec = Field(default_factory=RatingSpec)
-    entrants: list[EntrantSpec] = Field(min_length=2)
-    scenarios: list[ScenarioRef] = Field(min_length=1)
+    entrants: list[EntrantSpec] = Field(min_length=2, max_length=MAX_ENTRANTS)
+    scenarios: list[ScenarioRef] = Field(min_length=1, max_length=MAX_SCENARIOS)
+
+    _limits = field_validator("limits")(_finite_limits)
 
     @field_validator("games_per_pairing")
     @classmethod
@@ -196,13 +223,16 @@ class Entrant:
                 "limits": dict(self.limits) if self.limits else None}
 
     def policy_spec(self) -> Any:
-        """The :class:`~sim.scenario.PolicySpec` a battle uses for this entrant."""
+        """What a battle plays for this entrant: an isolated entrant is an
+        :class:`agents.controllers.EntrantPolicy` (the only kind that may start a process); an in-process one is a
+        plug-in :class:`~sim.scenario.PolicySpec`."""
+        from agents.controllers import EntrantPolicy
         from sim.scenario import PolicySpec
 
         if self.isolation == "process":
             ent = {"name": self.name, "policy": self.policy, "params": dict(self.params),
                    "command": list(self.command) if self.command else None}
-            return PolicySpec(name="sim.isolation:RemotePolicy", params={"entrant": ent, "limits": dict(self.limits)})
+            return EntrantPolicy("sim.isolation:RemotePolicy", {"entrant": ent, "limits": dict(self.limits)})
         return PolicySpec(name=str(self.policy), params=dict(self.params))
 
     def describe(self) -> str:
@@ -253,15 +283,17 @@ def _resolve_scenario(ref: ScenarioRef, i: int, src: str, base_dir: Path) -> tup
         data, name = dict(ref.inline), f"{where}.inline"
     else:
         cand = base_dir / ref.file
-        target = str(cand) if cand.is_file() else ref.file
+        target = str(cand) if path_kind(cand) == "file" else ref.file
         try:
             name, text = find_scenario(target)
+            data = parse_yaml(text, name)
         except FileNotFoundError as exc:
-            raise TournamentError([f"{where}.file: {exc}"]) from None
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise TournamentError([f"{where}.file: {name}: not valid YAML: {exc}"]) from None
+            raise TournamentError([f"{where}.file: {clip(str(exc), 500)}"]) from None
+        except ScenarioError as exc:
+            raise TournamentError([f"{where}.file: {e}" for e in exc.errors]) from None
+        except OSError as exc:
+            raise TournamentError([f"{where}.file: cannot read {clip(str(ref.file), 200)}: "
+                                   f"{exc.strerror or type(exc).__name__}"]) from None
     try:
         if ref.overrides:
             data = apply_overrides(data, ref.overrides, name)
@@ -279,7 +311,7 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
         raise TournamentError([(f"{src}: (top level): expected a mapping of tournament fields, got "
                                 f"{type(data).__name__}")])
     try:
-        spec = TournamentSpec(**data)
+        spec = TournamentSpec.model_validate(data)
     except ValidationError as exc:
         raise TournamentError(_fmt_validation(src, exc)) from None
     errors: list[str] = []
@@ -289,6 +321,11 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
             scenarios.append(_resolve_scenario(ref, i, src, Path(base_dir)))
         except TournamentError as exc:
             errors += exc.errors
+    n_games = len(spec.scenarios) * spec.games_per_pairing * len(spec.entrants) * (len(spec.entrants) - 1) // 2
+    if n_games > MAX_GAMES:
+        errors.append(f"{src}: games_per_pairing: {len(spec.scenarios)} scenarios x {spec.games_per_pairing} games x "
+                      f"{len(spec.entrants) * (len(spec.entrants) - 1) // 2} pairings = {n_games:,} games; at most "
+                      f"{MAX_GAMES:,}")
     labels = [lab for lab, _ in scenarios]
     dup = sorted({x for x in labels if labels.count(x) > 1})
     if dup:
@@ -299,8 +336,9 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
         iso = "process" if e.command else (e.isolation or spec.isolation)
         command = None
         if e.command:
-            command = tuple(str(Path(base_dir) / c) if (Path(base_dir) / c).is_file() and not Path(c).is_absolute()
-                            else c for c in e.command)
+            command = tuple(str(Path(base_dir) / c)
+                            if path_kind(Path(base_dir) / c) == "file" and not Path(c).is_absolute() else c
+                            for c in e.command)
         limits = (e.limits or spec.limits).model_dump() if iso == "process" else None
         entrants.append(Entrant(e.name, e.policy, dict(e.params), command, iso, limits))
     if errors:

@@ -12,6 +12,7 @@ import pytest
 
 from agents import actions as A
 from agents import remote
+from agents.controllers import EntrantPolicy
 from sim.hexgrid import Hex
 from sim.isolation import close_policies
 from sim.runner import run_battle
@@ -85,7 +86,7 @@ def bot(tmp_path):
 
 
 def remote_spec(entrant, limits=None):
-    return PolicySpec(name="sim.isolation:RemotePolicy", params={"entrant": entrant, "limits": limits or LIMITS})
+    return EntrantPolicy("sim.isolation:RemotePolicy", {"entrant": entrant, "limits": limits or LIMITS})
 
 
 def play(spec, policies, seed=1):
