@@ -235,7 +235,7 @@ def test_only_a_tournament_entrant_may_be_isolated(tmp_path):
 
 def test_the_readme_states_the_trust_model():
     text = (ROOT / "README.md").read_text(encoding="utf-8")
-    assert "## Trust model" in text and "**Data files.**" in text
+    assert "## Trust model" in text and "### Data files" in text and "### Isolated entrants" in text
     assert "an in-process plug-in is code you chose to run" in text
 
 
