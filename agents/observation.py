@@ -355,7 +355,7 @@ class Observation(StateQueries):
         """Live enemies on the board that the side does not know for this decision (see the class docstring)."""
         def compute() -> tuple[int, ...]:
             known = set(self.known_ids())
-            return tuple(t.tank_id for t in self._b.live_tanks() if t.side != self.side and t.tank_id not in known)
+            return tuple(t.tank_id for t in self._b.tanks if t.side != self.side and t.alive and t.tank_id not in known)
 
         return self._memo(("hidden",), compute)
 
@@ -433,7 +433,7 @@ class Observation(StateQueries):
         """Any own tank, a known live enemy (:meth:`known_ids`) or a tank no longer alive; ``KeyError`` for a
         hidden enemy or an id that is no tank."""
         t = self._b.tanks[self._tank_id(tid)]
-        if t.side != self.side and t.alive and t.hex is not None and tid not in self.known_ids():
+        if t.side != self.side and t.alive and tid not in self.known_ids():
             raise KeyError(f"tank {tid} is not visible")
         return TankView(t)
 
@@ -558,7 +558,9 @@ class Observation(StateQueries):
     def _shot(self, s: int, target: Any, as_if: Hypo | None) -> Any:
         """The rule set's shot ``s`` -> ``target`` on the side's view (``None`` if illegal)."""
         hidden = self._hidden()
-        if s in hidden or target in hidden:
+        tanks = self._b.tanks
+        if s in hidden or target in hidden or tanks[s].hex is None or (
+                isinstance(target, int) and 0 <= target < len(tanks) and tanks[target].hex is None):
             return None
 
         def compute() -> Any:
