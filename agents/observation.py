@@ -260,8 +260,8 @@ class Observation(StateQueries):
       is on the board (a wreck), its hex -- outcomes are public, and wrecks are obstacles in every rule set;
     * the live enemies the rule set's spotting shows it (:meth:`visible_ids`, ``ruleset.visible``), where they
       are now;
-    * for this decision, also the live enemies its actors may engage now -- a legal target of
-      ``decision.legal.targets``, or a legal ``Ram`` (Hummel Quest's Artillery Sights locate enemies out of sight,
+    * for this decision, also the live enemies its actors could engage now -- the rule set allows a shot at them
+      (``ruleset.shot``) or this decision a ``Ram`` (Hummel Quest's Artillery Sights locate enemies out of sight,
       §7.6/§13; its ram needs no sight, §12.1) -- and the enemy whose action caused the decision (context
       ``mover`` / ``rammer``, :data:`ACTING_ENEMY_KEYS`): :meth:`known_ids`;
     * where it last saw the others (:meth:`last_known`).
@@ -363,19 +363,18 @@ class Observation(StateQueries):
         """Ids of the live enemies the side knows for this decision (the class docstring): the visible ones, the
         ones the decision's actors may engage now, and the one whose action caused the decision; in id order."""
         def compute() -> tuple[int, ...]:
-            b, legal = self._b, self._legal
+            b, legal, rs = self._b, self._legal, self._rs
             if b.hidden_tanks:
                 raise RuntimeError("known_ids is computed on the true board")
             live = {t.tank_id for t in b.live_tanks() if t.side != self.side}
             known = set(self.visible_ids()) & live
             ctx = self.decision.context
             known |= {ctx.get(k) for k in ACTING_ENEMY_KEYS if ctx.get(k) in live}
-            for a in self.decision.actors:
-                if not self._own(a) or b.tanks[a].hex is None:
-                    continue
-                known |= set(legal.targets(a)) & live
-                if self._rs.has_ramming:
-                    known |= {e for e in live - known if legal.contains(Ram(a, e))}
+            actors = [a for a in self.decision.actors if self._own(a) and b.tanks[a].hex is not None]
+            for e in sorted(live - known):  # only the enemies out of sight: usually few, often none
+                if any(not isinstance(rs.shot(b, a, e), Illegal) for a in actors) or (
+                        rs.has_ramming and any(legal.contains(Ram(a, e)) for a in actors)):
+                    known.add(e)
             return tuple(sorted(known))
 
         return self._memo(("known",), compute)
