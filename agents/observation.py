@@ -3,7 +3,8 @@
 A doctrine sees only what this offers, and it is the same under every rule set:
 
 * facts: ``ruleset`` (a name), ``has_ramming``, ``turn``, ``turn_limit``, ``role``, ``kind``, ``context``;
-* tanks: ``me``, ``tank(id)``, ``friends()``, ``enemies()`` (visible, live), ``last_known()`` (enemy id -> hex),
+* tanks: ``me``, ``tank(id)``, ``friends()``, ``own_ids()``, ``enemies()`` / ``visible_ids()`` (visible, live),
+  ``known_ids()`` (visible, or engageable by this decision), ``last_known()`` (enemy id -> hex), ``holder(hex)``,
   ``objectives()``;
 * the decision: ``modes(actor)``, ``targets(actor)``, ``reachable(actor)`` (``{state: (cost, path)}``),
   ``plan_to(path)``, ``is_legal(action)``;
@@ -13,6 +14,10 @@ A doctrine sees only what this offers, and it is the same under every rule set:
   ``threat(hex, facing)`` (the summed kill odds of the visible enemies against the actor standing there),
   ``side_odds(target)`` (summed over the side's tanks);
 * ``rng``: the side's own random stream (never the rule dice).
+
+Only what the side may know goes into any answer (see :class:`Observation`): every query runs on the board without
+the live enemies the side does not know, so where they stand changes nothing a policy can read
+(``tests/test_observation_hiding.py`` checks every public query, in-process and over the isolation protocol).
 
 Tanks come as :class:`TankView` proxies that refuse writes; mappings come as read-only mappings, lists as tuples,
 rule-set records behind read-only proxies.  No dice and no rule-set object are reachable through the public API
