@@ -52,8 +52,8 @@ stdout (stderr is free for logging; a Python child's ``print`` goes to stderr). 
     {"type": "Plan", "actor": 2, "to": 17}        (a move to entry 17 of obs.reachable["2"]; or "path": [VALUE..]
                                                    a path of states; optional "then": ACTION, "end_status")
 
-An illegal action is not a fault: the engine logs it and passes.  A malformed one, an error message, no answer
-within the wall-time limit, a crash or a limit breach forfeits the game.
+An illegal action is not a fault: the engine logs it and applies the default.  A malformed one, an error message,
+no answer within the wall-time limit, a crash or a limit breach forfeits the game.
 
 ``VALUE`` is JSON with tags for what plain JSON cannot say (so states and mappings survive the round trip):
 ``{"$hex": [q, r]}``, ``{"$tuple": [...]}``, ``{"$frac": "1/3"}``, ``{"$set": [...]}``, ``{"$map": [[k, v], ...]}``
