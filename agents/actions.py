@@ -1,8 +1,8 @@
 """Actions: what a controller answers to a :class:`~sim.rules.base.Decision`.
 
 Every action names its ``actor`` (a tank id, or ``None`` for a side-level answer such as passing).  Actions are
-frozen values; the rule set checks them with ``decision.legal.contains(action)`` and turns an illegal one into a
-logged :class:`Pass`.
+frozen values; the rule set checks them with ``decision.legal.contains(action)``; the engine logs an illegal one
+(``ActionRejected``) and applies the decision's default instead.
 """
 from __future__ import annotations
 

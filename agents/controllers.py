@@ -6,8 +6,10 @@ importing or constructing a plug-in (validation of data files).  Process-spawnin
 only from an :class:`EntrantPolicy`, which only tournament code makes.
 
 A fault (a raise, a wrong return type, a decision slower than ``decision_timeout_s`` measured after the call
-returns) becomes a ``Pass`` and a recorded fault; the engine turns it into a ``PolicyFault`` event and
-applies ``on_fault`` / ``max_faults``.  An illegal action is not a fault: it becomes a logged ``Pass``.
+returns) is answered with the decision's ``default`` (legal under every rule set: the conformance suite checks it
+for every decision of real battles) and a recorded fault; the engine turns it into a ``PolicyFault`` event and
+applies ``on_fault`` / ``max_faults``.  An illegal action is not a fault: the engine logs it (``ActionRejected``)
+and applies the default too.
 """
 from __future__ import annotations
 
@@ -15,11 +17,12 @@ import dataclasses
 import importlib
 import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from agents import plugins
-from agents.actions import Action, Pass, Plan, Special
+from agents.actions import Action, Plan, Special
 from agents.observation import frozen_decision
 from agents.plugins import PolicyLoadError
 from agents.policies import BUILTIN, Policy
@@ -146,10 +149,14 @@ class SideController:
 
     ``policy`` answers side-level decisions (``activate`` and decisions with several actors); ``per_tank`` maps a
     tank id to its own doctrine for decisions whose single actor is that tank.  ``rng`` is the side's own stream.
-    ``decision_timeout_s`` (``None`` = no limit) is compared with the wall time of each call after it returns;
+    ``decision_timeout_s`` (``None`` = no limit) is compared with the wall time of each call after it returns,
+    measured with ``clock`` (seconds; ``time.perf_counter``);
     ``on_fault`` (``pass`` / ``forfeit``) and ``max_faults`` (faults charged to one tank before it withdraws) are
     applied by the engine (:meth:`sim.model.BattleModel._answer`), which also counts ``faults`` per tank.
-    ``policy_time_s`` accumulates the wall time spent in policies (not part of any result that is compared).
+    ``withdrawing`` holds the tanks that reached ``max_faults`` this turn: the engine withdraws them when the turn
+    ends (no rule-set step is then under way), and until then their own decisions get the default without asking
+    the policy.  ``policy_time_s`` accumulates the wall time spent in policies (not part of any result that is
+    compared).
     """
 
     side: int
@@ -162,7 +169,9 @@ class SideController:
     plans: dict[int, list[Action]] = field(default_factory=dict)
     plan_meta: dict[int, Plan] = field(default_factory=dict)
     faults: dict[int | None, int] = field(default_factory=dict)
+    withdrawing: set[int] = field(default_factory=set)
     policy_time_s: float = 0.0
+    clock: Callable[[], float] = time.perf_counter
 
     def policy_for(self, decision: Any) -> Policy:
         if len(decision.actors) == 1 and decision.actors[0] in self.per_tank:
@@ -187,7 +196,7 @@ class SideController:
         elif decision.kind != "move_step":
             for a in decision.actors:
                 self.plans.pop(a, None)
-        if self.never_reacts(decision):
+        if self.never_reacts(decision) or (len(decision.actors) == 1 and decision.actors[0] in self.withdrawing):
             return decision.default, [], False
         act, faults = self._ask(decision, make_obs)
         if isinstance(act, Plan):
@@ -203,11 +212,12 @@ class SideController:
         return act, faults, False
 
     @staticmethod
-    def fallback(decision: Any, actor: int | None) -> Action:
-        """What a fault (or an exhausted plan) answers: ``Pass`` where passing is legal, else the decision's
-        default (e.g. an activation, or the first step of a compulsory move)."""
-        p = Pass(actor)
-        return p if decision.legal.contains(p) else decision.default
+    def fallback(decision: Any, actor: int | None = None) -> Action:
+        """What a fault, an illegal answer or an exhausted plan gets: the decision's ``default`` -- what the rule
+        set does when the controller has no opinion (hold an activation, end a move, pass a shot, the first step
+        of a compulsory move, the default evasion).  Every rule set's default is legal (the fault conformance suite,
+        ``tests/test_fault_conformance.py``, checks it for every decision of real battles)."""
+        return decision.default
 
     def _from_plan(self, actor: int, decision: Any) -> Action | None:
         steps = self.plans.get(actor)
@@ -235,14 +245,16 @@ class SideController:
         actor = decision.actors[0] if len(decision.actors) == 1 else None
         charged = actor if actor is not None else getattr(decision.default, "actor", None)
         frozen = frozen_decision(decision)
-        t0 = time.perf_counter()
+        obs = make_obs(frozen)
+        view = getattr(obs, "decision", frozen)  # the decision as the side sees it (agents.observation)
+        t0 = self.clock()
         try:
-            act = pol.decide(make_obs(frozen), frozen)
+            act = pol.decide(obs, view)
         except Exception as exc:  # noqa: BLE001 - a policy's crash is reported, never fatal
-            self.policy_time_s += time.perf_counter() - t0
+            self.policy_time_s += self.clock() - t0
             return self.fallback(decision, actor), [Fault(charged, decision.kind, "raise",
                                                           f"{type(exc).__name__}: {exc}")]
-        elapsed = time.perf_counter() - t0
+        elapsed = self.clock() - t0
         self.policy_time_s += elapsed
         if self.decision_timeout_s is not None and elapsed > self.decision_timeout_s:
             return self.fallback(decision, actor), [Fault(charged, decision.kind, "timeout",

@@ -30,8 +30,9 @@ stdout (stderr is free for logging; a Python child's ``print`` goes to stderr). 
      "decision": {"kind": "activate", "side": 0, "actors": [2, 4], "default": ACTION,
                   "modes": ["fire", "move", ...], "specials": [...], "context": VALUE},
      "own": [TANK, ...],                                    # the side's live tanks (actor first)
-     "enemies": [TANK, ...],                                # visible live enemies
-     "last_known": [{"tank_id": 5, "hex": [9, -1]}, ...],   # last hex each live enemy was seen on
+     "enemies": [TANK, ...],                                # visible live enemies (the rule set's spotting)
+     "last_known": [{"tank_id": 5, "hex": [9, -1]}, ...],   # hex of each live enemy at the last decision of this
+                                                            # side's policy at which it was visible
      "objectives": [{"hex": [5, 3], "points": 3, "name": "...", "side": null}],
      "targets": [{"shooter": 2, "target": 5, "p_hit": "1/2", "p_kill": "3/10", "p_hit_f": 0.5,
                   "p_kill_f": 0.3, "values": VALUE}, ...],  # legal targets of every actor, exact odds
@@ -51,8 +52,8 @@ stdout (stderr is free for logging; a Python child's ``print`` goes to stderr). 
     {"type": "Plan", "actor": 2, "to": 17}        (a move to entry 17 of obs.reachable["2"]; or "path": [VALUE..]
                                                    a path of states; optional "then": ACTION, "end_status")
 
-An illegal action is not a fault: the engine logs it and passes.  A malformed one, an error message, no answer
-within the wall-time limit, a crash or a limit breach forfeits the game.
+An illegal action is not a fault: the engine logs it and applies the default.  A malformed one, an error message,
+no answer within the wall-time limit, a crash or a limit breach forfeits the game.
 
 ``VALUE`` is JSON with tags for what plain JSON cannot say (so states and mappings survive the round trip):
 ``{"$hex": [q, r]}``, ``{"$tuple": [...]}``, ``{"$frac": "1/3"}``, ``{"$set": [...]}``, ``{"$map": [[k, v], ...]}``
@@ -61,10 +62,12 @@ within the wall-time limit, a crash or a limit breach forfeits the game.
 (a record's fields).  Plain strings, numbers, booleans, null, lists and string-keyed objects are themselves.
 
 Queries (``call``) run the public :class:`~agents.observation.Observation` method of the same name in the parent,
-for ``actor`` (default: the decision's first actor) -- e.g. ``threat``, ``odds`` (with ``as_if``), ``face``,
-``side_odds``, ``los``, ``passable``, ``distance_field``, ``holder``, ``reachable``, ``targets``, ``is_legal``,
-``tank`` -- with arguments and results as ``VALUE``.  Nothing else is reachable: no call returns the battle, the
-model, the dice or another side's controller, and names starting with ``_`` are refused.
+for ``actor`` (default: the decision's first actor; only the side's own tanks) -- e.g. ``threat``, ``odds`` (with
+``as_if``), ``face``, ``side_odds``, ``los``, ``passable``, ``distance_field``, ``holder``, ``reachable``,
+``targets``, ``is_legal``, ``tank``, ``known_ids`` -- with arguments and results as ``VALUE``.  Nothing else is
+reachable: no call returns the battle, the model, the dice or another side's controller, and names starting with
+``_`` are refused.  Every answer, and ``obs`` itself, comes from what the side may know (the
+:class:`~agents.observation.Observation` docstring): an enemy it does not see changes none of them.
 """
 from __future__ import annotations
 

@@ -219,6 +219,7 @@ class BattleModel(mesa.Model):
         b = self.battle
         self._gen = None
         self._decision = None
+        self._withdraw_faulted()
         b.emit(BattleStateSet("turns_completed", b.turn))
         self._check_outcome(force=True)
         self._collect()
@@ -262,7 +263,7 @@ class BattleModel(mesa.Model):
                 self._forfeit_after = (other, f"{b.sides[decision.side].name} forfeits: {f.fault} in "
                                               f"{f.decision} ({f.message})")
             elif f.tank is not None and ctrl.faults[f.tank] >= ctrl.max_faults and b.tanks[f.tank].alive:
-                b.emit(StatusChanged(f.tank, Status.WITHDRAWN, f"{ctrl.faults[f.tank]} policy faults"))
+                ctrl.withdrawing.add(f.tank)  # withdrawn when the turn ends (_withdraw_faulted)
         if faults and ctrl.on_fault == "forfeit":
             winner, reason = self._forfeit_after
             self._end(Outcome(winner, reason, ()))
@@ -270,5 +271,19 @@ class BattleModel(mesa.Model):
         if not decision.legal.contains(action):
             b.emit(ActionRejected(decision.side, getattr(action, "actor", None), decision.kind, repr(action)))
             ctrl.plans.pop(getattr(action, "actor", None), None)
-            action = Pass(getattr(action, "actor", None))
+            action = decision.default
         return action
+
+    def _withdraw_faulted(self) -> None:
+        """Withdraw the tanks charged with ``max_faults`` policy faults during the turn that just ended.
+
+        DECISION: the withdrawal waits for the end of the turn, when no rule-set step is under way: withdrawing a
+        tank while its rule set is in the middle of its activation (the decision that faulted is still being
+        resolved) would leave the rules acting for a tank that is no longer on the board.  Until then the engine
+        answers the tank's own decisions with their defaults, without asking its policy."""
+        b = self.battle
+        for ctrl in self.controllers:
+            for tid in sorted(ctrl.withdrawing):
+                if b.tanks[tid].alive and b.tanks[tid].hex is not None:
+                    b.emit(StatusChanged(tid, Status.WITHDRAWN, f"{ctrl.faults[tid]} policy faults"))
+            ctrl.withdrawing.clear()

@@ -23,7 +23,8 @@ Decision points yielded by :meth:`HummelQuest.play_turn` (one call = one round, 
   with the ``intimidation`` option, §10); ``Ram`` if the tank has not moved; or ``Pass``.
 * ``ram`` -- after ``Activate(mode="ram")``: ``Ram(actor, target)`` or ``Pass``.
 * ``evade`` -- addressed to the rammed tank's side after a failed ram check (§12.3): ``Step(target, to=hex)`` with
-  any hex of ``legal.reachable`` (the destination, not only a neighbour); default the farthest hex.
+  any hex of ``legal.reachable`` (the destination, not only a neighbour); default ``Pass``: the farthest hex
+  (``evade_default``), chosen on the true board once the answer is in.
 
 Forced behaviour (Mentality checks, flight, the OST cascade) never reaches a controller.
 
@@ -1076,10 +1077,18 @@ class HummelQuest(Ruleset):
                 opts = evade_options(self.board(b), old, steps)
             if opts:
                 dflt = evade_default(opts, old)
+
+                def now(old=old, steps=steps) -> dict:
+                    # asked when legality is asked, so a side's view of the board (agents.observation) answers
+                    # without the enemies that side cannot see
+                    return evade_options(self.board(b), old, steps)
+
                 legal = Legal(contains=lambda x: isinstance(x, Pass) or (isinstance(x, Step) and x.actor == tid
-                                                                          and as_hex(x.to) in opts),
-                              reachable=lambda _a: opts)
-                act = yield Decision(t.side, "evade", (tid,), legal, Step(tid, dflt),
+                                                                          and as_hex(x.to) in now()),
+                              reachable=lambda _a: now())
+                # the default is Pass, "no hex given" (evade_default applies): a default Step to the farthest hex
+                # would tell the evading side where its unseen enemies are not
+                act = yield Decision(t.side, "evade", (tid,), legal, Pass(tid),
                                      {"rammer": aid, "max_steps": steps, "line": tuple(line),
                                       "rammer_hex": a.hex})
                 dest = as_hex(act.to) if isinstance(act, Step) and legal.contains(act) else dflt
