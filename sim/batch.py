@@ -168,8 +168,11 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
     extra = {k: row.pop(k) for k in list(row) if k not in _KNOWN}
     row.update(base, status="ok", error=None, placement=placement, extra=_canon(extra) if extra else None,
                wall_s=time.perf_counter() - t0)
+    evs = [{"run_key": task.run_key, **e} for e in res.events] if events else []
+    if evs:  # the final state travels with the log: replays compare their last frame with it
+        evs[-1]["final_state"] = _canon(res.final_state)
     return {"row": row,
-            "events": [{"run_key": task.run_key, **e} for e in res.events] if events else [],
+            "events": evs,
             "series": [{"run_key": task.run_key, **s} for s in res.series] if events else []}
 
 
@@ -384,17 +387,96 @@ def code_hash() -> str:
 
 
 def read_manifest(out_dir: str | Path) -> dict[str, Any]:
-    """The manifest of a results folder; raises ``FileNotFoundError`` naming the folder if there is none."""
+    """The manifest of a results folder; raises ``FileNotFoundError`` naming the folder if there is none, and
+    :class:`sim.store.CorruptResults` naming the file (and line) if it is not a JSON object."""
     p = Path(out_dir) / MANIFEST
     if not p.is_file():
         raise FileNotFoundError(f"{out_dir}: not a batch results folder (no {MANIFEST})")
-    return json.loads(p.read_text(encoding="utf-8"))
+    m = store.read_json(p)
+    if not isinstance(m, dict):
+        raise store.CorruptResults([f"{p}: expected a JSON object (a batch manifest)"])
+    return m
 
 
-def _write_manifest(out_dir: Path, manifest: Mapping[str, Any]) -> None:
-    tmp = out_dir / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False, default=str), encoding="utf-8")
-    os.replace(tmp, out_dir / MANIFEST)
+def _write_manifest(out_dir: Path, manifest: dict[str, Any]) -> None:
+    store.write_manifest(out_dir, MANIFEST, manifest)
+
+
+#: What ``tanksim batch`` does about a corrupt folder (printed after the problems).
+REPAIR_HINT = ("run the batch again (tanksim batch EXPERIMENT --out DIR): it moves bad parts to DIR/quarantine and "
+               "plays their battles again")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def check_manifest(manifest: Mapping[str, Any], out_dir: str | Path) -> None:
+    """Check a batch manifest's shape and its stored hashes: the experiment hash of its fields and base key, each
+    design point's key from its parameters, each factor value from its parameter, the run count.  Raises
+    :class:`sim.store.CorruptResults` (``DIR/manifest.json: field: what was expected``)."""
+    from sim.experiment import experiment_identity, point_key
+
+    path = Path(out_dir) / MANIFEST
+    bad: list[str] = []
+
+    def need(cond: bool, where: str, what: str) -> bool:
+        if not cond:
+            bad.append(f"{path}: {where}: {what}")
+        return cond
+
+    d = manifest.get("design")
+    if not need(isinstance(d, dict), "design", "expected a mapping (the experiment's design)"):
+        raise store.CorruptResults(bad)
+    ok = (need(isinstance(d.get("experiment"), dict), "design.experiment", "expected a mapping")
+          & need(isinstance(d.get("points"), list), "design.points", "expected a list")
+          & need(isinstance(d.get("factors"), list), "design.factors", "expected a list")
+          & need(_is_int(d.get("replications")) and d.get("replications", 0) >= 1, "design.replications",
+                 "expected an integer >= 1")
+          & need(_is_int(d.get("seed")), "design.seed", "expected an integer")
+          & need(isinstance(d.get("base_key"), str), "design.base_key", "expected a string")
+          & need(isinstance(d.get("scenario"), dict), "design.scenario", "expected a mapping")
+          & need(isinstance(manifest.get("bases", {}), dict), "bases", "expected a mapping"))
+    if not ok:
+        raise store.CorruptResults(bad)
+    facs = d["factors"]
+    for i, f in enumerate(facs):
+        need(isinstance(f, dict) and isinstance(f.get("name"), str) and isinstance(f.get("path"), str),
+             f"design.factors[{i}]", "expected {name, path, ...}")
+    for i, p in enumerate(d["points"]):
+        if not need(isinstance(p, dict) and _is_int(p.get("index")) and isinstance(p.get("key"), str)
+                    and isinstance(p.get("params"), dict) and isinstance(p.get("values"), dict),
+                    f"design.points[{i}]", "expected {index, key, params, values}"):
+            continue
+        if p["key"] != point_key(d["base_key"], p["params"]):
+            bad.append(f"{path}: design.points[{i}].params: do not hash to the point's key {p['key']} (edited)")
+        for f in facs:
+            if (isinstance(f, dict) and f.get("path") in p["params"] and f.get("name") in p["values"]
+                    and p["values"][f["name"]] != p["params"][f["path"]]):
+                bad.append(f"{path}: design.points[{i}].values.{f['name']}: differs from its parameter "
+                           f"{f['path']} (edited)")
+    if not bad:
+        if d.get("n_runs") != len(d["points"]) * d["replications"]:
+            bad.append(f"{path}: design.n_runs: expected {len(d['points'])} points x {d['replications']} "
+                       f"replications = {len(d['points']) * d['replications']}")
+        if manifest.get("experiment_hash") != experiment_identity(d["experiment"], d["base_key"]):
+            bad.append(f"{path}: experiment_hash: the stored experiment does not hash to it (edited)")
+    for key, b in (manifest.get("bases") or {}).items():
+        need(isinstance(b, dict) and isinstance(b.get("data"), dict) and isinstance(b.get("src"), str)
+             and isinstance(b.get("zones"), dict), f"bases.{key}", "expected {src, data, zones}")
+    if bad:
+        raise store.CorruptResults(bad[:20] + ([f"... and {len(bad) - 20} more"] if len(bad) > 20 else []))
+
+
+def verified_manifest(out_dir: str | Path, deep: tuple[str, ...] = ("runs",)) -> dict[str, Any]:
+    """The manifest of a results folder after checking it (:func:`check_manifest`) and its parts
+    (:func:`sim.store.verify_parts`: every part listed, present and of its recorded size; ``deep`` kinds also
+    by SHA-256).  Raises ``FileNotFoundError`` or :class:`sim.store.CorruptResults` naming each bad file with
+    :data:`REPAIR_HINT`."""
+    manifest = read_manifest(out_dir)
+    check_manifest(manifest, out_dir)
+    store.verify_parts(out_dir, MANIFEST, deep=deep).check(REPAIR_HINT)
+    return manifest
 
 
 def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -406,18 +488,33 @@ def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
 
 
 def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> dict[str, Any]:
-    """Create or reopen a results folder for ``exp``: clean partial writes, check the stored experiment, write
-    the manifest.  Raises :class:`BatchRefused` if the folder holds a different experiment and ``new`` is false."""
+    """Create or reopen a results folder for ``exp`` (the caller holds its lock, :func:`sim.store.folder_lock`):
+    check the stored experiment, verify every stored part (:func:`repair_folder`: bad chunks are quarantined and
+    their runs played again), write the manifest, clean partial writes.  Raises :class:`BatchRefused` if the folder
+    holds a different experiment and ``new`` is false, :class:`sim.store.CorruptResults` for a manifest that is
+    not valid JSON (unless ``new``: then it is moved to ``DIR/quarantine`` and rebuilt)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    store.clean_partial(out)
     desc = exp.describe()
     ident = exp.identity()
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     old = None
+    notes: list[str] = []
     if (out / MANIFEST).is_file():
-        old = read_manifest(out)
-        if old.get("experiment_hash") != ident and not new:
+        try:
+            old = read_manifest(out)
+            check_manifest(old, out)
+        except store.CorruptResults as exc:
+            if not new:
+                raise store.CorruptResults(exc.problems, "re-run with --new to rebuild the manifest from the "
+                                           "experiment file (the bad one is kept in DIR/quarantine)") from None
+            dest = out / store.QUARANTINE / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-manifest"
+            dest.mkdir(parents=True, exist_ok=True)
+            os.replace(out / MANIFEST, dest / MANIFEST)
+            notes.append(f"{out / MANIFEST}: unreadable ({exc.problems[0]}); moved to {dest} and rebuilt from "
+                         f"{exp.source}")
+            old = None
+        if old is not None and old.get("experiment_hash") != ident and not new:
             changed = _changed_fields(old["design"], desc)
             raise BatchRefused(
                 f"{out}: holds results of a different experiment ({old['design'].get('source')}, hash "
@@ -425,6 +522,7 @@ def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> d
                 + (f" (changed: {', '.join(changed)})" if changed else "")
                 + ". Re-run with --new to switch this folder to the new experiment (stored runs that the new "
                   "design still contains are kept and reused), or choose another --out folder.")
+    notes += repair_folder(out)
     bases = dict((old or {}).get("bases", {}))
     bases[exp.base_key] = {"src": exp.base_src, "data": exp.base_data,
                            "zones": {str(k): [list(h) for h in v] for k, v in exp.zones.items()}}
@@ -432,11 +530,12 @@ def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> d
     if old is not None and old.get("experiment_hash") != ident:
         history.append({"replaced_experiment_hash": old.get("experiment_hash"), "at": now})
     manifest = {
-        "format": 1, "experiment_hash": ident, "created": (old or {}).get("created", now), "updated": now,
-        "design": desc, "versions": versions(), "rule_data_hash": rule_data_hash(), "code_hash": code_hash(),
-        "bases": bases,
+        "format": store.FORMAT, "experiment_hash": ident, "created": (old or {}).get("created", now),
+        "updated": now, "design": desc, "versions": versions(), "rule_data_hash": rule_data_hash(),
+        "code_hash": code_hash(), "bases": bases,
         "factor_types": {f.name: str(_factor_type(exp, f.name)) for f in exp.factors},
-        "history": history, "status": "running", "warnings": [],
+        "history": history, "sessions": list((old or {}).get("sessions", [])), "status": "running",
+        "warnings": notes,
     }
     if old is not None and store.part_paths(out, "runs"):
         for key in ("versions", "rule_data_hash", "code_hash"):
@@ -444,8 +543,35 @@ def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> d
                 manifest["warnings"].append(f"{out}: {key.replace('_', ' ')} changed since the stored runs were "
                                             f"played (was {old.get(key)}, now {manifest[key]}); stored and new "
                                             f"runs may not be comparable (start a new folder to be sure)")
-    _write_manifest(out, manifest)
+    _write_manifest(out, manifest)  # folds the part checksums in; drops those of interrupted writes
+    store.clean_partial(out)
     return manifest
+
+
+def repair_folder(out_dir: str | Path, manifest_name: str = MANIFEST) -> list[str]:
+    """Verify every part of a results folder by SHA-256 (the caller holds its lock) and move each bad chunk (a
+    truncated, changed, missing or unlisted part: all its runs, events and series parts) to
+    ``DIR/quarantine/``; the runs it held are then no longer stored, so the batch plays them again, and no run is
+    lost or stored twice.  A folder written before part checksums existed has its parts adopted as they are.
+    Returns warnings for the user (one per bad part, and where it went)."""
+    out = Path(out_dir)
+    v = store.verify_parts(out, manifest_name)
+    notes: list[str] = []
+    if v.legacy:
+        ledger = store.PartLedger(out, manifest_name)
+        adopted = 0
+        for seq, files in sorted(store.part_files(out).items()):
+            if "runs" in files:
+                ledger.record_chunk(seq, {p: p for p in files.values()})
+                adopted += len(files)
+        if adopted:
+            notes.append(f"{out}: written before part checksums existed; {adopted} stored parts adopted unverified")
+        return notes
+    if v.problems:
+        dest = store.quarantine(out, v.problems)
+        for prob in v.problems:
+            notes.append(f"{prob}; chunk {prob.seq} moved to {dest}, its battles will be played again")
+    return notes
 
 
 def _factor_type(exp: Experiment, name: str) -> Any:
@@ -481,8 +607,8 @@ def load_runs(out_dir: str | Path, current: bool = True) -> pd.DataFrame:
 
     ``current``: only the runs of the folder's current design (after ``--new`` the folder may also hold runs of
     an earlier design), with a ``point`` index column.  Raises ``FileNotFoundError`` for a folder without a
-    manifest."""
-    manifest = read_manifest(out_dir)
+    manifest, :class:`sim.store.CorruptResults` for a bad manifest or part (:func:`verified_manifest`)."""
+    manifest = verified_manifest(out_dir)
     df = store.read_parts(out_dir, "runs").drop_duplicates("run_key", keep="first")
     if not current:
         return df.reset_index(drop=True)
@@ -494,23 +620,22 @@ def load_runs(out_dir: str | Path, current: bool = True) -> pd.DataFrame:
 def failed_run_keys(out_dir: str | Path) -> dict[str, str]:
     """``{run_key: status}`` of every stored run whose status is not ``ok`` (``failed`` or ``timeout``)."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     out: dict[str, str] = {}
     for p in store.part_paths(out_dir, "runs"):
-        t = pq.read_table(p, columns=["run_key", "status"])
+        t = store.read_table(p, columns=["run_key", "status"])
         t = t.filter(pc.not_equal(t.column("status"), "ok"))
         out.update(zip(t.column("run_key").to_pylist(), t.column("status").to_pylist()))
     return out
 
 
 def drop_runs(out_dir: str | Path, keys: set[str]) -> int:
-    """Remove the rows of ``keys`` from every stored part (runs, events, series), each part rewritten through a
-    temporary file and an atomic rename.  A crash midway leaves those runs
-    missing, so the next batch plays them again.  Returns the number of run rows removed."""
+    """Remove the rows of ``keys`` from every stored part (runs, events, series), each part rewritten in place
+    through a temporary file, a checksum record and an atomic rename (:func:`sim.store.rewrite_part`).  A crash
+    midway leaves those runs missing (the next batch plays them again) or still stored.  Returns the number of
+    run rows removed.  The caller holds the folder's lock."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     if not keys:
         return 0
@@ -518,7 +643,7 @@ def drop_runs(out_dir: str | Path, keys: set[str]) -> int:
     wanted = pa.array(sorted(keys), type=pa.string())
     for kind in ("events", "series", "runs"):  # runs last: a crash leaves no orphan without its run
         for p in store.part_paths(out_dir, kind):
-            t = pq.read_table(p)
+            t = store.read_table(p)
             if "run_key" not in t.column_names:
                 continue
             hit = pc.is_in(t.column("run_key"), value_set=wanted)
@@ -527,10 +652,8 @@ def drop_runs(out_dir: str | Path, keys: set[str]) -> int:
                 continue
             if kind == "runs":
                 removed += n
-            keep = t.filter(pc.invert(hit))  # an emptied part stays (empty), so part numbers are never reused
-            tmp = p.with_name(p.name + ".tmp")
-            pq.write_table(keep, tmp)
-            os.replace(tmp, p)
+            # an emptied part stays (empty), so part numbers are never reused
+            store.rewrite_part(out_dir, p, t.filter(pc.invert(hit)))
     return removed
 
 
@@ -618,9 +741,20 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
     cleanly: finished chunks are stored, the summary says
     ``interrupted``.  ``retry_failed``: play stored ``failed`` / ``timeout`` runs of the design again (their rows
     are removed from the folder first, so each run key keeps exactly one row).  ``summary.failed_stored`` counts
-    the design's failed or timed-out rows in the folder afterwards.  Raises :class:`BatchRefused`, ``ValueError``
-    for bad executor options."""
+    the design's failed or timed-out rows in the folder afterwards.  The folder is locked for the whole call
+    (:func:`sim.store.folder_lock`) and verified first (:func:`prepare_folder`).  Raises :class:`BatchRefused`,
+    :class:`sim.store.FolderInUse` (another process is writing the folder), :class:`sim.store.CorruptResults`
+    (an unreadable manifest), ``ValueError`` for bad executor options."""
     out = Path(out_dir)
+    with store.folder_lock(out, "tanksim batch"):
+        return _execute(exp, out, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
+                        events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress, pool=pool,
+                        retry_failed=retry_failed)
+
+
+def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str | None, dask_local: int | None,
+             new: bool, events: bool, watchdog_s: float | None, chunk_s: float | None, progress: bool,
+             pool: Pool | None, retry_failed: bool) -> BatchSummary:
     manifest = prepare_folder(exp, out, new)
     if retry_failed:
         drop_runs(out, set(failed_run_keys(out)) & {r.key for r in exp.runs()})

@@ -235,10 +235,7 @@ class Experiment:
     def identity(self) -> str:
         """Hash of everything that decides the runs (not the name, description or executor limits); a results
         folder refuses a different one unless asked to start anew."""
-        d = self.spec.model_dump(mode="json", exclude={"name", "description", "max_runs", "watchdog_s", "chunk_s",
-                                                       "scenario"})
-        d["base"] = self.base_key
-        return _hash(d, 16)
+        return experiment_identity(self.spec.model_dump(mode="json"), self.base_key)
 
     def describe(self) -> dict[str, Any]:
         """A JSON-able summary for the manifest: the file's fields, the base scenario and the design points."""
@@ -271,6 +268,24 @@ def _canon(x: Any) -> str:
 
 def _hash(x: Any, n: int) -> str:
     return hashlib.sha256(_canon(x).encode() if not isinstance(x, str) else x.encode()).hexdigest()[:n]
+
+
+#: Experiment fields that do not decide the runs (left out of :func:`experiment_identity`).
+IDENTITY_EXCLUDED = frozenset({"name", "description", "max_runs", "watchdog_s", "chunk_s", "scenario"})
+
+
+def experiment_identity(fields: Mapping[str, Any], base_key: str) -> str:
+    """The 16-hex-digit hash of an experiment: its fields as dumped to JSON (``ExperimentSpec.model_dump(mode=
+    "json")``, as a manifest stores them) without :data:`IDENTITY_EXCLUDED`, plus the base key."""
+    d = {k: v for k, v in fields.items() if k not in IDENTITY_EXCLUDED}
+    d["base"] = base_key
+    return _hash(d, 16)
+
+
+def base_key_of(scenario_digest: str, zones: Mapping[str, Any] | None) -> str:
+    """The 16-hex-digit key of a base scenario: its validated digest plus the deployment zones (``None`` or
+    empty when the design places no tank at random)."""
+    return _hash({"scenario": scenario_digest, "zones": dict(sorted((zones or {}).items()))}, 16)
 
 
 def point_key(base_key: str, params: Mapping[str, Any]) -> str:
@@ -471,8 +486,7 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
                               f"{need} tanks; enlarge the zone")
         if errors:
             raise ScenarioError(errors)
-    base_key = _hash({"scenario": base.digest(),
-                      "zones": {str(k): v for k, v in sorted(zones.items())} if uses_random else {}}, 16)
+    base_key = base_key_of(base.digest(), {str(k): v for k, v in sorted(zones.items())} if uses_random else None)
     factors = []
     for f, c in zip(factors_spec, canon_paths):
         assert c is not None
