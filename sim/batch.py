@@ -966,21 +966,81 @@ def find_run(out_dir: str | Path, battle_id: str) -> pd.Series:
     return hit.iloc[0]
 
 
+def verify_run_row(manifest: Mapping[str, Any], row: Mapping[str, Any], out_dir: str | Path) -> dict[str, Any]:
+    """Check that a stored run's identity matches what it would be run from: its base scenario (the manifest's
+    ``bases`` entry, validated, hashes to the row's ``base_key``), its parameters (hash to its ``point_key``), its
+    replication and seed (hash to its ``run_key``; for a run of the current design the seed is also the one the
+    root seed gives).  Returns the base entry (``src``, ``data``, ``zones``).  Raises
+    :class:`sim.store.CorruptResults` naming the manifest field or the battle; nothing is built or imported."""
+    from sim.experiment import base_key_of, point_key, run_identity, run_key_of
+
+    path = Path(out_dir) / MANIFEST
+    key, bid = row.get("base_key"), row.get("run_key")
+    base = (manifest.get("bases") or {}).get(key)
+    if not isinstance(base, dict):
+        raise store.CorruptResults([f"{path}: bases: no base scenario {str(key)[:20]!r} for battle {bid}"])
+    zones = base.get("zones")
+    if not (isinstance(zones, dict) and all(
+            isinstance(k, str) and k.isdigit() and isinstance(v, list)
+            and all(isinstance(h, list) and len(h) == 2 and all(_is_int(x) for x in h) for h in v)
+            for k, v in zones.items())):
+        raise store.CorruptResults([f"{path}: bases.{key}.zones: expected {{side index: [[q, r], ...]}}"])
+    try:
+        params = json.loads(row.get("params") or "")
+    except (TypeError, ValueError, RecursionError):
+        params = None
+    if not isinstance(params, dict):
+        raise store.CorruptResults([f"{out_dir}: battle {bid}: params: expected a JSON object"])
+    try:
+        digest = validate(base["data"], f"{path}: bases.{key}.data").digest()
+    except ScenarioError as exc:
+        raise store.CorruptResults(exc.errors[:10]) from None
+    problems = []
+    if base_key_of(digest, zones if SETUP in params else None) != key:
+        problems.append(f"{path}: bases.{key}: the stored base scenario does not hash to its key (edited)")
+    if point_key(str(key), params) != row.get("point_key"):
+        problems.append(f"{out_dir}: battle {bid}: its parameters do not hash to its point key "
+                        f"{row.get('point_key')} (edited)")
+    try:
+        rep, seed = int(row.get("rep")), int(row.get("seed"))
+    except (TypeError, ValueError):
+        rep = seed = -1
+    if run_key_of(str(row.get("point_key")), rep, seed) != bid:
+        problems.append(f"{out_dir}: battle {bid}: its point, replication and seed do not hash to its key (edited)")
+    d = manifest.get("design") or {}
+    if not problems and any(p.get("key") == row.get("point_key") for p in d.get("points", [])):
+        want = run_identity(str(row["point_key"]), rep, d.get("seed"),
+                            bool((d.get("experiment") or {}).get("common_random_numbers", False)))
+        if want.seed != seed:
+            problems.append(f"{out_dir}: battle {bid}: seed {seed} is not the one the design's root seed gives "
+                            f"({want.seed}) (edited)")
+    if problems:
+        raise store.CorruptResults(problems)
+    return base
+
+
 def rerun_from(out_dir: str | Path, battle_id: str | None, plot: str | None = None, as_json: bool = False) -> int:
     """``tanksim run --from DIR --battle ID``: play a stored battle again from its row (seed and resolved
     parameters, on the base scenario recorded in the manifest), compare the outcome with the stored one, print
-    it (or JSON with ``reproduced``), and draw the final board to ``plot`` if given.  Exit code 0 when the result
-    is reproduced, 1 when it differs, 2 for a bad folder or id."""
+    it (or JSON with ``reproduced``), and draw the final board to ``plot`` if given.  Before anything is built the
+    stored hashes are checked (:func:`verified_manifest`, :func:`verify_run_row`): an edited manifest or part is
+    refused.  Exit code 0 when the result is reproduced, 1 when it differs, 2 for a bad folder or id, or hashes
+    that do not match."""
     from sim.render import picture_of, save_board, shots_of
 
     try:
         if not battle_id:
             raise KeyError("give the battle to re-run with --battle ID (a run_key of the results)")
-        manifest = read_manifest(out_dir)
+        manifest = verified_manifest(out_dir)
         row = find_run(out_dir, battle_id)
-        base = manifest["bases"][row["base_key"]]
+        base = verify_run_row(manifest, row, out_dir)
     except (FileNotFoundError, KeyError) as exc:
         print(f"tanksim run --from: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    except store.CorruptResults as exc:
+        print("\n".join(f"tanksim run --from: {p}" for p in exc.problems), file=sys.stderr)
+        print(f"tanksim run --from: {out_dir}: the stored hashes do not match; refusing to run anything from it",
+              file=sys.stderr)
         return 2
     ctx = BaseContext(row["base_key"], base["data"], base["src"],
                       {int(k): [tuple(h) for h in v] for k, v in base["zones"].items()})

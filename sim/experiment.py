@@ -299,7 +299,12 @@ def run_identity(point: str, rep: int, root_seed: int, common_random_numbers: bo
     rep and seed.  Independent of the point's index, the worker count and the executor."""
     material = f"seed|{rep}|{root_seed}" if common_random_numbers else f"seed|{point}|{rep}|{root_seed}"
     seed = int.from_bytes(hashlib.sha256(material.encode()).digest()[:8], "big") >> 1
-    return Run(_hash(f"run|{point}|{rep}|{seed}", 16), point, rep, seed)
+    return Run(run_key_of(point, rep, seed), point, rep, seed)
+
+
+def run_key_of(point: str, rep: int, seed: int) -> str:
+    """A run's key (16 hex digits, the battle id): a hash of its point key, replication and seed."""
+    return _hash(f"run|{point}|{rep}|{seed}", 16)
 
 
 # --- loading ---------------------------------------------------------------------------------------------------------
