@@ -49,6 +49,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NamedTuple
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -305,6 +306,10 @@ def _int(v: Any) -> bool:
     return isinstance(v, int) and not isinstance(v, bool)
 
 
+def _int_like(v: Any) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, (bool, np.bool_))
+
+
 def _hexv(v: Any) -> bool:
     return isinstance(v, (list, tuple)) and len(v) == 2 and all(_int(x) for x in v)
 
@@ -386,10 +391,9 @@ def events_of(rows: pd.DataFrame, source: str | Path | None = None) -> list[LogE
     for i, (seq, turn, kind, data, f) in enumerate(zip(rows["seq"], rows["turn"], rows["kind"], rows["data"],
                                                         files)):
         where = _where(f, i, seq)
-        try:
-            seq_i, turn_i = int(seq), int(turn)
-        except (TypeError, ValueError):
-            raise ReplayError(f"{where}: seq and turn must be integers") from None
+        if not (_int_like(seq) and _int_like(turn)):
+            raise ReplayError(f"{where}: seq and turn: expected integers, found {_show(seq)} and {_show(turn)}")
+        seq_i, turn_i = int(seq), int(turn)
         if seq_i != i:
             what = "a gap: events are missing" if seq_i > i else "a repeated or out-of-order seq"
             raise ReplayError(f"{where}: expected seq {i} ({what}; a log is numbered 0, 1, 2, ...)")
