@@ -36,7 +36,7 @@ import threading
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,7 +149,7 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
             "seed": task.seed, "params": task.params, "worker": _worker_id()}
     t0 = time.perf_counter()
     try:
-        with watchdog(watchdog_s):
+        with watchdog(watchdog_s, task.run_key):
             data, spec, cands = _point(ctx.key, task.params)
             placement = None
             if cands is not None:
@@ -181,19 +181,81 @@ def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
     return [play(chunk.ctx, t, events=chunk.events, watchdog_s=chunk.watchdog_s) for t in chunk.tasks]
 
 
+#: Topic of the worker -> driver progress messages on a Dask cluster (``Worker.log_event``).
+PROGRESS_TOPIC = "tanksim-progress"
+#: Seconds the watchdog waits for its exception to land before it reports the battle stuck outside Python.
+STUCK_AFTER_S = 1.0
+#: Largest progress message (bytes, pickled): below ``PIPE_BUF`` so one write delivers it whole.
+_MAX_MESSAGE = 3500
+_PROGRESS: Any = None  # the process pool's message queue, set in each worker by _init_worker
+
+
+def kill_after(limit_s: float) -> float:
+    """Seconds after a battle's start at which the driver kills the worker process still playing it: the
+    watchdog ``limit_s`` plus a grace of ``max(2 s, limit_s / 4)`` (the in-worker watchdog stops Python code at
+    ``limit_s``; only a battle blocked outside Python, or one that swallows the watchdog's exception, lasts longer).
+    """
+    return limit_s + max(2.0, limit_s / 4)
+
+
+def progress_sink() -> Callable[..., None] | None:
+    """Worker side: a function ``send(kind, key, **extra)`` that tells the driver that battle ``key`` started
+    (``kind="start"``, with its watchdog ``limit``), ended (``"end"``) or is stuck outside Python (``"stuck"``,
+    optionally with the ``row`` to store for it), so the driver can kill and replace a worker that no in-process
+    watchdog can stop (:class:`HangWatch`).  It goes through the process pool's queue, or ``Worker.log_event`` on
+    a Dask worker (resolved here, in the task's thread, so another thread may send too); ``None`` elsewhere (a
+    battle played in the driver's own process).  ``send`` never raises."""
+    if _PROGRESS is not None:
+        queue = _PROGRESS
+
+        def put(msg: dict[str, Any]) -> None:
+            import pickle
+
+            if len(pickle.dumps(msg)) > _MAX_MESSAGE:  # one write, so a killed sender never leaves half a message
+                msg.pop("row", None)
+            queue.put(msg)
+        deliver = put
+    else:
+        dist = sys.modules.get("distributed")
+        if dist is None:
+            return None
+        try:
+            w = dist.get_worker()
+        except ValueError:  # not inside a Dask task
+            return None
+        addr = w.address
+
+        def log(msg: dict[str, Any]) -> None:
+            w.log_event(PROGRESS_TOPIC, json.loads(json.dumps({**msg, "worker": addr}, default=str)))
+        deliver = log
+
+    def send(kind: str, key: str, **extra: Any) -> None:
+        try:
+            deliver({"kind": kind, "key": key, "pid": os.getpid(), **extra})
+        except Exception:  # noqa: BLE001 - best effort: the driver's deadline still holds
+            pass
+    return send
+
+
 @contextmanager
-def watchdog(limit_s: float | None) -> Iterator[None]:
+def watchdog(limit_s: float | None, key: str | None = None,
+             on_stuck: Callable[[], dict[str, Any] | None] | None = None) -> Iterator[None]:
     """Raise :class:`BattleTimeout` in the calling thread if the block runs longer than ``limit_s`` seconds
     (``None`` or 0: no limit).  A block that finishes before the exception lands is left alone.
 
     A timer thread delivers the exception asynchronously (``PyThreadState_SetAsyncExc``), which works in a process
-    pool's main thread and in a Dask worker's thread alike; it interrupts Python code, not a blocking C call."""
+    pool's main thread and in a Dask worker's thread alike; it interrupts Python code, not a blocking C call.  With
+    ``key`` (a battle id) the driver is told when the block starts and ends (:func:`progress_sink`), and if the
+    exception has not landed :data:`STUCK_AFTER_S` after it was raised (the thread is blocked in C: a
+    ``time.sleep``, blocking I/O) the battle is reported ``stuck`` with the row ``on_stuck()`` returns, so the driver
+    kills this worker process at once; the driver also kills it at :func:`kill_after` if no report comes."""
     if not limit_s:
         yield
         return
     tid = threading.get_ident()
     lock = threading.Lock()
     state = {"done": False, "fired": False, "delivered": False}
+    finished = threading.Event()
 
     class Expired(BattleTimeout):
         def __init__(self, *args: Any) -> None:
@@ -202,29 +264,47 @@ def watchdog(limit_s: float | None) -> Iterator[None]:
 
     def fire() -> None:
         with lock:
-            if not state["done"]:
-                state["fired"] = True
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(Expired))
+            if state["done"]:
+                return
+            state["fired"] = True
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(Expired))
+        if send is not None and not finished.wait(STUCK_AFTER_S) and not state["delivered"]:
+            row = None
+            if on_stuck is not None:
+                try:
+                    row = on_stuck()
+                except Exception:  # noqa: BLE001 - a row we cannot build: the driver stores a timeout row
+                    row = None
+            send("stuck", key, row=row)
 
+    send = progress_sink() if key is not None else None
     timer = threading.Timer(limit_s, fire)
     timer.daemon = True
+    if send is not None:
+        send("start", key, limit=float(limit_s))
     timer.start()
     try:
         yield
     finally:
         with lock:
             state["done"] = True
+        finished.set()
         timer.cancel()
         if state["fired"] and not state["delivered"]:  # the block finished first: drop the pending exception
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None)
+        if send is not None:
+            send("end", key)
 
 
-def _init_worker(driver_alive: Any) -> None:
-    """Process-pool worker set-up: ignore Ctrl-C (the driver handles it) and exit when the driver is gone.
+def _init_worker(driver_alive: Any, progress: Any = None) -> None:
+    """Process-pool worker set-up: ignore Ctrl-C (the driver handles it), exit when the driver is gone, and keep
+    ``progress`` (the pool's message queue, see :func:`progress_sink`).
 
     ``driver_alive`` is the read end of a pipe whose only write end the driver holds: it reaches end-of-file the
     moment the driver exits, even by a hard crash or ``kill -9`` (a zombie driver still counts as gone), so no
     worker is left behind."""
+    global _PROGRESS
+    _PROGRESS = progress
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
@@ -242,7 +322,10 @@ def _init_worker(driver_alive: Any) -> None:
 @dataclass
 class Pool:
     """An open executor: ``executor`` (a ``concurrent.futures.Executor``), ``workers`` (parallel slots), ``kind``
-    (``process`` / ``dask``), ``address`` (Dask scheduler) and ``restart()`` for a broken process pool."""
+    (``process`` / ``dask``), ``address`` (Dask scheduler), ``restart()`` for a broken process pool, ``close()``,
+    ``messages()`` (the workers' progress reports since the last call, see :func:`progress_sink`, each with a
+    ``worker`` id) and ``kill(worker)`` (kill that worker process: ``SIGKILL`` in a process pool, which breaks the
+    pool; ``Client.restart_workers`` on Dask, whose nanny starts a fresh one)."""
 
     executor: cf.Executor
     workers: int
@@ -250,6 +333,8 @@ class Pool:
     address: str = ""
     restart: Callable[[], None] = lambda: None
     close: Callable[[], None] = lambda: None
+    messages: Callable[[], list[dict[str, Any]]] = list
+    kill: Callable[[str], None] = lambda worker: None
 
 
 def default_workers() -> int:
@@ -266,8 +351,11 @@ def _process_pool(n: int) -> cf.ProcessPoolExecutor:
     if method == "forkserver":
         ctx.set_forkserver_preload(["sim.batch", "sim.runner"])
     reader, writer = ctx.Pipe(duplex=False)
-    ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker, initargs=(reader,))
+    progress = ctx.SimpleQueue()
+    ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
+                                initargs=(reader, progress))
     ex._tanksim_driver_alive = (reader, writer)  # type: ignore[attr-defined] # held for the pool's lifetime
+    ex._tanksim_progress = progress  # type: ignore[attr-defined]
     return ex
 
 
@@ -313,9 +401,30 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout="20s")
+        inbox: deque[dict[str, Any]] = deque()
         try:
+            client.subscribe_topic(PROGRESS_TOPIC, lambda event: inbox.append(dict(event[1])))
             n = max(1, sum(client.nthreads().values()))
             pool = Pool(client.get_executor(pure=False), n, "dask", str(client.scheduler.address))
+            pool.messages = lambda: [{**m, "worker": f"{m.get('worker')}#{m.get('pid')}"}
+                                     for m in (inbox.popleft() for _ in range(len(inbox)))]
+
+            def kill(worker: str) -> None:
+                """SIGKILL the worker process from its nanny, which starts a fresh one (``Client.run(...,
+                nanny=True)``: at once, even if the process holds the GIL); else ``Client.restart_workers``."""
+                addr, _, pid = worker.rpartition("#")
+                try:
+                    done = client.run(os.kill, int(pid), signal.SIGKILL, workers=[addr], nanny=True,
+                                      on_error="return")
+                    if addr in done and not isinstance(done[addr], BaseException):
+                        return
+                    status = client.restart_workers([addr], timeout=60, raise_for_error=False)
+                except Exception as exc:  # noqa: BLE001 - the cluster refused: say so, the batch goes on
+                    status = {addr: exc}
+                if status.get(addr) != "OK":
+                    warnings.warn(f"Dask worker {addr} could not be restarted ({status.get(addr)}); it may stay "
+                                  f"blocked (run workers under a nanny, the default of dask worker)", stacklevel=2)
+            pool.kill = kill
             yield pool
         finally:
             client.close()
@@ -325,20 +434,112 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
     n = workers or default_workers()
     if n < 1:
         raise ValueError(f"--workers {n}: expected at least 1")
-    holder = {"ex": _process_pool(n)}
+    holder: dict[str, Any] = {"ex": _process_pool(n), "gen": 0, "reading": True}
     pool = Pool(holder["ex"], n, "process")
 
     def restart() -> None:
         _terminate(holder["ex"])
         holder["ex"] = pool.executor = _process_pool(n)
+        holder.update(gen=holder["gen"] + 1, reading=True)
+
+    def messages() -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        q = holder["ex"]._tanksim_progress
+        while holder["reading"] and len(out) < 10_000 and not q.empty():
+            msg = dict(q.get())
+            msg["worker"] = f"{holder['gen']}:{msg.get('pid')}"
+            out.append(msg)
+        return out
+
+    def kill(worker: str) -> None:
+        gen, _, pid = worker.partition(":")
+        if gen != str(holder["gen"]) or not pid.isdigit():
+            return  # a worker of a pool already replaced
+        holder["reading"] = False  # the pool is broken now; its queue is read no more
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     pool.restart = restart
+    pool.messages = messages
+    pool.kill = kill
     pool.close = lambda: _terminate(holder["ex"])
     try:
         yield pool
     finally:
         holder["ex"].shutdown(wait=True, cancel_futures=True)
         _release(holder["ex"])
+
+
+# --- hung workers ----------------------------------------------------------------------------------------------------
+
+#: Seconds between the driver's looks at its workers' progress.
+POLL_S = 0.25
+
+
+@dataclass(frozen=True)
+class Hang:
+    """A battle whose worker must be killed: its ``key``, the ``worker`` id, the ``row`` the worker sent for it
+    (``None``: the driver writes a timeout row) and ``why`` (``stuck``: the worker said its watchdog could not
+    interrupt it; ``deadline``: no end after :func:`kill_after`)."""
+
+    key: str
+    worker: str
+    row: dict[str, Any] | None
+    why: str
+    limit_s: float
+
+
+class HangWatch:
+    """Driver side of the hung-battle watchdog: from the workers' progress reports (:func:`progress_sink`) it
+    knows which battle each worker process is playing, since when (the driver's clock at the report), and finds
+    the battles to kill: reported ``stuck``, or still running :func:`kill_after` their start.  Works alike for a
+    process pool and a Dask cluster (:attr:`Pool.messages`)."""
+
+    def __init__(self, pool: Pool):
+        self.pool = pool
+        self.running: dict[str, tuple[str, float, float]] = {}  # worker -> (key, watchdog s, kill at)
+
+    def forget(self, keys: Iterable[str]) -> None:
+        """Drop what is known about battles that finished (their chunk came back) or were given up."""
+        gone = set(keys)
+        for w in [w for w, (k, _, _) in self.running.items() if k in gone]:
+            del self.running[w]
+
+    def reset(self) -> None:
+        """Forget every worker (the process pool was replaced)."""
+        self.running.clear()
+
+    def poll(self) -> list[Hang]:
+        """The battles to kill now (each removed from the watch)."""
+        now = time.monotonic()
+        hangs: dict[str, Hang] = {}
+        for m in self.pool.messages():
+            w, key, kind = str(m.get("worker")), str(m.get("key")), m.get("kind")
+            if kind == "start":
+                self.forget([key])  # replayed elsewhere after a lost worker
+                limit = float(m.get("limit") or 0)
+                self.running[w] = (key, limit, now + kill_after(limit))
+            elif kind == "end" and self.running.get(w, ("",))[0] == key:
+                del self.running[w]
+            elif kind == "stuck" and self.running.get(w, ("",))[0] == key:
+                row = m.get("row") if isinstance(m.get("row"), dict) else None
+                hangs[w] = Hang(key, w, row, "stuck", self.running.pop(w)[1])
+        for w, (key, limit, at) in list(self.running.items()):
+            if now >= at:
+                del self.running[w]
+                hangs[w] = Hang(key, w, None, "deadline", limit)
+        return list(hangs.values())
+
+
+def hang_error(h: Hang) -> str:
+    """The ``error`` text of a battle whose worker was killed."""
+    if h.why == "stuck":
+        return (f"exceeded the watchdog of {h.limit_s:g} s while blocked outside Python (a C call such as "
+                f"time.sleep, or blocking I/O); the worker process was killed and replaced")
+    return (f"ran past the watchdog of {h.limit_s:g} s plus a grace of {kill_after(h.limit_s) - h.limit_s:g} s "
+            f"(blocked outside Python, or ignoring the watchdog); the worker process was killed and replaced")
 
 
 # --- the results folder ----------------------------------------------------------------------------------------------
@@ -857,6 +1058,46 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             if summary.failed:
                 bar.set_postfix(failed=summary.failed, refresh=False)
 
+        watch = HangWatch(pool)
+
+        def on_hang(h: Hang) -> None:
+            """Kill the hung battle's worker, store a timeout row for it and play the rest of its chunk again (on
+            a process pool every chunk in flight dies with the pool: finished ones are kept, the others played
+            again; none of them is a suspect)."""
+            fut = next((f for f, ch in inflight.items() if any(t.run_key == h.key for t in ch.tasks)), None)
+            pool.kill(h.worker)
+            if fut is None:  # finished meanwhile
+                return
+            chunk = inflight.pop(fut)
+            lost = submitted.pop(fut, None)
+            was_solo = fut in solo
+            solo.discard(fut)
+            task = next(t for t in chunk.tasks if t.run_key == h.key)
+            todo.extendleft(reversed([t for t in chunk.tasks if t.run_key != h.key]))
+            if pool.kind == "process":
+                for f in [f for f in inflight if submitted.get(f) is lost]:
+                    ch = inflight.pop(f)
+                    if f.done() and not f.cancelled() and f.exception() is None:
+                        take(f, ch)
+                    else:
+                        submitted.pop(f, None)
+                        (suspects if f in solo else todo).extendleft(reversed(ch.tasks))
+                        solo.discard(f)
+                        watch.forget(t.run_key for t in ch.tasks)
+                if lost is pool.executor:
+                    pool.restart()
+                watch.reset()
+            else:
+                fut.cancel()
+            watch.forget(t.run_key for t in chunk.tasks)
+            row = {"run_key": task.run_key, "point_key": task.point_key, "base_key": ctx.key, "rep": task.rep,
+                   "seed": task.seed, "params": task.params, "status": "timeout", "error": hang_error(h)}
+            if was_solo:
+                row["error"] += " (it was replayed alone after its worker was lost)"
+            done_fut: cf.Future = cf.Future()
+            done_fut.set_result([{"row": row, "events": [], "series": []}])
+            take(done_fut, Chunk(ctx, (task,), events, watchdog_s))
+
         try:
             while todo or inflight or suspects:
                 if suspects:
@@ -867,9 +1108,14 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                         submit(next_chunk())
                 if not inflight:
                     continue
-                done, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
+                done, _ = cf.wait(list(inflight), timeout=POLL_S if watchdog_s else None,
+                                  return_when=cf.FIRST_COMPLETED)
                 for fut in sorted(done, key=lambda f: inflight[f].tasks[0].run_key):
-                    take(fut, inflight.pop(fut))
+                    chunk = inflight.pop(fut)
+                    watch.forget(t.run_key for t in chunk.tasks)
+                    take(fut, chunk)
+                for h in watch.poll():
+                    on_hang(h)
         except KeyboardInterrupt:
             # stop: cancel what has not started, store what finishes (a second Ctrl-C abandons it)
             summary.interrupted = True
