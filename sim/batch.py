@@ -275,7 +275,7 @@ def watchdog(limit_s: float | None, key: str | None = None,
                     row = on_stuck()
                 except Exception:  # noqa: BLE001 - a row we cannot build: the driver stores a timeout row
                     row = None
-            send("stuck", key, row=row)
+            send("stuck", key, row=row, limit=float(limit_s))
 
     send = progress_sink() if key is not None else None
     timer = threading.Timer(limit_s, fire)
@@ -523,9 +523,10 @@ class HangWatch:
                 self.running[w] = (key, limit, now + kill_after(limit))
             elif kind == "end" and self.running.get(w, ("",))[0] == key:
                 del self.running[w]
-            elif kind == "stuck" and self.running.get(w, ("",))[0] == key:
+            elif kind == "stuck":  # from the battle's watchdog, or a tournament's decision watchdog
                 row = m.get("row") if isinstance(m.get("row"), dict) else None
-                hangs[w] = Hang(key, w, row, "stuck", self.running.pop(w)[1])
+                limit = self.running.pop(w)[1] if self.running.get(w, ("",))[0] == key else float(m.get("limit") or 0)
+                hangs[w] = Hang(key, w, row, "stuck", limit)
         for w, (key, limit, at) in list(self.running.items()):
             if now >= at:
                 del self.running[w]
@@ -1065,9 +1066,9 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             a process pool every chunk in flight dies with the pool: finished ones are kept, the others played
             again; none of them is a suspect)."""
             fut = next((f for f, ch in inflight.items() if any(t.run_key == h.key for t in ch.tasks)), None)
-            pool.kill(h.worker)
-            if fut is None:  # finished meanwhile
+            if fut is None:  # finished meanwhile: its worker is not stuck
                 return
+            pool.kill(h.worker)
             chunk = inflight.pop(fut)
             lost = submitted.pop(fut, None)
             was_solo = fut in solo

@@ -68,8 +68,9 @@ class CorruptResults(ValueError):
         super().__init__("\n".join(self.problems) + (f"\n{hint}" if hint else ""))
 
 
-class FolderInUse(RuntimeError):
-    """Another process holds the folder's lock; the message is ``DIR: in use by pid N (...)``."""
+class FolderInUse(ValueError):
+    """Another process holds the folder's lock (a refused folder, like any other bad input); the message is
+    ``DIR: in use by pid N (...)``."""
 
 
 # --- crash injection (tests) -----------------------------------------------------------------------------------------
