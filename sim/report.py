@@ -238,9 +238,8 @@ def battle_ids(runs: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFrame:
 
 def build(out_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """``(manifest, runs, points, effects)`` for a results folder, after verifying it
-    (:func:`sim.batch.verified_manifest`: the manifest's hashes, every runs part by SHA-256, the event and series
-    parts by presence and size).  Raises ``FileNotFoundError``, :class:`sim.store.CorruptResults` naming each bad
-    file."""
+    (:func:`sim.batch.verified_manifest`: the manifest's hashes, every runs, events and series part by
+    SHA-256).  Raises ``FileNotFoundError``, :class:`sim.store.CorruptResults` naming each bad file."""
     from sim.batch import load_runs, read_manifest
 
     runs = load_runs(out_dir)  # verifies the folder first

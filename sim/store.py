@@ -7,10 +7,11 @@
 **Checksums.**  Every file this module commits has a SHA-256, a byte count and a row count recorded *before* the
 rename that commits it, so a part on disk always has its checksum.  Records go to an append-only journal,
 ``DIR/parts.jsonl`` (one JSON line per write: ``{"op": "chunk", "seq": N, "files": {path: {sha256, bytes,
-rows}}}``, ``{"op": "rewrite", ...}`` for a part rewritten in place, ``{"op": "remove", "seq": N}`` for a quarantined
-chunk); :func:`write_manifest` folds the journal into the manifest's ``parts`` table (``{"N": {path: {sha256,
-bytes, rows}}}``) and empties it.  So the manifest plus the journal name the checksum of every part, and
-:func:`verify_parts` finds a part that is truncated, changed, missing, or that no driver wrote.  The checksums
+rows}}}``, ``{"op": "rewrite", "seq": N, "files": {path: {sha256, bytes, rows, prev}}}`` for parts of a chunk
+rewritten in place, ``{"op": "remove", "seq": N}`` for a quarantined chunk); :func:`write_manifest` folds the
+journal into the manifest's ``parts`` table (``{"N": {path: {sha256, bytes, rows}}}``) and empties it.  So the
+manifest plus the journal name the checksum of every part, and :func:`verify_parts` finds a part that is
+truncated, changed, missing, or that no driver wrote.  The checksums
 detect damage (a truncated copy, a disk error, an edit); they are not signatures: whoever can write the folder can
 also rewrite the checksums.
 
@@ -82,8 +83,8 @@ def crash_point(name: str) -> None:
     point ``name``, when ``TANKSIM_CRASH_AT`` holds ``name:N`` (comma-separated for several).  Points:
     ``part-written`` (temporary files written), ``part-recorded`` (checksums journalled), ``part-side-renamed``
     (events / series renamed, runs not yet), ``checkpoint`` (manifest written, journal not yet emptied),
-    ``rewrite`` (a part rewritten in place: journalled, not renamed), ``quarantine`` (chunk removed from the
-    ledger, its files not yet all moved)."""
+    ``rewrite`` (parts of a chunk rewritten in place: journalled, before each rename), ``quarantine`` (chunk
+    removed from the ledger, its files not yet all moved)."""
     spec = os.environ.get("TANKSIM_CRASH_AT", "")
     if not spec:
         return
@@ -262,7 +263,8 @@ class PartLedger:
                 state.pop(seq, None)
             else:
                 files = state.setdefault(seq, {})
-                files[op["file"]] = {k: op[k] for k in ("sha256", "bytes", "rows", "prev")}
+                for p, e in op["files"].items():
+                    files[p] = {k: e.get(k) for k in ("sha256", "bytes", "rows", "prev")}
         return state
 
     def known(self) -> bool:
@@ -285,11 +287,18 @@ class PartLedger:
                  for final, tmp in staged.items()}
         self._append([{"op": "chunk", "seq": int(seq), "files": files}])
 
-    def record_rewrite(self, seq: int, final: Path, tmp: Path, prev: str | None) -> None:
-        """Journal a part of chunk ``seq`` rewritten in place (``tmp`` about to replace ``final``, whose checksum
-        was ``prev``: accepted too until the next checkpoint)."""
-        e = _file_entry(tmp, _rows_of(tmp))
-        self._append([{"op": "rewrite", "seq": int(seq), "file": _rel(self.out, final), **e, "prev": prev}])
+    def record_rewrite(self, seq: int, staged: Mapping[Path, Path]) -> None:
+        """Journal parts of chunk ``seq`` about to be rewritten in place (``final path -> temporary file``) in one
+        record: each file's old checksum is kept as ``prev``, and until the next checkpoint the chunk verifies if
+        its rewritten files are all new or all old, never a mix (a crash between the renames: the chunk is then
+        quarantined and its runs played again)."""
+        known = self.chunks().get(int(seq), {})
+        files = {}
+        for final, tmp in staged.items():
+            rel = _rel(self.out, final)
+            old = known.get(rel)
+            files[rel] = {**_file_entry(tmp, _rows_of(tmp)), "prev": old["sha256"] if old else None}
+        self._append([{"op": "rewrite", "seq": int(seq), "files": files}])
 
     def record_removal(self, seqs: Iterable[int]) -> None:
         """Journal that chunks ``seqs`` leave the folder (quarantine)."""
@@ -304,19 +313,16 @@ class PartLedger:
             if runs and not all((self.out / p).is_file() for p in runs):
                 continue  # an interrupted write: never committed
             keep = {}
+            pending = {p for p, e in files.items() if e.get("prev") is not None and (self.out / p).is_file()}
+            reverted = bool(pending) and all(file_sha256(self.out / p) == files[p]["prev"] for p in pending)
             for p, e in sorted(files.items()):
-                e = {k: e.get(k) for k in ("sha256", "bytes", "rows", "prev")}
                 path = self.out / p
-                if not path.is_file():
-                    if not runs:
-                        continue
-                    keep[p] = {k: e[k] for k in ("sha256", "bytes", "rows")}  # still expected: verify says missing
-                    continue
-                if e["prev"] is not None:
-                    actual = file_sha256(path)
-                    if actual == e["prev"]:  # the rewrite did not land: the old file stands
-                        e.update(sha256=actual, bytes=path.stat().st_size, rows=_rows_of(path))
-                keep[p] = {k: e[k] for k in ("sha256", "bytes", "rows")}
+                if not path.is_file() and not runs:
+                    continue  # (a file the chunk no longer has; a part folder's missing file stays: verify says so)
+                if reverted and p in pending:  # the rewrite did not land: the old files stand
+                    keep[p] = {"sha256": e["prev"], "bytes": path.stat().st_size, "rows": _rows_of(path)}
+                else:
+                    keep[p] = {k: e.get(k) for k in ("sha256", "bytes", "rows")}
             if keep:
                 out[str(seq)] = keep
         return out
@@ -336,7 +342,8 @@ def _valid_op(op: Any) -> bool:
         files = op.get("files")
         return isinstance(files, dict) and all(isinstance(p, str) and _is_entry(e) for p, e in files.items())
     if kind == "rewrite":
-        return isinstance(op.get("file"), str) and _is_entry(op)
+        files = op.get("files")
+        return isinstance(files, dict) and all(isinstance(p, str) and _is_entry(e) for p, e in files.items())
     return kind == "remove"
 
 
@@ -406,21 +413,24 @@ def _short(sha: str) -> str:
     return sha[:16]
 
 
-def _check_file(path: Path, seq: int, e: Mapping[str, Any], deep: bool) -> PartProblem | None:
+def _check_file(path: Path, seq: int, e: Mapping[str, Any], deep: bool) -> tuple[PartProblem | None, str]:
+    """``(problem or None, which version the file is: "new", "old" (its ``prev``) or "" when not hashed)``."""
     if not path.is_file():
         return PartProblem(path, seq, f"missing (the manifest lists it: sha256 {_short(e['sha256'])}..., "
-                                      f"{e['bytes']} bytes)")
+                                      f"{e['bytes']} bytes)"), ""
     size = path.stat().st_size
-    accepted = {e["sha256"], e.get("prev")} - {None}
     if size != e["bytes"] and e.get("prev") is None:
         return PartProblem(path, seq, f"truncated or changed: the manifest says {e['bytes']} bytes, the file has "
-                                      f"{size}")
-    if deep:
-        actual = file_sha256(path)
-        if actual not in accepted:
-            return PartProblem(path, seq, f"checksum mismatch (changed or damaged): the manifest says sha256 "
-                                          f"{_short(e['sha256'])}..., the file has {_short(actual)}...")
-    return None
+                                      f"{size}"), ""
+    if not deep:
+        return None, ""
+    actual = file_sha256(path)
+    if actual == e["sha256"]:
+        return None, "new"
+    if e.get("prev") is not None and actual == e["prev"]:
+        return None, "old"
+    return PartProblem(path, seq, f"checksum mismatch (changed or damaged): the manifest says sha256 "
+                                  f"{_short(e['sha256'])}..., the file has {_short(actual)}..."), ""
 
 
 def part_files(out_dir: str | Path, kinds: Iterable[str] = KINDS) -> dict[int, dict[str, Path]]:
@@ -461,13 +471,19 @@ def verify_parts(out_dir: str | Path, manifest: str | None = None, *, kinds: Ite
             if kind in kinds and _rel(out, path) not in entry:
                 problems.append(PartProblem(path, seq, "not in the manifest's part checksums (not written by this "
                                                        "folder's driver)"))
+        versions: dict[str, str] = {}
         for rel, e in sorted(entry.items()):
             kind = rel.split("/", 1)[0]
             if kind not in kinds:
                 continue
-            bad = _check_file(out / rel, seq, e, kind in deep)
+            bad, version = _check_file(out / rel, seq, e, kind in deep or e.get("prev") is not None)
             if bad is not None:
                 problems.append(bad)
+            elif e.get("prev") is not None:
+                versions[rel] = version
+        if len(set(versions.values())) > 1:
+            problems.append(PartProblem(files["runs"], seq, "an in-place rewrite of this chunk was interrupted "
+                                                            "halfway (some of its parts old, some new)"))
     return Verification(problems)
 
 
@@ -485,7 +501,7 @@ def verify_files(out_dir: str | Path, paths: Iterable[Path], manifest: str | Non
         if rel not in where:
             problems.append(PartProblem(Path(p), -1, "not in the folder's part checksums (not written by tanksim)"))
             continue
-        bad = _check_file(Path(p), where[rel][0], where[rel][1], True)
+        bad, _ = _check_file(Path(p), where[rel][0], where[rel][1], True)
         if bad is not None:
             problems.append(bad)
     return Verification(problems)
@@ -732,16 +748,16 @@ def write_run_part(out_dir: str | Path, seq: int, rows: list[dict[str, Any]], sc
     return path
 
 
-def rewrite_part(out_dir: str | Path, path: Path, table: pa.Table) -> None:
-    """Replace part ``path`` by ``table`` in place: temporary file, ledger record (the old checksum stays
-    acceptable until the next checkpoint), rename.  Lock holder only."""
+def rewrite_chunk(out_dir: str | Path, seq: int, tables: Mapping[Path, pa.Table]) -> None:
+    """Replace parts of chunk ``seq`` in place (``path -> new table``): temporary files, one ledger record for them
+    all (:meth:`PartLedger.record_rewrite`), then the renames, the runs part last.  Lock holder only."""
     out = Path(out_dir)
-    ledger = PartLedger(out)
-    entry = ledger.chunks().get(_seq(path), {}).get(_rel(out, path))
-    tmp = _write_tmp(table, path)
-    ledger.record_rewrite(_seq(path), path, tmp, entry["sha256"] if entry else None)
-    crash_point("rewrite")
-    os.replace(tmp, path)
+    order = sorted(tables, key=lambda p: KINDS.index(Path(p).parent.name) if Path(p).parent.name in KINDS else 0)
+    staged = {Path(p): _write_tmp(tables[p], Path(p)) for p in order}
+    PartLedger(out).record_rewrite(seq, staged)
+    for final, tmp in staged.items():
+        crash_point("rewrite")
+        os.replace(tmp, final)
 
 
 def read_table(path: str | Path, **kwargs: Any) -> pa.Table:
