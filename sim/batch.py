@@ -1131,10 +1131,16 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             try:
                 for fut in list(inflight):
                     fut.cancel()
-                for fut in cf.as_completed(list(inflight)):
-                    chunk = inflight.pop(fut)
-                    if not fut.cancelled() and fut.exception() is None:
-                        take(fut, chunk)
+                while inflight:  # a battle blocked in C still has its worker killed at its deadline
+                    done, _ = cf.wait(list(inflight), timeout=POLL_S, return_when=cf.FIRST_COMPLETED)
+                    for fut in done:
+                        chunk = inflight.pop(fut)
+                        if not fut.cancelled() and fut.exception() is None:
+                            take(fut, chunk)
+                    for h in watch.poll():
+                        on_hang(h)
+                    todo.clear()
+                    suspects.clear()
             except KeyboardInterrupt:
                 pass
             pool.close()
