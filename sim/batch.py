@@ -1224,12 +1224,29 @@ def find_run(out_dir: str | Path, battle_id: str) -> pd.Series:
     return hit.iloc[0]
 
 
+def _schema_digest(data: Mapping[str, Any], src: str) -> str:
+    """The digest of a scenario mapping (:meth:`sim.scenario.Scenario.digest`) from the schema alone: no rule-set
+    check, no policy loaded or constructed, nothing imported (unlike :func:`sim.scenario.validate`), so a hash can
+    be checked before anything is built.  Raises :class:`sim.store.CorruptResults`."""
+    from pydantic import ValidationError
+
+    from sim.scenario import Scenario, _fmt_validation
+
+    try:
+        return Scenario(**{k: v for k, v in data.items() if k != "source"}, source=src).digest()
+    except ValidationError as exc:
+        raise store.CorruptResults(_fmt_validation(src, exc)[:10]) from None
+    except (TypeError, ValueError) as exc:
+        raise store.CorruptResults([f"{src}: not a scenario mapping ({type(exc).__name__})"]) from None
+
+
 def verify_run_row(manifest: Mapping[str, Any], row: Mapping[str, Any], out_dir: str | Path) -> dict[str, Any]:
     """Check that a stored run's identity matches what it would be run from: its base scenario (the manifest's
     ``bases`` entry, validated, hashes to the row's ``base_key``), its parameters (hash to its ``point_key``), its
     replication and seed (hash to its ``run_key``; for a run of the current design the seed is also the one the
     root seed gives).  Returns the base entry (``src``, ``data``, ``zones``).  Raises
-    :class:`sim.store.CorruptResults` naming the manifest field or the battle; nothing is built or imported."""
+    :class:`sim.store.CorruptResults` naming the manifest field or the battle.  Nothing is built or imported:
+    the base scenario's digest comes from its schema alone (:func:`_schema_digest`)."""
     from sim.experiment import base_key_of, point_key, run_identity, run_key_of
 
     path = Path(out_dir) / MANIFEST
@@ -1249,10 +1266,7 @@ def verify_run_row(manifest: Mapping[str, Any], row: Mapping[str, Any], out_dir:
         params = None
     if not isinstance(params, dict):
         raise store.CorruptResults([f"{out_dir}: battle {bid}: params: expected a JSON object"])
-    try:
-        digest = validate(base["data"], f"{path}: bases.{key}.data").digest()
-    except ScenarioError as exc:
-        raise store.CorruptResults(exc.errors[:10]) from None
+    digest = _schema_digest(base["data"], f"{path}: bases.{key}.data")
     problems = []
     if base_key_of(digest, zones if SETUP in params else None) != key:
         problems.append(f"{path}: bases.{key}: the stored base scenario does not hash to its key (edited)")

@@ -210,8 +210,13 @@ def _sources(source: str | Path) -> tuple[Path, list[Path]]:
 
 
 def _verify(root: Path, files: Sequence[Path]) -> None:
-    """Check the files against the folder's part checksums, where it records them."""
+    """Check the files against the folder's part checksums, where it records them (for a single file, the folder
+    above it that does: ``DIR/events.parquet`` or a batch's ``DIR/events/part-N.parquet``)."""
     folder = root if root.is_dir() else root.parent
+    if not root.is_dir():
+        folder = next((d for d in (root.parent, root.parent.parent)
+                       if (d / store.LEDGER).is_file() or any((d / m).is_file() for m in store.MANIFEST_NAMES)),
+                      root.parent)
     extra = [folder / "final_state.json"] if (folder / "final_state.json").is_file() and \
         (folder / "events.parquet") in files else []
     try:

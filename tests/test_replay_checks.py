@@ -238,3 +238,28 @@ def test_stored_logs_are_checked_against_their_checksums(tmp_path, capsys, logs)
     (out / "events.parquet").write_bytes(b"PAR1 not really")
     assert replay.main([str(out / "events.parquet"), "--out", str(gif)]) == 2
     assert "not an event table" in capsys.readouterr().err
+
+
+def test_a_batch_folder_log_is_compared_with_the_final_state_stored_beside_it(tmp_path, logs):
+    r = logs["ps"]
+    events = [{"run_key": "k1", **e} for e in r.events]
+    events[-1]["final_state"] = json.dumps(r.final_state)
+    store.write_run_part(tmp_path, 1, [{"run_key": "k1"}], store.run_schema(), events=events)
+    rp = replay.load_replay(tmp_path, "k1")
+    assert rp.final_checked and rp.frames[-1].state == r.final_state
+    part = tmp_path / "events" / "part-000001.parquet"
+    assert replay.load_replay(part, "k1").final_checked  # the file alone is checked against the folder's ledger
+    wrong = json.loads(json.dumps(r.final_state))
+    wrong[0]["status"] = "exited"
+    events[-1]["final_state"] = json.dumps(wrong)
+    store.write_run_part(tmp_path, 1, [{"run_key": "k1"}], store.run_schema(), events=events)  # checksums match
+    with pytest.raises(replay.ReplayError, match=rf"{re.escape(str(part))}: the replayed final state differs from "
+                                                 r"the stored one: tank 0 .* status: replay '\w+', stored 'exited'"):
+        replay.load_replay(tmp_path, "k1")
+    _flip = bytearray(part.read_bytes())
+    _flip[100] ^= 0xFF
+    part.write_bytes(bytes(_flip))
+    with pytest.raises(replay.ReplayError, match=rf"{re.escape(str(part))}: checksum mismatch"):
+        replay.load_replay(tmp_path, "k1")
+    with pytest.raises(replay.ReplayError, match=rf"{re.escape(str(part))}: checksum mismatch"):
+        replay.load_replay(part, "k1")

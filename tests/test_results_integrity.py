@@ -260,7 +260,7 @@ def _edit_manifest(out, edit):
     (out / "manifest.json").write_text(json.dumps(m))
 
 
-def test_run_from_verifies_the_stored_hashes_before_building_anything(folder, tmp_path, capsys):
+def test_run_from_verifies_the_stored_hashes_before_building_anything(folder, tmp_path, capsys, monkeypatch):
     from sim.cli import main as cli_main
 
     _, base, res = folder
@@ -273,15 +273,23 @@ def test_run_from_verifies_the_stored_hashes_before_building_anything(folder, tm
                     "params": {"entrant": {"command": ["/bin/sh", "-c", f"touch {marker}"]}}}),
         "seed": lambda m: m["design"].update(seed=m["design"]["seed"] + 1),
     }
+    def no_building(*a, **k):
+        raise AssertionError("nothing may be validated, loaded or built before the hashes are checked")
+
     for i, (what, edit) in enumerate(edits.items()):
         out = tmp_path / f"e{i}"
         shutil.copytree(base, out)
         _edit_manifest(out, edit)
         capsys.readouterr()
-        assert cli_main(["run", "--from", str(out), "--battle", bid]) == 2
+        with monkeypatch.context() as mp:
+            for target in ("sim.batch.validate", "sim.scenario.validate", "agents.controllers.load_policy",
+                           "sim.batch.play"):
+                mp.setattr(target, no_building)
+            assert cli_main(["run", "--from", str(out), "--battle", bid]) == 2
         err = capsys.readouterr().err
         assert f"tanksim run --from: {out / 'manifest.json'}: " in err and "refusing to run anything" in err, err
         assert (what in err) or ("experiment_hash" in err), err
+    time.sleep(0.5)
     assert not marker.exists()
     # a runs part edited (the seed of a stored battle) fails its checksum
     out = tmp_path / "p"
