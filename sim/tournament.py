@@ -41,7 +41,7 @@ import json
 import re
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -537,8 +537,8 @@ def _game_row(base: Mapping[str, Any], g: Game, model: Any, wall_s: float,
 
 @contextmanager
 def _decision_watchdog(holder: list[Any], in_process: Sequence[bool], decision_timeout_s: float,
-                       state: dict[str, Any], send: Any = None, key: str = "",
-                       on_stuck: Any = None) -> Iterator[None]:
+                       state: dict[str, Any], send: Callable[..., None] | None = None, key: str = "",
+                       on_stuck: Callable[[], dict[str, Any] | None] | None = None) -> Iterator[None]:
     """Cut off an in-process decision that runs past ``decision_timeout_s`` plus a grace of
     ``max(1, decision_timeout_s / 2)`` seconds: a thread polls the model (``holder[0]``) every 50 ms and raises
     :class:`sim.batch.BattleTimeout` in the playing thread (``state["fired"]`` is then set), which
