@@ -362,6 +362,9 @@ def _process_pool(n: int) -> cf.ProcessPoolExecutor:
 def _release(ex: cf.Executor) -> None:
     for conn in getattr(ex, "_tanksim_driver_alive", ()):
         conn.close()
+    progress = getattr(ex, "_tanksim_progress", None)
+    if progress is not None:
+        progress.close()
 
 
 def _terminate(ex: cf.Executor) -> None:

@@ -310,10 +310,14 @@ def test_run_from_verifies_the_stored_hashes_before_building_anything(folder, tm
     assert cli_main(["run", "--from", str(base), "--battle", bid]) == 0  # the untouched folder still replays
 
 
+#: The watchdog of the hang tests: short, yet ten times what a small battle takes on a loaded machine.
+WATCHDOG_S = 3.0
+
+
 def _hang_experiment(tmp_path, levels, **over):
     return write_experiment(tmp_path, factors=[{"name": "blue", "path": "sides.Blue.policy.name",
                                                 "levels": ["hold", *levels]}],
-                            replications=1, watchdog_s=1.0, chunk_s=5.0, **over)
+                            replications=1, watchdog_s=WATCHDOG_S, chunk_s=5.0, **over)
 
 
 def _check_hang_rows(res, stuck, deadline=()):
@@ -321,12 +325,12 @@ def _check_hang_rows(res, stuck, deadline=()):
     assert runs.loc["hold", "status"] == "ok"
     for lvl in stuck:
         assert runs.loc[lvl, "status"] == "timeout"
-        assert runs.loc[lvl, "error"] == ("exceeded the watchdog of 1 s while blocked outside Python (a C call "
-                                          "such as time.sleep, or blocking I/O); the worker process was killed "
-                                          "and replaced")
+        assert runs.loc[lvl, "error"] == (f"exceeded the watchdog of {WATCHDOG_S:g} s while blocked outside Python "
+                                          f"(a C call such as time.sleep, or blocking I/O); the worker process was "
+                                          f"killed and replaced")
     for lvl in deadline:
         assert runs.loc[lvl, "status"] == "timeout"
-        assert runs.loc[lvl, "error"].startswith("ran past the watchdog of 1 s plus a grace of 2 s")
+        assert runs.loc[lvl, "error"].startswith(f"ran past the watchdog of {WATCHDOG_S:g} s plus a grace of 2 s")
     assert store.read_parts(res.out)["run_key"].is_unique
 
 
@@ -360,7 +364,7 @@ def test_a_tournament_entrant_blocked_in_c_forfeits_and_the_tournament_completes
     data = three_entrants(entrants=[{"name": "hold", "policy": "hold"}, {"name": "advance", "policy": "advance"},
                                     {"name": "sleeper", "policy": "c_plugins:Sleeper"}],
                           scenarios=[{"label": "ps", "inline": SMALL_PS}],
-                          executor={"workers": 2, "battle_timeout_s": 1.0, "chunk_games": 2})
+                          executor={"workers": 2, "battle_timeout_s": WATCHDOG_S, "chunk_games": 2})
     t = T.tournament_from_mapping(data, "c.yaml")
     s = T.run_tournament(t, tmp_path / "out", progress=False)
     assert s.played == 6 and s.failed == 0
@@ -368,8 +372,8 @@ def test_a_tournament_entrant_blocked_in_c_forfeits_and_the_tournament_completes
     assert (g["status"] == "ok").all() and g["run_key"].is_unique
     vs = g[(g["entrant1"] == "sleeper") | (g["entrant2"] == "sleeper")]
     assert (vs["forfeit_entrant"] == "sleeper").all() and (vs["fault_kind"] == "battle_timeout").all()
-    assert vs["reason"].str.contains("blocked outside Python, e.g. in a C call, past the battle watchdog of 1 s; "
-                                     "the worker process was killed").all()
+    assert vs["reason"].str.contains(f"blocked outside Python, e.g. in a C call, past the battle watchdog of "
+                                     f"{WATCHDOG_S:g} s; the worker process was killed").all()
     other = g[(g["entrant1"] != "sleeper") & (g["entrant2"] != "sleeper")]
     assert not other["forfeit"].any()
     assert T.run_tournament(t, tmp_path / "out", progress=False).played == 0  # stored once, not replayed
