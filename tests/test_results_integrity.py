@@ -401,3 +401,20 @@ def test_tournament_folders_are_locked_verified_and_repaired(tmp_path):
         s = T.run_tournament(t, out, progress=False)
     assert s.played == 2
     pd.testing.assert_frame_equal(T.comparable(T.load_games(t, out)), ref)
+
+
+def test_a_batch_and_a_tournament_never_share_a_folder(folder, tmp_path):
+    from test_tournament import SMALL_PS, three_entrants
+
+    from sim import tournament as T
+    from sim.batch import BatchRefused
+
+    exp, out, _ = _copy(folder, tmp_path)
+    t = T.tournament_from_mapping(three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}]), "t.yaml")
+    with pytest.raises(T.TournamentError, match=r"holds other results \(manifest.json: a batch's\)"):
+        T.run_tournament(t, out, progress=False)
+    (tmp_path / "t").mkdir()
+    (tmp_path / "t" / "tournament.json").write_text("{}")
+    with pytest.raises(BatchRefused, match=r"holds other results \(tournament.json: a tournament's\)"):
+        run_experiment(exp, tmp_path / "t", workers=1)
+    assert not store.verify_parts(out).problems and not (out / store.QUARANTINE).exists()
