@@ -36,7 +36,7 @@ import threading
 import time
 import warnings
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -149,7 +149,7 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
             "seed": task.seed, "params": task.params, "worker": _worker_id()}
     t0 = time.perf_counter()
     try:
-        with watchdog(watchdog_s):
+        with watchdog(watchdog_s, task.run_key):
             data, spec, cands = _point(ctx.key, task.params)
             placement = None
             if cands is not None:
@@ -168,8 +168,11 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
     extra = {k: row.pop(k) for k in list(row) if k not in _KNOWN}
     row.update(base, status="ok", error=None, placement=placement, extra=_canon(extra) if extra else None,
                wall_s=time.perf_counter() - t0)
+    evs = [{"run_key": task.run_key, **e} for e in res.events] if events else []
+    if evs:  # the final state travels with the log: replays compare their last frame with it
+        evs[-1]["final_state"] = _canon(res.final_state)
     return {"row": row,
-            "events": [{"run_key": task.run_key, **e} for e in res.events] if events else [],
+            "events": evs,
             "series": [{"run_key": task.run_key, **s} for s in res.series] if events else []}
 
 
@@ -178,19 +181,81 @@ def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
     return [play(chunk.ctx, t, events=chunk.events, watchdog_s=chunk.watchdog_s) for t in chunk.tasks]
 
 
+#: Topic of the worker -> driver progress messages on a Dask cluster (``Worker.log_event``).
+PROGRESS_TOPIC = "tanksim-progress"
+#: Seconds the watchdog waits for its exception to land before it reports the battle stuck outside Python.
+STUCK_AFTER_S = 1.0
+#: Largest progress message (bytes, pickled): below ``PIPE_BUF`` so one write delivers it whole.
+_MAX_MESSAGE = 3500
+_PROGRESS: Any = None  # the process pool's message queue, set in each worker by _init_worker
+
+
+def kill_after(limit_s: float) -> float:
+    """Seconds after a battle's start at which the driver kills the worker process still playing it: the
+    watchdog ``limit_s`` plus a grace of ``max(2 s, limit_s / 4)`` (the in-worker watchdog stops Python code at
+    ``limit_s``; only a battle blocked outside Python, or one that swallows the watchdog's exception, lasts longer).
+    """
+    return limit_s + max(2.0, limit_s / 4)
+
+
+def progress_sink() -> Callable[..., None] | None:
+    """Worker side: a function ``send(kind, key, **extra)`` that tells the driver that battle ``key`` started
+    (``kind="start"``, with its watchdog ``limit``), ended (``"end"``) or is stuck outside Python (``"stuck"``,
+    optionally with the ``row`` to store for it), so the driver can kill and replace a worker that no in-process
+    watchdog can stop (:class:`HangWatch`).  It goes through the process pool's queue, or ``Worker.log_event`` on
+    a Dask worker (resolved here, in the task's thread, so another thread may send too); ``None`` elsewhere (a
+    battle played in the driver's own process).  ``send`` never raises."""
+    if _PROGRESS is not None:
+        queue = _PROGRESS
+
+        def put(msg: dict[str, Any]) -> None:
+            import pickle
+
+            if len(pickle.dumps(msg)) > _MAX_MESSAGE:  # one write, so a killed sender never leaves half a message
+                msg.pop("row", None)
+            queue.put(msg)
+        deliver = put
+    else:
+        dist = sys.modules.get("distributed")
+        if dist is None:
+            return None
+        try:
+            w = dist.get_worker()
+        except ValueError:  # not inside a Dask task
+            return None
+        addr = w.address
+
+        def log(msg: dict[str, Any]) -> None:
+            w.log_event(PROGRESS_TOPIC, json.loads(json.dumps({**msg, "worker": addr}, default=str)))
+        deliver = log
+
+    def send(kind: str, key: str, **extra: Any) -> None:
+        try:
+            deliver({"kind": kind, "key": key, "pid": os.getpid(), **extra})
+        except Exception:  # noqa: BLE001 - best effort: the driver's deadline still holds
+            pass
+    return send
+
+
 @contextmanager
-def watchdog(limit_s: float | None) -> Iterator[None]:
+def watchdog(limit_s: float | None, key: str | None = None,
+             on_stuck: Callable[[], dict[str, Any] | None] | None = None) -> Iterator[None]:
     """Raise :class:`BattleTimeout` in the calling thread if the block runs longer than ``limit_s`` seconds
     (``None`` or 0: no limit).  A block that finishes before the exception lands is left alone.
 
     A timer thread delivers the exception asynchronously (``PyThreadState_SetAsyncExc``), which works in a process
-    pool's main thread and in a Dask worker's thread alike; it interrupts Python code, not a blocking C call."""
+    pool's main thread and in a Dask worker's thread alike; it interrupts Python code, not a blocking C call.  With
+    ``key`` (a battle id) the driver is told when the block starts and ends (:func:`progress_sink`), and if the
+    exception has not landed :data:`STUCK_AFTER_S` after it was raised (the thread is blocked in C: a
+    ``time.sleep``, blocking I/O) the battle is reported ``stuck`` with the row ``on_stuck()`` returns, so the driver
+    kills this worker process at once; the driver also kills it at :func:`kill_after` if no report comes."""
     if not limit_s:
         yield
         return
     tid = threading.get_ident()
     lock = threading.Lock()
     state = {"done": False, "fired": False, "delivered": False}
+    finished = threading.Event()
 
     class Expired(BattleTimeout):
         def __init__(self, *args: Any) -> None:
@@ -199,29 +264,47 @@ def watchdog(limit_s: float | None) -> Iterator[None]:
 
     def fire() -> None:
         with lock:
-            if not state["done"]:
-                state["fired"] = True
-                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(Expired))
+            if state["done"]:
+                return
+            state["fired"] = True
+            ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(Expired))
+        if send is not None and not finished.wait(STUCK_AFTER_S) and not state["delivered"]:
+            row = None
+            if on_stuck is not None:
+                try:
+                    row = on_stuck()
+                except Exception:  # noqa: BLE001 - a row we cannot build: the driver stores a timeout row
+                    row = None
+            send("stuck", key, row=row, limit=float(limit_s))
 
+    send = progress_sink() if key is not None else None
     timer = threading.Timer(limit_s, fire)
     timer.daemon = True
+    if send is not None:
+        send("start", key, limit=float(limit_s))
     timer.start()
     try:
         yield
     finally:
         with lock:
             state["done"] = True
+        finished.set()
         timer.cancel()
         if state["fired"] and not state["delivered"]:  # the block finished first: drop the pending exception
             ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), None)
+        if send is not None:
+            send("end", key)
 
 
-def _init_worker(driver_alive: Any) -> None:
-    """Process-pool worker set-up: ignore Ctrl-C (the driver handles it) and exit when the driver is gone.
+def _init_worker(driver_alive: Any, progress: Any = None) -> None:
+    """Process-pool worker set-up: ignore Ctrl-C (the driver handles it), exit when the driver is gone, and keep
+    ``progress`` (the pool's message queue, see :func:`progress_sink`).
 
     ``driver_alive`` is the read end of a pipe whose only write end the driver holds: it reaches end-of-file the
     moment the driver exits, even by a hard crash or ``kill -9`` (a zombie driver still counts as gone), so no
     worker is left behind."""
+    global _PROGRESS
+    _PROGRESS = progress
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
@@ -239,7 +322,10 @@ def _init_worker(driver_alive: Any) -> None:
 @dataclass
 class Pool:
     """An open executor: ``executor`` (a ``concurrent.futures.Executor``), ``workers`` (parallel slots), ``kind``
-    (``process`` / ``dask``), ``address`` (Dask scheduler) and ``restart()`` for a broken process pool."""
+    (``process`` / ``dask``), ``address`` (Dask scheduler), ``restart()`` for a broken process pool, ``close()``,
+    ``messages()`` (the workers' progress reports since the last call, see :func:`progress_sink`, each with a
+    ``worker`` id) and ``kill(worker)`` (kill that worker process: ``SIGKILL`` in a process pool, which breaks the
+    pool; ``Client.restart_workers`` on Dask, whose nanny starts a fresh one)."""
 
     executor: cf.Executor
     workers: int
@@ -247,6 +333,8 @@ class Pool:
     address: str = ""
     restart: Callable[[], None] = lambda: None
     close: Callable[[], None] = lambda: None
+    messages: Callable[[], list[dict[str, Any]]] = list
+    kill: Callable[[str], None] = lambda worker: None
 
 
 def default_workers() -> int:
@@ -263,14 +351,20 @@ def _process_pool(n: int) -> cf.ProcessPoolExecutor:
     if method == "forkserver":
         ctx.set_forkserver_preload(["sim.batch", "sim.runner"])
     reader, writer = ctx.Pipe(duplex=False)
-    ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker, initargs=(reader,))
+    progress = ctx.SimpleQueue()
+    ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
+                                initargs=(reader, progress))
     ex._tanksim_driver_alive = (reader, writer)  # type: ignore[attr-defined] # held for the pool's lifetime
+    ex._tanksim_progress = progress  # type: ignore[attr-defined]
     return ex
 
 
 def _release(ex: cf.Executor) -> None:
     for conn in getattr(ex, "_tanksim_driver_alive", ()):
         conn.close()
+    progress = getattr(ex, "_tanksim_progress", None)
+    if progress is not None:
+        progress.close()
 
 
 def _terminate(ex: cf.Executor) -> None:
@@ -310,9 +404,30 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout="20s")
+        inbox: deque[dict[str, Any]] = deque()
         try:
+            client.subscribe_topic(PROGRESS_TOPIC, lambda event: inbox.append(dict(event[1])))
             n = max(1, sum(client.nthreads().values()))
             pool = Pool(client.get_executor(pure=False), n, "dask", str(client.scheduler.address))
+            pool.messages = lambda: [{**m, "worker": f"{m.get('worker')}#{m.get('pid')}"}
+                                     for m in (inbox.popleft() for _ in range(len(inbox)))]
+
+            def kill(worker: str) -> None:
+                """SIGKILL the worker process from its nanny, which starts a fresh one (``Client.run(...,
+                nanny=True)``: at once, even if the process holds the GIL); else ``Client.restart_workers``."""
+                addr, _, pid = worker.rpartition("#")
+                try:
+                    done = client.run(os.kill, int(pid), signal.SIGKILL, workers=[addr], nanny=True,
+                                      on_error="return")
+                    if addr in done and not isinstance(done[addr], BaseException):
+                        return
+                    status = client.restart_workers([addr], timeout=60, raise_for_error=False)
+                except Exception as exc:  # noqa: BLE001 - the cluster refused: say so, the batch goes on
+                    status = {addr: exc}
+                if status.get(addr) != "OK":
+                    warnings.warn(f"Dask worker {addr} could not be restarted ({status.get(addr)}); it may stay "
+                                  f"blocked (run workers under a nanny, the default of dask worker)", stacklevel=2)
+            pool.kill = kill
             yield pool
         finally:
             client.close()
@@ -322,20 +437,113 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
     n = workers or default_workers()
     if n < 1:
         raise ValueError(f"--workers {n}: expected at least 1")
-    holder = {"ex": _process_pool(n)}
+    holder: dict[str, Any] = {"ex": _process_pool(n), "gen": 0, "reading": True}
     pool = Pool(holder["ex"], n, "process")
 
     def restart() -> None:
         _terminate(holder["ex"])
         holder["ex"] = pool.executor = _process_pool(n)
+        holder.update(gen=holder["gen"] + 1, reading=True)
+
+    def messages() -> list[dict[str, Any]]:
+        out: list[dict[str, Any]] = []
+        q = holder["ex"]._tanksim_progress
+        while holder["reading"] and len(out) < 10_000 and not q.empty():
+            msg = dict(q.get())
+            msg["worker"] = f"{holder['gen']}:{msg.get('pid')}"
+            out.append(msg)
+        return out
+
+    def kill(worker: str) -> None:
+        gen, _, pid = worker.partition(":")
+        if gen != str(holder["gen"]) or not pid.isdigit():
+            return  # a worker of a pool already replaced
+        holder["reading"] = False  # the pool is broken now; its queue is read no more
+        try:
+            os.kill(int(pid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
 
     pool.restart = restart
+    pool.messages = messages
+    pool.kill = kill
     pool.close = lambda: _terminate(holder["ex"])
     try:
         yield pool
     finally:
         holder["ex"].shutdown(wait=True, cancel_futures=True)
         _release(holder["ex"])
+
+
+# --- hung workers ----------------------------------------------------------------------------------------------------
+
+#: Seconds between the driver's looks at its workers' progress.
+POLL_S = 0.25
+
+
+@dataclass(frozen=True)
+class Hang:
+    """A battle whose worker must be killed: its ``key``, the ``worker`` id, the ``row`` the worker sent for it
+    (``None``: the driver writes a timeout row) and ``why`` (``stuck``: the worker said its watchdog could not
+    interrupt it; ``deadline``: no end after :func:`kill_after`)."""
+
+    key: str
+    worker: str
+    row: dict[str, Any] | None
+    why: str
+    limit_s: float
+
+
+class HangWatch:
+    """Driver side of the hung-battle watchdog: from the workers' progress reports (:func:`progress_sink`) it
+    knows which battle each worker process is playing, since when (the driver's clock at the report), and finds
+    the battles to kill: reported ``stuck``, or still running :func:`kill_after` their start.  Works alike for a
+    process pool and a Dask cluster (:attr:`Pool.messages`)."""
+
+    def __init__(self, pool: Pool):
+        self.pool = pool
+        self.running: dict[str, tuple[str, float, float]] = {}  # worker -> (key, watchdog s, kill at)
+
+    def forget(self, keys: Iterable[str]) -> None:
+        """Drop what is known about battles that finished (their chunk came back) or were given up."""
+        gone = set(keys)
+        for w in [w for w, (k, _, _) in self.running.items() if k in gone]:
+            del self.running[w]
+
+    def reset(self) -> None:
+        """Forget every worker (the process pool was replaced)."""
+        self.running.clear()
+
+    def poll(self) -> list[Hang]:
+        """The battles to kill now (each removed from the watch)."""
+        now = time.monotonic()
+        hangs: dict[str, Hang] = {}
+        for m in self.pool.messages():
+            w, key, kind = str(m.get("worker")), str(m.get("key")), m.get("kind")
+            if kind == "start":
+                self.forget([key])  # replayed elsewhere after a lost worker
+                limit = float(m.get("limit") or 0)
+                self.running[w] = (key, limit, now + kill_after(limit))
+            elif kind == "end" and self.running.get(w, ("",))[0] == key:
+                del self.running[w]
+            elif kind == "stuck":  # from the battle's watchdog, or a tournament's decision watchdog
+                row = m.get("row") if isinstance(m.get("row"), dict) else None
+                limit = self.running.pop(w)[1] if self.running.get(w, ("",))[0] == key else float(m.get("limit") or 0)
+                hangs[w] = Hang(key, w, row, "stuck", limit)
+        for w, (key, limit, at) in list(self.running.items()):
+            if now >= at:
+                del self.running[w]
+                hangs[w] = Hang(key, w, None, "deadline", limit)
+        return list(hangs.values())
+
+
+def hang_error(h: Hang) -> str:
+    """The ``error`` text of a battle whose worker was killed."""
+    if h.why == "stuck":
+        return (f"exceeded the watchdog of {h.limit_s:g} s while blocked outside Python (a C call such as "
+                f"time.sleep, or blocking I/O); the worker process was killed and replaced")
+    return (f"ran past the watchdog of {h.limit_s:g} s plus a grace of {kill_after(h.limit_s) - h.limit_s:g} s "
+            f"(blocked outside Python, or ignoring the watchdog); the worker process was killed and replaced")
 
 
 # --- the results folder ----------------------------------------------------------------------------------------------
@@ -384,17 +592,99 @@ def code_hash() -> str:
 
 
 def read_manifest(out_dir: str | Path) -> dict[str, Any]:
-    """The manifest of a results folder; raises ``FileNotFoundError`` naming the folder if there is none."""
+    """The manifest of a results folder; raises ``FileNotFoundError`` naming the folder if there is none, and
+    :class:`sim.store.CorruptResults` naming the file (and line) if it is not a JSON object."""
     p = Path(out_dir) / MANIFEST
     if not p.is_file():
         raise FileNotFoundError(f"{out_dir}: not a batch results folder (no {MANIFEST})")
-    return json.loads(p.read_text(encoding="utf-8"))
+    m = store.read_json(p)
+    if not isinstance(m, dict):
+        raise store.CorruptResults([f"{p}: expected a JSON object (a batch manifest)"])
+    return m
 
 
-def _write_manifest(out_dir: Path, manifest: Mapping[str, Any]) -> None:
-    tmp = out_dir / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(manifest, indent=1, sort_keys=False, default=str), encoding="utf-8")
-    os.replace(tmp, out_dir / MANIFEST)
+def _write_manifest(out_dir: Path, manifest: dict[str, Any]) -> None:
+    store.write_manifest(out_dir, MANIFEST, manifest)
+
+
+#: What ``tanksim batch`` does about a corrupt folder (printed after the problems).
+REPAIR_HINT = ("run the batch again (tanksim batch EXPERIMENT --out DIR): it moves bad parts to DIR/quarantine and "
+               "plays their battles again")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def check_manifest(manifest: Mapping[str, Any], out_dir: str | Path) -> None:
+    """Check a batch manifest's shape and its stored hashes: the experiment hash of its fields and base key, each
+    design point's key from its parameters, each factor value from its parameter, the run count.  Raises
+    :class:`sim.store.CorruptResults` (``DIR/manifest.json: field: what was expected``)."""
+    from sim.experiment import experiment_identity, point_key
+
+    path = Path(out_dir) / MANIFEST
+    bad: list[str] = []
+
+    def need(cond: bool, where: str, what: str) -> bool:
+        if not cond:
+            bad.append(f"{path}: {where}: {what}")
+        return cond
+
+    d = manifest.get("design")
+    if not need(isinstance(d, dict), "design", "expected a mapping (the experiment's design)"):
+        raise store.CorruptResults(bad)
+    ok = (need(isinstance(d.get("experiment"), dict), "design.experiment", "expected a mapping")
+          & need(isinstance(d.get("points"), list), "design.points", "expected a list")
+          & need(isinstance(d.get("factors"), list), "design.factors", "expected a list")
+          & need(_is_int(d.get("replications")) and d.get("replications", 0) >= 1, "design.replications",
+                 "expected an integer >= 1")
+          & need(_is_int(d.get("seed")), "design.seed", "expected an integer")
+          & need(isinstance(d.get("base_key"), str), "design.base_key", "expected a string")
+          & need(isinstance(d.get("scenario"), dict), "design.scenario", "expected a mapping")
+          & need(isinstance(manifest.get("bases", {}), dict), "bases", "expected a mapping"))
+    if not ok:
+        raise store.CorruptResults(bad)
+    facs = d["factors"]
+    for i, f in enumerate(facs):
+        need(isinstance(f, dict) and isinstance(f.get("name"), str) and isinstance(f.get("path"), str),
+             f"design.factors[{i}]", "expected {name, path, ...}")
+    for i, p in enumerate(d["points"]):
+        if not need(isinstance(p, dict) and _is_int(p.get("index")) and isinstance(p.get("key"), str)
+                    and isinstance(p.get("params"), dict) and isinstance(p.get("values"), dict),
+                    f"design.points[{i}]", "expected {index, key, params, values}"):
+            continue
+        if p["key"] != point_key(d["base_key"], p["params"]):
+            bad.append(f"{path}: design.points[{i}].params: do not hash to the point's key {p['key']} (edited)")
+        for f in facs:
+            if (isinstance(f, dict) and f.get("path") in p["params"] and f.get("name") in p["values"]
+                    and p["values"][f["name"]] != p["params"][f["path"]]):
+                bad.append(f"{path}: design.points[{i}].values.{f['name']}: differs from its parameter "
+                           f"{f['path']} (edited)")
+    for name in ("seed", "replications"):
+        if d[name] != d["experiment"].get(name):
+            bad.append(f"{path}: design.{name}: differs from design.experiment.{name} (edited)")
+    if not bad:
+        if d.get("n_runs") != len(d["points"]) * d["replications"]:
+            bad.append(f"{path}: design.n_runs: expected {len(d['points'])} points x {d['replications']} "
+                       f"replications = {len(d['points']) * d['replications']}")
+        if manifest.get("experiment_hash") != experiment_identity(d["experiment"], d["base_key"]):
+            bad.append(f"{path}: experiment_hash: the stored experiment does not hash to it (edited)")
+    for key, b in (manifest.get("bases") or {}).items():
+        need(isinstance(b, dict) and isinstance(b.get("data"), dict) and isinstance(b.get("src"), str)
+             and isinstance(b.get("zones"), dict), f"bases.{key}", "expected {src, data, zones}")
+    if bad:
+        raise store.CorruptResults(bad[:20] + ([f"... and {len(bad) - 20} more"] if len(bad) > 20 else []))
+
+
+def verified_manifest(out_dir: str | Path, deep: tuple[str, ...] = store.KINDS) -> dict[str, Any]:
+    """The manifest of a results folder after checking it (:func:`check_manifest`) and its parts
+    (:func:`sim.store.verify_parts`: every part listed, present and of its recorded size; ``deep`` kinds, by
+    default all, also by SHA-256: about 0.5 GB/s on one core).  Raises ``FileNotFoundError`` or
+    :class:`sim.store.CorruptResults` naming each bad file with :data:`REPAIR_HINT`."""
+    manifest = read_manifest(out_dir)
+    check_manifest(manifest, out_dir)
+    store.verify_parts(out_dir, MANIFEST, deep=deep).check(REPAIR_HINT)
+    return manifest
 
 
 def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
@@ -406,18 +696,36 @@ def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
 
 
 def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> dict[str, Any]:
-    """Create or reopen a results folder for ``exp``: clean partial writes, check the stored experiment, write
-    the manifest.  Raises :class:`BatchRefused` if the folder holds a different experiment and ``new`` is false."""
+    """Create or reopen a results folder for ``exp`` (the caller holds its lock, :func:`sim.store.folder_lock`):
+    check the stored experiment, verify every stored part (:func:`repair_folder`: bad chunks are quarantined and
+    their runs played again), write the manifest, clean partial writes.  Raises :class:`BatchRefused` if the folder
+    holds a different experiment and ``new`` is false, :class:`sim.store.CorruptResults` for a manifest that is
+    not valid JSON (unless ``new``: then it is moved to ``DIR/quarantine`` and rebuilt)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    store.clean_partial(out)
+    other = [n for n in store.MANIFEST_NAMES if n != MANIFEST and (out / n).is_file()]
+    if other:
+        raise BatchRefused(f"{out}: holds other results ({other[0]}: a tournament's); choose another --out folder")
     desc = exp.describe()
     ident = exp.identity()
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     old = None
+    notes: list[str] = []
     if (out / MANIFEST).is_file():
-        old = read_manifest(out)
-        if old.get("experiment_hash") != ident and not new:
+        try:
+            old = read_manifest(out)
+            check_manifest(old, out)
+        except store.CorruptResults as exc:
+            if not new:
+                raise store.CorruptResults(exc.problems, "re-run with --new to rebuild the manifest from the "
+                                           "experiment file (the bad one is kept in DIR/quarantine)") from None
+            dest = out / store.QUARANTINE / f"{time.strftime('%Y%m%dT%H%M%S')}-{os.getpid()}-manifest"
+            dest.mkdir(parents=True, exist_ok=True)
+            os.replace(out / MANIFEST, dest / MANIFEST)
+            notes.append(f"{out / MANIFEST}: unreadable ({exc.problems[0]}); moved to {dest} and rebuilt from "
+                         f"{exp.source}")
+            old = None
+        if old is not None and old.get("experiment_hash") != ident and not new:
             changed = _changed_fields(old["design"], desc)
             raise BatchRefused(
                 f"{out}: holds results of a different experiment ({old['design'].get('source')}, hash "
@@ -425,6 +733,7 @@ def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> d
                 + (f" (changed: {', '.join(changed)})" if changed else "")
                 + ". Re-run with --new to switch this folder to the new experiment (stored runs that the new "
                   "design still contains are kept and reused), or choose another --out folder.")
+    notes += repair_folder(out)
     bases = dict((old or {}).get("bases", {}))
     bases[exp.base_key] = {"src": exp.base_src, "data": exp.base_data,
                            "zones": {str(k): [list(h) for h in v] for k, v in exp.zones.items()}}
@@ -432,11 +741,12 @@ def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> d
     if old is not None and old.get("experiment_hash") != ident:
         history.append({"replaced_experiment_hash": old.get("experiment_hash"), "at": now})
     manifest = {
-        "format": 1, "experiment_hash": ident, "created": (old or {}).get("created", now), "updated": now,
-        "design": desc, "versions": versions(), "rule_data_hash": rule_data_hash(), "code_hash": code_hash(),
-        "bases": bases,
+        "format": store.FORMAT, "experiment_hash": ident, "created": (old or {}).get("created", now),
+        "updated": now, "design": desc, "versions": versions(), "rule_data_hash": rule_data_hash(),
+        "code_hash": code_hash(), "bases": bases,
         "factor_types": {f.name: str(_factor_type(exp, f.name)) for f in exp.factors},
-        "history": history, "status": "running", "warnings": [],
+        "history": history, "sessions": list((old or {}).get("sessions", [])), "status": "running",
+        "warnings": notes,
     }
     if old is not None and store.part_paths(out, "runs"):
         for key in ("versions", "rule_data_hash", "code_hash"):
@@ -444,8 +754,35 @@ def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> d
                 manifest["warnings"].append(f"{out}: {key.replace('_', ' ')} changed since the stored runs were "
                                             f"played (was {old.get(key)}, now {manifest[key]}); stored and new "
                                             f"runs may not be comparable (start a new folder to be sure)")
-    _write_manifest(out, manifest)
+    _write_manifest(out, manifest)  # folds the part checksums in; drops those of interrupted writes
+    store.clean_partial(out)
     return manifest
+
+
+def repair_folder(out_dir: str | Path, manifest_name: str = MANIFEST) -> list[str]:
+    """Verify every part of a results folder by SHA-256 (the caller holds its lock) and move each bad chunk (a
+    truncated, changed, missing or unlisted part: all its runs, events and series parts) to
+    ``DIR/quarantine/``; the runs it held are then no longer stored, so the batch plays them again, and no run is
+    lost or stored twice.  A folder written before part checksums existed has its parts adopted as they are.
+    Returns warnings for the user (one per bad part, and where it went)."""
+    out = Path(out_dir)
+    v = store.verify_parts(out, manifest_name)
+    notes: list[str] = []
+    if v.legacy:
+        ledger = store.PartLedger(out, manifest_name)
+        adopted = 0
+        for seq, files in sorted(store.part_files(out).items()):
+            if "runs" in files:
+                ledger.record_chunk(seq, {p: p for p in files.values()})
+                adopted += len(files)
+        if adopted:
+            notes.append(f"{out}: written before part checksums existed; {adopted} stored parts adopted unverified")
+        return notes
+    if v.problems:
+        dest = store.quarantine(out, v.problems)
+        for prob in v.problems:
+            notes.append(f"{prob}; chunk {prob.seq} moved to {dest}, its battles will be played again")
+    return notes
 
 
 def _factor_type(exp: Experiment, name: str) -> Any:
@@ -481,8 +818,8 @@ def load_runs(out_dir: str | Path, current: bool = True) -> pd.DataFrame:
 
     ``current``: only the runs of the folder's current design (after ``--new`` the folder may also hold runs of
     an earlier design), with a ``point`` index column.  Raises ``FileNotFoundError`` for a folder without a
-    manifest."""
-    manifest = read_manifest(out_dir)
+    manifest, :class:`sim.store.CorruptResults` for a bad manifest or part (:func:`verified_manifest`)."""
+    manifest = verified_manifest(out_dir)
     df = store.read_parts(out_dir, "runs").drop_duplicates("run_key", keep="first")
     if not current:
         return df.reset_index(drop=True)
@@ -494,43 +831,42 @@ def load_runs(out_dir: str | Path, current: bool = True) -> pd.DataFrame:
 def failed_run_keys(out_dir: str | Path) -> dict[str, str]:
     """``{run_key: status}`` of every stored run whose status is not ``ok`` (``failed`` or ``timeout``)."""
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     out: dict[str, str] = {}
     for p in store.part_paths(out_dir, "runs"):
-        t = pq.read_table(p, columns=["run_key", "status"])
+        t = store.read_table(p, columns=["run_key", "status"])
         t = t.filter(pc.not_equal(t.column("status"), "ok"))
         out.update(zip(t.column("run_key").to_pylist(), t.column("status").to_pylist()))
     return out
 
 
 def drop_runs(out_dir: str | Path, keys: set[str]) -> int:
-    """Remove the rows of ``keys`` from every stored part (runs, events, series), each part rewritten through a
-    temporary file and an atomic rename.  A crash midway leaves those runs
-    missing, so the next batch plays them again.  Returns the number of run rows removed."""
+    """Remove the rows of ``keys`` from every stored part (runs, events, series): each chunk holding any of them
+    is rewritten in place as a whole (:func:`sim.store.rewrite_chunk`: temporary files, one checksum record, the
+    renames).  A crash midway leaves each chunk old (those runs still stored), new (those runs missing: the next
+    batch plays them) or, if it struck between a chunk's renames, half-rewritten: that chunk then fails
+    verification and is quarantined, its runs played again; never a run without its events or stored twice.
+    Returns the number of run rows removed.  The caller holds the folder's lock."""
     import pyarrow as pa
     import pyarrow.compute as pc
-    import pyarrow.parquet as pq
 
     if not keys:
         return 0
     removed = 0
     wanted = pa.array(sorted(keys), type=pa.string())
-    for kind in ("events", "series", "runs"):  # runs last: a crash leaves no orphan without its run
-        for p in store.part_paths(out_dir, kind):
-            t = pq.read_table(p)
+    for seq, files in sorted(store.part_files(out_dir).items()):
+        tables = {}
+        for kind, p in files.items():
+            t = store.read_table(p)
             if "run_key" not in t.column_names:
                 continue
             hit = pc.is_in(t.column("run_key"), value_set=wanted)
             n = int(pc.sum(hit).as_py() or 0)
-            if not n:
-                continue
-            if kind == "runs":
-                removed += n
-            keep = t.filter(pc.invert(hit))  # an emptied part stays (empty), so part numbers are never reused
-            tmp = p.with_name(p.name + ".tmp")
-            pq.write_table(keep, tmp)
-            os.replace(tmp, p)
+            if n:
+                removed += n if kind == "runs" else 0
+                tables[p] = t.filter(pc.invert(hit))  # an emptied part stays, so part numbers are never reused
+        if tables:
+            store.rewrite_chunk(out_dir, seq, tables)
     return removed
 
 
@@ -618,9 +954,20 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
     cleanly: finished chunks are stored, the summary says
     ``interrupted``.  ``retry_failed``: play stored ``failed`` / ``timeout`` runs of the design again (their rows
     are removed from the folder first, so each run key keeps exactly one row).  ``summary.failed_stored`` counts
-    the design's failed or timed-out rows in the folder afterwards.  Raises :class:`BatchRefused`, ``ValueError``
-    for bad executor options."""
+    the design's failed or timed-out rows in the folder afterwards.  The folder is locked for the whole call
+    (:func:`sim.store.folder_lock`) and verified first (:func:`prepare_folder`).  Raises :class:`BatchRefused`,
+    :class:`sim.store.FolderInUse` (another process is writing the folder), :class:`sim.store.CorruptResults`
+    (an unreadable manifest), ``ValueError`` for bad executor options."""
     out = Path(out_dir)
+    with store.folder_lock(out, "tanksim batch"):
+        return _execute(exp, out, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
+                        events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress, pool=pool,
+                        retry_failed=retry_failed)
+
+
+def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str | None, dask_local: int | None,
+             new: bool, events: bool, watchdog_s: float | None, chunk_s: float | None, progress: bool,
+             pool: Pool | None, retry_failed: bool) -> BatchSummary:
     manifest = prepare_folder(exp, out, new)
     if retry_failed:
         drop_runs(out, set(failed_run_keys(out)) & {r.key for r in exp.runs()})
@@ -723,6 +1070,46 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             if summary.failed:
                 bar.set_postfix(failed=summary.failed, refresh=False)
 
+        watch = HangWatch(pool)
+
+        def on_hang(h: Hang) -> None:
+            """Kill the hung battle's worker, store a timeout row for it and play the rest of its chunk again (on
+            a process pool every chunk in flight dies with the pool: finished ones are kept, the others played
+            again; none of them is a suspect)."""
+            fut = next((f for f, ch in inflight.items() if any(t.run_key == h.key for t in ch.tasks)), None)
+            if fut is None:  # finished meanwhile: its worker is not stuck
+                return
+            pool.kill(h.worker)
+            chunk = inflight.pop(fut)
+            lost = submitted.pop(fut, None)
+            was_solo = fut in solo
+            solo.discard(fut)
+            task = next(t for t in chunk.tasks if t.run_key == h.key)
+            todo.extendleft(reversed([t for t in chunk.tasks if t.run_key != h.key]))
+            if pool.kind == "process":
+                for f in [f for f in inflight if submitted.get(f) is lost]:
+                    ch = inflight.pop(f)
+                    if f.done() and not f.cancelled() and f.exception() is None:
+                        take(f, ch)
+                    else:
+                        submitted.pop(f, None)
+                        (suspects if f in solo else todo).extendleft(reversed(ch.tasks))
+                        solo.discard(f)
+                        watch.forget(t.run_key for t in ch.tasks)
+                if lost is pool.executor:
+                    pool.restart()
+                watch.reset()
+            else:
+                fut.cancel()
+            watch.forget(t.run_key for t in chunk.tasks)
+            row = {"run_key": task.run_key, "point_key": task.point_key, "base_key": ctx.key, "rep": task.rep,
+                   "seed": task.seed, "params": task.params, "status": "timeout", "error": hang_error(h)}
+            if was_solo:
+                row["error"] += " (it was replayed alone after its worker was lost)"
+            done_fut: cf.Future = cf.Future()
+            done_fut.set_result([{"row": row, "events": [], "series": []}])
+            take(done_fut, Chunk(ctx, (task,), events, watchdog_s))
+
         try:
             while todo or inflight or suspects:
                 if suspects:
@@ -733,9 +1120,14 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                         submit(next_chunk())
                 if not inflight:
                     continue
-                done, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
+                done, _ = cf.wait(list(inflight), timeout=POLL_S if watchdog_s else None,
+                                  return_when=cf.FIRST_COMPLETED)
                 for fut in sorted(done, key=lambda f: inflight[f].tasks[0].run_key):
-                    take(fut, inflight.pop(fut))
+                    chunk = inflight.pop(fut)
+                    watch.forget(t.run_key for t in chunk.tasks)
+                    take(fut, chunk)
+                for h in watch.poll():
+                    on_hang(h)
         except KeyboardInterrupt:
             # stop: cancel what has not started, store what finishes (a second Ctrl-C abandons it)
             summary.interrupted = True
@@ -745,10 +1137,16 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             try:
                 for fut in list(inflight):
                     fut.cancel()
-                for fut in cf.as_completed(list(inflight)):
-                    chunk = inflight.pop(fut)
-                    if not fut.cancelled() and fut.exception() is None:
-                        take(fut, chunk)
+                while inflight:  # a battle blocked in C still has its worker killed at its deadline
+                    done, _ = cf.wait(list(inflight), timeout=POLL_S, return_when=cf.FIRST_COMPLETED)
+                    for fut in done:
+                        chunk = inflight.pop(fut)
+                        if not fut.cancelled() and fut.exception() is None:
+                            take(fut, chunk)
+                    for h in watch.poll():
+                        on_hang(h)
+                    todo.clear()
+                    suspects.clear()
             except KeyboardInterrupt:
                 pass
             pool.close()
@@ -832,21 +1230,95 @@ def find_run(out_dir: str | Path, battle_id: str) -> pd.Series:
     return hit.iloc[0]
 
 
+def _schema_digest(data: Mapping[str, Any], src: str) -> str:
+    """The digest of a scenario mapping (:meth:`sim.scenario.Scenario.digest`) from the schema alone: no rule-set
+    check, no policy loaded or constructed, nothing imported (unlike :func:`sim.scenario.validate`), so a hash can
+    be checked before anything is built.  Raises :class:`sim.store.CorruptResults`."""
+    from pydantic import ValidationError
+
+    from sim.scenario import Scenario, _fmt_validation
+
+    try:
+        return Scenario(**{k: v for k, v in data.items() if k != "source"}, source=src).digest()
+    except ValidationError as exc:
+        raise store.CorruptResults(_fmt_validation(src, exc)[:10]) from None
+    except (TypeError, ValueError) as exc:
+        raise store.CorruptResults([f"{src}: not a scenario mapping ({type(exc).__name__})"]) from None
+
+
+def verify_run_row(manifest: Mapping[str, Any], row: Mapping[str, Any], out_dir: str | Path) -> dict[str, Any]:
+    """Check that a stored run's identity matches what it would be run from: its base scenario (the manifest's
+    ``bases`` entry, validated, hashes to the row's ``base_key``), its parameters (hash to its ``point_key``), its
+    replication and seed (hash to its ``run_key``; for a run of the current design the seed is also the one the
+    root seed gives).  Returns the base entry (``src``, ``data``, ``zones``).  Raises
+    :class:`sim.store.CorruptResults` naming the manifest field or the battle.  Nothing is built or imported:
+    the base scenario's digest comes from its schema alone (:func:`_schema_digest`)."""
+    from sim.experiment import base_key_of, point_key, run_identity, run_key_of
+
+    path = Path(out_dir) / MANIFEST
+    key, bid = row.get("base_key"), row.get("run_key")
+    base = (manifest.get("bases") or {}).get(key)
+    if not isinstance(base, dict):
+        raise store.CorruptResults([f"{path}: bases: no base scenario {str(key)[:20]!r} for battle {bid}"])
+    zones = base.get("zones")
+    if not (isinstance(zones, dict) and all(
+            isinstance(k, str) and k.isdigit() and isinstance(v, list)
+            and all(isinstance(h, list) and len(h) == 2 and all(_is_int(x) for x in h) for h in v)
+            for k, v in zones.items())):
+        raise store.CorruptResults([f"{path}: bases.{key}.zones: expected {{side index: [[q, r], ...]}}"])
+    try:
+        params = json.loads(row.get("params") or "")
+    except (TypeError, ValueError, RecursionError):
+        params = None
+    if not isinstance(params, dict):
+        raise store.CorruptResults([f"{out_dir}: battle {bid}: params: expected a JSON object"])
+    digest = _schema_digest(base["data"], f"{path}: bases.{key}.data")
+    problems = []
+    if base_key_of(digest, zones if SETUP in params else None) != key:
+        problems.append(f"{path}: bases.{key}: the stored base scenario does not hash to its key (edited)")
+    if point_key(str(key), params) != row.get("point_key"):
+        problems.append(f"{out_dir}: battle {bid}: its parameters do not hash to its point key "
+                        f"{row.get('point_key')} (edited)")
+    try:
+        rep, seed = int(row.get("rep")), int(row.get("seed"))
+    except (TypeError, ValueError):
+        rep = seed = -1
+    if run_key_of(str(row.get("point_key")), rep, seed) != bid:
+        problems.append(f"{out_dir}: battle {bid}: its point, replication and seed do not hash to its key (edited)")
+    d = manifest.get("design") or {}
+    if not problems and any(p.get("key") == row.get("point_key") for p in d.get("points", [])):
+        want = run_identity(str(row["point_key"]), rep, d.get("seed"),
+                            bool((d.get("experiment") or {}).get("common_random_numbers", False)))
+        if want.seed != seed:
+            problems.append(f"{out_dir}: battle {bid}: seed {seed} is not the one the design's root seed gives "
+                            f"({want.seed}) (edited)")
+    if problems:
+        raise store.CorruptResults(problems)
+    return base
+
+
 def rerun_from(out_dir: str | Path, battle_id: str | None, plot: str | None = None, as_json: bool = False) -> int:
     """``tanksim run --from DIR --battle ID``: play a stored battle again from its row (seed and resolved
     parameters, on the base scenario recorded in the manifest), compare the outcome with the stored one, print
-    it (or JSON with ``reproduced``), and draw the final board to ``plot`` if given.  Exit code 0 when the result
-    is reproduced, 1 when it differs, 2 for a bad folder or id."""
+    it (or JSON with ``reproduced``), and draw the final board to ``plot`` if given.  Before anything is built the
+    stored hashes are checked (:func:`verified_manifest`, :func:`verify_run_row`): an edited manifest or part is
+    refused.  Exit code 0 when the result is reproduced, 1 when it differs, 2 for a bad folder or id, or hashes
+    that do not match."""
     from sim.render import picture_of, save_board, shots_of
 
     try:
         if not battle_id:
             raise KeyError("give the battle to re-run with --battle ID (a run_key of the results)")
-        manifest = read_manifest(out_dir)
+        manifest = verified_manifest(out_dir)
         row = find_run(out_dir, battle_id)
-        base = manifest["bases"][row["base_key"]]
+        base = verify_run_row(manifest, row, out_dir)
     except (FileNotFoundError, KeyError) as exc:
         print(f"tanksim run --from: {exc.args[0] if exc.args else exc}", file=sys.stderr)
+        return 2
+    except store.CorruptResults as exc:
+        print("\n".join(f"tanksim run --from: {p}" for p in exc.problems), file=sys.stderr)
+        print(f"tanksim run --from: {out_dir}: the stored hashes do not match; refusing to run anything from it",
+              file=sys.stderr)
         return 2
     ctx = BaseContext(row["base_key"], base["data"], base["src"],
                       {int(k): [tuple(h) for h in v] for k, v in base["zones"].items()})

@@ -5,7 +5,10 @@ Plays every battle of an experiment file (see :mod:`sim.experiment`) that ``DIR`
 bar (runs done, runs/s, ETA), and stores them as Parquet parts (see :mod:`sim.batch`).  Run the same command again
 after an interruption to complete it.  Exit codes: 0 done, every battle ok; 1 done but some stored battles failed or
 timed out (``--retry-failed`` plays them again, replacing their rows); 2 bad input (including a design point whose
-scenario is invalid: nothing is run) or a refused folder; 130 interrupted (Ctrl-C or SIGTERM; the stored runs are kept).
+scenario is invalid: nothing is run) or a refused folder (another experiment's, an unreadable manifest, or
+``DIR: in use by pid N``: another batch is writing it); 130 interrupted (Ctrl-C or SIGTERM; the stored runs are kept).
+On start every stored part is verified against its checksum; a bad chunk is moved to ``DIR/quarantine`` (a warning
+names it) and its battles are played again.
 """
 from __future__ import annotations
 
@@ -46,6 +49,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from sim.batch import BatchRefused, execute
     from sim.experiment import load_experiment
     from sim.scenario import ScenarioError
+    from sim.store import CorruptResults, FolderInUse
 
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:
@@ -68,8 +72,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         s = execute(exp, args.out, workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local,
                     new=args.new, events=args.events, watchdog_s=args.watchdog, chunk_s=args.chunk_seconds,
                     progress=not args.no_progress, retry_failed=args.retry_failed)
-    except BatchRefused as exc:
+    except (BatchRefused, FolderInUse) as exc:
         print(f"tanksim batch: {exc}", file=sys.stderr)
+        return 2
+    except CorruptResults as exc:
+        print("\n".join(f"tanksim batch: {p}" for p in exc.problems), file=sys.stderr)
+        if exc.hint:
+            print(f"tanksim batch: {exc.hint}", file=sys.stderr)
         return 2
     except (ValueError, ImportError, OSError) as exc:
         print(f"tanksim batch: {exc}", file=sys.stderr)

@@ -244,10 +244,7 @@ class Experiment:
     def identity(self) -> str:
         """Hash of everything that decides the runs (not the name, description or executor limits); a results
         folder refuses a different one unless asked to start anew."""
-        d = self.spec.model_dump(mode="json", exclude={"name", "description", "max_runs", "watchdog_s", "chunk_s",
-                                                       "scenario"})
-        d["base"] = self.base_key
-        return _hash(d, 16)
+        return experiment_identity(self.spec.model_dump(mode="json"), self.base_key)
 
     def describe(self) -> dict[str, Any]:
         """A JSON-able summary for the manifest: the file's fields, the base scenario and the design points."""
@@ -282,6 +279,24 @@ def _hash(x: Any, n: int) -> str:
     return hashlib.sha256(_canon(x).encode() if not isinstance(x, str) else x.encode()).hexdigest()[:n]
 
 
+#: Experiment fields that do not decide the runs (left out of :func:`experiment_identity`).
+IDENTITY_EXCLUDED = frozenset({"name", "description", "max_runs", "watchdog_s", "chunk_s", "scenario"})
+
+
+def experiment_identity(fields: Mapping[str, Any], base_key: str) -> str:
+    """The 16-hex-digit hash of an experiment: its fields as dumped to JSON (``ExperimentSpec.model_dump(mode=
+    "json")``, as a manifest stores them) without :data:`IDENTITY_EXCLUDED`, plus the base key."""
+    d = {k: v for k, v in fields.items() if k not in IDENTITY_EXCLUDED}
+    d["base"] = base_key
+    return _hash(d, 16)
+
+
+def base_key_of(scenario_digest: str, zones: Mapping[str, Any] | None) -> str:
+    """The 16-hex-digit key of a base scenario: its validated digest plus the deployment zones (``None`` or
+    empty when the design places no tank at random)."""
+    return _hash({"scenario": scenario_digest, "zones": dict(sorted((zones or {}).items()))}, 16)
+
+
 def point_key(base_key: str, params: Mapping[str, Any]) -> str:
     """The 12-hex-digit key of a design point: base scenario key + resolved parameters."""
     return _hash(f"point|{base_key}|{_canon(params)}", 12)
@@ -293,7 +308,12 @@ def run_identity(point: str, rep: int, root_seed: int, common_random_numbers: bo
     rep and seed.  Independent of the point's index, the worker count and the executor."""
     material = f"seed|{rep}|{root_seed}" if common_random_numbers else f"seed|{point}|{rep}|{root_seed}"
     seed = int.from_bytes(hashlib.sha256(material.encode()).digest()[:8], "big") >> 1
-    return Run(_hash(f"run|{point}|{rep}|{seed}", 16), point, rep, seed)
+    return Run(run_key_of(point, rep, seed), point, rep, seed)
+
+
+def run_key_of(point: str, rep: int, seed: int) -> str:
+    """A run's key (16 hex digits, the battle id): a hash of its point key, replication and seed."""
+    return _hash(f"run|{point}|{rep}|{seed}", 16)
 
 
 # --- loading ---------------------------------------------------------------------------------------------------------
@@ -497,8 +517,7 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
                               f"{need} tanks; enlarge the zone")
         if errors:
             raise ScenarioError(errors)
-    base_key = _hash({"scenario": base.digest(),
-                      "zones": {str(k): v for k, v in sorted(zones.items())} if uses_random else {}}, 16)
+    base_key = base_key_of(base.digest(), {str(k): v for k, v in sorted(zones.items())} if uses_random else None)
     factors = []
     for f, c in zip(factors_spec, canon_paths):
         assert c is not None

@@ -237,17 +237,19 @@ def battle_ids(runs: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFrame:
 
 
 def build(out_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
-    """``(manifest, runs, points, effects)`` for a results folder (raises ``FileNotFoundError``)."""
+    """``(manifest, runs, points, effects)`` for a results folder, after verifying it
+    (:func:`sim.batch.verified_manifest`: the manifest's hashes, every runs, events and series part by
+    SHA-256).  Raises ``FileNotFoundError``, :class:`sim.store.CorruptResults` naming each bad file."""
     from sim.batch import load_runs, read_manifest
 
+    runs = load_runs(out_dir)  # verifies the folder first
     manifest = read_manifest(out_dir)
-    runs = load_runs(out_dir)
     return manifest, runs, point_table(runs, manifest), main_effects(runs, manifest)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``tanksim report``; exit 0, or 2 for a folder that is not a batch's results, an unknown ``--side`` or a
-    ``--plot`` file whose format matplotlib cannot write."""
+    """``tanksim report``; exit 0, or 2 for a folder that is not a batch's results or fails verification (each bad
+    file named), an unknown ``--side`` or a ``--plot`` file whose format matplotlib cannot write."""
     ap = argparse.ArgumentParser(prog="tanksim report", description="Summarise a batch results folder: win rates "
                                  "with Wilson 95% intervals per design point, main effects, CSV/Parquet tables.")
     ap.add_argument("dir", help="results folder written by 'tanksim batch'")
@@ -259,11 +261,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem:
             print(f"tanksim report: --plot {args.plot}: {problem}", file=sys.stderr)
             return 2
+    from sim.store import CorruptResults, lock_holder
+
     try:
         manifest, runs, points, effects = build(args.dir)
     except FileNotFoundError as exc:
         print(f"tanksim report: {exc}", file=sys.stderr)
         return 2
+    except CorruptResults as exc:
+        print("\n".join(f"tanksim report: {p}" for p in exc.problems), file=sys.stderr)
+        if exc.hint:
+            print(f"tanksim report: {exc.hint}", file=sys.stderr)
+        return 2
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:  # a last line of defence
+        print(f"tanksim report: {args.dir}: cannot summarise these results ({type(exc).__name__}: "
+              f"{str(exc)[:200]}); is it a batch results folder of this tanksim version?", file=sys.stderr)
+        return 2
+    holder = lock_holder(args.dir)
+    if holder:
+        print(f"tanksim report: {args.dir}: in use by {holder}: a batch is still writing it; this report covers "
+              f"the battles stored so far", file=sys.stderr)
     names = side_names(manifest, runs)
     side = names[0]
     if args.side:

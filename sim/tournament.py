@@ -44,7 +44,7 @@ import math
 import re
 import time
 from collections import deque
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -151,7 +151,7 @@ class ScenarioRef(_Model):
 
 
 class ExecutorSpec(_Model):
-    """Where games run: ``workers`` local processes (default: cores; 1 = in this process), or a Dask
+    """Where games run: ``workers`` local worker processes (default: cores), or a Dask
     ``scheduler`` address, or ``dask_local`` worker processes; ``chunk_games`` games per task;
     ``battle_timeout_s`` the watchdog per battle (0 = none)."""
 
@@ -500,7 +500,12 @@ def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_tim
     A void game -- an isolated entrant killed by a signal that came neither from the engine nor from its limits
     (:class:`sim.isolation.EntrantVoid`), which is never that entrant's fault -- is replayed up to
     :data:`MAX_VOID_REPLAYS` times (same seed, so the same game); if it is still void, the row has ``status``
-    ``void`` (not scored; a later run of the tournament plays it again)."""
+    ``void`` (not scored; a later run of the tournament plays it again).
+
+    In a worker process the driver is told when the game starts and ends (:func:`sim.batch.watchdog` with the
+    game's key): a decision blocked outside Python (a C call such as ``time.sleep``, blocking I/O) that neither
+    watchdog can interrupt is reported ``stuck`` with the row of the deciding side's forfeit (``battle_timeout`` or
+    ``decision_timeout``), and the driver kills the worker and stores that row (:func:`run_chunks`)."""
     row: dict[str, Any] = {}
     for attempt in range(1 + MAX_VOID_REPLAYS):
         row = _play_once(sc, g, decision_timeout_s, battle_timeout_s)
@@ -511,11 +516,10 @@ def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_tim
 
 
 def _play_once(sc: Scenario, g: Game, decision_timeout_s: float, battle_timeout_s: float) -> dict[str, Any]:
-    from sim.batch import BattleTimeout, watchdog
+    from sim.batch import BattleTimeout, progress_sink, watchdog
     from sim.isolation import close_policies, void_reason
     from sim.model import BattleModel
     from sim.rules.base import Outcome
-    from sim.runner import summarise
 
     e1, e2 = g.entrants
     base: dict[str, Any] = {"run_key": g.run_key, "pair_key": g.pair_key, "label": g.label, "rep": g.rep,
@@ -526,8 +530,22 @@ def _play_once(sc: Scenario, g: Game, decision_timeout_s: float, battle_timeout_
     holder: list[Any] = []
     in_process = [e.isolation != "process" for e in g.entrants]
     stuck: dict[str, Any] = {}
+
+    def stuck_row(kind: str, past: str) -> dict[str, Any] | None:
+        m = holder[0] if holder else None
+        d = getattr(m, "_decision", None) if m is not None else None
+        if m is None or m.ended or d is None:
+            return None
+        return _game_row(base, g, m, time.perf_counter() - t0, forfeit=(d.side, f"{kind} in {d.kind} (the "
+                         f"decision was blocked outside Python, e.g. in a C call, past {past}; the worker process "
+                         f"was killed)"))
+
+    send = progress_sink()
     try:
-        with watchdog(battle_timeout_s or None), _decision_watchdog(holder, in_process, decision_timeout_s, stuck):
+        with watchdog(battle_timeout_s or None, g.run_key, on_stuck=lambda: stuck_row(
+                "battle_timeout", f"the battle watchdog of {battle_timeout_s:g} s")), \
+                _decision_watchdog(holder, in_process, decision_timeout_s, stuck, send, g.run_key, lambda: stuck_row(
+                    "decision_timeout", f"decision_timeout_s of {decision_timeout_s:g} s plus its grace")):
             try:
                 holder.append(BattleModel(sc, g.seed, {0: e1.policy_spec(), 1: e2.policy_spec()},
                                           decision_timeout_s=decision_timeout_s, on_fault="forfeit"))
@@ -557,34 +575,49 @@ def _play_once(sc: Scenario, g: Game, decision_timeout_s: float, battle_timeout_
     void = void_reason(model)
     if void is not None:
         return {**base, "status": "void", "error": void[:1500], "wall_s": time.perf_counter() - t0}
-    row = summarise(model, time.perf_counter() - t0)
+    return _game_row(base, g, model, time.perf_counter() - t0)
+
+
+def _game_row(base: Mapping[str, Any], g: Game, model: Any, wall_s: float,
+              forfeit: tuple[int, str] | None = None) -> dict[str, Any]:
+    """A finished game's row; ``forfeit=(side, why)`` scores it as that side's forfeit (a game stopped from the
+    outside: its model never reached its end)."""
+    from sim.runner import summarise
+
+    row = summarise(model, wall_s)
+    if forfeit is not None:
+        side, why = forfeit
+        names = [s.name for s in model.battle.sides]
+        row.update(winner_index=1 - side, winner=names[1 - side], reason=f"{names[side]} forfeits: {why}")
     wi = int(row["winner_index"])
     reason = row["reason"]
     kind = fault_kind(reason)
-    out = {**base, **{k: row[k] for k in ("winner", "winner_index", "reason", "turns", "decisions", "shots",
-                                           "hits", "kills", "faults", "side1_name", "side2_name", "side1_tanks",
-                                           "side1_lost", "side2_tanks", "side2_lost", "policies")},
-           "status": "ok", "error": None, "winner_entrant": None if wi < 0 else g.entrants[wi].name,
-           "score1": 1.0 if wi == 0 else (0.0 if wi == 1 else 0.5), "forfeit": kind is not None,
-           "forfeit_entrant": None if kind is None or wi < 0 else g.entrants[1 - wi].name, "fault_kind": kind,
-           "wall_s": row["wall_s"]}
-    return out
+    return {**base, **{k: row[k] for k in ("winner", "winner_index", "reason", "turns", "decisions", "shots",
+                                            "hits", "kills", "faults", "side1_name", "side2_name", "side1_tanks",
+                                            "side1_lost", "side2_tanks", "side2_lost", "policies")},
+            "status": "ok", "error": None, "winner_entrant": None if wi < 0 else g.entrants[wi].name,
+            "score1": 1.0 if wi == 0 else (0.0 if wi == 1 else 0.5), "forfeit": kind is not None,
+            "forfeit_entrant": None if kind is None or wi < 0 else g.entrants[1 - wi].name, "fault_kind": kind,
+            "wall_s": row["wall_s"]}
 
 
 @contextmanager
 def _decision_watchdog(holder: list[Any], in_process: Sequence[bool], decision_timeout_s: float,
-                       state: dict[str, Any]) -> Iterator[None]:
+                       state: dict[str, Any], send: Callable[..., None] | None = None, key: str = "",
+                       on_stuck: Callable[[], dict[str, Any] | None] | None = None) -> Iterator[None]:
     """Cut off an in-process decision that runs past ``decision_timeout_s`` plus a grace of
     ``max(1, decision_timeout_s / 2)`` seconds: a thread polls the model (``holder[0]``) every 50 ms and raises
     :class:`sim.batch.BattleTimeout` in the playing thread (``state["fired"]`` is then set), which
     :func:`play_game` turns into a forfeit of the deciding side.  The model's own limit is measured only after a
     decision returns, so without this a decision that never returns would hang the game until the battle
-    watchdog.  It interrupts Python code, not a blocking C call (``time.sleep``): untrusted code belongs in
-    ``isolation: process``.  Sides played by isolated entrants are left to :mod:`sim.isolation`."""
+    watchdog.  It interrupts Python code, not a blocking C call (``time.sleep``): when its exception has not landed
+    :data:`sim.batch.STUCK_AFTER_S` later, the game is reported ``stuck`` through ``send`` (see
+    :func:`sim.batch.progress_sink`) with ``on_stuck()``'s row, and the driver kills the worker.  Untrusted code
+    still belongs in ``isolation: process``.  Sides played by isolated entrants are left to :mod:`sim.isolation`."""
     import ctypes
     import threading
 
-    from sim.batch import BattleTimeout
+    from sim.batch import STUCK_AFTER_S, BattleTimeout
 
     if not decision_timeout_s or not any(in_process):
         yield
@@ -611,9 +644,17 @@ def _decision_watchdog(holder: list[Any], in_process: Sequence[bool], decision_t
             if d is None or not in_process[getattr(d, "side", 0)] or time.monotonic() - since < limit:
                 continue
             with lock:
-                if not stop.is_set():
-                    state["fired"] = True
-                    ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(DecisionOverrun))
+                if stop.is_set():
+                    return
+                state["fired"] = True
+                ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(tid), ctypes.py_object(DecisionOverrun))
+            if send is not None and not stop.wait(STUCK_AFTER_S) and not state.get("delivered"):
+                row = None
+                try:
+                    row = on_stuck() if on_stuck is not None else None
+                except Exception:  # noqa: BLE001 - the driver stores a timeout row instead
+                    row = None
+                send("stuck", key, row=row, limit=limit)
             return
 
     th = threading.Thread(target=watch, name="tanksim-decision-watch", daemon=True)
@@ -649,25 +690,60 @@ def run_chunks(chunks: Iterable[Chunk], *, workers: int | None = None, scheduler
                dask_local: int | None = None, pool_info: dict | None = None
                ) -> Iterator[tuple[Chunk, list[dict[str, Any]]]]:
     """Play ``chunks`` (pulled lazily, at most two per worker in flight) and yield ``(chunk, rows)`` as they
-    finish.  ``workers == 1`` without Dask plays in this process; otherwise the batch executors
-    (:func:`sim.batch.open_executor`: ``forkserver`` process pool, or Dask).  A worker that dies is replaced and its
-    chunk re-played game by game; a game that kills its worker twice becomes a ``failed`` row.  Closing the
-    generator cancels pending work.  ``pool_info`` receives the executor ``kind`` and ``workers``."""
-    it = iter(chunks)
-    if workers == 1 and not scheduler and not dask_local:
-        if pool_info is not None:
-            pool_info.update(kind="serial", workers=1)
-        for ch in it:
-            yield ch, play_chunk(ch)
-        return
-    from sim.batch import open_executor
+    finish, on the batch executors (:func:`sim.batch.open_executor`: a ``forkserver`` process pool of ``workers``
+    processes, one included: games never run in the driver's process, so a plug-in blocked in a C call cannot
+    stop the driver; or Dask).  A worker that dies is replaced and its chunk re-played game by game; a game that
+    kills its worker twice becomes a ``failed`` row.  A game blocked past its watchdogs (:class:`sim.batch.HangWatch`:
+    reported stuck, or running :func:`sim.batch.kill_after` its battle timeout) has its worker killed and replaced
+    and is stored once: as the deciding side's forfeit when the worker said who was deciding, else a ``timeout``
+    row; the other games of its chunk are played again.  Closing the generator cancels pending work.
+    ``pool_info`` receives the executor ``kind`` and ``workers``."""
+    from sim.batch import POLL_S, Hang, HangWatch, hang_error, open_executor
 
+    it = iter(chunks)
     with open_executor(workers, scheduler, dask_local) as pool:
         if pool_info is not None:
             pool_info.update(kind=pool.kind, workers=pool.workers)
         inflight: dict[cf.Future, Chunk] = {}
+        submitted: dict[cf.Future, cf.Executor] = {}
         retry: deque[Chunk] = deque()
+        watch = HangWatch(pool)
         exhausted = False
+
+        def one_by_one(ch: Chunk, attempt: int) -> list[Chunk]:
+            return [Chunk(ch.scenarios, (g,), ch.battle_timeout_s, ch.decision_timeout_s, attempt=attempt)
+                    for g in ch.games]
+
+        def on_hang(h: Hang) -> tuple[Chunk, list[dict[str, Any]]] | None:
+            fut = next((f for f, ch in inflight.items() if any(g.run_key == h.key for g in ch.games)), None)
+            if fut is None:  # finished meanwhile: its worker is not stuck
+                return None
+            pool.kill(h.worker)
+            ch = inflight.pop(fut)
+            lost = submitted.pop(fut, None)
+            game = next(g for g in ch.games if g.run_key == h.key)
+            rest = [g for g in ch.games if g.run_key != h.key]
+            if rest:
+                retry.appendleft(Chunk(ch.scenarios, tuple(rest), ch.battle_timeout_s, ch.decision_timeout_s,
+                                       ch.attempt))
+            if pool.kind == "process":  # the pool dies with its worker: play its other chunks again
+                for f in [f for f in inflight if submitted.get(f) is lost]:
+                    other = inflight.pop(f)
+                    submitted.pop(f, None)
+                    watch.forget(g.run_key for g in other.games)
+                    retry.appendleft(other)
+                if lost is pool.executor:
+                    pool.restart()
+                watch.reset()
+            else:
+                fut.cancel()
+            watch.forget(g.run_key for g in ch.games)
+            one = Chunk(ch.scenarios, (game,), ch.battle_timeout_s, ch.decision_timeout_s, ch.attempt)
+            row = h.row if h.row and h.row.get("run_key") == game.run_key else None
+            if row is None:
+                row = {**_failed_rows(one, RuntimeError(""))[0], "status": "timeout", "error": hang_error(h)}
+            return one, [row]
+
         try:
             while True:
                 while len(inflight) < 2 * pool.workers:
@@ -681,28 +757,41 @@ def run_chunks(chunks: Iterable[Chunk], *, workers: int | None = None, scheduler
                             exhausted = True
                             continue
                     try:
-                        inflight[pool.executor.submit(play_chunk, ch)] = ch
+                        fut = pool.executor.submit(play_chunk, ch)
                     except cf.BrokenExecutor:
                         retry.appendleft(ch)
                         pool.restart()
+                        watch.reset()
+                        continue
+                    inflight[fut] = ch
+                    submitted[fut] = pool.executor
                 if not inflight:
                     break
-                done, _ = cf.wait(list(inflight), return_when=cf.FIRST_COMPLETED)
+                timed = any(ch.battle_timeout_s or ch.decision_timeout_s for ch in inflight.values())
+                done, _ = cf.wait(list(inflight), timeout=POLL_S if timed else None,
+                                  return_when=cf.FIRST_COMPLETED)
                 for fut in sorted(done, key=lambda f: inflight[f].games[0].order):
                     ch = inflight.pop(fut)
+                    watch.forget(g.run_key for g in ch.games)
                     try:
                         rows = fut.result()
                     except cf.CancelledError:
                         raise
                     except Exception as exc:  # noqa: BLE001 - the worker died (or the cluster lost it)
-                        if isinstance(exc, cf.BrokenExecutor):
+                        if isinstance(exc, cf.BrokenExecutor) and submitted.get(fut) is pool.executor:
                             pool.restart()
+                            watch.reset()
+                        submitted.pop(fut, None)
                         if len(ch.games) > 1 or ch.attempt == 0:
-                            retry.extendleft(Chunk(ch.scenarios, (g,), ch.battle_timeout_s, ch.decision_timeout_s,
-                                                   attempt=1) for g in reversed(ch.games))
+                            retry.extendleft(reversed(one_by_one(ch, 1)))
                             continue
                         rows = _failed_rows(ch, exc)
+                    submitted.pop(fut, None)
                     yield ch, rows
+                for h in watch.poll():
+                    got = on_hang(h)
+                    if got is not None:
+                        yield got
         finally:
             for fut in inflight:
                 fut.cancel()
@@ -733,41 +822,72 @@ class RunSummary:
 
 
 def read_manifest(out: str | Path) -> dict[str, Any] | None:
-    """The folder's ``tournament.json`` (hash, spec, entrants, scenarios, sessions), or ``None`` if absent."""
+    """The folder's ``tournament.json`` (hash, spec, entrants, scenarios, sessions, part checksums), or ``None``
+    if absent.  Raises :class:`sim.store.CorruptResults` naming the file (and line) if it is not a JSON object."""
+    from sim import store
+
     p = Path(out) / MANIFEST
-    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
+    if not p.is_file():
+        return None
+    m = store.read_json(p)
+    if not isinstance(m, dict):
+        raise store.CorruptResults([f"{p}: expected a JSON object (a tournament manifest)"])
+    return m
 
 
-def _write_manifest(out: Path, m: Mapping[str, Any]) -> None:
-    import os
+def _write_manifest(out: Path, m: dict[str, Any]) -> None:
+    from sim import store
 
-    tmp = out / (MANIFEST + ".tmp")
-    tmp.write_text(json.dumps(m, indent=1, default=str), encoding="utf-8")
-    os.replace(tmp, out / MANIFEST)
+    store.write_manifest(out, MANIFEST, m)
+
+
+#: What to do about a corrupt tournament folder (printed after the problems).
+REPAIR_HINT = ("run the tournament again (tanksim tournament FILE --out DIR): it moves bad parts to DIR/quarantine "
+               "and plays their games again")
 
 
 def stored_games(out: str | Path) -> pd.DataFrame:
-    """Every stored game row of a folder (all parts; a replayed game keeps its ``ok`` row)."""
+    """Every stored game row of a folder (all parts; a replayed game keeps its ``ok`` row), after checking every
+    part against its checksum (:func:`sim.store.verify_parts`).  Raises :class:`sim.store.CorruptResults`
+    naming each bad part."""
     from sim import store
 
     parts = store.part_paths(out, "runs")
     if not parts:
         return pd.DataFrame({n: pd.Series(dtype="object") for n, _ in GAME_FIELDS})
+    store.verify_parts(out, MANIFEST, deep=("runs",)).check(REPAIR_HINT)
     df = store.read_parts(out, "runs")
     df = df.assign(_ok=(df["status"] == "ok").astype(int)).sort_values("_ok", ascending=False, kind="stable")
     return df.drop_duplicates("run_key", keep="first").drop(columns="_ok").reset_index(drop=True)
 
 
 def prepare_folder(t: Tournament, out: str | Path, new: bool = False, write: bool = True) -> dict[str, Any]:
-    """Create or reopen a results folder; refuses (:class:`TournamentError`) one holding games of another
-    tournament unless ``new`` (stored games that the new schedule still contains are reused); a manifest without
-    any stored game does not bind the folder.  ``write``: write the manifest now (else the caller does)."""
+    """Create or reopen a results folder (the caller holds its lock, :func:`sim.store.folder_lock`); refuses
+    (:class:`TournamentError`) one holding games of another tournament unless ``new`` (stored games that the new
+    schedule still contains are reused); a manifest without any stored game does not bind the folder.  Every stored
+    part is verified and each bad chunk quarantined (:func:`sim.batch.repair_folder`: its games are played again;
+    the warnings are in the manifest's ``warnings``).  ``write``: write the manifest and clean partial writes now
+    (else the caller does both, in that order)."""
     from sim import store
+    from sim.batch import repair_folder
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    store.clean_partial(out)
-    old = read_manifest(out)
+    other = [n for n in store.MANIFEST_NAMES if n != MANIFEST and (out / n).is_file()]
+    if other:
+        raise TournamentError([f"{out}: holds other results ({other[0]}: a batch's); choose another --out folder"])
+    notes: list[str] = []
+    try:
+        old = read_manifest(out)
+    except store.CorruptResults as exc:
+        if not new:
+            raise TournamentError(exc.problems + ["re-run with --new to rebuild it (the bad one is kept in "
+                                                  "DIR/quarantine)"]) from None
+        dest = out / store.QUARANTINE / f"{time.strftime('%Y%m%dT%H%M%S')}-manifest"
+        dest.mkdir(parents=True, exist_ok=True)
+        (out / MANIFEST).replace(dest / MANIFEST)
+        notes.append(f"{out / MANIFEST}: unreadable ({exc.problems[0]}); moved to {dest} and rebuilt")
+        old = None
     ident = t.identity()
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     if old is not None and old.get("tournament_hash") != ident and not new and store.part_paths(out, "runs"):
@@ -775,18 +895,21 @@ def prepare_folder(t: Tournament, out: str | Path, new: bool = False, write: boo
                                 f"{old.get('tournament_hash')}); {t.source} hashes to {ident}. Re-run with --new "
                                 f"to switch this folder to it (stored games it still contains are reused), or "
                                 f"choose another --out folder.")])
-    m = {"format": 1, "tournament_hash": ident, "source": t.source, "name": t.spec.name,
+    notes += repair_folder(out, MANIFEST)
+    sessions = (old or {}).get("sessions", [])
+    m = {"format": store.FORMAT, "tournament_hash": ident, "source": t.source, "name": t.spec.name,
          "created": (old or {}).get("created", now), "updated": now,
          "spec": t.spec.model_dump(mode="json"), "entrants": [e.identity() for e in t.entrants],
          "scenarios": [{"label": lab, "name": sc.name, "ruleset": sc.ruleset.name, "digest": sc.digest()}
                        for lab, sc in t.scenarios],
-         "sessions": list((old or {}).get("sessions", [])), "status": "running"}
+         "sessions": list(sessions) if isinstance(sessions, list) else [], "status": "running", "warnings": notes}
     if any(e.isolation == "process" for e in t.entrants):
         from sim.sandbox import confinement
 
         m["confinement"] = confinement().as_dict()   # what confined the isolated entrants (this machine's workers)
     if write:
         _write_manifest(out, m)
+        store.clean_partial(out)
     return m
 
 
@@ -807,13 +930,27 @@ def run_tournament(t: Tournament, out: str | Path, *, workers: int | None = None
 
     Entrants are loaded first (``check``): any that cannot be loaded raise :class:`EntrantLoadFailure` before a
     game starts.  Executor arguments override the file's ``executor`` block.  Ctrl-C stops cleanly (finished
-    games are kept; ``interrupted`` is set)."""
+    games are kept; ``interrupted`` is set).  The folder is locked for the call (a second writer gets
+    :class:`sim.store.FolderInUse`: ``DIR: in use by pid N``) and verified first (:func:`prepare_folder`)."""
+    from sim import store
+
+    out = Path(out)
+    with store.folder_lock(out, "tanksim tournament"):
+        return _run_tournament(t, out, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
+                               progress=progress, check=check)
+
+
+def _run_tournament(t: Tournament, out: Path, *, workers: int | None, scheduler: str | None,
+                    dask_local: int | None, new: bool, progress: bool, check: bool) -> RunSummary:
+    import warnings
+
     from tqdm import tqdm
 
     from sim import store
 
-    out = Path(out)
     manifest = prepare_folder(t, out, new, write=False)
+    for w in manifest["warnings"]:
+        warnings.warn(w, stacklevel=3)
     games = schedule(t)
     done = set(stored_games(out).query("status == 'ok'")["run_key"]) if store.part_paths(out, "runs") else set()
     todo = [g for g in games if g.run_key not in done]
@@ -828,6 +965,7 @@ def run_tournament(t: Tournament, out: str | Path, *, workers: int | None = None
         if problems:
             raise EntrantLoadFailure([f"{t.source}: {p}" for p in problems])
     _write_manifest(out, manifest)  # only once the entrants load: a failed start leaves the folder unbound
+    store.clean_partial(out)
     t0 = time.perf_counter()
     seq = store.next_part_number(out)
     info: dict[str, Any] = {}

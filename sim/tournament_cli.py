@@ -28,8 +28,7 @@ from sim.scenario import ScenarioError
 
 
 def _executor_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, help="local worker processes (default: the file's, else cores; "
-                                                 "1 = play in this process)")
+    p.add_argument("--workers", type=int, help="local worker processes (default: the file's, else cores)")
     p.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
     p.add_argument("--dask-local", type=int, metavar="N", help="start a local Dask cluster of N workers")
 

@@ -42,7 +42,7 @@ def test_round_robin_both_sides_and_identical_on_one_and_two_workers(tmp_path, c
     assert len(games) == 3 * 2 * 2        # pairings x scenarios x both sides
     s1 = T.run_tournament(t, tmp_path / "w1", workers=1, progress=False)
     s2 = T.run_tournament(t, tmp_path / "w2", workers=2, progress=False)
-    assert (s1.played, s2.played, s1.executor, s2.executor) == (12, 12, "serial", "process")
+    assert (s1.played, s2.played, s1.executor, s2.executor) == (12, 12, "process", "process")
     g1, g2 = T.load_games(t, tmp_path / "w1"), T.load_games(t, tmp_path / "w2")
     pd.testing.assert_frame_equal(T.comparable(g1), T.comparable(g2))
     assert (g1["status"] == "ok").all() and g1["worker"].nunique() == 1 and g2["worker"].nunique() >= 1
