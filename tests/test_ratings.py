@@ -57,15 +57,15 @@ def test_wilson_matches_scipy_for_whole_scores():
         R.wilson_interval(6, 5)
 
 
-@pytest.mark.parametrize("w,d,l,k", [(4, 0, 0, 2), (0, 0, 4, 2), (7, 3, 2, 2), (30, 10, 60, 1), (1, 0, 0, 0.5),
+@pytest.mark.parametrize("w,d,losses,k", [(4, 0, 0, 2), (0, 0, 4, 2), (7, 3, 2, 2), (30, 10, 60, 1), (1, 0, 0, 0.5),
                                      (5, 5, 5, 4)])
-def test_two_entrant_fit_is_the_closed_form(w, d, l, k):
-    s = (w + d / 2 + k / 2) / (w + d + l + k)
+def test_two_entrant_fit_is_the_closed_form(w, d, losses, k):
+    s = (w + d / 2 + k / 2) / (w + d + losses + k)
     exact = 400 * math.log10(s / (1 - s))
-    fit = R.bt_fit(duel(w, d, l), prior_draws=k)
+    fit = R.bt_fit(duel(w, d, losses), prior_draws=k)
     assert fit.elo[0] - fit.elo[1] == pytest.approx(exact, abs=1e-6)
     assert fit.elo.sum() == pytest.approx(0, abs=1e-9)
-    est, lo, hi = R.elo_difference(w + d / 2, w + d + l, prior_draws=k)
+    est, lo, hi = R.elo_difference(w + d / 2, w + d + losses, prior_draws=k)
     assert est == pytest.approx(exact, abs=1e-9)
     # the centred profile interval of x is half the difference's interval
     xlo, xhi = R.profile_interval(fit, "x")
@@ -151,7 +151,7 @@ def test_fit_matches_a_statsmodels_glm_logit_on_the_paired_design():
 def test_profile_bounds_are_where_an_independent_constrained_fit_reaches_the_chi2_quantile():
     games, names = unbalanced_games(3)
     fit = R.bt_fit(games, names)
-    W, N = fit.W, fit.N
+    W = fit.W
     q = stats.chi2.ppf(0.95, 1)
 
     def nll(r):
