@@ -42,6 +42,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from itertools import combinations
@@ -460,10 +461,12 @@ def format_metagame(mg: Metagame) -> str:
         "P(top)": [_pct(v) for v in t["p_top"]]})
     order = np.lexsort((-t["replicator_mean"].to_numpy(), -t["equilibrium"].to_numpy()))
     lines += ["  " + line for line in tab.iloc[order].to_string(index=False).splitlines()]
-    lines.append(f"  equilibrium: the maximin mix (no doctrine beats it on average); replicator: shares from the "
-                 f"uniform mix after t = {o.t_max:g} (end) and averaged over the run; alpha-rank: Moran process, "
-                 f"population {o.population}, alpha {o.alpha:g} (OpenSpiel); fixation probabilities in "
-                 f"metagame_fixation.csv")
+    how = (f"equilibrium: the maximin mix (no doctrine beats it on average), P(in mix) how often a resample keeps "
+           f"the doctrine in it; replicator: shares from the uniform mix after t = {o.t_max:g} (end) and averaged "
+           f"over the run; alpha-rank: mass of a Moran process (population {o.population}, alpha {o.alpha:g}; "
+           f"OpenSpiel), P(top) how often a resample ranks the doctrine first (ties count for each); Moran "
+           f"fixation probabilities in metagame_fixation.csv")
+    lines += ["  " + line for line in textwrap.wrap(how, 114, break_on_hyphens=False)]
     lines += [f"  note: {n}" for n in mg.notes]
     return "\n".join(lines)
 

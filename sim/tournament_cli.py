@@ -1,9 +1,10 @@
 """``tanksim tournament`` and ``tanksim match``.
 
 ``tanksim tournament FILE --out DIR [--workers N | --scheduler ADDR | --dask-local N] [--new] [--no-plots]
-[--no-progress]``: play the round robin of a tournament file (:mod:`sim.tournament`) into ``DIR`` (resumable: run
-it again to finish an interrupted tournament), then print and save the leaderboard, head-to-head matrix, per-scenario
-and per-rule-set scores and the side-bias check (Parquet + CSV + PNG).
+[--no-progress]``: play the round robin (or, with ``format: gauntlet``, the gauntlet) of a tournament file
+(:mod:`sim.tournament`) into ``DIR`` (resumable: run it again to finish an interrupted tournament), then print and
+save the leaderboard, head-to-head matrix, per-scenario and per-rule-set scores, the side-bias check and, for a
+round robin, the meta-game (Parquet + CSV + PNG).
 
 ``tanksim match A B --scenario FILE --sprt elo0=0,elo1=20,alpha=0.05,beta=0.05 [--max-games N] [--seed S]
 [--workers N] [--isolation process] [--out DIR]``: ``A`` and ``B`` are doctrines (``NAME[:param=value,...]``,
@@ -40,7 +41,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``tanksim tournament FILE --out DIR``; returns the exit code."""
     from sim import tournament as T
 
-    p = argparse.ArgumentParser(prog="tanksim tournament", description="Round-robin tournament of doctrines.")
+    p = argparse.ArgumentParser(prog="tanksim tournament", description="Round-robin (or gauntlet) tournament of "
+                                                                       "doctrines.")
     p.add_argument("file", help="tournament YAML file")
     p.add_argument("--out", required=True, help="results folder (resumable)")
     _executor_args(p)
@@ -51,7 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         t = T.load_tournament(args.file)
         games = T.schedule(t)
-        print(f"tournament {t.spec.name}: {len(t.entrants)} entrants, {len(t.scenarios)} scenarios "
+        fmt = ("round robin" if t.spec.format == "round_robin" else
+               f"gauntlet of {', '.join(t.names[:t.spec.seeds])} against the field")
+        print(f"tournament {t.spec.name} ({fmt}): {len(t.entrants)} entrants, {len(t.scenarios)} scenarios "
               f"({', '.join(f'{lab} [{sc.ruleset.name}]' for lab, sc in t.scenarios)}), "
               f"{t.spec.games_per_pairing} games per pairing and scenario -> {len(games)} games")
         for e in t.entrants:
