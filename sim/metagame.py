@@ -204,15 +204,22 @@ def jacobian(M: np.ndarray, x: np.ndarray) -> np.ndarray:
     return np.diag(f - avg) + x[:, None] * (M - grad_avg[None, :])
 
 
-def stability(M: np.ndarray, x: np.ndarray, tol: float = 1e-9) -> tuple[str, float]:
-    """``(kind, max_real)`` of rest point ``x``: the largest real part of the Jacobian's eigenvalues on the
-    simplex's tangent space (an orthonormal basis of the sum-zero vectors) and ``"stable"`` (< -tol),
-    ``"unstable"`` (> tol) or ``"neutral"``."""
+def tangent_eigenvalues(M: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """Eigenvalues (complex, ``(K-1,)``) of the replicator's Jacobian at ``x`` on the simplex's tangent space (an
+    orthonormal basis of the sum-zero vectors)."""
     K = len(x)
     if K == 1:
-        return "stable", 0.0
+        return np.zeros(0, dtype=complex)
     B = linalg.null_space(np.ones((1, K)))
-    ev = np.linalg.eigvals(B.T @ jacobian(M, x) @ B)
+    return np.linalg.eigvals(B.T @ jacobian(M, x) @ B)
+
+
+def stability(M: np.ndarray, x: np.ndarray, tol: float = 1e-9) -> tuple[str, float]:
+    """``(kind, max_real)`` of rest point ``x``: the largest real part of :func:`tangent_eigenvalues` and
+    ``"stable"`` (< -tol), ``"unstable"`` (> tol) or ``"neutral"``."""
+    ev = tangent_eigenvalues(M, x)
+    if len(ev) == 0:
+        return "stable", 0.0
     top = float(ev.real.max())
     return ("stable" if top < -tol else "unstable" if top > tol else "neutral"), top
 
@@ -241,12 +248,14 @@ def symmetric_equilibrium(M: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class RestPoint:
     """A rest point of the replicator that is a symmetric Nash equilibrium: ``mix`` (``(K,)``), ``stability``
-    (``stable`` / ``neutral`` / ``unstable``) and ``max_real`` (the largest real part of the tangent Jacobian's
-    eigenvalues)."""
+    (``stable`` / ``neutral`` / ``unstable``), ``max_real`` (the largest real part of the tangent Jacobian's
+    eigenvalues) and ``cycles`` (a neutral point with a rotating pair of eigenvalues: nearby populations circle
+    it, as in rock-paper-scissors; a neutral point without one has a tie to drift along)."""
 
     mix: np.ndarray
     stability: str
     max_real: float
+    cycles: bool = False
 
 
 def rest_points(M: np.ndarray, tol: float = 1e-9) -> list[RestPoint]:
@@ -254,7 +263,9 @@ def rest_points(M: np.ndarray, tol: float = 1e-9) -> list[RestPoint]:
     ``(M x)_i`` equal on ``S`` (a linear solve) if it is positive there and no doctrine outside ``S`` scores
     more against it (the Nash condition).  Enumerates all ``2^K - 1`` supports for ``K <=``
     :data:`MAX_SUPPORT_ENUMERATION`; above that, only the :func:`symmetric_equilibrium`.  Degenerate supports
-    (a singular system: doctrines with identical results) are skipped.  Sorted by support size, then mix."""
+    (a singular system: doctrines tied against each other) are skipped, but the :func:`symmetric_equilibrium`
+    is always included.  For a constant-sum ``M`` the equilibria form a convex set, so when several are listed
+    every mix between them is an equilibrium too.  Sorted by support size, then mix."""
     M = np.asarray(M, dtype=float)
     K = M.shape[0]
     found: list[np.ndarray] = []
@@ -285,7 +296,15 @@ def rest_points(M: np.ndarray, tol: float = 1e-9) -> list[RestPoint]:
                     continue
                 if not any(np.allclose(x, y, atol=1e-8) for y in found):
                     found.append(x)
-    out = [RestPoint(x, *stability(M, x)) for x in found]
+        lp = symmetric_equilibrium(M)        # on a degenerate support (tied doctrines) the enumeration skips it
+        if not any(np.allclose(lp, y, atol=1e-7) for y in found):
+            found.append(lp)
+    out = []
+    for x in found:
+        kind, top = stability(M, x, tol)
+        ev = tangent_eigenvalues(M, x)
+        spins = bool(((np.abs(ev.real) <= 1e-7) & (np.abs(ev.imag) > 1e-7)).any())
+        out.append(RestPoint(x, kind, top, kind == "neutral" and spins))
     return sorted(out, key=lambda r: (int((r.mix > SUPPORT_TOL).sum()), tuple(-r.mix)))
 
 
@@ -425,8 +444,13 @@ def analyse(games: pd.DataFrame, names: Sequence[str], options: MetagameOptions 
     if ar is None and not alpha_rank_available():
         notes.append("alpha-rank needs OpenSpiel: pip install 'tanksim[metagame]' (open_spiel)")
     unc, more = _bootstrap(games, names, options, ar is not None)
-    return Metagame(names, M, symmetric_equilibrium(M), rest_points(M), replicator(M, t_max=options.t_max), ar,
-                    unc, options, notes + more)
+    rps = rest_points(M)
+    if len(rps) > 1:
+        notes.append("several equilibria: every mix between them is one too (in a constant-sum game the equilibria "
+                     "form a convex set; doctrines tied against each other can stand in for each other), so the "
+                     "equilibrium column shows one of them")
+    return Metagame(names, M, symmetric_equilibrium(M), rps, replicator(M, t_max=options.t_max), ar, unc, options,
+                    notes + more)
 
 
 def _pct(x: float) -> str:
@@ -444,9 +468,10 @@ def format_metagame(mg: Metagame) -> str:
     for rp in mg.rest_points:
         mix = ", ".join(f"{n} {100 * v:.0f}%" for n, v in sorted(zip(mg.names, rp.mix), key=lambda p: -p[1])
                         if v > SUPPORT_TOL)
-        what = {"stable": "stable: the population converges to it",
-                "neutral": "neutral: the population circles it, its time average is this mix",
-                "unstable": "unstable"}[rp.stability]
+        what = {"stable": "stable: nearby populations converge to it",
+                "neutral": ("neutral: nearby populations circle it; the time average is this mix" if rp.cycles else
+                            "neutral: nearby populations drift along a tie, neither returning nor leaving"),
+                "unstable": "unstable: nearby populations leave it"}[rp.stability]
         lines.append(f"    {mix}  ({what})")
     t = mg.table()
     tab = pd.DataFrame({
@@ -467,7 +492,9 @@ def format_metagame(mg: Metagame) -> str:
            f"OpenSpiel), P(top) how often a resample ranks the doctrine first (ties count for each); Moran "
            f"fixation probabilities in metagame_fixation.csv")
     lines += ["  " + line for line in textwrap.wrap(how, 114, break_on_hyphens=False)]
-    lines += [f"  note: {n}" for n in mg.notes]
+    for n in mg.notes:
+        lines += textwrap.wrap(f"note: {n}", 114, initial_indent="  ", subsequent_indent="    ",
+                               break_on_hyphens=False)
     return "\n".join(lines)
 
 
@@ -480,9 +507,10 @@ def plot_metagame(mg: Metagame, path: str, title: str = "") -> None:
     ax1, ax2 = fig.subplots(1, 2, width_ratios=[3, 2])
     tr = mg.trajectory
     ax1.stackplot(tr.t, tr.x.T, labels=mg.names)
+    ax1.set_xscale("symlog", linthresh=1.0)
     ax1.set_xlim(tr.t[0], tr.t[-1])
     ax1.set_ylim(0, 1)
-    ax1.set_xlabel("time (score units)")
+    ax1.set_xlabel("time (score units; linear to 1, then logarithmic)")
     ax1.set_ylabel("population share")
     ax1.set_title("replicator dynamics from the uniform mix")
     ax1.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), fontsize="small")
@@ -500,7 +528,7 @@ def plot_metagame(mg: Metagame, path: str, title: str = "") -> None:
     ax2.set_xlim(0, 1)
     ax2.set_xlabel(f"share ({mg.options.confidence:.0%} bootstrap interval)")
     ax2.set_title("stable mix and alpha-rank")
-    ax2.legend(loc="lower right", fontsize="small")
+    ax2.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize="small")
     if title:
         fig.suptitle(title)
     fig.savefig(path, dpi=110)
@@ -510,7 +538,8 @@ def to_json(mg: Metagame) -> dict[str, Any]:
     """A JSON-ready summary (plain lists and floats; NaN -> None)."""
     clean = lambda v: None if isinstance(v, float) and not math.isfinite(v) else v
     return {"names": mg.names, "payoff": mg.payoff.tolist(), "equilibrium": mg.equilibrium.tolist(),
-            "rest_points": [{"mix": r.mix.tolist(), "stability": r.stability, "max_real": r.max_real}
+            "rest_points": [{"mix": r.mix.tolist(), "stability": r.stability, "max_real": r.max_real,
+                             "cycles": r.cycles}
                             for r in mg.rest_points],
             "table": [{k: clean(v) for k, v in row.items()} for row in mg.table().to_dict("records")],
             "options": dataclasses.asdict(mg.options), "notes": mg.notes}

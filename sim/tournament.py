@@ -1054,8 +1054,7 @@ def format_results(res: Results, t: Tournament) -> str:
                            break_on_hyphens=False)
     if t.spec.format == "gauntlet":
         lines += textwrap.wrap("In a gauntlet the field's entrants never meet: their Elo differences come only "
-                               "through the seeds, so they are less certain than the intervals of a round robin "
-                               "of the same size suggest; openskill ranks the seeds from many more games.", 116,
+                               "through their results against the seeds (the intervals include that).", 116,
                                break_on_hyphens=False)
     dis = rank_disagreements(b)
     if dis:

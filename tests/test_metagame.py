@@ -28,6 +28,7 @@ def test_rock_paper_scissors_has_one_neutral_interior_rest_point():
     assert G.symmetric_equilibrium(RPS) == pytest.approx([1 / 3] * 3, abs=1e-9)
     (rp,) = G.rest_points(RPS)
     assert rp.mix == pytest.approx([1 / 3] * 3) and rp.stability == "neutral" and rp.max_real == pytest.approx(0)
+    assert rp.cycles
     # the Jacobian's tangent eigenvalues at the centre are +-i/(2 sqrt 3): purely imaginary
     B = np.linalg.svd(np.ones((1, 3)))[2][1:].T
     ev = np.linalg.eigvals(B.T @ G.jacobian(RPS, np.full(3, 1 / 3)) @ B)
@@ -163,3 +164,16 @@ def test_a_missing_pairing_is_refused():
         G.payoff_matrix(partial, ["rock", "paper", "scissors"])
     with pytest.raises(G.MetagameError, match="population must be >= 2"):
         G.MetagameOptions(population=1)
+
+
+def test_tied_doctrines_give_a_segment_of_equilibria():
+    # doctrines 0 and 1 tie against each other and both beat 2: every mix of 0 and 1 is an equilibrium
+    M = np.array([[0.5, 0.5, 0.8], [0.5, 0.5, 0.7], [0.2, 0.3, 0.5]])
+    rps = G.rest_points(M)
+    assert len(rps) >= 2 and all(r.mix[2] == pytest.approx(0) for r in rps)
+    assert any(r.mix == pytest.approx([1, 0, 0]) for r in rps) and any(r.mix == pytest.approx([0, 1, 0]) for r in rps)
+    # along the tie the dynamics are neutral: the Jacobian at a pure point has eigenvalues M[j,0] - 1/2 = 0, -0.3
+    pure0 = next(r for r in rps if r.mix[0] == pytest.approx(1))
+    assert pure0.stability == "neutral" and pure0.max_real == pytest.approx(0) and not pure0.cycles
+    x = G.symmetric_equilibrium(M)
+    assert x[2] == pytest.approx(0) and (M.T @ x >= 0.5 - 1e-9).all()      # no doctrine beats it
