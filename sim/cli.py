@@ -321,7 +321,7 @@ def build_parser() -> argparse.ArgumentParser:
     v.set_defaults(fn=cmd_validate)
     blurbs = {"batch": "run a doctrine experiment (many battles, resumable)",
               "report": "win rates with intervals and main effects of a finished batch",
-              "tournament": "round robin between doctrines with ratings",
+              "tournament": "round robin or gauntlet between doctrines: ratings, meta-game",
               "match": "two doctrines, side-swapped pairs until an SPRT verdict",
               "replay": "a stored battle as a GIF", "app": "step a battle in the browser"}
     for name in EXTERNAL:

@@ -1,4 +1,4 @@
-"""AI-vs-AI tournaments: the tournament file, the round-robin schedule, playing games, and the result tables.
+"""AI-vs-AI tournaments: the tournament file, the round-robin or gauntlet schedule, playing games, and the results.
 
 A tournament file (YAML) names its entrants, scenarios and settings::
 
@@ -9,6 +9,9 @@ A tournament file (YAML) names its entrants, scenarios and settings::
     limits: {cpu_s: 60, memory_mb: 1024, processes: 64, decision_wall_s: 10}      # for process entrants
     decision_timeout_s: 30        # in-process decisions slower than this forfeit (0 = off)
     executor: {workers: 2}        # or {scheduler: tcp://host:8786} / {dask_local: 4}; battle_timeout_s
+    format: round_robin           # or gauntlet: the first `seeds` entrants (default 1) each play all the others
+    ratings: {confidence: 0.95, prior_draws: 2, bootstrap: 400}
+    metagame: {enabled: true, population: 50, alpha: 10}             # round robins only
     entrants:
       - {name: hold, policy: hold}
       - {name: careful, policy: advance, params: {min_odds: 0.2}}
@@ -18,7 +21,9 @@ A tournament file (YAML) names its entrants, scenarios and settings::
       - {file: default}                                            # bundled name or path next to this file
       - {file: my_map.yaml, label: short, overrides: {turn_limit: 6}}
 
-**Schedule** (:func:`schedule`): every unordered pairing of entrants plays every scenario from both sides: for
+**Schedule** (:func:`schedule`): every pairing (:meth:`Tournament.pairings`: all unordered pairs for a round
+robin; the seeds against the field for a gauntlet, as fastchess's ``-tournament gauntlet``) plays every scenario
+from both sides: for
 replicate ``k`` the two games (A on the first side, then B on the first side) share one seed, derived from the root
 seed, the scenario label and ``k`` -- common random numbers, and the same dice for every pairing at that replicate.
 A game's key (``run_key``) hashes the scenario's contents, both entrants and the seed, so results are identical on
@@ -32,8 +37,10 @@ entrants (:func:`sim.sandbox.confinement`).  A battle past ``battle_timeout_s`` 
 deciding.  Games go through the batch executors (:func:`sim.batch.open_executor`: a ``forkserver`` process pool or
 Dask); the driver streams finished games into Parquet parts (:mod:`sim.store`) and shows a tqdm bar.
 
-**Results** (:func:`analyse`): leaderboard (games, W/D/L, score with Wilson interval, openskill mu/sigma, Elo with
-bootstrap interval; :mod:`sim.ratings`), head-to-head matrix, per-scenario and per-rule-set scores, side bias.
+**Results** (:func:`analyse`): leaderboard (games, W/D/L, score with Wilson interval, Bradley-Terry Elo with
+profile-likelihood interval and LOS -- the ranking column --, openskill mu/sigma as the live-ladder view;
+:mod:`sim.ratings`), head-to-head matrix, per-scenario and per-rule-set scores, side bias, and for a round robin
+the meta-game (replicator dynamics, stable mixes, alpha-rank with bootstrap intervals; :mod:`sim.metagame`).
 """
 from __future__ import annotations
 
@@ -42,6 +49,7 @@ import hashlib
 import json
 import math
 import re
+import textwrap
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -163,11 +171,32 @@ class ExecutorSpec(_Model):
 
 
 class RatingSpec(_Model):
-    """Rating settings: interval ``confidence``, Elo ``prior_sd`` (points) and ``bootstrap`` resamples."""
+    """Rating settings: interval ``confidence``; ``prior_draws``, the Bradley-Terry prior (virtual draws added to
+    every pairing that met, > 0, keeps a perfect record finite); ``bootstrap``, resamples of mirrored pairs for the
+    meta-game's intervals (0 = none)."""
 
     confidence: float = Field(0.95, gt=0, lt=1)
-    prior_sd: float = Field(400.0, gt=0)
+    prior_draws: float = Field(2.0, gt=0, le=1000)
     bootstrap: int = Field(400, ge=0, le=100000)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _renamed(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "prior_sd" in data:
+            raise ValueError("prior_sd was replaced by prior_draws (virtual draws per pairing, default 2): Elo is "
+                             "now a Bradley-Terry fit with profile-likelihood intervals")
+        return data
+
+
+class MetagameSpec(_Model):
+    """The meta-game report section (round robins only, :mod:`sim.metagame`): ``enabled``; alpha-rank's Moran
+    ``population`` and selection strength ``alpha``; ``t_max``, how long the replicator dynamics run (score
+    units)."""
+
+    enabled: bool = True
+    population: int = Field(50, ge=2, le=100000)
+    alpha: float = Field(10.0, gt=0, le=10000)
+    t_max: float = Field(1000.0, gt=0, le=1e7)
 
 
 class TournamentSpec(_Model):
@@ -182,10 +211,22 @@ class TournamentSpec(_Model):
     decision_timeout_s: float = Field(30.0, ge=0, le=86_400, allow_inf_nan=False)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     ratings: RatingSpec = Field(default_factory=RatingSpec)
+    metagame: MetagameSpec = Field(default_factory=MetagameSpec)
+    format: Literal["round_robin", "gauntlet"] = "round_robin"
+    seeds: int = Field(1, ge=1, le=MAX_ENTRANTS)
     entrants: list[EntrantSpec] = Field(min_length=2, max_length=MAX_ENTRANTS)
     scenarios: list[ScenarioRef] = Field(min_length=1, max_length=MAX_SCENARIOS)
 
     _limits = field_validator("limits")(_finite_limits)
+
+    @model_validator(mode="after")
+    def _gauntlet(self) -> TournamentSpec:
+        if self.format == "gauntlet" and self.seeds >= len(self.entrants):
+            raise ValueError(f"seeds: a gauntlet's first {self.seeds} entrant(s) play the rest, so seeds must be "
+                             f"below the number of entrants ({len(self.entrants)})")
+        if self.format == "round_robin" and "seeds" in self.model_fields_set:
+            raise ValueError("seeds: only a gauntlet has seeds (format: gauntlet)")
+        return self
 
     @field_validator("games_per_pairing")
     @classmethod
@@ -255,8 +296,20 @@ class Tournament:
 
     def identity(self) -> str:
         """A hash of everything that decides the games (not the executor or rating settings)."""
+        fmt = [] if self.spec.format == "round_robin" else [self.spec.format, self.spec.seeds]
         return _hash(["tournament", self.spec.root_seed, self.spec.games_per_pairing, self.spec.decision_timeout_s,
-                      [e.identity() for e in self.entrants], [(lab, sc.digest()) for lab, sc in self.scenarios]])
+                      [e.identity() for e in self.entrants], [(lab, sc.digest()) for lab, sc in self.scenarios],
+                      *fmt])
+
+    def pairings(self) -> list[tuple[int, int]]:
+        """The pairings ``(i, j)`` (entrant indices, ``i`` first) in schedule order: every unordered pair in file
+        order for a round robin; for a gauntlet each of the first ``seeds`` entrants against every other entrant
+        (seeds do not meet each other, as in fastchess and cutechess)."""
+        n = len(self.entrants)
+        if self.spec.format == "gauntlet":
+            k = self.spec.seeds
+            return [(i, j) for i in range(k) for j in range(k, n)]
+        return [(i, j) for i in range(n) for j in range(i + 1, n)]
 
     @property
     def names(self) -> list[str]:
@@ -416,17 +469,17 @@ def pair_games(label: str, sc: Scenario, a: Entrant, b: Entrant, rep: int, seed:
 
 
 def schedule(t: Tournament) -> list[Game]:
-    """Every game of the round robin, in a fixed order: scenario, then replicate, then pairing (entrant file
-    order), then leg.  Seeds: :func:`derive_seed` of (root seed, scenario label, replicate)."""
+    """Every game of the round robin (or gauntlet, :meth:`Tournament.pairings`), in a fixed order: scenario, then
+    replicate, then pairing, then leg.  Seeds: :func:`derive_seed` of (root seed, scenario label, replicate), so a
+    pairing's games are the same games in either format."""
     games: list[Game] = []
-    n = len(t.entrants)
+    pairings = t.pairings()
     for label, sc in t.scenarios:
         for rep in range(t.spec.games_per_pairing // 2):
             seed = derive_seed(t.spec.root_seed, label, rep)
-            for i in range(n):
-                for j in range(i + 1, n):
-                    games += pair_games(label, sc, t.entrants[i], t.entrants[j], rep, seed,
-                                        t.spec.decision_timeout_s, len(games))
+            for i, j in pairings:
+                games += pair_games(label, sc, t.entrants[i], t.entrants[j], rep, seed,
+                                    t.spec.decision_timeout_s, len(games))
     return games
 
 
@@ -1027,7 +1080,8 @@ class Results:
     first), ``head_to_head`` (row entrant's score against column entrant), ``by_scenario`` / ``by_ruleset`` (long
     form: entrant, label or rule set, games, W/D/L, score and interval), ``side_bias`` (the first side's score per
     scenario and over all games), ``forfeits`` (one row per forfeited game), ``failed`` (games that could not be
-    played), and ``games`` (the rated games)."""
+    played), ``games`` (the rated games), ``metagame`` (:class:`sim.metagame.Metagame` for a round robin, else
+    ``None``) and ``notes`` (why a section is missing)."""
 
     leaderboard: pd.DataFrame
     head_to_head: pd.DataFrame
@@ -1038,6 +1092,8 @@ class Results:
     failed: pd.DataFrame
     games: pd.DataFrame
     extra: dict[str, Any] = field(default_factory=dict)
+    metagame: Any = None            # sim.metagame.Metagame, or None (gauntlet, disabled, or not analysable)
+    notes: list[str] = field(default_factory=list)
 
 
 def side_bias(games: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
@@ -1067,8 +1123,7 @@ def analyse(t: Tournament, games: pd.DataFrame) -> Results:
                           "score_a": ok["score1"].astype(float), "cluster": ok["pair_key"].astype(str),
                           "label": ok["label"].astype(str), "ruleset": ok["ruleset"].astype(str)})
     names = t.names
-    opts = R.RatingOptions(confidence=rs.confidence, prior_sd=rs.prior_sd, n_boot=rs.bootstrap,
-                           seed=t.spec.root_seed)
+    opts = R.RatingOptions(confidence=rs.confidence, prior_draws=rs.prior_draws)
     board = R.standings(rated, names, opts)
     lost = ok[ok["forfeit"].fillna(False).astype(bool)]
     board["forfeits"] = board["entrant"].map(lost["forfeit_entrant"].value_counts()).fillna(0).astype(int)
@@ -1079,7 +1134,26 @@ def analyse(t: Tournament, games: pd.DataFrame) -> Results:
     bias = side_bias(ok.assign(label=ok["label"].astype(str)), rs.confidence)
     forfeits = lost[["run_key", "label", "entrant1", "entrant2", "seed", "forfeit_entrant", "fault_kind",
                      "reason"]].reset_index(drop=True)
-    return Results(board, h2h, by_sc, by_rs, bias, forfeits, failed, ok.reset_index(drop=True))
+    mg, notes = _metagame(t, rated)
+    return Results(board, h2h, by_sc, by_rs, bias, forfeits, failed, ok.reset_index(drop=True), metagame=mg,
+                   notes=notes)
+
+
+def _metagame(t: Tournament, rated: pd.DataFrame) -> tuple[Any, list[str]]:
+    """The meta-game of a round robin (``None`` and a note when it cannot or should not be computed)."""
+    from sim import metagame as G
+
+    ms = t.spec.metagame
+    if not ms.enabled:
+        return None, []
+    if t.spec.format != "round_robin":
+        return None, ["meta-game: needs a round robin (in a gauntlet the field's entrants never meet)"]
+    opts = G.MetagameOptions(population=ms.population, alpha=ms.alpha, bootstrap=t.spec.ratings.bootstrap,
+                             seed=t.spec.root_seed, confidence=t.spec.ratings.confidence, t_max=ms.t_max)
+    try:
+        return G.analyse(rated, t.names, opts), []
+    except G.MetagameError as exc:
+        return None, [f"meta-game: {exc}"]
 
 
 def _pivot(long: pd.DataFrame, col: str, names: Sequence[str]) -> pd.DataFrame:
@@ -1091,8 +1165,9 @@ def _pivot(long: pd.DataFrame, col: str, names: Sequence[str]) -> pd.DataFrame:
 
 def write_results(res: Results, t: Tournament, out: str | Path, plots: bool = True) -> list[Path]:
     """Save every table as Parquet and CSV (``leaderboard``, ``head_to_head``, ``by_scenario``, ``by_ruleset``,
-    ``side_bias``, ``forfeits``, ``games``) and, with ``plots``, ``leaderboard.png`` (scores with Wilson
-    intervals), ``elo.png`` (Elo with bootstrap intervals) and ``head_to_head.png``.  Returns the paths."""
+    ``side_bias``, ``forfeits``, ``games``; for a round robin ``metagame`` and ``metagame_fixation``, plus
+    ``metagame.json``) and, with ``plots``, ``leaderboard.png`` (scores with Wilson intervals), ``elo.png`` (Elo
+    with profile-likelihood intervals), ``head_to_head.png`` and ``metagame.png``.  Returns the paths."""
     out = Path(out)
     written = []
     tables = {"leaderboard": res.leaderboard, "head_to_head": res.head_to_head.reset_index(),
@@ -1100,6 +1175,11 @@ def write_results(res: Results, t: Tournament, out: str | Path, plots: bool = Tr
               "forfeits": res.forfeits, "games": res.games}
     if not res.failed.empty:
         tables["failed"] = res.failed
+    if res.metagame is not None:
+        tables["metagame"] = res.metagame.table()
+        fx = res.metagame.fixation_table()
+        if not fx.empty:
+            tables["metagame_fixation"] = fx.reset_index()
     for name, df in tables.items():
         df = df.copy()
         for c in df.columns:
@@ -1108,18 +1188,26 @@ def write_results(res: Results, t: Tournament, out: str | Path, plots: bool = Tr
         df.to_parquet(out / f"{name}.parquet", index=False)
         df.to_csv(out / f"{name}.csv", index=False)
         written += [out / f"{name}.parquet", out / f"{name}.csv"]
+    if res.metagame is not None:
+        from sim import metagame as G
+
+        (out / "metagame.json").write_text(json.dumps(G.to_json(res.metagame), indent=1), encoding="utf-8")
+        written.append(out / "metagame.json")
     if plots and len(res.leaderboard):
         from sim.render import heatmap, interval_plot
 
         b = res.leaderboard
+        conf = f"{t.spec.ratings.confidence:.0%}"
         labels = list(b["entrant"])
         interval_plot(str(out / "leaderboard.png"), labels, list(b["score"].fillna(0.5)),
                       list(b["score_lo"].fillna(0)), list(b["score_hi"].fillna(1)),
-                      title=f"{t.spec.name}: score with Wilson {t.spec.ratings.confidence:.0%} interval",
+                      title=f"{t.spec.name}: score with Wilson {conf} interval",
                       ylabel="score (win = 1, draw = 1/2)", reference=0.5)
-        if b["elo_lo"].notna().all():
-            interval_plot(str(out / "elo.png"), labels, list(b["elo"]), list(b["elo_lo"]), list(b["elo_hi"]),
-                          title=f"{t.spec.name}: Elo with bootstrap {t.spec.ratings.confidence:.0%} interval",
+        rated = b[b["elo"].notna()]
+        if len(rated):
+            interval_plot(str(out / "elo.png"), list(rated["entrant"]), list(rated["elo"]), list(rated["elo_lo"]),
+                          list(rated["elo_hi"]),
+                          title=f"{t.spec.name}: Bradley-Terry Elo with {conf} profile-likelihood interval",
                           ylabel="Elo (mean 0)", reference=0.0)
             written.append(out / "elo.png")
         h = res.head_to_head.reindex(index=labels, columns=labels)
@@ -1127,25 +1215,57 @@ def write_results(res: Results, t: Tournament, out: str | Path, plots: bool = Tr
                 title=f"{t.spec.name}: head to head (row's score against column)", xlabel="opponent",
                 ylabel="entrant", colorbar_label="score")
         written += [out / "leaderboard.png", out / "head_to_head.png"]
+        if res.metagame is not None:
+            from sim import metagame as G
+
+            G.plot_metagame(res.metagame, str(out / "metagame.png"), title=f"{t.spec.name}: meta-game")
+            written.append(out / "metagame.png")
     return written
 
 
+def _signed(x: float) -> str:
+    return "-" if pd.isna(x) else ("+inf" if x == float("inf") else "-inf" if x == float("-inf")
+                                   else f"{x + 0.0:+.0f}")
+
+
+def rank_disagreements(board: pd.DataFrame, min_gap: int = 2) -> list[str]:
+    """One line per entrant whose openskill rank differs from its Elo rank by at least ``min_gap`` places."""
+    out = []
+    for r in board.itertuples():
+        if pd.notna(r.elo) and abs(int(r.os_rank) - int(r.rank)) >= min_gap:
+            out.append(f"{r.entrant}: Elo rank {r.rank_label}, openskill rank {r.os_rank_label}")
+    return out
+
+
 def format_results(res: Results, t: Tournament) -> str:
-    """The printed report: leaderboard with intervals, head-to-head, per-scenario and per-rule-set scores, side
-    bias, forfeits."""
+    """The printed report: leaderboard with intervals and how to read it, head-to-head, per-scenario and per-rule-set
+    scores, side bias, forfeits, and for a round robin the meta-game."""
     conf = f"{t.spec.ratings.confidence:.0%}"
     b = res.leaderboard
-    lines = [(f"Leaderboard ({len(res.games)} games; score with Wilson {conf} interval, openskill Plackett-Luce "
-              f"mu +- sigma, Elo with bootstrap {conf} interval; ranked by Elo, then score, then name)")]
+    kind = ("round robin" if t.spec.format == "round_robin" else
+            f"gauntlet: {', '.join(t.names[:t.spec.seeds])} against the field")
+    lines = [f"Leaderboard ({kind}; {len(res.games)} games; score with Wilson {conf} interval, Elo with {conf} "
+             f"profile-likelihood interval, openskill Plackett-Luce mu +- sigma)"]
     tab = pd.DataFrame({
-        "#": b["rank"], "entrant": b["entrant"], "games": b["games"], "W": b["wins"], "D": b["draws"],
+        "#": b["rank_label"], "entrant": b["entrant"], "games": b["games"], "W": b["wins"], "D": b["draws"],
         "L": b["losses"],
-        "score": [f"{s:.3f} [{lo:.3f}, {hi:.3f}]" for s, lo, hi in zip(b["score"], b["score_lo"], b["score_hi"])],
-        "openskill": [f"{m:.1f} +- {s:.1f}" for m, s in zip(b["mu"], b["sigma"])],
-        "Elo": [f"{e + 0.0:+.0f} [{lo + 0.0:+.0f}, {hi + 0.0:+.0f}]" if pd.notna(lo) else f"{e + 0.0:+.0f}"
+        "score": [f"{s:.3f} [{lo:.3f}, {hi:.3f}]" if pd.notna(s) else "-"
+                  for s, lo, hi in zip(b["score"], b["score_lo"], b["score_hi"])],
+        "Elo": [f"{_signed(e)} [{_signed(lo)}, {_signed(hi)}]" if pd.notna(e) else "-"
                 for e, lo, hi in zip(b["elo"], b["elo_lo"], b["elo_hi"])],
+        "LOS": [f"{x:.0%}" if pd.notna(x) else "" for x in b["los_next"]],
+        "openskill": [f"{m:.1f} +- {s:.1f} (#{r})" for m, s, r in zip(b["mu"], b["sigma"], b["os_rank_label"])],
         "forfeits": b["forfeits"]})
     lines.append(tab.to_string(index=False))
+    lines += textwrap.wrap(R.RANKING_NOTE.format(k=t.spec.ratings.prior_draws, conf=conf), 116,
+                           break_on_hyphens=False)
+    if t.spec.format == "gauntlet":
+        lines += textwrap.wrap("In a gauntlet the field's entrants never meet: their Elo differences come only "
+                               "through their results against the seeds (the intervals include that).", 116,
+                               break_on_hyphens=False)
+    dis = rank_disagreements(b)
+    if dis:
+        lines.append("Where the two columns disagree by two places or more: " + "; ".join(dis) + ".")
     names = list(b["entrant"])
     lines += ["", "Head to head (row's score against column)",
               res.head_to_head.reindex(index=names, columns=names).to_string(float_format=lambda x: f"{x:.2f}",
@@ -1172,4 +1292,9 @@ def format_results(res: Results, t: Tournament) -> str:
         lines += ["", f"Games that could not be played ({len(res.failed)}; left out of the ratings)"]
         for r in res.failed.head(10).itertuples():
             lines.append(f"  {r.entrant1} v {r.entrant2} on {r.label} (seed {r.seed}): {r.status}: {r.error}")
+    if res.metagame is not None:
+        from sim import metagame as G
+
+        lines += ["", G.format_metagame(res.metagame)]
+    lines += [f"\n{n}" for n in res.notes]
     return "\n".join(lines)

@@ -1,14 +1,17 @@
 """``tanksim tournament`` and ``tanksim match``.
 
 ``tanksim tournament FILE --out DIR [--workers N | --scheduler ADDR | --dask-local N] [--new] [--no-plots]
-[--no-progress]``: play the round robin of a tournament file (:mod:`sim.tournament`) into ``DIR`` (resumable: run
-it again to finish an interrupted tournament), then print and save the leaderboard, head-to-head matrix, per-scenario
-and per-rule-set scores and the side-bias check (Parquet + CSV + PNG).
+[--no-progress]``: play the round robin (or, with ``format: gauntlet``, the gauntlet) of a tournament file
+(:mod:`sim.tournament`) into ``DIR`` (resumable: run it again to finish an interrupted tournament), then print and
+save the leaderboard, head-to-head matrix, per-scenario and per-rule-set scores, the side-bias check and, for a
+round robin, the meta-game (Parquet + CSV + PNG).
 
 ``tanksim match A B --scenario FILE --sprt elo0=0,elo1=20,alpha=0.05,beta=0.05 [--max-games N] [--seed S]
 [--workers N] [--isolation process] [--out DIR]``: ``A`` and ``B`` are doctrines (``NAME[:param=value,...]``,
 built-in or ``package.module:Class``).  Plays side-swapped pairs of games sharing a seed until the pentanomial
-SPRT (:mod:`sim.sprt`) accepts H0 or H1 or the game limit is reached, printing the running LLR after every pair.
+SPRT (:mod:`sim.sprt`; logistic Elo, or normalized Elo with ``model=normalized``) accepts H0 or H1 or the game
+limit is reached, printing the running LLR after every pair, then the Elo estimate with the leaderboard's interval
+(Bradley-Terry with virtual draws, profile likelihood) and the nElo estimate.
 
 Exit codes: 0 done (a match reached a verdict), 1 a match without a verdict within its game limit or an interrupted
 tournament, 2 bad usage or input (including entrants that cannot be loaded).
@@ -37,7 +40,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """``tanksim tournament FILE --out DIR``; returns the exit code."""
     from sim import tournament as T
 
-    p = argparse.ArgumentParser(prog="tanksim tournament", description="Round-robin tournament of doctrines.")
+    p = argparse.ArgumentParser(prog="tanksim tournament", description="Round-robin (or gauntlet) tournament of "
+                                                                       "doctrines.")
     p.add_argument("file", help="tournament YAML file")
     p.add_argument("--out", required=True, help="results folder (resumable)")
     _executor_args(p)
@@ -48,7 +52,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         t = T.load_tournament(args.file)
         games = T.schedule(t)
-        print(f"tournament {t.spec.name}: {len(t.entrants)} entrants, {len(t.scenarios)} scenarios "
+        fmt = ("round robin" if t.spec.format == "round_robin" else
+               f"gauntlet of {', '.join(t.names[:t.spec.seeds])} against the field")
+        print(f"tournament {t.spec.name} ({fmt}): {len(t.entrants)} entrants, {len(t.scenarios)} scenarios "
               f"({', '.join(f'{lab} [{sc.ruleset.name}]' for lab, sc in t.scenarios)}), "
               f"{t.spec.games_per_pairing} games per pairing and scenario -> {len(games)} games")
         for e in t.entrants:
@@ -109,6 +115,7 @@ def _pairs(sc: Any, label: str, a: Any, b: Any, seed: int, n_pairs: int, decisio
 
 def match_main(argv: Sequence[str] | None = None) -> int:
     """``tanksim match A B --scenario FILE --sprt ...``; returns the exit code."""
+    from sim import ratings as R
     from sim import sprt as S
     from sim import tournament as T
     from sim.scenario import load_scenario
@@ -119,7 +126,8 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("b", help="entrant B: NAME[:param=value,...]")
     p.add_argument("--scenario", required=True, help="scenario file or bundled name")
     p.add_argument("--sprt", default="elo0=0,elo1=20,alpha=0.05,beta=0.05",
-                   help="elo0=..,elo1=..,alpha=..,beta=.. (logistic Elo of A over B)")
+                   help="elo0=..,elo1=..,alpha=..,beta=..[,model=normalized] (Elo of A over B: logistic Elo, "
+                        "or normalized Elo with model=normalized)")
     p.add_argument("--max-games", type=int, default=2000, help="game limit (pairs = games / 2)")
     p.add_argument("--seed", type=int, default=0, help="root seed")
     p.add_argument("--isolation", choices=("in_process", "process"), default="in_process")
@@ -189,18 +197,24 @@ def match_main(argv: Sequence[str] | None = None) -> int:
         gen.close()
     wall = time.perf_counter() - t0
     elo, elo_lo, elo_hi = S.elo_estimate(test.counts)
+    nelo, nelo_lo, nelo_hi = S.nelo_estimate(test.counts)
     n_games = 2 * test.pairs
     score = (sum(i * c for i, c in enumerate(test.counts)) / 4 / test.pairs) if test.pairs else float("nan")
     print(f"{test.pairs} pairs ({n_games} games{f', {skipped} pairs not scored' if skipped else ''}) in {wall:.1f} s "
-          f"on {info.get('kind', '?')} x {info.get('workers', '?')}: {na} scored {score:.3f}, "
-          f"Elo {_elo(elo)} [{_elo(elo_lo)}, {_elo(elo_hi)}] (95 %), pentanomial {test.counts}, LLR {test.llr:+.3f}")
+          f"on {info.get('kind', '?')} x {info.get('workers', '?')}: {na} scored {score:.3f}, pentanomial "
+          f"{test.counts}, LLR {test.llr:+.3f}")
+    print(f"  Elo {_elo(elo)} [{_elo(elo_lo)}, {_elo(elo_hi)}] (95 %: Bradley-Terry with {R.PRIOR_DRAWS:g} virtual "
+          f"draws, profile likelihood -- the leaderboard's method); nElo "
+          + (f"{_elo(nelo)} [{_elo(nelo_lo)}, {_elo(nelo_hi)}]" if not math.isnan(nelo) else
+             "undefined (every pair scored the same: no variance)"))
     e = test.sprt
+    u = e.unit
     if test.result == "H1":
-        print(f"verdict: H1 accepted -- {na} is stronger than {nb} (Elo {e.elo1:g} over Elo {e.elo0:g}, "
+        print(f"verdict: H1 accepted -- {na} is stronger than {nb} ({u} {e.elo1:g} over {u} {e.elo0:g}, "
               f"alpha {e.alpha:g}, beta {e.beta:g})")
     elif test.result == "H0":
-        print(f"verdict: H0 accepted -- {na} is not {e.elo1:g} Elo stronger than {nb} (Elo {e.elo0:g} over "
-              f"Elo {e.elo1:g}, alpha {e.alpha:g}, beta {e.beta:g})")
+        print(f"verdict: H0 accepted -- {na} is not {e.elo1:g} {u} stronger than {nb} ({u} {e.elo0:g} over "
+              f"{u} {e.elo1:g}, alpha {e.alpha:g}, beta {e.beta:g})")
     else:
         print(f"verdict: none -- the LLR {test.llr:+.3f} stayed inside ({lo:+.3f}, {hi:+.3f}) within "
               f"{n_games} games")
@@ -208,7 +222,8 @@ def match_main(argv: Sequence[str] | None = None) -> int:
         _write_match(Path(args.out), games, {"a": na, "b": nb, "scenario": sc.name, "ruleset": sc.ruleset.name,
                                              "sprt": e.text(), "bounds": [lo, hi], "pairs": test.pairs,
                                              "pentanomial": test.counts, "llr": test.llr, "verdict": test.result,
-                                             "elo": [elo, elo_lo, elo_hi], "wall_s": wall})
+                                             "elo": [elo, elo_lo, elo_hi], "nelo": [nelo, nelo_lo, nelo_hi],
+                                             "model": e.model, "wall_s": wall})
         print(f"games and summary in {args.out}")
     return 0 if test.result else 1
 
@@ -228,6 +243,12 @@ def _write_match(out: Path, games: list[dict], summary: dict) -> None:
 
     pq.write_table(table, out / "match_games.parquet")
     table.to_pandas().to_csv(out / "match_games.csv", index=False)
+    def plain(x: Any) -> Any:   # NaN (an undefined estimate) -> null: strict JSON
+        if isinstance(x, float) and math.isnan(x):
+            return None
+        return [plain(v) for v in x] if isinstance(x, list | tuple) else x
+
+    summary = {k: plain(v) for k, v in summary.items()}
     (out / "match.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
 
 
