@@ -1030,3 +1030,44 @@ def power_table(b: Battles, delta: float, power: float = 0.8, alpha: float = 0.0
             "replications_needed", "sd_paired", "replications_needed_paired", "detectable_now",
             "detectable_now_paired", "recommended"]
     return pd.DataFrame(rows, columns=cols)
+
+
+# --- the answer ------------------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class Separation:
+    """Difference in the win rate of side ``side`` between two levels ``a`` and ``b`` of a factor: ``diff`` (a
+    minus b) with its 95 % interval ``lo`` / ``hi``, ``paired`` (common random numbers), ``p_value``; ``separated``
+    when the interval excludes 0."""
+
+    a: str
+    b: str
+    side: int
+    diff: float
+    lo: float
+    hi: float
+    paired: bool
+    p_value: float
+
+    @property
+    def separated(self) -> bool:
+        return bool(not math.isnan(self.lo) and (self.lo > 0 or self.hi < 0))
+
+
+def separation(b: Battles, factor: str, a: str, c: str, side: int | None = None) -> Separation:
+    """:class:`Separation` of levels ``a`` and ``c`` of ``factor`` in the win rate of ``side`` (default: the
+    factor's side), paired over replications with common random numbers, else Newcombe / Fisher."""
+    fac = b.factor(factor)
+    si = b.side_of(fac) if side is None else side
+    col = f"win_side{si}"
+    f = b.frame
+    if b.crn and f["rep"].nunique() >= 2:
+        d = paired_replicate_differences(b, factor, a, c, col).to_numpy()
+        lo, hi = mean_interval(d)
+        return Separation(a, c, si, float(d.mean()) if len(d) else math.nan, lo, hi, True, _paired_p(d))
+    xa, xc = f[f[factor] == a], f[f[factor] == c]
+    ka, kc = int(xa[col].sum()), int(xc[col].sum())
+    diff, lo, hi = proportion_difference(ka, len(xa), kc, len(xc))
+    p = float(stats.fisher_exact([[ka, len(xa) - ka], [kc, len(xc) - kc]]).pvalue) if len(xa) and len(xc) else \
+        math.nan
+    return Separation(a, c, si, diff, lo, hi, False, p)
