@@ -187,15 +187,14 @@ def outcomes(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0) -> 
             frame[name] = x.astype("float64").to_numpy()
             views.append(FactorView(name, "continuous", (), _owner(fac.get("path"))))
             continue
-        if sampled:
-            order = sorted(x.dropna().unique())
-            labels = col.map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v)) else _label(
-                int(v) if isinstance(v, float) and float(v).is_integer() else v))
+        if sampled:  # an integer range with few values: its integers are the levels
+            lv = [str(int(v)) for v in sorted(x.dropna().unique())]
+            labels = x.map(lambda v: None if math.isnan(v) else str(int(v)))
         else:
             series, order = report._levels(ok, fac, manifest)
             labels = series.map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v))
                                 else _label(v))
-        lv = [_label(int(v) if isinstance(v, float) and float(v).is_integer() else v) for v in order]
+            lv = [_label(v) for v in order]
         frame[name] = labels.to_numpy() if len(ok) else []
         present = set(frame[name].dropna())
         views.append(FactorView(name, "categorical", tuple(v for v in lv if v in present), _owner(fac.get("path"))))

@@ -1,14 +1,22 @@
-"""``tanksim report DIR [--plot FILE.png] [--side NAME]``: what a finished (or partial) batch says.
+"""``tanksim report DIR [--plot FILE.png] [--side NAME] [--json] [--delta D]`` and ``tanksim power DIR``: what a
+finished (or partial) batch says, and how many battles it needs.
 
 Per design point: battles (finished rows; failed and timed-out rows are counted apart), each side's wins and win
 rate with a Wilson 95 % interval (``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``), draws, the mean
 and quartiles of turns and of each side's losses, and the loss-exchange ratio (the second side's total losses per
 loss of the first side).  Main effects: the same win rates pooled over every other factor, per level of each
-factor (a Latin-hypercube range is cut into quartile bins, unless it takes at most 8 integer values), with each
-level's difference from the overall rate.  The tables are printed and written to ``DIR/report/points.{csv,parquet}`` and
-``effects.{csv,parquet}``, and every stored battle's id (``run_key``, for ``tanksim run --from DIR --battle ID``) to
-``DIR/report/runs.csv``; ``--plot`` draws the win rate of one side with its intervals by factor level (and a
-second picture, ``FILE-points.png``, per design point) with :func:`sim.render.interval_plot`.
+categorical factor, with each level's difference from the overall rate.  Then the analysis of :mod:`sim.analysis`
+(:func:`analyse` returns it as a :class:`Report` of DataFrames): the answer (what matters most, which level is
+best and how sure), effects on every outcome with intervals, differences between levels (paired under common random
+numbers), interactions, variance shares, the probability that each level is best, quantiles, fitted curves of
+continuous factors, mirror matches (side bias), power, and warnings (``docs/batch.md`` lists every section and JSON
+key).  The tables are printed (or, with ``--json``, the whole report as one JSON object) and written to
+``DIR/report/`` (``points``, ``effects``, ``effects_by_outcome``, ``differences``, ``interactions``, ``importance``,
+``importance_comparisons``, ``best``, ``distributions``, ``curves``, ``power``: ``.csv`` and ``.parquet``;
+``report.json``), and every stored battle's id (``run_key``, for ``tanksim run --from DIR --battle ID``) to
+``DIR/report/runs.csv``.  ``--plot`` draws the win rate of one side with its intervals by factor level (and
+``FILE-points.png`` per design point) with :func:`sim.render.interval_plot`, ``FILE-distributions.png`` (box plots
+of survivors and duration) and, for continuous factors, ``FILE-curves.png``.
 """
 from __future__ import annotations
 
