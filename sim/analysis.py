@@ -90,6 +90,56 @@ QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 MAX_INTEGER_LEVELS = 8
 
 
+# --- sides and factor levels of a folder -------------------------------------------------------------------------
+
+def side_names(manifest: Mapping[str, Any], runs: pd.DataFrame | None = None) -> list[str]:
+    """The two sides' names (from the manifest, else the first finished row)."""
+    names = list(manifest.get("design", {}).get("side_names") or [])
+    if len(names) == 2:
+        return names
+    if runs is not None and len(runs):
+        return [str(runs["side1_name"].dropna().iloc[0]), str(runs["side2_name"].dropna().iloc[0])]
+    return ["side1", "side2"]
+
+
+def is_string_factor(manifest: Mapping[str, Any], fac: Mapping[str, Any]) -> bool:
+    """Whether a factor's column is stored as text: as the manifest records it, else judged from its levels
+    (mixed types, e.g. ``[0.5, abc]``, are stored as text)."""
+    typ = ((manifest or {}).get("factor_types") or {}).get(fac["name"])
+    if typ is not None:
+        return typ == "string"
+    if fac.get("is_range"):
+        return False
+    vals = [v for v in (fac.get("values") or []) if v is not None]
+    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in vals)
+    nums = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
+    bools = all(isinstance(v, bool) for v in vals)
+    return not (vals and (ints or nums or bools))
+
+
+def factor_levels(runs: pd.DataFrame, fac: Mapping[str, Any], manifest: Mapping[str, Any] | None = None
+            ) -> tuple[pd.Series, list[Any]]:
+    """A categorical factor's column and its levels in design order (values as stored: text for a factor stored
+    as text); a sampled range that is not a few integers has no levels (``[]``: a continuous factor)."""
+    col = runs[fac["name"]] if fac["name"] in runs.columns else pd.Series([None] * len(runs), index=runs.index)
+    values = list(fac.get("values") or [])
+    if fac.get("is_range") and not values:  # sampled range: integers as they are if few, else no levels
+        x = col.astype("float64")
+        if fac.get("integer") and x.nunique() <= 8:
+            return col, sorted(col.dropna().unique())
+        return col, []  # a continuous factor: fitted curves (sim.analysis.curves), never bins
+    if values and (is_string_factor(manifest, fac)
+                   or not all(isinstance(v, (str, int, float, bool)) for v in values)):
+        values = [v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
+                  for v in values]
+        if col.dtype != object and str(col.dtype) not in ("string", "str"):
+            col = col.map(lambda x: x if x is None or isinstance(x, str) or (isinstance(x, float) and math.isnan(x))
+                          else json.dumps(x.item() if hasattr(x, "item") else x))
+    present = [v for v in col.dropna().unique()]
+    order = values + sorted([v for v in present if v not in values], key=str)
+    return col, order
+
+
 # --- the table of battles ----------------------------------------------------------------------------------------
 
 @dataclass(frozen=True)
@@ -156,8 +206,6 @@ def _floats(s: pd.Series) -> np.ndarray:
 def outcomes(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0) -> Battles:
     """The analysis table of a folder's runs (``sim.batch.load_runs``) and manifest, seen from side ``side``
     (0 or 1).  Raises ``ValueError`` for another side index."""
-    from sim import report
-
     if side not in (0, 1):
         raise ValueError(f"side index {side}: expected 0 or 1")
     d = manifest["design"]
@@ -191,14 +239,14 @@ def outcomes(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0) -> 
             lv = [str(int(v)) for v in sorted(x.dropna().unique())]
             labels = x.map(lambda v: None if math.isnan(v) else str(int(v)))
         else:
-            series, order = report._levels(ok, fac, manifest)
+            series, order = factor_levels(ok, fac, manifest)
             labels = series.map(lambda v: None if v is None or (isinstance(v, float) and math.isnan(v))
                                 else _label(v))
             lv = [_label(v) for v in order]
         frame[name] = labels.to_numpy() if len(ok) else []
         present = set(frame[name].dropna())
         views.append(FactorView(name, "categorical", tuple(v for v in lv if v in present), _owner(fac.get("path"))))
-    names = report.side_names(manifest, runs)
+    names = side_names(manifest, runs)
     return Battles(frame, views, names, side, bool(d.get("experiment", {}).get("common_random_numbers")),
                    str(d.get("experiment", {}).get("design", {}).get("kind", "full_factorial")), manifest)
 

@@ -31,27 +31,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy.stats import binomtest
 
-CONFIDENCE = 0.95
+from sim.analysis import CONFIDENCE, factor_levels, is_string_factor, side_names, wilson
 
+__all__ = ["CONFIDENCE", "Report", "analyse", "analyse_runs", "main", "main_effects", "point_table", "power_main",
+           "side_names", "wilson"]
 
-def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Wilson score interval of ``k`` successes in ``n`` trials (scipy); ``(nan, nan)`` when ``n == 0``."""
-    if n <= 0:
-        return math.nan, math.nan
-    ci = binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
-
-
-def side_names(manifest: Mapping[str, Any], runs: pd.DataFrame | None = None) -> list[str]:
-    """The two sides' names (from the manifest, else the first finished row)."""
-    names = list(manifest.get("design", {}).get("side_names") or [])
-    if len(names) == 2:
-        return names
-    if runs is not None and len(runs):
-        return [str(runs["side1_name"].dropna().iloc[0]), str(runs["side2_name"].dropna().iloc[0])]
-    return ["side1", "side2"]
+_levels = factor_levels
+_is_string_factor = is_string_factor
 
 
 def _summary(g: pd.DataFrame, names: Sequence[str]) -> dict[str, Any]:
@@ -97,21 +84,6 @@ def point_table(runs: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFrame
     return pd.DataFrame(rows)
 
 
-def _is_string_factor(manifest: Mapping[str, Any], fac: Mapping[str, Any]) -> bool:
-    """Whether a factor's column is stored as text: as the manifest records it, else judged from its levels
-    (mixed types, e.g. ``[0.5, abc]``, are stored as text)."""
-    typ = ((manifest or {}).get("factor_types") or {}).get(fac["name"])
-    if typ is not None:
-        return typ == "string"
-    if fac.get("is_range"):
-        return False
-    vals = [v for v in (fac.get("values") or []) if v is not None]
-    ints = all(isinstance(v, int) and not isinstance(v, bool) for v in vals)
-    nums = all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals)
-    bools = all(isinstance(v, bool) for v in vals)
-    return not (vals and (ints or nums or bools))
-
-
 def _stored_value(manifest: Mapping[str, Any], name: str, v: Any) -> Any:
     """A factor value as its results column holds it (text, canonical JSON for non-strings, when the column is
     text), so mixed-type levels compare and save (Parquet) without errors."""
@@ -119,27 +91,6 @@ def _stored_value(manifest: Mapping[str, Any], name: str, v: Any) -> Any:
     if fac is not None and _is_string_factor(manifest, fac) and not isinstance(v, str) and v is not None:
         return json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
     return v
-
-
-def _levels(runs: pd.DataFrame, fac: Mapping[str, Any], manifest: Mapping[str, Any] | None = None
-            ) -> tuple[pd.Series, list[Any]]:
-    col = runs[fac["name"]] if fac["name"] in runs.columns else pd.Series([None] * len(runs), index=runs.index)
-    values = list(fac.get("values") or [])
-    if fac.get("is_range") and not values:  # sampled range: integers as they are if few, else no levels
-        x = col.astype("float64")
-        if fac.get("integer") and x.nunique() <= 8:
-            return col, sorted(col.dropna().unique())
-        return col, []  # a continuous factor: fitted curves (sim.analysis.curves), never bins
-    if values and (_is_string_factor(manifest, fac)
-                   or not all(isinstance(v, (str, int, float, bool)) for v in values)):
-        values = [v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
-                  for v in values]
-        if col.dtype != object and str(col.dtype) not in ("string", "str"):
-            col = col.map(lambda x: x if x is None or isinstance(x, str) or (isinstance(x, float) and math.isnan(x))
-                          else json.dumps(x.item() if hasattr(x, "item") else x))
-    present = [v for v in col.dropna().unique()]
-    order = values + sorted([v for v in present if v not in values], key=str)
-    return col, order
 
 
 def _label(v: Any) -> str:
