@@ -518,6 +518,13 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
                 warns.append(f"{r.factor}: with {r.replications} replications per point only differences of "
                              f"{_pc(r.detectable_now)} points or more in {_poss(r.side)} win rate are detected with "
                              f"power {power:g} (unpaired)")
+    if len(rep.curves):
+        for fac, g in rep.curves[rep.curves["outcome"] == "win"].groupby("factor", sort=False):
+            lo_end, hi_end = g.iloc[0], g.iloc[-1]
+            text.append(f"{fac} (continuous): {_poss(focus)} fitted win rate goes from {_pc(lo_end['fit'])}% "
+                        f"[{_pc(lo_end['lo'])}, {_pc(lo_end['hi'])}] at {lo_end['x']:g} to {_pc(hi_end['fit'])}% "
+                        f"[{_pc(hi_end['lo'])}, {_pc(hi_end['hi'])}] at {hi_end['x']:g} (no-effect test p = "
+                        f"{lo_end['p_value']:.3g})")
     if rep.mirror is not None:
         m = rep.mirror["all"]
         s1 = b.sides[0]
