@@ -17,13 +17,13 @@ battles, ``effect = (1 - n_level / n) (level - rest)``, and its interval is that
 (Newcombe's hybrid score interval for two proportions, statsmodels, for win rates; Welch's t for means).
 
 **Differences** between two levels of a factor: with common random numbers (``common_random_numbers: true``:
-replication ``r`` uses one seed at every design point) they are *paired*: battle ``(level a, other factors c,
-replication r)`` is matched with ``(level b, c, r)``; the replication's difference is the mean over its matched
-cells, and the interval is Student's t over replications (``scipy.stats.ttest_1samp``; with one cell it is exactly
-``ttest_rel``).  Replications are the independent units, since the same seed is used in every cell.  Without
-common random numbers the difference is unpaired (Newcombe's interval and Fisher's exact test for win rates,
-Welch for means); the unpaired
-interval is given beside the paired one in either case, so the gain of pairing shows.
+replication ``r`` uses one seed at every design point) they are *paired*: battle ``(level a, levels c of the other
+categorical factors, replication r)`` is matched with ``(level b, c, r)``; the replication's difference is the
+mean over its matched cells, and the interval is Student's t over replications (``scipy.stats.ttest_1samp``; with
+one cell it is exactly ``ttest_rel``).  Replications are the independent units, since the same seed is used in
+every cell.  Without common random numbers the difference is unpaired (Newcombe's interval and Fisher's exact test
+for win rates, Welch for means); the unpaired interval is given beside the paired one in either case, so the gain
+of pairing shows.
 
 **Interactions** of two categorical factors A, B, per cell: ``m_ab - m_a. - m_.b + m_..`` over the A x B table of
 cell means (pooled over the other factors; row, column and grand means unweighted over cells).  Interval: over
@@ -427,10 +427,12 @@ def effects(b: Battles, seed: int = BOOTSTRAP_SEED) -> pd.DataFrame:
 
 def paired_replicate_differences(b: Battles, factor: str, level_a: str, level_b: str, outcome: str
                                  ) -> pd.Series:
-    """Per replication, the mean over matched cells (same values of every other factor) of ``outcome`` at
-    ``level_a`` minus at ``level_b`` (battles matched by replication: common random numbers).  Index: ``rep``."""
+    """Per replication, the mean over matched cells (same levels of every other categorical factor) of
+    ``outcome`` at ``level_a`` minus at ``level_b`` (battles matched by replication: common random numbers).
+    Continuous factors are not matched on (a sampled design never repeats their values): their values are averaged
+    over within the cell.  Index: ``rep``."""
     f = b.frame
-    others = [x.name for x in b.factors if x.name != factor]
+    others = [x.name for x in b.categorical if x.name != factor]
     keys = ["rep", *others]
     a = f[f[factor] == level_a].groupby(keys, dropna=False)[outcome].mean()
     c = f[f[factor] == level_b].groupby(keys, dropna=False)[outcome].mean()

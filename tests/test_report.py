@@ -126,7 +126,7 @@ def test_report_json_and_power_on_a_real_nolh_batch_with_common_random_numbers(t
     assert {r["factor"] for r in doc["effects"]} == {"(all)", "red"}  # the range is not binned
     assert {r["factor"] for r in doc["curves"]} == {"blue_odds"} and all(
         r["lo"] <= r["fit"] <= r["hi"] for r in doc["curves"])
-    assert all(r["paired"] for r in doc["differences"])
+    assert all(r["paired"] and r["n_pairs"] == 2 and r["diff"] is not None for r in doc["differences"])
     assert {r["term"] for r in doc["importance"]} >= {"red", "blue_odds", "residual"}
     assert sum(r["p_best"] for r in doc["best"]) == pytest.approx(1.0)
     assert doc["answer"]["text"] and doc["answer"]["best"][0]["factor"] == "red"
