@@ -4,7 +4,7 @@
 ``tanksim odds RULESET name=value ... [--json]`` / ``tanksim odds --scenario FILE --shooter LABEL --target LABEL``
 ``tanksim cases FILE.yaml ...`` (last line ``N passed, M failed``; exit 1 on any failure)
 ``tanksim validate FILE ...``
-and, from their own modules, ``batch``, ``report``, ``tournament``, ``match``, ``replay``, ``app``.
+and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``.
 Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input.
 """
 from __future__ import annotations
@@ -24,6 +24,7 @@ from sim.scenario import ScenarioError
 EXTERNAL = {
     "batch": "sim.batch_cli:main",
     "report": "sim.report:main",
+    "power": "sim.report:power_main",
     "tournament": "sim.tournament_cli:main",
     "match": "sim.tournament_cli:match_main",
     "replay": "sim.replay:main",
@@ -320,7 +321,8 @@ def build_parser() -> argparse.ArgumentParser:
     v.add_argument("files", nargs="+")
     v.set_defaults(fn=cmd_validate)
     blurbs = {"batch": "run a doctrine experiment (many battles, resumable)",
-              "report": "win rates with intervals and main effects of a finished batch",
+              "report": "what a batch says: effects, paired differences, importance, best level, with intervals",
+              "power": "battles per design point needed to detect a difference, from a pilot batch",
               "tournament": "round robin or gauntlet between doctrines: ratings, meta-game",
               "match": "two doctrines, side-swapped pairs until an SPRT verdict",
               "replay": "a stored battle as a GIF", "app": "step a battle in the browser"}

@@ -5,8 +5,9 @@ An experiment names a base **scenario** (a path relative to the experiment file,
 parameter, sides addressed by name, role or index, e.g. ``sides.attacker.policy.params.min_odds`` or
 ``sides.Soviets.policy.name``), each with ``levels`` or a ``range``; set-up randomisation (``setup: random``: every
 tank of a side that has a **deployment** zone is placed by the run's seed on a free, passable hex of its zone), which
-may itself be a factor (``path: setup, levels: [fixed, random]``); a **design** (``full_factorial`` or
-``latin_hypercube`` with ``n`` points, scipy.stats.qmc); **replications** per point and a root **seed**::
+may itself be a factor (``path: setup, levels: [fixed, random]``); a **design** (``full_factorial``,
+``latin_hypercube`` or ``nolh`` with ``n`` points, or ``sobol`` with ``n`` base samples: :mod:`sim.designs`);
+**replications** per point and a root **seed**::
 
     name: doctrine_experiment
     scenario: default                     # bundled name, or a path relative to this file
@@ -31,6 +32,7 @@ advance; parameters: min_odds, threat_candidates, stop_at``.  They are raised as
 from __future__ import annotations
 
 import hashlib
+import importlib
 import itertools
 import json
 import math
@@ -130,11 +132,22 @@ class FactorSpec(_Model):
 
 
 class DesignSpec(_Model):
-    """``kind``: ``full_factorial`` (every combination of levels; a range needs ``steps``) or ``latin_hypercube``
-    (``n`` points, scipy.stats.qmc.LatinHypercube seeded by the root seed)."""
+    """``kind``: ``full_factorial`` (every combination of levels; a range needs ``steps``), ``latin_hypercube``
+    (``n`` points, scipy.stats.qmc.LatinHypercube seeded by the root seed), ``nolh`` (a nearly orthogonal Latin
+    hypercube of ``n`` points) or ``sobol`` (Saltelli's sample of ``n`` base points, a power of two, for Sobol'
+    indices; ``second_order`` (default true) adds the rows for second-order indices).  See :mod:`sim.designs`."""
 
-    kind: Literal["full_factorial", "latin_hypercube"] = "full_factorial"
+    kind: Literal["full_factorial", "latin_hypercube", "nolh", "sobol"] = "full_factorial"
     n: int | None = Field(None, ge=1, le=MAX_POINTS)
+    second_order: bool | None = None
+
+    @model_validator(mode="after")
+    def _sobol(self) -> DesignSpec:
+        if self.kind == "sobol" and self.n is not None and self.n & (self.n - 1):
+            raise ValueError(f"n: a sobol design needs a power of two base samples (2, 4, 8, ...), got {self.n}")
+        if self.second_order is not None and self.kind != "sobol":
+            raise ValueError("second_order applies to a sobol design only")
+        return self
 
 
 class ExperimentSpec(_Model):
@@ -217,7 +230,9 @@ class Experiment:
     ``spec``: the file's fields; ``source``: the file (for messages); ``base_src`` / ``base_data``: the base
     scenario's name and raw mapping; ``base_digest``: its validated digest; ``base_key``: the hash every point key
     builds on (scenario + deployment zones when used); ``zones``: side index -> zone hexes; ``factors``;
-    ``points`` in design order; ``n_runs`` = points x replications.
+    ``points`` in design order; ``n_runs`` = points x replications; ``design_rows``: the point index of every row
+    of the design in its own order (a row that repeats an earlier one is played once); ``design_info``: what
+    :func:`sim.designs.build` says about the design (Sobol' problem, NOLH correlation).
     """
 
     spec: ExperimentSpec
@@ -230,6 +245,8 @@ class Experiment:
     factors: list[Factor]
     points: list[DesignPoint]
     side_names: list[str] = field(default_factory=list)
+    design_rows: list[int] = field(default_factory=list)
+    design_info: dict[str, Any] = field(default_factory=dict)
 
     @property
     def n_runs(self) -> int:
@@ -255,7 +272,8 @@ class Experiment:
                 "points": [{"index": p.index, "key": p.key, "params": p.params, "values": p.values}
                            for p in self.points],
                 "replications": self.spec.replications, "seed": self.spec.seed, "n_runs": self.n_runs,
-                "side_names": self.side_names}
+                "side_names": self.side_names, "design_info": self.design_info,
+                **({"design_rows": self.design_rows} if self.design_info.get("kind") == "sobol" else {})}
 
 
 # --- hashing ---------------------------------------------------------------------------------------------------------
@@ -288,6 +306,9 @@ def experiment_identity(fields: Mapping[str, Any], base_key: str) -> str:
     "json")``, as a manifest stores them) without :data:`IDENTITY_EXCLUDED`, plus the base key."""
     d = {k: v for k, v in fields.items() if k not in IDENTITY_EXCLUDED}
     d["base"] = base_key
+    design = d.get("design")
+    if isinstance(design, dict) and design.get("second_order") is None:  # added later: absent keeps older hashes
+        d["design"] = {k: v for k, v in design.items() if k != "second_order"}
     return _hash(d, 16)
 
 
@@ -474,12 +495,19 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
         n_points = math.prod(counts)
         size_txt = " x ".join(str(c) for c in counts) or "1"
     else:
+        kind = spec.design.kind
         if spec.design.n is None:
-            errors.append(f"{src}: design.n: a latin_hypercube design needs n (the number of points)")
+            errors.append(f"{src}: design.n: a {kind} design needs n (the number of "
+                          + ("base samples, a power of two)" if kind == "sobol" else "points)"))
         if not factors_spec:
-            errors.append(f"{src}: factors: a latin_hypercube design needs at least one factor")
+            errors.append(f"{src}: factors: a {kind} design needs at least one factor")
         n_points = spec.design.n or 0
         size_txt = str(n_points)
+        if kind == "sobol":
+            from sim.designs import sobol_rows
+
+            n_points = sobol_rows(n_points, len(factors_spec), spec.design.second_order is not False)
+            size_txt = f"{n_points} (sobol: n = {spec.design.n} base samples)"
     n_runs = n_points * spec.replications
     if n_points > MAX_POINTS:
         errors.append(f"{src}: design: {size_txt} = {n_points:,} design points; at most {MAX_POINTS:,} (each point's "
@@ -529,23 +557,24 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
         else:
             vals = ()
         factors.append(Factor(f.label(), c, vals, f.range is not None, *(f.range or (0.0, 0.0)), f.integer))
-    rows = _design_rows(spec, factors)
+    design = _design(spec, factors)
     points: list[DesignPoint] = []
-    keys: set[str] = set()
-    for values in rows:
+    keys: dict[str, int] = {}
+    row_points: list[int] = []
+    for values in design.rows:
         params = dict(canon_over)
         if spec.setup == "random" or uses_random:
             params[SETUP] = spec.setup
         for fac in factors:
             params[fac.path] = values[fac.name]
         k = point_key(base_key, params)
-        if k in keys:  # a latin hypercube may repeat a combination of discrete levels
-            continue
-        keys.add(k)
-        points.append(DesignPoint(len(points), k, params, dict(values)))
+        if k not in keys:  # a sampled design may repeat a combination of discrete levels: played once
+            keys[k] = len(points)
+            points.append(DesignPoint(len(points), k, params, dict(values)))
+        row_points.append(keys[k])
     _check_points(raw, bsrc, src, points)
     return Experiment(spec, src, bsrc, raw, base.digest(), base_key, zones, factors, points,
-                      [s.name for s in base.sides])
+                      [s.name for s in base.sides], row_points, design.info)
 
 
 def _policy_owner(path: str) -> tuple[str, str] | None:
@@ -703,28 +732,16 @@ def _check_points(raw: Mapping[str, Any], bsrc: str, src: str, points: Sequence[
 
 
 def _range_value(x: float, integer: bool) -> Any:
-    return round(float(x)) if integer else float(f"{float(x):.6g}")
+    from sim.designs import range_value
+
+    return range_value(x, integer)
 
 
-def _design_rows(spec: ExperimentSpec, factors: list[Factor]) -> list[dict[str, Any]]:
-    if not factors:
-        return [{}]
-    if spec.design.kind == "full_factorial":
-        return [dict(zip([f.name for f in factors], combo)) for combo in itertools.product(*[f.values
-                                                                                             for f in factors])]
-    from scipy.stats import qmc
+def _design(spec: ExperimentSpec, factors: list[Factor]) -> Any:
+    """The design's rows (:func:`sim.designs.build`)."""
+    from sim import designs
 
-    u = qmc.LatinHypercube(d=len(factors), rng=np.random.default_rng(spec.seed)).random(spec.design.n)
-    rows = []
-    for row in u:
-        vals = {}
-        for f, x in zip(factors, row):
-            if f.is_range:
-                vals[f.name] = _range_value(f.low + float(x) * (f.high - f.low), f.integer)
-            else:
-                vals[f.name] = f.values[min(int(x * len(f.values)), len(f.values) - 1)]
-        rows.append(vals)
-    return rows
+    return designs.build(spec.design.kind, factors, spec.seed, spec.design.n, spec.design.second_order)
 
 
 # --- paths -----------------------------------------------------------------------------------------------------------

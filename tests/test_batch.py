@@ -262,7 +262,7 @@ def test_bundled_experiment_names_resolve_like_tanksim_run(monkeypatch, tmp_path
 
     monkeypatch.chdir(tmp_path)  # nothing named doctrine_experiment here
     exp = load_experiment("doctrine_experiment")
-    assert exp.source == "scenarios/doctrine_experiment.yaml" and len(exp.points) == 12
+    assert exp.source == "scenarios/doctrine_experiment.yaml" and len(exp.points) == 16
     with pytest.raises(FileNotFoundError, match="no such experiment file, and no bundled file of that name"):
         load_experiment("no_such_experiment")
 
