@@ -87,6 +87,7 @@ from typing import Any
 from agents import actions as A
 from agents.observation import StateQueries
 from sim.hexgrid import Hex, as_hex
+from sim.rules.base import parse_fraction
 
 PROTOCOL = 1
 #: Action classes by their protocol ``type``.
@@ -253,7 +254,7 @@ def decode(v: Any, hooks: Mapping[str, Callable[[Any], Any]] | None = None) -> A
             if t == "tuple":
                 return tuple(decode(y, hooks) for y in x)
             if t == "frac":
-                return Fraction(x)
+                return parse_fraction(x) if isinstance(x, str) else Fraction(x)  # bounded: x may be hostile
             if t == "set":
                 return frozenset(decode(y, hooks) for y in x)
             if t == "map":

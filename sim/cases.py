@@ -27,7 +27,7 @@ from sim.events import EVENT_TYPES, BattleStateSet, TankStateSet
 from sim.hexgrid import Hex
 from sim.rules import base as rules_base
 from sim.rules.base import Decision
-from sim.scenario import ScenarioError, _fmt_validation, find_scenario, parse_yaml, validate
+from sim.scenario import ScenarioError, _fmt_validation, find_scenario, parse_yaml, read_text, validate
 
 #: Longest play a case may drive (decisions); a rule set looping for ever fails the case instead of hanging.
 MAX_DECISIONS = 5000
@@ -52,7 +52,7 @@ def _norm(v: Any) -> Any:
         return Fraction(v).limit_denominator(10**9)
     if isinstance(v, str):
         try:
-            return Fraction(v.strip())
+            return rules_base.parse_fraction(v)
         except (ValueError, ZeroDivisionError):
             return v
     if isinstance(v, Mapping):
@@ -81,11 +81,9 @@ def load_cases(path: str | Path) -> tuple[str, list[dict]]:
     if p.is_dir():
         raise ValueError(f"{path}: is a folder, expected a case YAML file")
     try:
-        doc = parse_yaml(p.read_text(encoding="utf-8"), str(path))
+        doc = parse_yaml(read_text(p, str(path)), str(path))
     except ScenarioError as exc:
         raise ValueError(exc.errors[0]) from None
-    except UnicodeDecodeError:
-        raise ValueError(f"{path}: not a UTF-8 text file") from None
     if not isinstance(doc, Mapping) or "ruleset" not in doc or not isinstance(doc.get("cases"), list):
         raise ValueError(f"{path}: expected a mapping with 'ruleset' and a list 'cases'")
     ids: set[str] = set()
@@ -441,7 +439,7 @@ def _frac(v: Any) -> Fraction | None:
         return Fraction(v).limit_denominator(10**9)
     if isinstance(v, str):
         try:
-            return Fraction(v.strip())
+            return rules_base.parse_fraction(v)
         except (ValueError, ZeroDivisionError):
             return None
     return None

@@ -75,7 +75,7 @@ class Limits(BaseModel):
     cgroup's ``pids.max``; at least 8: the sandbox's set-up counts too), ``decision_wall_s`` wall seconds per
     decision (queries included), ``startup_wall_s`` wall seconds to answer the handshake."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, allow_inf_nan=False)
 
     cpu_s: float = Field(60.0, gt=0)
     memory_mb: int = Field(1024, ge=32)

@@ -347,10 +347,16 @@ def _valid_op(op: Any) -> bool:
     return kind == "remove"
 
 
+#: The largest JSON file of a results folder that is read (a manifest of a million runs is far smaller).
+MAX_JSON_BYTES = 256 * 2**20
+
+
 def read_json(path: str | Path) -> Any:
     """A JSON file's value; raises :class:`CorruptResults` naming the file and the line / column of a syntax
     error (``FileNotFoundError`` if it is missing)."""
     path = Path(path)
+    if path.stat().st_size > MAX_JSON_BYTES:
+        raise CorruptResults([f"{path}: larger than {MAX_JSON_BYTES:,} bytes (expected a results folder's JSON)"])
     try:
         text = path.read_text(encoding="utf-8")
     except UnicodeDecodeError:

@@ -254,7 +254,7 @@ def test_tournament_limits():
         ({"entrants": ent}, "entrants: List should have at most 256 items"),
         ({"games_per_pairing": 100_000, "entrants": ent[:3]},
          "games_per_pairing: 1 scenarios x 100000 games x 3 pairings = 300,000 games; at most 200,000"),
-        ({"limits": {"cpu_s": float("inf")}}, "limits: Value error, limits.cpu_s: expected a finite number"),
+        ({"limits": {"cpu_s": float("inf")}}, "limits.cpu_s: Input should be a finite number"),
         ({"executor": {"battle_timeout_s": float("nan")}}, "executor.battle_timeout_s: Input should be"),
     ]
     for over, expect in cases:
@@ -264,3 +264,74 @@ def test_tournament_limits():
             tournament_from_mapping(data, "t.yaml", "scenarios")
         text = "\n".join(ei.value.errors)
         assert expect in text and all(x.startswith("t.yaml: ") for x in ei.value.errors), (over, text)
+
+
+# --- numbers as text, case files and limits of every reader (the relatives the first attack did not try) --------
+
+HOSTILE_NUMBERS = ["1e9999999", "9" * 5000, "1/" + "7" * 60, "0." + "3" * 200, "1e-99999", "nan", "inf"]
+
+
+@pytest.mark.parametrize("text", HOSTILE_NUMBERS)
+def test_exact_numbers_from_text_are_bounded(text):
+    from sim.rules.base import parse_fraction
+
+    with pytest.raises(ValueError):
+        parse_fraction(text)
+
+
+def test_exact_numbers_from_text_keep_their_value():
+    from fractions import Fraction
+
+    from sim.rules.base import parse_fraction
+
+    assert [parse_fraction(t) for t in ("53/200", "0.25", "1e-3", " 7 ", "-5/2")] == [
+        Fraction(53, 200), Fraction(1, 4), Fraction(1, 1000), 7, Fraction(-5, 2)]
+
+
+def test_a_hostile_number_in_a_case_file_is_a_failed_comparison_not_a_hang():
+    from sim.cases import compare
+
+    bad = compare({"p_kill": "1e9999999"}, {"p_kill": "53/200"})
+    assert bad and "1e9999999" in bad[0]
+
+
+def test_asl_odds_parameters_refuse_hostile_numbers():
+    from sim.rules import base as rules_base
+
+    with pytest.raises(rules_base.CaseError):
+        rules_base.get("asl").odds_from_params({"firer_mp": "1e9999999"} | {})
+
+
+def test_a_case_file_that_is_a_device_is_refused(tmp_path):
+    from sim.cases import load_cases
+
+    with pytest.raises(ValueError, match="not a regular file"):
+        load_cases("/dev/zero")
+
+
+def test_an_entrants_fraction_is_decoded_bounded():
+    from agents.remote import decode
+
+    assert decode({"$frac": "1/4"}) == __import__("fractions").Fraction(1, 4)
+    with pytest.raises(ValueError):
+        decode({"$frac": "1e9999999"})
+
+
+def test_isolation_limits_refuse_infinity():
+    from pydantic import ValidationError
+
+    from sim.isolation import Limits
+
+    for field in ("cpu_s", "decision_wall_s", "startup_wall_s"):
+        with pytest.raises(ValidationError):
+            Limits(**{field: float("inf")})
+
+
+def test_a_huge_results_json_is_refused_unread(tmp_path, monkeypatch):
+    from sim import store
+
+    monkeypatch.setattr(store, "MAX_JSON_BYTES", 1000)
+    f = tmp_path / "manifest.json"
+    f.write_text("[" + "0," * 1000 + "0]", encoding="utf-8")
+    with pytest.raises(store.CorruptResults, match="larger than"):
+        store.read_json(f)

@@ -9,6 +9,7 @@ Rule sets never import Mesa.
 from __future__ import annotations
 
 import importlib
+import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from typing import Any, Callable, ClassVar, Generator, Hashable, Mapping
@@ -243,6 +244,24 @@ def get(name: str) -> Ruleset:
     inst = getattr(module, cls)()
     _INSTANCES[name] = inst
     return inst
+
+
+#: An exact number as text: an integer, a decimal, a decimal with a small exponent, or ``p/q``.  Bounded, so that
+#: text such as ``"1e9999999"`` (which ``Fraction`` would expand into a ten-million-digit integer) is refused.
+_FRACTION_TEXT = re.compile(r"[+-]?(?:\d{1,40}(?:\.\d{0,40})?|\.\d{1,40})(?:[eE][+-]?\d{1,2})?"
+                            r"|[+-]?\d{1,40}\s*/\s*\d{1,40}")
+
+
+def parse_fraction(text: str) -> Fraction:
+    """The exact value of ``text`` (``"53/200"``, ``"0.25"``, ``"1e-3"``, ``"7"``), for numbers that come from
+    files, command lines or other processes.
+
+    At most 40 digits per part and an exponent of at most two digits, so a hostile value cannot make ``Fraction``
+    build a huge integer.  Raises ``ValueError`` (malformed or too long) or ``ZeroDivisionError`` (``p/0``)."""
+    t = text.strip()
+    if len(t) > 100 or not _FRACTION_TEXT.fullmatch(t):
+        raise ValueError(f"not an exact number (at most 40 digits, e.g. 53/200 or 0.25): {t[:40]!r}")
+    return Fraction(t)
 
 
 def fraction_str(x: Fraction | int) -> str:
