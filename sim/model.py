@@ -29,7 +29,7 @@ from sim.events import (
     TurnStarted,
 )
 from sim.hexgrid import Hex
-from sim.rules.base import Outcome
+from sim.rules.base import Decision, Outcome
 from sim.scenario import PolicySpec, Scenario
 
 _DECISIVE = (StatusChanged,)
@@ -178,29 +178,53 @@ class BattleModel(mesa.Model):
     def advance(self, n_decisions: int = 1) -> int:
         """Answer up to ``n_decisions`` decisions (starting turns as needed); returns how many were answered."""
         done = 0
-        while done < n_decisions and not self.ended:
+        while done < n_decisions:
+            decision = self.pending()
+            if decision is None:
+                break
+            self._send(decision, self._answer(decision))
+            done += 1
+        return done
+
+    def pending(self) -> Decision | None:
+        """The decision waiting for an answer, starting and finishing turns as needed (``None`` once the battle has
+        ended).  Asking twice returns the same decision; nothing is answered."""
+        while not self.ended:
             if self._gen is None:
                 self._start_turn()
-                if self.ended:
-                    break
-            if self._decision is None:
+            elif self._decision is None:
                 self._finish_turn()
-                continue
-            action = self._answer(self._decision)
-            for fn in self.decision_listeners:
-                fn(self._decision, action)
-            done += 1
-            self.decisions += 1
-            if self.ended:
-                break
-            try:
-                self._decision = self._gen.send(action)
-            except StopIteration:
-                self._decision = None
-            self._check_outcome()
-            if self._decision is None and not self.ended:
-                self._finish_turn()
-        return done
+            else:
+                return self._decision
+        return None
+
+    def respond(self, action: Action) -> None:
+        """Answer the pending decision (:meth:`pending`) with ``action`` instead of asking the side's controller
+        (an environment or a person playing that side).  The engine's rule for an answer applies as for a
+        controller's: an illegal action is logged (``ActionRejected``) and replaced; then the rules go on up to
+        the next decision (or the end of the turn / battle).
+
+        Raises ``RuntimeError`` if no decision is pending (the battle has ended, or :meth:`pending` was not
+        called since the last answer)."""
+        decision = self._decision
+        if self.ended or self._gen is None or decision is None:
+            raise RuntimeError("no decision is pending: call pending() first (or the battle has ended)")
+        self._send(decision, self._legal_or_rejected(decision, action))
+
+    def _send(self, decision: Decision, action: Action) -> None:
+        """Tell the listeners, send ``action`` into the turn, check the outcome, close the turn if it is over."""
+        for fn in self.decision_listeners:
+            fn(decision, action)
+        self.decisions += 1
+        if self.ended:
+            return
+        try:
+            self._decision = self._gen.send(action)
+        except StopIteration:
+            self._decision = None
+        self._check_outcome()
+        if self._decision is None and not self.ended:
+            self._finish_turn()
 
     def _start_turn(self) -> None:
         b = self.battle
@@ -264,8 +288,13 @@ class BattleModel(mesa.Model):
             winner, reason = self._forfeit_after
             self._end(Outcome(winner, reason, ()))
             return Pass(None)
+        return self._legal_or_rejected(decision, action)
+
+    def _legal_or_rejected(self, decision: Decision, action: Action) -> Action:
+        """``action`` if the rules allow it, else log ``ActionRejected`` and answer with a pass instead."""
         if not decision.legal.contains(action):
-            b.emit(ActionRejected(decision.side, getattr(action, "actor", None), decision.kind, repr(action)))
-            ctrl.plans.pop(getattr(action, "actor", None), None)
+            self.battle.emit(ActionRejected(decision.side, getattr(action, "actor", None), decision.kind,
+                                            repr(action)))
+            self.controllers[decision.side].plans.pop(getattr(action, "actor", None), None)
             action = Pass(getattr(action, "actor", None))
         return action
