@@ -58,6 +58,7 @@ import inspect
 import random
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Protocol
 
 import numpy as np
@@ -273,71 +274,96 @@ class ActionTable:
             return Ram(a, e)
         return Special(a, verb, {"target": e})
 
-    def mask(self, obs: ObservationLike, decision: Any | None) -> np.ndarray:
-        """``(A,)`` int8: 1 where the index is a legal answer to ``decision`` for ``obs``'s side (module docstring:
-        which candidates are asked).  ``decision`` ``None`` (nothing to answer) gives only the default."""
+    @cached_property
+    def _idle(self) -> np.ndarray:
         m = np.zeros(self.size, dtype=np.int8)
         m[DEFAULT] = 1
+        return m
+
+    def mask(self, obs: ObservationLike | None, decision: Any | None) -> np.ndarray:
+        """``(A,)`` int8: 1 where the index is a legal answer to ``decision`` for ``obs``'s side (module docstring:
+        which candidates are asked).  ``decision`` ``None`` (nothing to answer) gives only the default."""
+        m = self._idle.copy()
         lay = self.layout
-        if decision is None or decision.side != lay.side:
+        if obs is None or decision is None or decision.side != lay.side:
             return m
         legal = obs.decision.legal
         actors = tuple(decision.actors)
-        if obs.is_legal(Pass(actors[0] if len(actors) == 1 else None)):
+        ok = obs.is_legal
+        if ok(Pass(actors[0] if len(actors) == 1 else None)):
             m[PASS] = 1
         activating = decision.kind == "activate"
         moving = legal.plan_to is not None or decision.kind == "evade"
         specials = set(legal.specials)
+        ramming = obs.has_ramming
         ctx = decision.context
         known = set(obs.visible_ids()) | {ctx.get(k) for k in _CONTEXT_ENEMIES if isinstance(ctx.get(k), int)}
-        slot_of = {tid: i for i, tid in enumerate(lay.own_ids)}
-        enemy_slot = {tid: j for j, tid in enumerate(lay.enemy_ids)}
-        ok = obs.is_legal
-
-        def check(idx: int, act: Action) -> None:
-            if ok(act):
-                m[idx] = 1
-
+        slot_of, enemy_slot = self._own_slot, self._enemy_slot
+        per, nt = self.per_slot, len(TARGET_VERBS)
         for a in actors:
             slot = slot_of.get(a)
             if slot is None:
                 continue
-            me = obs.tank(a)
-            if me.hex is None:
+            h = obs.tank(a).hex
+            if h is None:
                 continue
-            base = 2 + slot * self.per_slot
-            targets = () if activating else obs.targets(a)
-            engage = sorted((known | set(targets)) & set(enemy_slot))
-            for v, (name, arg) in enumerate(SLOT_VERBS):
-                if name == "activate":
-                    if activating and arg in obs.modes(a):
-                        check(base + v, Activate(a, arg))
-                elif activating:
-                    continue
-                elif name == "step":
-                    if moving:
-                        check(base + v, Step(a, me.hex.neighbour(arg)))
-                elif name == "pivot":
-                    if moving:
-                        check(base + v, Pivot(a, arg))
-                elif name.startswith("end_move"):
-                    if "end_move" in specials:
-                        check(base + v, self.action(base + v, decision, {a: me.hex}))
-                elif arg in specials:
-                    check(base + v, Special(a, arg, {}))
-            tbase = base + len(SLOT_VERBS)
-            for e in engage:
-                j = tbase + enemy_slot[e] * len(TARGET_VERBS)
-                if obs.has_ramming:
-                    check(j + TARGET_VERBS.index("ram"), Ram(a, e))
-                if activating:
-                    continue
-                if e in targets:
-                    check(j, Fire(a, e))
-                for t, verb in enumerate(TARGET_VERBS[2:], start=2):
-                    if verb in specials:
-                        check(j + t, Special(a, verb, {"target": e}))
+            base = 2 + slot * per
+            tbase = base + _N_SLOT_VERBS
+            if activating:
+                for mode in obs.modes(a):
+                    v = _MODE_VERB.get(mode)
+                    if v is not None and ok(Activate(a, mode)):
+                        m[base + v] = 1
+                if ramming:
+                    for e in sorted(known & enemy_slot.keys()):
+                        if ok(Ram(a, e)):
+                            m[tbase + enemy_slot[e] * nt + _RAM] = 1
+                continue
+            if moving:
+                for k in range(6):
+                    if ok(Step(a, h.neighbour(k))):
+                        m[base + _STEP0 + k] = 1
+                    if ok(Pivot(a, k)):
+                        m[base + _PIVOT0 + k] = 1
+            if "end_move" in specials:
+                for v, args in _END_MOVES:
+                    if ok(Special(a, "end_move", args)):
+                        m[base + v] = 1
+            for v, name in _SPECIALS:
+                if name in specials and ok(Special(a, name, {})):
+                    m[base + v] = 1
+            targets = set(obs.targets(a))
+            targeted = [(t, verb) for t, verb in _TARGET_SPECIALS if verb in specials]
+            for e in sorted((known | targets) & enemy_slot.keys()):
+                j = tbase + enemy_slot[e] * nt
+                if e in targets and ok(Fire(a, e)):
+                    m[j + _FIRE] = 1
+                if ramming and ok(Ram(a, e)):
+                    m[j + _RAM] = 1
+                for t, verb in targeted:
+                    if ok(Special(a, verb, {"target": e})):
+                        m[j + t] = 1
         return m
+
+    @cached_property
+    def _own_slot(self) -> dict[int, int]:
+        return {tid: i for i, tid in enumerate(self.layout.own_ids)}
+
+    @cached_property
+    def _enemy_slot(self) -> dict[int, int]:
+        return {tid: j for j, tid in enumerate(self.layout.enemy_ids)}
+
+
+_N_SLOT_VERBS = len(SLOT_VERBS)
+_STEP0 = SLOT_VERBS.index(("step", 0))
+_PIVOT0 = SLOT_VERBS.index(("pivot", 0))
+_MODE_VERB = {m: SLOT_VERBS.index(("activate", m)) for m in MODES}
+_END_MOVES = ((SLOT_VERBS.index(("end_move", None)), {}),
+              *((SLOT_VERBS.index(("end_move_status", st)), {"status": st}) for st in END_STATUSES),
+              *((SLOT_VERBS.index(("end_move_facing", f)), {"facing": f}) for f in range(6)))
+_SPECIALS = tuple((v, arg) for v, (name, arg) in enumerate(SLOT_VERBS) if name == "special")
+_FIRE, _RAM = TARGET_VERBS.index("fire"), TARGET_VERBS.index("ram")
+_TARGET_SPECIALS = tuple((t, verb) for t, verb in enumerate(TARGET_VERBS) if verb not in ("fire", "ram"))
 
 
 # --- observation arrays ----------------------------------------------------------------------------------------------
@@ -350,6 +376,8 @@ class Encoder:
     table: ActionTable = field(init=False)
     _terrain: Mapping[Hex, str] | None = field(default=None, init=False, repr=False)
     _static: np.ndarray | None = field(default=None, init=False, repr=False)
+    _dec_key: tuple | None = field(default=None, init=False, repr=False)
+    _dec: np.ndarray | None = field(default=None, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.table = ActionTable(self.layout)
@@ -379,105 +407,156 @@ class Encoder:
             self._terrain, self._static = terrain, planes
         return self._static
 
+    def _decision_base(self, obs: ObservationLike) -> np.ndarray:
+        """The decision features that stay for the battle: rule set, side, role, ramming."""
+        key = (obs.ruleset, obs.role, bool(obs.has_ramming))
+        if self._dec_key != key:
+            dec = np.zeros(len(DECISION_FEATURES), dtype=np.float32)
+            dec[_DEC[f"ruleset_{key[0]}" if key[0] in RULESETS else "ruleset_other"]] = 1.0
+            dec[_DEC[f"side_{self.layout.side}"]] = 1.0
+            dec[_DEC[f"role_{key[1]}" if key[1] in ROLES else "role_none"]] = 1.0
+            dec[_DEC["has_ramming"]] = float(key[2])
+            self._dec_key, self._dec = key, dec
+        return self._dec
+
     def encode(self, obs: ObservationLike, decision: Any | None = None) -> Encoded:
         """The arrays of ``obs`` (its side's view) at ``decision`` (``None``: the side has nothing to answer; the
         mask then offers only the default).  Only public queries of the observation are used."""
         lay = self.layout
-        board = self._map_planes(obs).copy()
-        own = np.zeros((lay.slots, len(OWN_FEATURES)), dtype=np.float32)
-        enemy = np.zeros((lay.slots, len(ENEMY_FEATURES)), dtype=np.float32)
-        dec = np.zeros(len(DECISION_FEATURES), dtype=np.float32)
-        actors = tuple(decision.actors) if decision is not None and decision.side == lay.side else ()
-        hr, wc = max(1, lay.height - 1), max(1, lay.width - 1)
+        nf_own, nf_en = len(OWN_FEATURES), len(ENEMY_FEATURES)
+        own = [[0.0] * nf_own for _ in range(lay.slots)]
+        enemy = [[0.0] * nf_en for _ in range(lay.slots)]
+        counts: tuple[list[int], list[int], list[int]] = ([], [], [])   # plane, row, col: += 1
+        flags: tuple[list[int], list[int], list[int]] = ([], [], [])    # plane, row, col: = 1
+        dec = self._decision_base(obs).copy()
+        mine = decision is not None and decision.side == lay.side
+        actors = tuple(decision.actors) if mine else ()
+        hr, wc = 1.0 / max(1, lay.height - 1), 1.0 / max(1, lay.width - 1)
+        row0, q0 = lay.row0, lay.q0
         hexes: dict[int, Hex | None] = {}
 
-        def place(row: np.ndarray, f: dict, h: Hex) -> tuple[int, int]:
-            r, c = lay.cell(h)
-            row[f["row"]], row[f["col"]] = r / hr, c / wc
-            return r, c
+        def mark(into: tuple[list[int], list[int], list[int]], plane: int, r: int, c: int) -> None:
+            into[0].append(plane)
+            into[1].append(r)
+            into[2].append(c)
 
         for i, tid in enumerate(lay.own_ids):
             t = obs.tank(tid)
+            status, h = t.status, t.hex
             row = own[i]
-            row[_OWN["exists"]] = 1.0
-            row[_OWN[f"status_{t.status}"] if t.status in STATUSES else _OWN["exists"]] = 1.0
-            hexes[tid] = t.hex
-            if t.hex is None:
+            row[_O_EXISTS] = 1.0
+            k = _O_STATUS.get(status)
+            if k is not None:
+                row[k] = 1.0
+            hexes[tid] = h
+            if h is None:
                 continue
-            r, c = place(row, _OWN, t.hex)
-            if t.alive:
-                row[_OWN["live"]] = 1.0
-                row[_OWN[f"facing_{t.facing % 6}"]] = 1.0
-                board[_P["own"], r, c] += 1.0
-                board[_P[f"own_facing_{t.facing % 6}"], r, c] = 1.0
+            r, c = h.r + h.q // 2 - row0, h.q - q0
+            row[_O_ROW], row[_O_COL] = r * hr, c * wc
+            if status == "active":
+                f = t.facing % 6
+                row[_O_LIVE] = 1.0
+                row[_O_FACING + f] = 1.0
+                mark(counts, _P_OWN, r, c)
+                mark(flags, _P_OWN_FACING + f, r, c)
             else:
-                board[_P["out_of_action"], r, c] += 1.0
-            if t.turret_facing is not None:
-                row[_OWN["has_turret"]] = 1.0
-                row[_OWN[f"turret_{t.turret_facing % 6}"]] = 1.0
+                mark(counts, _P_OUT, r, c)
+            tf = t.turret_facing
+            if tf is not None:
+                row[_O_TURRET] = 1.0
+                row[_O_TURRET0 + tf % 6] = 1.0
             if tid in actors:
-                row[_OWN["actor"]] = 1.0
-                board[_P["own_actor"], r, c] = 1.0
+                row[_O_ACTOR] = 1.0
+                mark(flags, _P_ACTOR, r, c)
                 if tid == actors[0]:
-                    row[_OWN["first_actor"]] = 1.0
+                    row[_O_FIRST] = 1.0
 
         visible = set(obs.visible_ids())
         last = obs.last_known()
-        ctx = decision.context if decision is not None else {}
-        acting = {ctx.get(k) for k in _CONTEXT_ENEMIES}
+        ctx = decision.context if mine else {}
+        acting = {ctx.get(k) for k in _CONTEXT_ENEMIES} - {None}
         targets: set[int] = set()
-        if decision is not None and decision.side == lay.side and decision.kind != "activate":
+        if mine and decision.kind != "activate":
             for a in actors:
-                if a in hexes and hexes[a] is not None:
-                    targets |= set(obs.targets(a))
+                if hexes.get(a) is not None:
+                    targets.update(obs.targets(a))
+        known = visible | targets | acting
         for j, tid in enumerate(lay.enemy_ids):
             row = enemy[j]
-            row[_EN["exists"]] = 1.0
+            row[_E_EXISTS] = 1.0
             try:
                 t = obs.tank(tid)
             except KeyError:
                 t = None                       # a live enemy the side does not know now
-            if t is None or (t.alive and tid not in visible and tid not in targets and tid not in acting):
+            status = None if t is None else t.status
+            if t is None or (status == "active" and tid not in known):
                 h = last.get(tid)
                 if h is not None:
-                    row[_EN["remembered"]] = 1.0
-                    r, c = place(row, _EN, h)
+                    r, c = h.r + h.q // 2 - row0, h.q - q0
+                    row[_E_REMEMBERED] = 1.0
+                    row[_E_ROW], row[_E_COL] = r * hr, c * wc
                     if 0 <= r < lay.height and 0 <= c < lay.width:
-                        board[_P["enemy_last_known"], r, c] += 1.0
+                        mark(counts, _P_LAST, r, c)
                 continue
-            if t.status in STATUSES:
-                row[_EN[f"status_{t.status}"]] = 1.0
-            if not t.alive:
-                row[_EN["out"]] = 1.0
-                if t.hex is not None:
-                    r, c = place(row, _EN, t.hex)
-                    board[_P["out_of_action"], r, c] += 1.0
+            k = _E_STATUS.get(status)
+            if k is not None:
+                row[k] = 1.0
+            h = t.hex
+            if h is not None:
+                r, c = h.r + h.q // 2 - row0, h.q - q0
+                row[_E_ROW], row[_E_COL] = r * hr, c * wc
+            if status != "active":
+                row[_E_OUT] = 1.0
+                if h is not None:
+                    mark(counts, _P_OUT, r, c)
                 continue
-            row[_EN["visible"]] = 1.0
-            row[_EN["target"]] = float(tid in targets)
-            row[_EN["acting"]] = float(tid in acting)
-            if t.hex is not None:
-                r, c = place(row, _EN, t.hex)
-                row[_EN[f"facing_{t.facing % 6}"]] = 1.0
-                board[_P["enemy"], r, c] += 1.0
-                board[_P[f"enemy_facing_{t.facing % 6}"], r, c] = 1.0
+            row[_E_VISIBLE] = 1.0
+            if tid in targets:
+                row[_E_TARGET] = 1.0
+            if tid in acting:
+                row[_E_ACTING] = 1.0
+            if h is not None:
+                f = t.facing % 6
+                row[_E_FACING + f] = 1.0
+                mark(counts, _P_ENEMY, r, c)
+                mark(flags, _P_ENEMY_FACING + f, r, c)
 
-        kind = None if decision is None or decision.side != lay.side else decision.kind
-        dec[_DEC["kind_none" if kind is None else (f"kind_{kind}" if kind in DECISION_KINDS else "kind_other")]] = 1
-        rs = obs.ruleset
-        dec[_DEC[f"ruleset_{rs}" if rs in RULESETS else "ruleset_other"]] = 1.0
-        dec[_DEC[f"side_{lay.side}"]] = 1.0
-        dec[_DEC[f"role_{obs.role}" if obs.role in ROLES else "role_none"]] = 1.0
-        dec[_DEC["turn"]] = min(1.0, max(0.0, obs.turn / max(1, obs.turn_limit)))
-        mp = ctx.get("mp") if kind is not None else None
-        if isinstance(mp, int | float) and not isinstance(mp, bool):
-            dec[_DEC["mp"]] = min(1.0, max(0.0, float(mp) / 32.0))
-        for k in ("interrupted", "compulsory", "can_fire", "final"):
-            dec[_DEC[k]] = float(bool(ctx.get(k))) if kind is not None else 0.0
-        dec[_DEC["has_ramming"]] = float(bool(obs.has_ramming))
+        board = self._map_planes(obs).copy()
+        if counts[0]:
+            np.add.at(board, counts, 1.0)
+        if flags[0]:
+            board[flags] = 1.0
+        kind = decision.kind if mine else None
+        dec[_DEC_KIND.get(kind, _DEC["kind_other"]) if kind is not None else _DEC["kind_none"]] = 1.0
+        dec[_DEC_TURN] = min(1.0, max(0.0, obs.turn / max(1, obs.turn_limit)))
+        if mine:
+            mp = ctx.get("mp")
+            if isinstance(mp, (int, float)) and not isinstance(mp, bool):
+                dec[_DEC_MP] = min(1.0, max(0.0, float(mp) / 32.0))
+            for k, i in _DEC_FLAGS:
+                if ctx.get(k):
+                    dec[i] = 1.0
+        own = np.array(own, dtype=np.float32)
+        enemy = np.array(enemy, dtype=np.float32)
         mask = self.table.mask(obs, decision)
         return Encoded({"board": board, "own": own, "enemy": enemy, "decision": dec, "action_mask": mask},
                        self.table, decision, hexes)
+
+
+_P_OWN, _P_OWN_FACING, _P_ACTOR = _P["own"], _P["own_facing_0"], _P["own_actor"]
+_P_ENEMY, _P_ENEMY_FACING, _P_LAST, _P_OUT = _P["enemy"], _P["enemy_facing_0"], _P["enemy_last_known"], \
+    _P["out_of_action"]
+_O_EXISTS, _O_LIVE, _O_ROW, _O_COL = _OWN["exists"], _OWN["live"], _OWN["row"], _OWN["col"]
+_O_FACING, _O_TURRET, _O_TURRET0 = _OWN["facing_0"], _OWN["has_turret"], _OWN["turret_0"]
+_O_ACTOR, _O_FIRST = _OWN["actor"], _OWN["first_actor"]
+_O_STATUS = {s: _OWN[f"status_{s}"] for s in STATUSES}
+_E_EXISTS, _E_VISIBLE, _E_REMEMBERED, _E_OUT = _EN["exists"], _EN["visible"], _EN["remembered"], _EN["out"]
+_E_ROW, _E_COL, _E_FACING, _E_TARGET, _E_ACTING = _EN["row"], _EN["col"], _EN["facing_0"], _EN["target"], \
+    _EN["acting"]
+_E_STATUS = {s: _EN[f"status_{s}"] for s in STATUSES}
+_DEC_KIND = {k: _DEC[f"kind_{k}"] for k in DECISION_KINDS}
+_DEC_TURN, _DEC_MP = _DEC["turn"], _DEC["mp"]
+_DEC_FLAGS = tuple((k, _DEC[k]) for k in ("interrupted", "compulsory", "can_fire", "final"))
 
 
 @dataclass(frozen=True)
