@@ -668,6 +668,14 @@ def load_callable(target: str) -> Callable[..., Any]:
     return obj
 
 
+def flatten(observation: Mapping[str, np.ndarray]) -> np.ndarray:
+    """The ``flat`` vector of a ``dict`` observation (board, own, enemy, decision; float32): what
+    :meth:`Encoded.flat` and the environments' ``obs_type="flat"`` give, so a policy trained on flat vectors can
+    read the dict the ``learned`` doctrine hands it."""
+    return np.concatenate([np.asarray(observation[k], dtype=np.float32).ravel()
+                           for k in ("board", "own", "enemy", "decision")])
+
+
 def stack(observations: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
     """A batch of observation dicts as one dict of stacked arrays (leading axis = the batch)."""
     keys = observations[0].keys()

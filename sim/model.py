@@ -79,7 +79,8 @@ class BattleModel(mesa.Model):
     """A battle as a Mesa model.
 
     ``spec``: the validated :class:`Scenario`; ``seed``: the battle's seed; ``policies``: optional per-side
-    overrides ``{side_index: PolicySpec | (name, params)}``; ``decision_timeout_s``: overrides the scenario's
+    overrides ``{side_index: PolicySpec | (name, params) | policy object}`` (an object with ``decide(obs,
+    decision)`` is used as it is, e.g. a trained policy held in memory); ``decision_timeout_s``: overrides the scenario's
     limit (``0`` disables limits, e.g. for determinism tests); ``dice``: the rule dice to use instead of the seeded
     stream (e.g. :class:`~sim.dice.FixedDice` for play cases).  ``battle`` holds the state, ``outcome`` the result
     once ``ended``.  ``decision_listeners`` are called as ``fn(decision, action)`` for every decision answered
@@ -100,9 +101,15 @@ class BattleModel(mesa.Model):
         self.resolved_policies: list[dict] = []
         for si, side in enumerate(spec.sides):
             pspec = side.policy
+            given = None
             if policies and si in policies:
                 p = policies[si]
-                pspec = p if isinstance(p, PolicySpec) else PolicySpec(name=p[0], params=dict(p[1]))
+                if callable(getattr(p, "decide", None)):
+                    given = p
+                    pspec = PolicySpec(name=str(getattr(p, "name", type(p).__name__)),
+                                       params=dict(getattr(p, "params", {})))
+                else:
+                    pspec = p if isinstance(p, PolicySpec) else PolicySpec(name=p[0], params=dict(p[1]))
             per_tank = {}
             tid0 = sum(len(s.tanks) for s in spec.sides[:si])
             for i, t in enumerate(side.tanks):
@@ -110,7 +117,8 @@ class BattleModel(mesa.Model):
                     per_tank[tid0 + i] = load_policy(t.policy.name, t.policy.params)
             timeout = side.decision_timeout_s if decision_timeout_s is None else (decision_timeout_s or None)
             self.controllers.append(SideController(
-                si, load_policy(pspec.name, pspec.params), side_rng(streams[1 + si]), per_tank,
+                si, given if given is not None else load_policy(pspec.name, pspec.params), side_rng(streams[1 + si]),
+                per_tank,
                 decision_timeout_s=timeout, on_fault=on_fault or side.on_fault, max_faults=side.max_faults))
             self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
         self.tank_agents = [Tank(self, t) for t in self.battle.tanks]

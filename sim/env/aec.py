@@ -18,7 +18,8 @@ in the log, then its replacement), as for any controller; :attr:`TankEnv.illegal
 
 Rewards (:class:`Rewards`): at the end ``win`` / ``loss`` / ``draw`` for each agent by the battle's outcome;
 optionally shaped, ``kill`` per enemy tank lost and ``own_loss`` per own tank lost (destroyed, incapacitated,
-withdrawn or fled), given at the step in which it happened.  The battle's own end (a side wiped out, the turn
+withdrawn or fled), given with the step in which it happened (what happens before the first decision comes with
+the first step: PettingZoo wants nothing earned at ``reset``).  The battle's own end (a side wiped out, the turn
 limit) is a termination; ``max_decisions`` (optional) truncates.
 
 Seeding: ``reset(seed=s)`` plays the battle of seed ``s`` -- the same dice and doctrine streams as
@@ -206,12 +207,7 @@ class TankEnv(AECEnv):
 
     # --- playing --------------------------------------------------------------------------------------------
     def _build(self, battle_seed: int) -> None:
-        policies = {s: p for s, p in self._doctrines.items() if isinstance(p, PolicySpec)}
-        m = BattleModel(self.spec, battle_seed, policies or None)
-        for s, p in self._doctrines.items():
-            if not isinstance(p, PolicySpec):
-                m.controllers[s].policy = p
-        self.model = m
+        self.model = BattleModel(self.spec, battle_seed, dict(self._doctrines) or None)
         self._memory: dict[int, dict] = {s: {} for s in self.sides}
         idle = {s: self._idle_observation(s) for s in self.sides}
         if not hasattr(self, "_encoders"):
@@ -251,6 +247,13 @@ class TankEnv(AECEnv):
         self.agent_selection = self.agents[0]
         self._advance()
         self._shaped()
+        # PettingZoo: nothing is earned at reset; what happened before the first decision is paid with the first
+        # step (or now, if the battle ended before any agent had a decision)
+        self._carry = dict(self.rewards)
+        if self.agents and all(self.terminations.values()):
+            self._accumulate_rewards()
+            self._carry = {}
+        self.rewards = {a: 0.0 for a in self.agents}
         self._update_infos()
 
     def _advance(self) -> None:
@@ -334,7 +337,8 @@ class TankEnv(AECEnv):
         m, enc = self.model, self._current
         assert m is not None and enc is not None
         self._cumulative_rewards[agent] = 0.0
-        self.rewards = {a: 0.0 for a in self.agents}
+        self.rewards = {a: self._carry.get(a, 0.0) for a in self.agents}
+        self._carry = {}
         if not enc.mask[index]:
             self.illegal_actions += 1
         m.respond(enc.action(index))
