@@ -80,11 +80,11 @@ class BattleModel(mesa.Model):
 
     ``spec``: the validated :class:`Scenario`; ``seed``: the battle's seed; ``policies``: optional per-side
     overrides ``{side_index: PolicySpec | (name, params) | policy object}`` (an object with ``decide(obs,
-    decision)`` is used as it is, e.g. a trained policy held in memory); ``decision_timeout_s``: overrides the scenario's
-    limit (``0`` disables limits, e.g. for determinism tests); ``dice``: the rule dice to use instead of the seeded
-    stream (e.g. :class:`~sim.dice.FixedDice` for play cases).  ``battle`` holds the state, ``outcome`` the result
-    once ``ended``.  ``decision_listeners`` are called as ``fn(decision, action)`` for every decision answered
-    (also those answered from a plan), before the action is sent to the rules.
+    decision)`` is used as it is, e.g. a trained policy held in memory); ``decision_timeout_s``: overrides the
+    scenario's limit (``0`` disables limits, e.g. for determinism tests); ``dice``: the rule dice to use instead of
+    the seeded stream (e.g. :class:`~sim.dice.FixedDice` for play cases).  ``battle`` holds the state, ``outcome``
+    the result once ``ended``.  ``decision_listeners`` are called as ``fn(decision, action)`` for every decision
+    answered (also those answered from a plan), before the action is sent to the rules.
     """
 
     def __init__(self, spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None = None,
