@@ -43,8 +43,10 @@ The mask (:meth:`ActionTable.mask`) is the rule set's legality asked through the
   visible enemies where the rule set has ramming (Hummel Quest accepts a ram there);
 * other decisions: ``Step`` / ``Pivot`` where the decision takes a move (``legal.plan_to``) or is an ``evade``
   (a step to a neighbouring hex; the farther evasions of Hummel Quest §12.3 are the default's); the specials the
-  decision lists in ``legal.specials``; ``Fire`` at the actor's ``targets``; ``Ram`` and the targeted specials
-  at the enemies the side knows now (visible, a legal target, or the mover / rammer that caused the decision).
+  decision lists in ``legal.specials`` (of the ``end_move`` variants, those the rule set tells apart: Panzer
+  Squadron's markers, ASL's Motion, Hummel Quest's end facings; the others would only repeat one of them);
+  ``Fire`` at the actor's ``targets``; ``Ram`` and the targeted specials at the enemies the side knows now
+  (visible, a legal target, or the mover / rammer that caused the decision).
 
 So a mask entry of 1 is always a legal answer, and the table is a subset of all legal answers: it has no whole move
 plans, no area fire at a hex, no ammunition choice, no evasion beyond one hex (the default covers the farthest).
@@ -299,6 +301,7 @@ class ActionTable:
         ctx = decision.context
         known = set(obs.visible_ids()) | {ctx.get(k) for k in _CONTEXT_ENEMIES if isinstance(ctx.get(k), int)}
         slot_of, enemy_slot = self._own_slot, self._enemy_slot
+        end_moves = _END_MOVES_BY_RULESET.get(obs.ruleset, _END_MOVES)
         per, nt = self.per_slot, len(TARGET_VERBS)
         for a in actors:
             slot = slot_of.get(a)
@@ -326,7 +329,7 @@ class ActionTable:
                     if ok(Pivot(a, k)):
                         m[base + _PIVOT0 + k] = 1
             if "end_move" in specials:
-                for v, args in _END_MOVES:
+                for v, args in end_moves:
                     if ok(Special(a, "end_move", args)):
                         m[base + v] = 1
             for v, name in _SPECIALS:
@@ -361,6 +364,14 @@ _MODE_VERB = {m: SLOT_VERBS.index(("activate", m)) for m in MODES}
 _END_MOVES = ((SLOT_VERBS.index(("end_move", None)), {}),
               *((SLOT_VERBS.index(("end_move_status", st)), {"status": st}) for st in END_STATUSES),
               *((SLOT_VERBS.index(("end_move_facing", f)), {"facing": f}) for f in range(6)))
+#: The ``end_move`` variants each rule set tells apart (its spec): Panzer Squadron the marker (D20), ASL Motion
+#: (asl.md 5), Hummel Quest the end facing (§4).  The rule sets accept the other variants too but ignore what
+#: they do not know, so offering them would only duplicate an action; a rule set not listed gets them all.
+_END_MOVES_BY_RULESET = {
+    "panzer_squadron": tuple(e for e in _END_MOVES if set(e[1]) <= {"status"} and e[1].get("status") != "motion"),
+    "asl": tuple(e for e in _END_MOVES if not e[1] or e[1].get("status") == "motion"),
+    "hummel_quest": tuple(e for e in _END_MOVES if set(e[1]) <= {"facing"}),
+}
 _SPECIALS = tuple((v, arg) for v, (name, arg) in enumerate(SLOT_VERBS) if name == "special")
 _FIRE, _RAM = TARGET_VERBS.index("fire"), TARGET_VERBS.index("ram")
 _TARGET_SPECIALS = tuple((t, verb) for t, verb in enumerate(TARGET_VERBS) if verb not in ("fire", "ram"))
@@ -376,6 +387,7 @@ class Encoder:
     table: ActionTable = field(init=False)
     _terrain: Mapping[Hex, str] | None = field(default=None, init=False, repr=False)
     _static: np.ndarray | None = field(default=None, init=False, repr=False)
+    _by_terrain: dict = field(default_factory=dict, init=False, repr=False)
     _dec_key: tuple | None = field(default=None, init=False, repr=False)
     _dec: np.ndarray | None = field(default=None, init=False, repr=False)
 
@@ -389,6 +401,10 @@ class Encoder:
     def _map_planes(self, obs: ObservationLike) -> np.ndarray:
         terrain = obs.terrain_map()
         if terrain is not self._terrain or self._static is None:
+            key = tuple(terrain.values())
+            if key in self._by_terrain:
+                self._terrain, self._static = terrain, self._by_terrain[key]
+                return self._static
             lay = self.layout
             planes = np.zeros((len(BOARD_PLANES), lay.height, lay.width), dtype=np.float32)
             for h, name in terrain.items():
@@ -405,6 +421,8 @@ class Encoder:
                     planes[_P["objective"], r, c] = max(planes[_P["objective"], r, c],
                                                         float(o.get("points", 0) or 0) / top)
             self._terrain, self._static = terrain, planes
+            if len(self._by_terrain) < 8:    # the same map in battle after battle (objectives are static too)
+                self._by_terrain[key] = planes
         return self._static
 
     def _decision_base(self, obs: ObservationLike) -> np.ndarray:
@@ -426,19 +444,13 @@ class Encoder:
         nf_own, nf_en = len(OWN_FEATURES), len(ENEMY_FEATURES)
         own = [[0.0] * nf_own for _ in range(lay.slots)]
         enemy = [[0.0] * nf_en for _ in range(lay.slots)]
-        counts: tuple[list[int], list[int], list[int]] = ([], [], [])   # plane, row, col: += 1
-        flags: tuple[list[int], list[int], list[int]] = ([], [], [])    # plane, row, col: = 1
+        board = self._map_planes(obs).copy()
         dec = self._decision_base(obs).copy()
         mine = decision is not None and decision.side == lay.side
         actors = tuple(decision.actors) if mine else ()
         hr, wc = 1.0 / max(1, lay.height - 1), 1.0 / max(1, lay.width - 1)
         row0, q0 = lay.row0, lay.q0
         hexes: dict[int, Hex | None] = {}
-
-        def mark(into: tuple[list[int], list[int], list[int]], plane: int, r: int, c: int) -> None:
-            into[0].append(plane)
-            into[1].append(r)
-            into[2].append(c)
 
         for i, tid in enumerate(lay.own_ids):
             t = obs.tank(tid)
@@ -457,17 +469,17 @@ class Encoder:
                 f = t.facing % 6
                 row[_O_LIVE] = 1.0
                 row[_O_FACING + f] = 1.0
-                mark(counts, _P_OWN, r, c)
-                mark(flags, _P_OWN_FACING + f, r, c)
+                board[_P_OWN, r, c] += 1.0
+                board[_P_OWN_FACING + f, r, c] = 1.0
             else:
-                mark(counts, _P_OUT, r, c)
+                board[_P_OUT, r, c] += 1.0
             tf = t.turret_facing
             if tf is not None:
                 row[_O_TURRET] = 1.0
                 row[_O_TURRET0 + tf % 6] = 1.0
             if tid in actors:
                 row[_O_ACTOR] = 1.0
-                mark(flags, _P_ACTOR, r, c)
+                board[_P_ACTOR, r, c] = 1.0
                 if tid == actors[0]:
                     row[_O_FIRST] = 1.0
 
@@ -496,7 +508,7 @@ class Encoder:
                     row[_E_REMEMBERED] = 1.0
                     row[_E_ROW], row[_E_COL] = r * hr, c * wc
                     if 0 <= r < lay.height and 0 <= c < lay.width:
-                        mark(counts, _P_LAST, r, c)
+                        board[_P_LAST, r, c] += 1.0
                 continue
             k = _E_STATUS.get(status)
             if k is not None:
@@ -508,7 +520,7 @@ class Encoder:
             if status != "active":
                 row[_E_OUT] = 1.0
                 if h is not None:
-                    mark(counts, _P_OUT, r, c)
+                    board[_P_OUT, r, c] += 1.0
                 continue
             row[_E_VISIBLE] = 1.0
             if tid in targets:
@@ -518,14 +530,9 @@ class Encoder:
             if h is not None:
                 f = t.facing % 6
                 row[_E_FACING + f] = 1.0
-                mark(counts, _P_ENEMY, r, c)
-                mark(flags, _P_ENEMY_FACING + f, r, c)
+                board[_P_ENEMY, r, c] += 1.0
+                board[_P_ENEMY_FACING + f, r, c] = 1.0
 
-        board = self._map_planes(obs).copy()
-        if counts[0]:
-            np.add.at(board, counts, 1.0)
-        if flags[0]:
-            board[flags] = 1.0
         kind = decision.kind if mine else None
         dec[_DEC_KIND.get(kind, _DEC["kind_other"]) if kind is not None else _DEC["kind_none"]] = 1.0
         dec[_DEC_TURN] = min(1.0, max(0.0, obs.turn / max(1, obs.turn_limit)))

@@ -332,7 +332,7 @@ class TankEnv(AECEnv):
         if action is None or isinstance(action, bool) or not hasattr(action, "__index__"):
             raise ValueError(f"action {action!r}: expected an index of the action space")
         index = action.__index__()
-        if not self.action_spaces[agent].contains(index):
+        if not 0 <= index < self.action_spaces[agent].n:
             raise ValueError(f"action {index} is outside the action space 0..{self.action_spaces[agent].n - 1}")
         m, enc = self.model, self._current
         assert m is not None and enc is not None
