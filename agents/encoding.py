@@ -58,7 +58,7 @@ from __future__ import annotations
 import importlib
 import inspect
 import random
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Protocol
@@ -681,9 +681,3 @@ def flatten(observation: Mapping[str, np.ndarray]) -> np.ndarray:
     read the dict the ``learned`` doctrine hands it."""
     return np.concatenate([np.asarray(observation[k], dtype=np.float32).ravel()
                            for k in ("board", "own", "enemy", "decision")])
-
-
-def stack(observations: Sequence[Mapping[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """A batch of observation dicts as one dict of stacked arrays (leading axis = the batch)."""
-    keys = observations[0].keys()
-    return {k: np.stack([o[k] for o in observations]) for k in keys}

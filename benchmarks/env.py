@@ -2,10 +2,10 @@
 
 Every side is an agent of :class:`sim.env.TankEnv` answering each decision with a uniformly random index of its
 mask (``obs_type="flat"``, no rendering), in one process: the figure is steps per CPU second of that process (one
-core; robust to other load on the machine), with the wall-clock rate beside it.  Scenarios, per rule set: a small 2 v 2 on an open 8 x 8
-map (comparable to the 5 x 5 scenario of the peer's Gym bridge, whose figure is about 3,000 steps/s), the rule
-set's bundled default battle, and 50 v 50 on 25 x 25 (truncated after 1,500 steps a battle).  A step is one
-answered decision of an agent.
+core; robust to other load on the machine), with the wall-clock rate beside it.  Scenarios, per rule set: a small
+2 v 2 on an open 8 x 8 map (comparable to the 5 x 5 scenario of the peer's Gym bridge, whose figure is about 3,000
+steps/s), the rule set's bundled default battle, and 50 v 50 on 25 x 25 (truncated after 1,500 steps a battle).
+A step is one answered decision of an agent.  Figures measured here: docs/learning.md ("Speed").
 
     python benchmarks/env.py [--seconds S] [--only small|default|50v50] [--profile NAME]
 
