@@ -491,6 +491,21 @@ class Observation(StateQueries):
             sides = {self._b.tanks[i].side for i in self._b.occupants(hx) if self._b.tanks[i].alive}
         return sides.pop() if len(sides) == 1 else None
 
+    # --- the board and the order of battle: the scenario both sides play (public) ------------------------------
+    def terrain_map(self) -> Mapping[Hex, str]:
+        """Every cell of the map with its terrain name, in cell order (the board is public, and so is a terrain
+        change the rules make, such as a structure collapsing into rubble).  The same read-only mapping is returned
+        until the terrain changes (cached under the map's terrain version)."""
+        m = self._b.map
+        return m.terrain_cached(("terrain_map",),
+                                lambda: MappingProxyType({h: m.terrain(h) for h in sorted(m.cells)}))
+
+    def order_of_battle(self) -> tuple[tuple[int, ...], ...]:
+        """Each side's tank ids in scenario order, by side index (the scenario's order of battle is public; what
+        the side may know of an enemy tank itself is what :meth:`tank` answers)."""
+        b = self._b
+        return tuple(tuple(t.tank_id for t in b.tanks if t.side == s) for s in b.side_ids())
+
     # --- the decision -----------------------------------------------------------------------------------------
     def targets(self, actor: int | None = None) -> tuple[int, ...]:
         """Target ids own tank ``actor`` (default the actor) may fire at in this decision, on the side's view (a

@@ -23,6 +23,13 @@ stdout (stderr is free for logging; a Python child's ``print`` goes to stderr). 
    forfeits).
 3. Parent: ``{"type": "bye"}`` at the end of the battle; the child exits.
 
+Opt-in arrays (additive): a child whose ``ready`` says ``"arrays": true`` (the policy has ``wants_arrays =
+True``, e.g. the ``learned`` doctrine) gets in every ``obs`` also ``"arrays"``: the side's view as the fixed-shape
+arrays of :mod:`agents.encoding` (``{"shapes": {name: [dims]}, "arrays": {name: nested lists}, "own_ids",
+"enemy_ids", "hexes", "layout"}``; ``RemoteObservation.arrays()`` rebuilds it), the very arrays an in-process
+``learned`` doctrine and :mod:`sim.env` compute.  Such a child may also answer ``{"type": "action", "index": k}``:
+index ``k`` of the action table, turned into the action by the parent.
+
 ``obs`` (everything the side may know for this decision)::
 
     {"turn": 3, "turn_limit": 10, "ruleset": "panzer_squadron", "has_ramming": false, "side": 0,
@@ -571,6 +578,17 @@ class RemoteObservation(StateQueries):
     def plan_to(self, path: Any, then: Any = None, end_status: str | None = None) -> PathPlan:
         return PathPlan(self.actor, tuple(path), then, end_status)
 
+    def arrays(self) -> Any:
+        """The side's view as the arrays of :mod:`agents.encoding` (an :class:`~agents.encoding.Encoded`), from
+        the snapshot's ``arrays`` field, which the parent sends when the handshake asked for it (``"arrays":
+        true``, i.e. the policy has ``wants_arrays = True``).  Raises ``LookupError`` if it was not sent."""
+        d = self._snap.get("arrays")
+        if d is None:
+            raise LookupError("the parent sent no arrays: the policy must declare wants_arrays = True")
+        from agents.encoding import Encoded
+
+        return self._cached(("arrays",), lambda: Encoded.from_json(d, self.decision))
+
     def is_legal(self, action: Any) -> bool:
         key = json.dumps(encode(action), sort_keys=True)
         return bool(self._cached(("legal", self.actor, key), lambda: self._call("is_legal", action)))
@@ -625,8 +643,11 @@ def serve(policy: Any, conn: Connection | None = None, name: str | None = None) 
     if msg.get("type") != "hello":
         conn.send({"type": "error", "message": f"expected hello, got {msg.get('type')!r}"})
         return 2
-    conn.send({"type": "ready", "protocol": PROTOCOL, "name": name or type(policy).__name__,
-               "never_reacts": bool(getattr(policy, "never_reacts", False))})
+    ready = {"type": "ready", "protocol": PROTOCOL, "name": name or type(policy).__name__,
+             "never_reacts": bool(getattr(policy, "never_reacts", False))}
+    if getattr(policy, "wants_arrays", False):
+        ready["arrays"] = True
+    conn.send(ready)
     while True:
         try:
             msg = conn.read()

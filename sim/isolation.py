@@ -529,6 +529,16 @@ def _decode_action(d: Any, obs: Any, paths: Mapping[int, list]) -> Action:
     return remote.action_from_json(d, plan_hook)
 
 
+def _decode_index(index: Any, arrays: Any) -> Action:
+    """An ``{"type": "action", "index": k}`` answer: entry ``k`` of the action table (:mod:`agents.encoding`)."""
+    if isinstance(index, bool) or not isinstance(index, int):
+        raise remote.ProtocolError(f"index {index!r} is not an integer")
+    try:
+        return arrays.action(index)
+    except IndexError as exc:
+        raise remote.ProtocolError(str(exc)) from None
+
+
 # --- the policy -------------------------------------------------------------------------------------------------
 class RemotePolicy(Policy):
     """A policy played by an isolated child process.
@@ -557,6 +567,7 @@ class RemotePolicy(Policy):
         except EntrantFault as exc:
             self._dead = exc
             self.child.close()
+        self._encoder: Any = None
 
     def handshake(self) -> dict:
         """Wait for the child's ``ready`` (sent at start-up); raises :class:`EntrantLoadError` if it reports an
@@ -590,6 +601,9 @@ class RemotePolicy(Policy):
         try:
             self.handshake()
             snap, paths = snapshot(obs, decision)
+            arrays = self._arrays(obs, decision)
+            if arrays is not None:
+                snap["arrays"] = arrays.to_json()
             self._seq += 1
             msg: dict[str, Any] = {"type": "decide", "seq": self._seq, "obs": snap}
             if not self._seeded:
@@ -604,6 +618,8 @@ class RemotePolicy(Policy):
                     self.child.send(answer_call(obs, m), deadline)
                 elif kind == "action":
                     try:
+                        if "index" in m and "action" not in m:
+                            return _decode_index(m["index"], arrays or self._arrays(obs, decision, True))
                         return _decode_action(m.get("action"), obs, paths)
                     except remote.ProtocolError as exc:
                         raise EntrantProtocolError(f"{self.label}: wrong return: {exc}") from None
@@ -627,6 +643,17 @@ class RemotePolicy(Policy):
     def close(self) -> dict[str, Any]:
         """End the child and all its processes (idempotent); returns what it used (``Child.close``)."""
         return self.child.close()
+
+    def _arrays(self, obs: Any, decision: Any, force: bool = False) -> Any:
+        """The observation arrays (:mod:`agents.encoding`) if the child asked for them in its handshake (or
+        ``force``), else ``None``."""
+        if not (force or (self._ready or {}).get("arrays")):
+            return None
+        from agents.encoding import Encoder
+
+        if self._encoder is None:
+            self._encoder = Encoder.for_observation(obs)
+        return self._encoder.encode(obs, decision)
 
     def __repr__(self) -> str:
         return f"RemotePolicy({self.label!r})"

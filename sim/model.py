@@ -29,7 +29,7 @@ from sim.events import (
     TurnStarted,
 )
 from sim.hexgrid import Hex
-from sim.rules.base import Outcome
+from sim.rules.base import Decision, Outcome
 from sim.scenario import PolicySpec, Scenario
 
 _DECISIVE = (StatusChanged,)
@@ -79,8 +79,9 @@ class BattleModel(mesa.Model):
     """A battle as a Mesa model.
 
     ``spec``: the validated :class:`Scenario`; ``seed``: the battle's seed; ``policies``: optional per-side
-    overrides ``{side_index: PolicySpec | (name, params) | EntrantPolicy}`` (plug-in doctrines only, except an
-    :class:`agents.controllers.EntrantPolicy`, which tournaments use for isolated entrants);
+    overrides ``{side_index: PolicySpec | (name, params) | EntrantPolicy | policy object}`` (plug-in doctrines
+    only, except an :class:`agents.controllers.EntrantPolicy`, which tournaments use for isolated entrants; an
+    object with ``decide(obs, decision)`` given from Python is used as it is, e.g. a trained policy held in memory);
     ``decision_timeout_s``: overrides the scenario's limit (``0`` disables limits, e.g. for determinism tests);
     ``dice``: the rule dice to use instead of the seeded stream (e.g. :class:`~sim.dice.FixedDice` for play cases).
     ``battle`` holds the state, ``outcome`` the result once ``ended``.  ``decision_listeners`` are called as
@@ -102,20 +103,31 @@ class BattleModel(mesa.Model):
         self.resolved_policies: list[dict] = []
         for si, side in enumerate(spec.sides):
             pspec: PolicySpec | EntrantPolicy = side.policy
+            given = None
             if policies and si in policies:
                 p = policies[si]
-                pspec = p if isinstance(p, (PolicySpec, EntrantPolicy)) else PolicySpec(name=p[0], params=dict(p[1]))
+                if isinstance(p, (PolicySpec, EntrantPolicy)):
+                    pspec = p
+                elif callable(getattr(p, "decide", None)):
+                    given = p
+                else:
+                    pspec = PolicySpec(name=p[0], params=dict(p[1]))
             per_tank = {}
             tid0 = sum(len(s.tanks) for s in spec.sides[:si])
             for i, t in enumerate(side.tanks):
                 if t.policy is not None and not (policies and si in policies):
                     per_tank[tid0 + i] = load_policy(t.policy.name, t.policy.params)
             timeout = side.decision_timeout_s if decision_timeout_s is None else (decision_timeout_s or None)
-            main = load_policy(pspec.name, pspec.params, entrant=isinstance(pspec, EntrantPolicy))
+            main = given if given is not None else load_policy(pspec.name, pspec.params,
+                                                                entrant=isinstance(pspec, EntrantPolicy))
             self.controllers.append(SideController(
                 si, main, side_rng(streams[1 + si]), per_tank,
                 decision_timeout_s=timeout, on_fault=on_fault or side.on_fault, max_faults=side.max_faults))
-            self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
+            if given is not None:
+                self.resolved_policies.append({"name": str(getattr(given, "name", type(given).__name__)),
+                                               "params": dict(getattr(given, "params", {}))})
+            else:
+                self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
         self.tank_agents = [Tank(self, t) for t in self.battle.tanks]
         self.outcome: Outcome | None = None
         self.ended = False
@@ -181,29 +193,53 @@ class BattleModel(mesa.Model):
     def advance(self, n_decisions: int = 1) -> int:
         """Answer up to ``n_decisions`` decisions (starting turns as needed); returns how many were answered."""
         done = 0
-        while done < n_decisions and not self.ended:
+        while done < n_decisions:
+            decision = self.pending()
+            if decision is None:
+                break
+            self._send(decision, self._answer(decision))
+            done += 1
+        return done
+
+    def pending(self) -> Decision | None:
+        """The decision waiting for an answer, starting and finishing turns as needed (``None`` once the battle has
+        ended).  Asking twice returns the same decision; nothing is answered."""
+        while not self.ended:
             if self._gen is None:
                 self._start_turn()
-                if self.ended:
-                    break
-            if self._decision is None:
+            elif self._decision is None:
                 self._finish_turn()
-                continue
-            action = self._answer(self._decision)
-            for fn in self.decision_listeners:
-                fn(self._decision, action)
-            done += 1
-            self.decisions += 1
-            if self.ended:
-                break
-            try:
-                self._decision = self._gen.send(action)
-            except StopIteration:
-                self._decision = None
-            self._check_outcome()
-            if self._decision is None and not self.ended:
-                self._finish_turn()
-        return done
+            else:
+                return self._decision
+        return None
+
+    def respond(self, action: Action) -> None:
+        """Answer the pending decision (:meth:`pending`) with ``action`` instead of asking the side's controller
+        (an environment or a person playing that side).  The engine's rule for an answer applies as for a
+        controller's: an illegal action is logged (``ActionRejected``) and replaced; then the rules go on up to
+        the next decision (or the end of the turn / battle).
+
+        Raises ``RuntimeError`` if no decision is pending (the battle has ended, or :meth:`pending` was not
+        called since the last answer)."""
+        decision = self._decision
+        if self.ended or self._gen is None or decision is None:
+            raise RuntimeError("no decision is pending: call pending() first (or the battle has ended)")
+        self._send(decision, self._legal_or_rejected(decision, action))
+
+    def _send(self, decision: Decision, action: Action) -> None:
+        """Tell the listeners, send ``action`` into the turn, check the outcome, close the turn if it is over."""
+        for fn in self.decision_listeners:
+            fn(decision, action)
+        self.decisions += 1
+        if self.ended:
+            return
+        try:
+            self._decision = self._gen.send(action)
+        except StopIteration:
+            self._decision = None
+        self._check_outcome()
+        if self._decision is None and not self.ended:
+            self._finish_turn()
 
     def _start_turn(self) -> None:
         b = self.battle
@@ -268,9 +304,14 @@ class BattleModel(mesa.Model):
             winner, reason = self._forfeit_after
             self._end(Outcome(winner, reason, ()))
             return Pass(None)
+        return self._legal_or_rejected(decision, action)
+
+    def _legal_or_rejected(self, decision: Decision, action: Action) -> Action:
+        """``action`` if the rules allow it, else log ``ActionRejected`` and answer with a pass instead."""
         if not decision.legal.contains(action):
-            b.emit(ActionRejected(decision.side, getattr(action, "actor", None), decision.kind, repr(action)))
-            ctrl.plans.pop(getattr(action, "actor", None), None)
+            self.battle.emit(ActionRejected(decision.side, getattr(action, "actor", None), decision.kind,
+                                            repr(action)))
+            self.controllers[decision.side].plans.pop(getattr(action, "actor", None), None)
             action = decision.default
         return action
 

@@ -210,6 +210,18 @@ def board_figure(pic: BoardPicture, size: float = 8.0) -> Any:
     return fig
 
 
+def board_rgb(battle: Any, title: str = "", size: float = 6.0) -> Any:
+    """A live battle's board (every tank, shot lines of its log) as an ``(H, W, 3)`` uint8 numpy array, drawn like
+    :func:`board_figure` (``size`` in inches at the STYLE's dpi); used by the environments' ``render()``."""
+    import numpy as np
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    fig = board_figure(picture_of(battle, shots_of(battle), title), size)
+    canvas = FigureCanvasAgg(fig)
+    canvas.draw()
+    return np.asarray(canvas.buffer_rgba())[..., :3].copy()
+
+
 def series_figure(series: Any, side_names: list[str], size: tuple[float, float] = (6.0, 4.5)) -> Any:
     """Two stacked panels in the shared STYLE from a battle's per-turn DataCollector frame ``series`` (a pandas
     DataFrame with ``turn``, ``alive_<side name>`` and ``cum_kills`` columns; may be empty): tanks alive per side and

@@ -107,6 +107,8 @@ def calls(probe: Probe, obs: Observation) -> dict[str, list[tuple[tuple, dict, i
         "last_known": [((), {}, None)],
         "objectives": [((), {}, None)],
         "holder": [((h,), {}, None) for h in probe.hexes],
+        "terrain_map": [((), {}, None)],
+        "order_of_battle": [((), {}, None)],
         "targets": [((i,), {}, None) for i in probe.ids] + [((), {}, a) for a in own],
         "reachable": [((i,), {}, None) for i in probe.ids] + [((), {}, a) for a in own],
         "modes": [((i,), {}, None) for i in probe.ids],
