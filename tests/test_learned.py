@@ -12,7 +12,7 @@ import pytest
 import yaml
 from learned_policies import INDEX_BOT, last_legal
 
-from agents.controllers import PolicyLoadError, load_policy
+from agents.controllers import EntrantPolicy, PolicyLoadError, load_policy
 from agents.policies.learned import Learned
 from conftest import ROOT
 from sim.isolation import close_policies
@@ -31,8 +31,9 @@ def play(spec, policies, seed=0):
 
 
 def remote(entrant):
-    return PolicySpec(name="sim.isolation:RemotePolicy",
-                      params={"entrant": entrant, "limits": {"decision_wall_s": 60, "startup_wall_s": 60}})
+    """An isolated entrant, as only tournament code may define one (issue 11: data files name doctrines only)."""
+    return EntrantPolicy("sim.isolation:RemotePolicy",
+                         {"entrant": entrant, "limits": {"decision_wall_s": 60, "startup_wall_s": 60}})
 
 
 def test_a_callable_plays_through_the_learned_doctrine_under_every_rule_set():
