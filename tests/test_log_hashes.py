@@ -40,7 +40,7 @@ def canonical_log(model: Any) -> str:
 
 
 def log_hash(path: Path, seed: int, max_turns: int | None) -> str:
-    """sha256 (hex) of the canonical log of the battle ``path`` at ``seed``, played to ``max_turns`` turns or the end."""
+    """sha256 (hex) of the canonical log of the battle ``path`` at ``seed``, to ``max_turns`` turns or the end."""
     from sim.model import BattleModel
     from sim.scenario import load_scenario
 
