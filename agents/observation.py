@@ -36,7 +36,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from agents.actions import Ram
+from sim.actions import Ram
 from sim.battle import HypoView
 from sim.hexgrid import Hex, as_hex, cube_vector, distance, in_arc, rotate_cube
 from sim.rules.base import Decision, Hypo, Illegal, Legal, Odds

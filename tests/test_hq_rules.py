@@ -622,7 +622,7 @@ def test_default_facing_rule():
 # Sequence of play (phase 2): MemoryBattle + play_turn driven with fixed dice
 # ---------------------------------------------------------------------------------------------------------------
 
-from agents.actions import Activate, Fire, Ram, Special, Step  # noqa: E402 - phase 2 tests' own imports
+from sim.actions import Activate, Fire, Ram, Special, Step  # noqa: E402 - phase 2 tests' own imports
 from sim.battle import MemoryBattle  # noqa: E402 - phase 2 tests' own imports
 from sim.events import BattleStateSet, Status, TurnStarted  # noqa: E402 - phase 2 tests' own imports
 from sim.rules.base import Illegal  # noqa: E402 - phase 2 tests' own imports

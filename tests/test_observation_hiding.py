@@ -22,11 +22,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from agents import remote
-from agents.actions import Activate, Fire, Pass, Pivot, Ram, Special, Step
+from agents import isolation, remote
 from agents.observation import Observation, ReadOnly, SideLegal, TankView
 from agents.policies.base import Policy
-from sim import isolation
+from sim.actions import Activate, Fire, Pass, Pivot, Ram, Special, Step
 from sim.battle import Battle, TankState
 from sim.dice import DiceSource
 from sim.events import Moved

@@ -69,7 +69,7 @@ from typing import Any, Generator, Hashable, Literal, Mapping
 
 from pydantic import Field, field_validator
 
-from agents.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
+from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
 from sim.battle import Battle, HypoView
 from sim.dice import DiceSource, FixedDice
 from sim.events import (

@@ -1,7 +1,7 @@
 """The rule-set interface: decisions, legality, shots, odds, outcomes, and the registry by name.
 
 A rule set drives a turn as a generator of :class:`Decision` values (DESIGN.md "The sequence of play belongs to the
-rule set"); the engine sends back each side's :class:`~agents.actions.Action`.  Odds are exact ``Fraction`` values
+rule set"); the engine sends back each side's :class:`~sim.actions.Action`.  Odds are exact ``Fraction`` values
 computed from a :class:`Shot`'s ``key`` (primitives only, cached); ``resolve`` rolls the same stages.
 
 Rule sets never import Mesa.
@@ -16,7 +16,7 @@ from typing import Any, Callable, ClassVar, Generator, Hashable, Mapping
 
 from pydantic import BaseModel, ConfigDict
 
-from agents.actions import Action, Pass
+from sim.actions import Action, Pass
 from sim.dice import DiceSource
 
 
@@ -31,7 +31,7 @@ class Legal:
     ``contains(action)`` decides any action; ``reachable(actor)`` returns ``{state: (cost, path)}`` (a movement
     search run on demand, never a list of paths built up front); ``targets(actor)`` the target ids a shot may be
     aimed at now; ``modes`` the action modes (for ``activate``), ``specials`` the rule set's special action names;
-    ``plan_to(actor, state, then)`` turns a reachable state into a :class:`~agents.actions.Plan`.
+    ``plan_to(actor, state, then)`` turns a reachable state into a :class:`~sim.actions.Plan`.
     """
 
     contains: Callable[[Action], bool] = lambda a: isinstance(a, Pass)

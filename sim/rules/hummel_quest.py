@@ -80,7 +80,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
+from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,

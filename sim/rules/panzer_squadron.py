@@ -41,7 +41,7 @@ from typing import Any, Generator, Literal, Mapping, NamedTuple
 
 from pydantic import Field
 
-from agents.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
+from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
 from sim.dice import DiceSource
 from sim.events import (
     Activated,

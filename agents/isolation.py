@@ -1,6 +1,6 @@
 """Isolated entrants: each runs in its own confined process and sees only its side's observations.
 
-:class:`RemotePolicy` is an ordinary policy in the engine (load it as ``sim.isolation:RemotePolicy`` with
+:class:`RemotePolicy` is an ordinary policy in the engine (load it as ``agents.isolation:RemotePolicy`` with
 parameters ``entrant`` and ``limits``; only tournament entrant definitions may) that starts a child process and,
 for every decision, sends the child a JSON snapshot of the :class:`~agents.observation.Observation` and reads back
 an action.  The message format (JSON lines) is documented in :mod:`agents.remote`, which is also the Python child
@@ -10,10 +10,10 @@ language.
 What the child cannot do through the protocol: read the battle, the model, the dice or the other side -- they live
 in another process and nothing in the protocol returns them (queries are limited to the Observation's public
 methods, answered for this side only).  What it cannot do around the protocol is the sandbox's business
-(:mod:`sim.sandbox`): on Linux as root each entrant runs under its own uid, as pid 1 of its own pid, mount, ipc,
+(:mod:`agents.sandbox`): on Linux as root each entrant runs under its own uid, as pid 1 of its own pid, mount, ipc,
 net and uts namespaces, with a private ``/proc``, a read-only file system and private ``/tmp``, in its own cgroup,
 and is killed with all its descendants when the game ends.  What this machine cannot guarantee is reported by
-:func:`sim.sandbox.confinement` (a warning at start-up, and in the tournament's manifest).  The child starts in
+:func:`agents.sandbox.confinement` (a warning at start-up, and in the tournament's manifest).  The child starts in
 the filesystem root with a minimal environment (``PATH``, the parent's ``sys.path`` minus its own standard library
 and site-packages as ``PYTHONPATH`` so plug-ins import and a foreign interpreter keeps its own library,
 ``PYTHONHASHSEED=0``, ``HOME=/tmp``) and no descriptors but its stdin, stdout and stderr.
@@ -45,10 +45,10 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from agents import remote
-from agents.actions import Action
 from agents.policies.base import Policy
+from agents.sandbox import OWN_FAULT_SIGNALS, READY_LINE, Sandbox, SandboxError
+from sim.actions import Action
 from sim.rules.base import fraction_str
-from sim.sandbox import OWN_FAULT_SIGNALS, READY_LINE, Sandbox, SandboxError
 
 #: The working directory of every child (the root: no project files under relative paths).
 CHILD_CWD = os.path.abspath(os.sep)
@@ -189,13 +189,13 @@ def child_env() -> dict[str, str]:
 
 
 def child_expose() -> list[str]:
-    """Paths every entrant may need to read besides its command's own (:func:`sim.sandbox.needed_paths`): this
+    """Paths every entrant may need to read besides its command's own (:func:`agents.sandbox.needed_paths`): this
     interpreter's prefixes and the ``PYTHONPATH`` it is given."""
     return [sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, *child_pythonpath()]
 
 
 class Child:
-    """One entrant process speaking JSON lines, confined by a :class:`sim.sandbox.Sandbox`; every read and write
+    """One entrant process speaking JSON lines, confined by a :class:`agents.sandbox.Sandbox`; every read and write
     has a deadline.
 
     Raises :class:`EntrantTimeout` when a deadline passes (the process is killed), :class:`EntrantCrashed` (or
@@ -223,7 +223,7 @@ class Child:
         self._buf = bytearray()
 
     def start(self, deadline: float) -> None:
-        """In the sandbox: wait for the set-up's ready line, hold the sandbox (:meth:`sim.sandbox.Sandbox.hold`)
+        """In the sandbox: wait for the set-up's ready line, hold the sandbox (:meth:`agents.sandbox.Sandbox.hold`)
         and let the entrant run.  Idempotent; nothing to do without the sandbox."""
         if not self._setting_up:
             return
@@ -356,10 +356,10 @@ class Child:
         raise self.exit_fault()
 
     def exit_fault(self) -> EntrantFault:
-        """The fault behind the ended child (:meth:`sim.sandbox.Sandbox.exit_status`).
+        """The fault behind the ended child (:meth:`agents.sandbox.Sandbox.exit_status`).
 
         Killed by the engine for CPU time, ``SIGXCPU``, or ``SIGKILL`` with the CPU seconds used up: CPU limit;
-        ``SIGKILL`` at a CPU limit it lowered itself (read from its zombie, :meth:`sim.sandbox.Sandbox.ended`):
+        ``SIGKILL`` at a CPU limit it lowered itself (read from its zombie, :meth:`agents.sandbox.Sandbox.ended`):
         crash.
         ``SIGKILL`` after the memory cgroup's OOM killer struck, or ``MemoryError`` on stderr: memory limit.  A
         fault of its own (``SIGSEGV``, ``SIGBUS``, ``SIGILL``, ``SIGFPE``, ``SIGTRAP``, ``SIGSYS``, ``SIGABRT``)
@@ -406,7 +406,7 @@ class Child:
 
     def close(self) -> dict[str, Any]:
         """Say bye, then end the child and every process it started, remove its cgroup; returns what it used
-        (:meth:`sim.sandbox.Sandbox.usage`, also kept in :attr:`usage`).  Idempotent."""
+        (:meth:`agents.sandbox.Sandbox.usage`, also kept in :attr:`usage`).  Idempotent."""
         if self.proc.poll() is None and self.sandbox.killed is None and not self._setting_up:
             try:
                 self.send({"type": "bye"}, time.monotonic() + 0.2)

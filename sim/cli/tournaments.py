@@ -2,15 +2,15 @@
 
 ``tanksim tournament FILE --out DIR [--workers N | --scheduler ADDR | --dask-local N] [--new] [--no-plots]
 [--no-progress]``: play the round robin (or, with ``format: gauntlet``, the gauntlet) of a tournament file
-(:mod:`sim.tournament`) into ``DIR`` (resumable: run it again to finish an interrupted tournament), then print and
-save the leaderboard, head-to-head matrix, per-scenario and per-rule-set scores, the side-bias check and, for a
-round robin, the meta-game (Parquet + CSV + PNG).
+(:mod:`sim.tournaments.tournament`) into ``DIR`` (resumable: run it again to finish an interrupted tournament), then
+print and save the leaderboard, head-to-head matrix, per-scenario and per-rule-set scores, the side-bias check and, for
+a round robin, the meta-game (Parquet + CSV + PNG).
 
 ``tanksim match A B --scenario FILE --sprt elo0=0,elo1=20,alpha=0.05,beta=0.05 [--max-games N] [--seed S]
 [--workers N] [--isolation process] [--out DIR]``: ``A`` and ``B`` are doctrines (``NAME[:param=value,...]``,
 built-in or ``package.module:Class``).  Plays side-swapped pairs of games sharing a seed until the pentanomial
-SPRT (:mod:`sim.sprt`; logistic Elo, or normalized Elo with ``model=normalized``) accepts H0 or H1 or the game
-limit is reached, printing the running LLR after every pair, then the Elo estimate with the leaderboard's interval
+SPRT (:mod:`sim.tournaments.sprt`; logistic Elo, or normalized Elo with ``model=normalized``) accepts H0 or H1 or the
+game limit is reached, printing the running LLR after every pair, then the Elo estimate with the leaderboard's interval
 (Bradley-Terry with virtual draws, profile likelihood) and the nElo estimate.
 
 Exit codes: 0 done (a match reached a verdict), 1 a match without a verdict within its game limit or an interrupted
@@ -38,7 +38,7 @@ def _executor_args(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``tanksim tournament FILE --out DIR``; returns the exit code."""
-    from sim import tournament as T
+    from sim.tournaments import tournament as T
 
     p = argparse.ArgumentParser(prog="tanksim tournament", description="Round-robin (or gauntlet) tournament of "
                                                                        "doctrines.")
@@ -92,10 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 # --- match ----------------------------------------------------------------------------------------------------------
 def parse_entrant(text: str, isolation: str = "in_process", limits: dict | None = None, name: str | None = None):
-    """``NAME[:param=value,...]`` (as ``--policy``, without the side) -> :class:`sim.tournament.Entrant`."""
-    from sim.cli import parse_policy_arg
-    from sim.isolation import Limits
-    from sim.tournament import Entrant
+    """``NAME[:param=value,...]`` (as ``--policy``, without the side) -> :class:`sim.tournaments.tournament.Entrant`."""
+    from agents.isolation import Limits
+    from sim.cli.main import parse_policy_arg
+    from sim.tournaments.tournament import Entrant
 
     _, pol, params = parse_policy_arg("x=" + text)
     if not pol:
@@ -106,7 +106,7 @@ def parse_entrant(text: str, isolation: str = "in_process", limits: dict | None 
 
 def _pairs(sc: Any, label: str, a: Any, b: Any, seed: int, n_pairs: int, decision_timeout_s: float,
            battle_timeout_s: float) -> Iterator[Any]:
-    from sim.tournament import Chunk, derive_seed, pair_games
+    from sim.tournaments.tournament import Chunk, derive_seed, pair_games
 
     for k in range(n_pairs):
         g = pair_games(label, sc, a, b, k, derive_seed(seed, "match", label, k), decision_timeout_s, 2 * k)
@@ -115,10 +115,10 @@ def _pairs(sc: Any, label: str, a: Any, b: Any, seed: int, n_pairs: int, decisio
 
 def match_main(argv: Sequence[str] | None = None) -> int:
     """``tanksim match A B --scenario FILE --sprt ...``; returns the exit code."""
-    from sim import ratings as R
-    from sim import sprt as S
-    from sim import tournament as T
     from sim.scenario import load_scenario
+    from sim.tournaments import ratings as R
+    from sim.tournaments import sprt as S
+    from sim.tournaments import tournament as T
 
     p = argparse.ArgumentParser(prog="tanksim match", description="SPRT match between two doctrines on mirrored "
                                                                   "game pairs.")
@@ -235,7 +235,7 @@ def _elo(x: float) -> str:
 def _write_match(out: Path, games: list[dict], summary: dict) -> None:
     import pyarrow as pa
 
-    from sim.tournament import GAME_SCHEMA
+    from sim.tournaments.tournament import GAME_SCHEMA
 
     out.mkdir(parents=True, exist_ok=True)
     table = pa.Table.from_pylist(games, schema=GAME_SCHEMA)

@@ -6,7 +6,8 @@ parameter, sides addressed by name, role or index, e.g. ``sides.attacker.policy.
 ``sides.Soviets.policy.name``), each with ``levels`` or a ``range``; set-up randomisation (``setup: random``: every
 tank of a side that has a **deployment** zone is placed by the run's seed on a free, passable hex of its zone), which
 may itself be a factor (``path: setup, levels: [fixed, random]``); a **design** (``full_factorial``,
-``latin_hypercube`` or ``nolh`` with ``n`` points, or ``sobol`` with ``n`` base samples: :mod:`sim.designs`);
+``latin_hypercube`` or ``nolh`` with ``n`` points, or ``sobol`` with ``n`` base samples:
+:mod:`sim.experiments.samplers`);
 **replications** per point and a root **seed**::
 
     name: doctrine_experiment
@@ -32,8 +33,6 @@ advance; parameters: min_odds, threat_candidates, stop_at``.  They are raised as
 from __future__ import annotations
 
 import hashlib
-import importlib
-import itertools
 import json
 import math
 import types
@@ -135,7 +134,8 @@ class DesignSpec(_Model):
     """``kind``: ``full_factorial`` (every combination of levels; a range needs ``steps``), ``latin_hypercube``
     (``n`` points, scipy.stats.qmc.LatinHypercube seeded by the root seed), ``nolh`` (a nearly orthogonal Latin
     hypercube of ``n`` points) or ``sobol`` (Saltelli's sample of ``n`` base points, a power of two, for Sobol'
-    indices; ``second_order`` (default true) adds the rows for second-order indices).  See :mod:`sim.designs`."""
+    indices; ``second_order`` (default true) adds the rows for second-order indices).  See
+    :mod:`sim.experiments.samplers`."""
 
     kind: Literal["full_factorial", "latin_hypercube", "nolh", "sobol"] = "full_factorial"
     n: int | None = Field(None, ge=1, le=MAX_POINTS)
@@ -232,7 +232,7 @@ class Experiment:
     builds on (scenario + deployment zones when used); ``zones``: side index -> zone hexes; ``factors``;
     ``points`` in design order; ``n_runs`` = points x replications; ``design_rows``: the point index of every row
     of the design in its own order (a row that repeats an earlier one is played once); ``design_info``: what
-    :func:`sim.designs.build` says about the design (Sobol' problem, NOLH correlation).
+    :func:`sim.experiments.samplers.build` says about the design (Sobol' problem, NOLH correlation).
     """
 
     spec: ExperimentSpec
@@ -504,7 +504,7 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
         n_points = spec.design.n or 0
         size_txt = str(n_points)
         if kind == "sobol":
-            from sim.designs import sobol_rows
+            from sim.experiments.samplers import sobol_rows
 
             n_points = sobol_rows(n_points, len(factors_spec), spec.design.second_order is not False)
             size_txt = f"{n_points} (sobol: n = {spec.design.n} base samples)"
@@ -732,14 +732,14 @@ def _check_points(raw: Mapping[str, Any], bsrc: str, src: str, points: Sequence[
 
 
 def _range_value(x: float, integer: bool) -> Any:
-    from sim.designs import range_value
+    from sim.experiments.samplers import range_value
 
     return range_value(x, integer)
 
 
 def _design(spec: ExperimentSpec, factors: list[Factor]) -> Any:
-    """The design's rows (:func:`sim.designs.build`)."""
-    from sim import designs
+    """The design's rows (:func:`sim.experiments.samplers.build`)."""
+    from sim.experiments import samplers as designs
 
     return designs.build(spec.design.kind, factors, spec.seed, spec.design.n, spec.design.second_order)
 

@@ -20,8 +20,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
-from agents.actions import Action, Activate, Fire, Pass, Pivot, Plan, Ram, Special, Step
 from agents.policies.base import Policy
+from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Ram, Special, Step
 from sim.dice import DiceError, DiceExhausted, FixedDice
 from sim.events import EVENT_TYPES, BattleStateSet, TankStateSet
 from sim.hexgrid import Hex
@@ -259,7 +259,7 @@ class _Labels:
 
 
 def build_action(raw: Any, where: str, labels: _Labels, actor: int | None, default: Action | None) -> Action:
-    """The :class:`~agents.actions.Action` a scripted answer stands for (PLAY.md "Answers").
+    """The :class:`~sim.actions.Action` a scripted answer stands for (PLAY.md "Answers").
 
     ``actor`` is the tank the answer acts for unless it names its own ``actor:``; ``default`` is the decision's
     default (``None`` while validating, where ``default`` answers are accepted as they are).  Raises

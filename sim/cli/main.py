@@ -22,13 +22,13 @@ from sim.scenario import ScenarioError
 
 #: Subcommands that live in their own modules: name -> "module:function(argv) -> int".
 EXTERNAL = {
-    "batch": "sim.batch_cli:main",
-    "report": "sim.report:main",
-    "power": "sim.report:power_main",
-    "tournament": "sim.tournament_cli:main",
-    "match": "sim.tournament_cli:match_main",
-    "replay": "sim.replay:main",
-    "app": "sim.app:main",
+    "batch": "sim.cli.experiments:main",
+    "report": "sim.experiments.report:main",
+    "power": "sim.experiments.report:power_main",
+    "tournament": "sim.cli.tournaments:main",
+    "match": "sim.cli.tournaments:match_main",
+    "replay": "sim.view.replay:main",
+    "app": "sim.view.app:main",
 }
 
 
@@ -68,14 +68,14 @@ def _kv(items: Sequence[str]) -> dict[str, str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from sim.experiments.store import write_battle
     from sim.model import BattleModel
-    from sim.render import picture_of, save_board, shots_of
     from sim.runner import BattleResult, final_state, log_rows, summarise
     from sim.scenario import PolicySpec, load_scenario, side_index
-    from sim.store import write_battle
+    from sim.view.render import picture_of, save_board, shots_of
 
     if args.from_dir:
-        from sim.batch import rerun_from
+        from sim.experiments.batch import rerun_from
 
         clash = [n for n, v in (("SCENARIO", args.scenario), ("--policy", args.policy), ("--out", args.out),
                                 ("--seed", args.seed if args.seed != 0 else None)) if v]
@@ -180,7 +180,7 @@ def cmd_odds(args: argparse.Namespace) -> int:
 
 
 def cmd_cases(args: argparse.Namespace) -> int:
-    from sim.cases import run_file
+    from sim.rules.cases import run_file
 
     passed = failed = skipped = 0
     for f in args.files:
@@ -240,12 +240,12 @@ def _validate_one(f: str) -> str:
     """Check one file; returns its ``ok`` line.  Raises :class:`ScenarioError`, ``ValueError`` or ``OSError``."""
     kind = _file_kind(f)
     if kind == "experiment":
-        from sim.experiment import load_experiment
+        from sim.experiments.design import load_experiment
 
         load_experiment(f)
         return f"{f}: ok (experiment)"
     if kind == "tournament":
-        from sim.tournament import load_tournament
+        from sim.tournaments.tournament import load_tournament
 
         t = load_tournament(f)
         problems = _entrant_problems(t)

@@ -1,7 +1,7 @@
 """The statistics of a batch's results: effects, differences, interactions, importance, best levels, power.
 
 Everything here reads one table of finished battles (:func:`outcomes`, built from a results folder's runs and its
-manifest) and returns pandas DataFrames; :mod:`sim.report` prints them, writes them and puts them in
+manifest) and returns pandas DataFrames; :mod:`sim.experiments.report` prints them, writes them and puts them in
 ``tanksim report --json``.  Failed and timed-out battles are left out (the report counts them apart).
 
 **Outcomes**, per battle, from the point of view of the *focus side* (``--side``, default the first side):
@@ -127,7 +127,7 @@ def factor_levels(runs: pd.DataFrame, fac: Mapping[str, Any], manifest: Mapping[
         x = col.astype("float64")
         if fac.get("integer") and x.nunique() <= 8:
             return col, sorted(col.dropna().unique())
-        return col, []  # a continuous factor: fitted curves (sim.analysis.curves), never bins
+        return col, []  # a continuous factor: fitted curves (sim.experiments.analysis.curves), never bins
     if values and (is_string_factor(manifest, fac)
                    or not all(isinstance(v, (str, int, float, bool)) for v in values)):
         values = [v if isinstance(v, str) else json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
@@ -204,7 +204,7 @@ def _floats(s: pd.Series) -> np.ndarray:
 
 
 def outcomes(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0) -> Battles:
-    """The analysis table of a folder's runs (``sim.batch.load_runs``) and manifest, seen from side ``side``
+    """The analysis table of a folder's runs (``sim.experiments.batch.load_runs``) and manifest, seen from side ``side``
     (0 or 1).  Raises ``ValueError`` for another side index."""
     if side not in (0, 1):
         raise ValueError(f"side index {side}: expected 0 or 1")

@@ -1,15 +1,15 @@
-"""The app's Solara components and page (served by ``tanksim app``; see :mod:`sim.app`).
+"""The app's Solara components and page (served by ``tanksim app``; see :mod:`sim.view.app`).
 
 Mesa's space drawing knows grids and networks but not a hex map with facings, so the board is our own component:
-:func:`sim.render.draw_board` (the same drawing as replays and ``tanksim run --plot``) in a
+:func:`sim.view.render.draw_board` (the same drawing as replays and ``tanksim run --plot``) in a
 ``solara.FigureMatplotlib``.  The page is Mesa's ``SolaraViz`` with:
 
 * :func:`BoardView`: the turn / activation counter (:func:`StatusView`, text with the CSS class
   ``tanksim-counter``), the result once over, and the hex board with the last step's moves and shot lines;
 * :func:`ChartsView`: tanks alive per side and cumulative kills per turn, from the model's DataCollector
-  (columns ``alive_<side name>`` and ``cum_kills``), drawn with :func:`sim.render.series_figure`;
-* Mesa's controls (Reset, play/pause, Step: one activation, see :meth:`sim.app.AppModel.step`) and the inputs of
-  :func:`sim.app.model_params` (seed, a policy per side), applied on Reset.
+  (columns ``alive_<side name>`` and ``cum_kills``), drawn with :func:`sim.view.render.series_figure`;
+* Mesa's controls (Reset, play/pause, Step: one activation, see :meth:`sim.view.app.AppModel.step`) and the inputs of
+  :func:`sim.view.app.model_params` (seed, a policy per side), applied on Reset.
 
 Each browser session gets its own model (built in :func:`Page`), so two viewers never step one battle.
 """
@@ -21,15 +21,16 @@ import solara
 from mesa.visualization import SolaraViz
 from mesa.visualization.utils import update_counter
 
-from sim import render
-from sim.app import AppModel, app_settings, model_params
+from sim.view import render
+from sim.view.app import AppModel, app_settings, model_params
 
 #: Board picture edge in inches.
 BOARD_SIZE = 7.0
 
 
 def board_picture(model: AppModel) -> render.BoardPicture:
-    """The board of ``model`` now, with the last step's shots and move trails (a :class:`~sim.render.BoardPicture`)."""
+    """The board of ``model`` now, with the last step's shots and move trails (a
+    :class:`~sim.view.render.BoardPicture`)."""
     pic = render.picture_of(model.battle, model.marks["shots"], model.status_line().split(" · ", 2)[0]
                             + f" · activation {model.activations}")
     pic.moves = [(model.battle.tanks[tid].side, list(path)) for tid, path in sorted(model.marks["moves"].items())]

@@ -5,7 +5,7 @@ Input everywhere is a games table (``pandas.DataFrame``) with one row per game:
 * ``a``, ``b`` -- the two entrants' names (``a`` played the scenario's first side);
 * ``score_a`` -- ``a``'s score: 1 win, 0.5 draw, 0 loss (``b`` scores ``1 - score_a``);
 * ``cluster`` (optional) -- games that are not independent (the two games of a mirrored pair share their dice)
-  carry the same cluster id (the meta-game bootstrap, :mod:`sim.metagame`, resamples whole clusters).
+  carry the same cluster id (the meta-game bootstrap, :mod:`sim.tournaments.metagame`, resamples whole clusters).
 
 What it computes (nothing here knows about tanks):
 

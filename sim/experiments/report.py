@@ -5,17 +5,17 @@ Per design point: battles (finished rows; failed and timed-out rows are counted 
 rate with a Wilson 95 % interval (``scipy.stats.binomtest(k, n).proportion_ci(method="wilson")``), draws, the mean
 and quartiles of turns and of each side's losses, and the loss-exchange ratio (the second side's total losses per
 loss of the first side).  Main effects: the same win rates pooled over every other factor, per level of each
-categorical factor, with each level's difference from the overall rate.  Then the analysis of :mod:`sim.analysis`
-(:func:`analyse` returns it as a :class:`Report` of DataFrames): the answer (what matters most, which level is
-best and how sure), effects on every outcome with intervals, differences between levels (paired under common random
-numbers), interactions, variance shares, the probability that each level is best, quantiles, fitted curves of
-continuous factors, mirror matches (side bias), power, and warnings (``docs/batch.md`` lists every section and JSON
-key).  The tables are printed (or, with ``--json``, the whole report as one JSON object) and written to
+categorical factor, with each level's difference from the overall rate.  Then the analysis of
+:mod:`sim.experiments.analysis` (:func:`analyse` returns it as a :class:`Report` of DataFrames): the answer (what
+matters most, which level is best and how sure), effects on every outcome with intervals, differences between levels
+(paired under common random numbers), interactions, variance shares, the probability that each level is best, quantiles,
+fitted curves of continuous factors, mirror matches (side bias), power, and warnings (``docs/batch.md`` lists every
+section and JSON key).  The tables are printed (or, with ``--json``, the whole report as one JSON object) and written to
 ``DIR/report/`` (``points``, ``effects``, ``effects_by_outcome``, ``differences``, ``interactions``, ``importance``,
 ``importance_comparisons``, ``best``, ``distributions``, ``curves``, ``power``: ``.csv`` and ``.parquet``;
 ``report.json``), and every stored battle's id (``run_key``, for ``tanksim run --from DIR --battle ID``) to
 ``DIR/report/runs.csv``.  ``--plot`` draws the win rate of one side with its intervals by factor level (and
-``FILE-points.png`` per design point) with :func:`sim.render.interval_plot`, ``FILE-distributions.png`` (box plots
+``FILE-points.png`` per design point) with :func:`sim.view.render.interval_plot`, ``FILE-distributions.png`` (box plots
 of survivors and duration) and, for continuous factors, ``FILE-curves.png``.
 """
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from sim.analysis import CONFIDENCE, factor_levels, is_string_factor, side_names, wilson
+from sim.experiments.analysis import CONFIDENCE, factor_levels, is_string_factor, side_names, wilson
 
 __all__ = ["CONFIDENCE", "Report", "analyse", "analyse_runs", "main", "main_effects", "point_table", "power_main",
            "side_names", "wilson"]
@@ -141,7 +141,7 @@ def plot(path: str | Path, points: pd.DataFrame, effects: pd.DataFrame, manifest
          side: str) -> list[Path]:
     """Win rate of ``side`` with Wilson intervals: by factor level (``path``) and, for more than one design point,
     by design point (``<path stem>-points<suffix>``).  Returns the files written."""
-    from sim.render import interval_plot
+    from sim.view.render import interval_plot
 
     path = Path(path)
     name = manifest["design"]["experiment"].get("name", "experiment")
@@ -193,9 +193,9 @@ def battle_ids(runs: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFrame:
 
 def build(out_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """``(manifest, runs, points, effects)`` for a results folder, after verifying it
-    (:func:`sim.batch.verified_manifest`: the manifest's hashes, every runs, events and series part by
-    SHA-256).  Raises ``FileNotFoundError``, :class:`sim.store.CorruptResults` naming each bad file."""
-    from sim.batch import load_runs, read_manifest
+    (:func:`sim.experiments.batch.verified_manifest`: the manifest's hashes, every runs, events and series part by
+    SHA-256).  Raises ``FileNotFoundError``, :class:`sim.experiments.store.CorruptResults` naming each bad file."""
+    from sim.experiments.batch import load_runs, read_manifest
 
     runs = load_runs(out_dir)  # verifies the folder first
     manifest = read_manifest(out_dir)
@@ -233,7 +233,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if problem:
             print(f"tanksim report: --plot {args.plot}: {problem}", file=sys.stderr)
             return 2
-    from sim.store import CorruptResults, lock_holder
+    from sim.experiments.store import CorruptResults, lock_holder
 
     if not 0 < args.delta <= 1:
         print(f"tanksim report: --delta {args.delta}: expected a difference in win rate in (0, 1]", file=sys.stderr)
@@ -316,7 +316,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 0
 
 
-# --- the full analysis (sim.analysis): python API, --json, text ------------------------------------------------------
+# --- the full analysis (sim.experiments.analysis): python API, --json, text -------------------------------------------
 
 #: Default difference in win rate for the report's power section and ``tanksim power``.
 DEFAULT_DELTA = 0.1
@@ -324,8 +324,8 @@ DEFAULT_DELTA = 0.1
 
 @dataclass
 class Report:
-    """Everything ``tanksim report`` says about a results folder, as DataFrames (see :mod:`sim.analysis` for each
-    statistic and ``docs/batch.md`` for the columns).
+    """Everything ``tanksim report`` says about a results folder, as DataFrames (see :mod:`sim.experiments.analysis` for
+    each statistic and ``docs/batch.md`` for the columns).
 
     ``manifest``, ``runs`` (every stored row), ``points`` (:func:`point_table`), ``main_effects`` (win rates per
     level, :func:`main_effects`), ``battles`` (the analysis table), ``effects`` (per factor, level and outcome, with
@@ -364,7 +364,7 @@ class Report:
         d = self.manifest["design"]
         exp = d["experiment"]
         b = self.battles
-        from sim import analysis
+        from sim.experiments import analysis
 
         out: dict[str, Any] = {
             "experiment": exp.get("name"), "source": d.get("source"), "scenario": d["scenario"]["source"],
@@ -428,7 +428,7 @@ def analyse_runs(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0,
                  power: float = 0.8, alpha: float = 0.05, *, points: pd.DataFrame | None = None,
                  main: pd.DataFrame | None = None) -> Report:
     """:func:`analyse` on a runs table and a manifest already in memory (synthetic tables in tests)."""
-    from sim import analysis
+    from sim.experiments import analysis
 
     b = analysis.outcomes(runs, manifest, side)
     points = point_table(runs, manifest) if points is None else points
@@ -464,7 +464,7 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
     """The headline and the warnings: factor ranking by share of the focus side's win variance (with the
     bootstrap probability that one factor matters more than another), and per factor the best level, its
     probability of being best and its separation from the runner-up."""
-    from sim import analysis
+    from sim.experiments import analysis
 
     b = rep.battles
     focus = b.sides[b.focus]
@@ -743,8 +743,8 @@ def plot_more(path: str | Path, rep: Report) -> list[Path]:
 def power_main(argv: Sequence[str] | None = None) -> int:
     """``tanksim power DIR --delta 0.1 [--power 0.8] [--alpha 0.05] [--side S] [--json]``: from a pilot folder,
     the replications per design point needed to detect a difference ``delta`` in each factor's side's win rate
-    (see :func:`sim.analysis.power_table`).  Exit 0, or 2 for a bad folder or argument."""
-    from sim import analysis
+    (see :func:`sim.experiments.analysis.power_table`).  Exit 0, or 2 for a bad folder or argument."""
+    from sim.experiments import analysis
 
     ap = argparse.ArgumentParser(prog="tanksim power", description="How many battles per design point an "
                                  "experiment needs to detect a difference in win rate, from a pilot folder.")

@@ -1,8 +1,8 @@
 """The meta-game of a tournament: which doctrine mixes are stable when doctrines compete as a population.
 
-Input is the games table of :mod:`sim.ratings` (``a``, ``b``, ``score_a``, optional ``cluster``) from a round
-robin.  The **payoff matrix** ``M[i, j]`` is doctrine ``i``'s mean score against ``j`` over every game (both sides,
-every scenario); the diagonal is 1/2 (a doctrine against itself, averaged over both sides, scores exactly half by
+Input is the games table of :mod:`sim.tournaments.ratings` (``a``, ``b``, ``score_a``, optional ``cluster``) from a
+round robin.  The **payoff matrix** ``M[i, j]`` is doctrine ``i``'s mean score against ``j`` over every game (both
+sides, every scenario); the diagonal is 1/2 (a doctrine against itself, averaged over both sides, scores exactly half by
 symmetry; self-play is not scheduled).  Since ``M + M^T = 1`` the game is symmetric and constant-sum.
 
 What it computes:

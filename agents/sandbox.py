@@ -1,5 +1,5 @@
 """Confinement of isolated entrants: what this machine can guarantee (probed once), and the sandbox each entrant
-process runs in.  :mod:`sim.isolation` starts entrants through :class:`Sandbox`; nothing here knows the protocol.
+process runs in.  :mod:`agents.isolation` starts entrants through :class:`Sandbox`; nothing here knows the protocol.
 
 **The sandbox** (``method == "sandbox"``: Linux, running as root, util-linux present).  Each entrant is started as ::
 
@@ -38,7 +38,7 @@ status, its own CPU time and its own CPU limit from ``/proc``; then unshare is l
 - and, when the game ends (or the worker or its thread dies), is killed as a whole: killing a pid namespace's init
   makes the kernel kill every process in it, ``setsid`` or not.
 
-The environment is the one the caller passes (:mod:`sim.isolation` builds a minimal one); no descriptors but
+The environment is the one the caller passes (:mod:`agents.isolation` builds a minimal one); no descriptors but
 stdin, stdout and stderr are inherited (``close_fds``).
 
 **Without the sandbox** (not Linux, not root, a tool missing, or namespaces refused: ``method == "none"``) the

@@ -9,7 +9,7 @@ Flow (DESIGN.md "batch")::
 * **Executors**: :func:`open_executor` gives a ``ProcessPoolExecutor`` (``forkserver``, N = cores by default) or a
   Dask ``Client.get_executor()`` (``scheduler="tcp://host:8786"`` or ``dask_local=N``: a LocalCluster of N
   single-threaded worker processes).  Dask is the optional extra ``tanksim[dask]``.
-* **Identity**: a run's key and seed come from its resolved parameters and replication (:mod:`sim.experiment`),
+* **Identity**: a run's key and seed come from its resolved parameters and replication (:mod:`sim.experiments.design`),
   never its index, so results are identical on any worker count or executor, and stored runs are reused.
 * **Resume**: runs already in ``DIR`` are skipped; a different experiment in ``DIR`` is refused
   (:class:`BatchRefused`) unless ``new=True``, which keeps the stored runs that the new design still contains.
@@ -44,8 +44,8 @@ from typing import Any
 
 import pandas as pd
 
-from sim import store
-from sim.experiment import (
+from sim.experiments import store
+from sim.experiments.design import (
     SETUP,
     Experiment,
     Run,
@@ -138,8 +138,8 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
          keep_model: list | None = None) -> dict[str, Any]:
     """Play one task in this process; never raises for a battle's own failure.
 
-    Returns ``{"row": run row (see :data:`sim.store.RUN_FIELDS`), "events": [...], "series": [...]}`` (event and
-    series rows carry ``run_key``; empty unless ``events``).  A raise anywhere (bad point, policy that fails to
+    Returns ``{"row": run row (see :data:`sim.experiments.store.RUN_FIELDS`), "events": [...], "series": [...]}`` (event
+    and series rows carry ``run_key``; empty unless ``events``).  A raise anywhere (bad point, policy that fails to
     load, engine error) gives ``status="failed"`` and ``error``; exceeding ``watchdog_s`` gives ``"timeout"``.
     ``keep_model`` receives the finished BattleModel (re-runs draw it)."""
     from sim.runner import run_battle
@@ -349,7 +349,7 @@ def _process_pool(n: int) -> cf.ProcessPoolExecutor:
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload(["sim.batch", "sim.runner"])
+        ctx.set_forkserver_preload(["sim.experiments.batch", "sim.runner"])
     reader, writer = ctx.Pipe(duplex=False)
     progress = ctx.SimpleQueue()
     ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
@@ -593,7 +593,7 @@ def code_hash() -> str:
 
 def read_manifest(out_dir: str | Path) -> dict[str, Any]:
     """The manifest of a results folder; raises ``FileNotFoundError`` naming the folder if there is none, and
-    :class:`sim.store.CorruptResults` naming the file (and line) if it is not a JSON object."""
+    :class:`sim.experiments.store.CorruptResults` naming the file (and line) if it is not a JSON object."""
     p = Path(out_dir) / MANIFEST
     if not p.is_file():
         raise FileNotFoundError(f"{out_dir}: not a batch results folder (no {MANIFEST})")
@@ -619,8 +619,8 @@ def _is_int(x: Any) -> bool:
 def check_manifest(manifest: Mapping[str, Any], out_dir: str | Path) -> None:
     """Check a batch manifest's shape and its stored hashes: the experiment hash of its fields and base key, each
     design point's key from its parameters, each factor value from its parameter, the run count.  Raises
-    :class:`sim.store.CorruptResults` (``DIR/manifest.json: field: what was expected``)."""
-    from sim.experiment import experiment_identity, point_key
+    :class:`sim.experiments.store.CorruptResults` (``DIR/manifest.json: field: what was expected``)."""
+    from sim.experiments.design import experiment_identity, point_key
 
     path = Path(out_dir) / MANIFEST
     bad: list[str] = []
@@ -678,9 +678,9 @@ def check_manifest(manifest: Mapping[str, Any], out_dir: str | Path) -> None:
 
 def verified_manifest(out_dir: str | Path, deep: tuple[str, ...] = store.KINDS) -> dict[str, Any]:
     """The manifest of a results folder after checking it (:func:`check_manifest`) and its parts
-    (:func:`sim.store.verify_parts`: every part listed, present and of its recorded size; ``deep`` kinds, by
+    (:func:`sim.experiments.store.verify_parts`: every part listed, present and of its recorded size; ``deep`` kinds, by
     default all, also by SHA-256: about 0.5 GB/s on one core).  Raises ``FileNotFoundError`` or
-    :class:`sim.store.CorruptResults` naming each bad file with :data:`REPAIR_HINT`."""
+    :class:`sim.experiments.store.CorruptResults` naming each bad file with :data:`REPAIR_HINT`."""
     manifest = read_manifest(out_dir)
     check_manifest(manifest, out_dir)
     store.verify_parts(out_dir, MANIFEST, deep=deep).check(REPAIR_HINT)
@@ -696,11 +696,12 @@ def _changed_fields(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]
 
 
 def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> dict[str, Any]:
-    """Create or reopen a results folder for ``exp`` (the caller holds its lock, :func:`sim.store.folder_lock`):
-    check the stored experiment, verify every stored part (:func:`repair_folder`: bad chunks are quarantined and
-    their runs played again), write the manifest, clean partial writes.  Raises :class:`BatchRefused` if the folder
-    holds a different experiment and ``new`` is false, :class:`sim.store.CorruptResults` for a manifest that is
-    not valid JSON (unless ``new``: then it is moved to ``DIR/quarantine`` and rebuilt)."""
+    """Create or reopen a results folder for ``exp`` (the caller holds its lock,
+    :func:`sim.experiments.store.folder_lock`): check the stored experiment, verify every stored part
+    (:func:`repair_folder`: bad chunks are quarantined and their runs played again), write the manifest, clean partial
+    writes.  Raises :class:`BatchRefused` if the folder holds a different experiment and ``new`` is false,
+    :class:`sim.experiments.store.CorruptResults` for a manifest that is not valid JSON (unless ``new``: then it is
+    moved to ``DIR/quarantine`` and rebuilt)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     other = [n for n in store.MANIFEST_NAMES if n != MANIFEST and (out / n).is_file()]
@@ -818,7 +819,7 @@ def load_runs(out_dir: str | Path, current: bool = True) -> pd.DataFrame:
 
     ``current``: only the runs of the folder's current design (after ``--new`` the folder may also hold runs of
     an earlier design), with a ``point`` index column.  Raises ``FileNotFoundError`` for a folder without a
-    manifest, :class:`sim.store.CorruptResults` for a bad manifest or part (:func:`verified_manifest`)."""
+    manifest, :class:`sim.experiments.store.CorruptResults` for a bad manifest or part (:func:`verified_manifest`)."""
     manifest = verified_manifest(out_dir)
     df = store.read_parts(out_dir, "runs").drop_duplicates("run_key", keep="first")
     if not current:
@@ -842,8 +843,8 @@ def failed_run_keys(out_dir: str | Path) -> dict[str, str]:
 
 def drop_runs(out_dir: str | Path, keys: set[str]) -> int:
     """Remove the rows of ``keys`` from every stored part (runs, events, series): each chunk holding any of them
-    is rewritten in place as a whole (:func:`sim.store.rewrite_chunk`: temporary files, one checksum record, the
-    renames).  A crash midway leaves each chunk old (those runs still stored), new (those runs missing: the next
+    is rewritten in place as a whole (:func:`sim.experiments.store.rewrite_chunk`: temporary files, one checksum record,
+    the renames).  A crash midway leaves each chunk old (those runs still stored), new (those runs missing: the next
     batch plays them) or, if it struck between a chunk's renames, half-rewritten: that chunk then fails
     verification and is quarantined, its runs played again; never a run without its events or stored twice.
     Returns the number of run rows removed.  The caller holds the folder's lock."""
@@ -955,9 +956,9 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
     ``interrupted``.  ``retry_failed``: play stored ``failed`` / ``timeout`` runs of the design again (their rows
     are removed from the folder first, so each run key keeps exactly one row).  ``summary.failed_stored`` counts
     the design's failed or timed-out rows in the folder afterwards.  The folder is locked for the whole call
-    (:func:`sim.store.folder_lock`) and verified first (:func:`prepare_folder`).  Raises :class:`BatchRefused`,
-    :class:`sim.store.FolderInUse` (another process is writing the folder), :class:`sim.store.CorruptResults`
-    (an unreadable manifest), ``ValueError`` for bad executor options."""
+    (:func:`sim.experiments.store.folder_lock`) and verified first (:func:`prepare_folder`).  Raises
+    :class:`BatchRefused`, :class:`sim.experiments.store.FolderInUse` (another process is writing the folder),
+    :class:`sim.experiments.store.CorruptResults` (an unreadable manifest), ``ValueError`` for bad executor options."""
     out = Path(out_dir)
     with store.folder_lock(out, "tanksim batch"):
         return _execute(exp, out, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
@@ -1164,8 +1165,8 @@ def _given(pool: Pool) -> Iterator[Pool]:
 
 @dataclass
 class BatchResult:
-    """What :func:`run_experiment` returns: ``runs`` (one row per battle, see :data:`sim.store.RUN_FIELDS` plus
-    factor columns and ``point``), ``points`` (per design point: battles, win rates with Wilson 95 % intervals,
+    """What :func:`run_experiment` returns: ``runs`` (one row per battle, see :data:`sim.experiments.store.RUN_FIELDS`
+    plus factor columns and ``point``), ``points`` (per design point: battles, win rates with Wilson 95 % intervals,
     turns, losses, loss-exchange ratio), ``effects`` (main effects per factor level), the folder and the
     :class:`BatchSummary`."""
 
@@ -1189,7 +1190,7 @@ def run_experiment(experiment: str | Path | Mapping[str, Any] | Experiment, out:
     :func:`execute`.  Raises :class:`ScenarioError` for an invalid experiment, :class:`BatchRefused`."""
     import tempfile
 
-    from sim import report
+    from sim.experiments import report
 
     if isinstance(experiment, Experiment):
         exp = experiment
@@ -1233,7 +1234,7 @@ def find_run(out_dir: str | Path, battle_id: str) -> pd.Series:
 def _schema_digest(data: Mapping[str, Any], src: str) -> str:
     """The digest of a scenario mapping (:meth:`sim.scenario.Scenario.digest`) from the schema alone: no rule-set
     check, no policy loaded or constructed, nothing imported (unlike :func:`sim.scenario.validate`), so a hash can
-    be checked before anything is built.  Raises :class:`sim.store.CorruptResults`."""
+    be checked before anything is built.  Raises :class:`sim.experiments.store.CorruptResults`."""
     from pydantic import ValidationError
 
     from sim.scenario import Scenario, _fmt_validation
@@ -1251,9 +1252,9 @@ def verify_run_row(manifest: Mapping[str, Any], row: Mapping[str, Any], out_dir:
     ``bases`` entry, validated, hashes to the row's ``base_key``), its parameters (hash to its ``point_key``), its
     replication and seed (hash to its ``run_key``; for a run of the current design the seed is also the one the
     root seed gives).  Returns the base entry (``src``, ``data``, ``zones``).  Raises
-    :class:`sim.store.CorruptResults` naming the manifest field or the battle.  Nothing is built or imported:
-    the base scenario's digest comes from its schema alone (:func:`_schema_digest`)."""
-    from sim.experiment import base_key_of, point_key, run_identity, run_key_of
+    :class:`sim.experiments.store.CorruptResults` naming the manifest field or the battle.  Nothing is built or
+    imported: the base scenario's digest comes from its schema alone (:func:`_schema_digest`)."""
+    from sim.experiments.design import base_key_of, point_key, run_identity, run_key_of
 
     path = Path(out_dir) / MANIFEST
     key, bid = row.get("base_key"), row.get("run_key")
@@ -1304,7 +1305,7 @@ def rerun_from(out_dir: str | Path, battle_id: str | None, plot: str | None = No
     stored hashes are checked (:func:`verified_manifest`, :func:`verify_run_row`): an edited manifest or part is
     refused.  Exit code 0 when the result is reproduced, 1 when it differs, 2 for a bad folder or id, or hashes
     that do not match."""
-    from sim.render import picture_of, save_board, shots_of
+    from sim.view.render import picture_of, save_board, shots_of
 
     try:
         if not battle_id:

@@ -1,11 +1,11 @@
 """``tanksim batch EXPERIMENT.yaml --out DIR [--workers N] [--scheduler ADDRESS | --dask-local N] [--new]
 [--events] [--watchdog S] [--chunk-seconds S] [--retry-failed] [--no-progress]``
 
-Plays every battle of an experiment file (see :mod:`sim.experiment`) that ``DIR`` does not hold yet, with a progress
-bar (runs done, runs/s, ETA), and stores them as Parquet parts (see :mod:`sim.batch`).  Run the same command again
-after an interruption to complete it.  Exit codes: 0 done, every battle ok; 1 done but some stored battles failed or
-timed out (``--retry-failed`` plays them again, replacing their rows); 2 bad input (including a design point whose
-scenario is invalid: nothing is run) or a refused folder (another experiment's, an unreadable manifest, or
+Plays every battle of an experiment file (see :mod:`sim.experiments.design`) that ``DIR`` does not hold yet, with a
+progress bar (runs done, runs/s, ETA), and stores them as Parquet parts (see :mod:`sim.experiments.batch`).  Run the
+same command again after an interruption to complete it.  Exit codes: 0 done, every battle ok; 1 done but some stored
+battles failed or timed out (``--retry-failed`` plays them again, replacing their rows); 2 bad input (including a design
+point whose scenario is invalid: nothing is run) or a refused folder (another experiment's, an unreadable manifest, or
 ``DIR: in use by pid N``: another batch is writing it); 130 interrupted (Ctrl-C or SIGTERM; the stored runs are kept).
 On start every stored part is verified against its checksum; a bad chunk is moved to ``DIR/quarantine`` (a warning
 names it) and its battles are played again.
@@ -46,10 +46,10 @@ def _sigterm(signum: int, frame: object) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``tanksim batch``; returns the exit code."""
-    from sim.batch import BatchRefused, execute
-    from sim.experiment import load_experiment
+    from sim.experiments.batch import BatchRefused, execute
+    from sim.experiments.design import load_experiment
+    from sim.experiments.store import CorruptResults, FolderInUse
     from sim.scenario import ScenarioError
-    from sim.store import CorruptResults, FolderInUse
 
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
     try:

@@ -12,8 +12,8 @@ everything the battle changes afterwards (positions, facing, turrets, statuses, 
 markers) comes through events, so the last frame equals the final state stored at run time.
 
 **A log is checked, never trusted.**  Before a replay reads a file, its checksum is checked where the folder records
-one (:func:`sim.store.verify_files`).  Then every row is validated (:func:`events_of`): ``seq`` runs 0, 1, 2, ...
-without gaps; ``turn`` is the current turn; the kind is known, its fields are exactly the event's fields, each of
+one (:func:`sim.experiments.store.verify_files`).  Then every row is validated (:func:`events_of`): ``seq`` runs 0, 1,
+2, ... without gaps; ``turn`` is the current turn; the kind is known, its fields are exactly the event's fields, each of
 its type (ints, not bools or floats; facings 0..5; hexes ``[q, r]``; a known status).  Each event is checked
 against the board before it is applied (:func:`check_event`): tank, side and winner ids in range; hexes on the map;
 a ``Moved`` tank on the board stepping to an adjacent hex (every rule set moves one hex per ``Moved`` event: steps,
@@ -24,7 +24,7 @@ each battle's last row, ``tanksim run --out`` writes ``final_state.json``).  Any
 
 Frames: frame 0 is the set-up; then one frame per ``Activated`` event (``--per activation``, the default) or per
 ``TurnStarted`` event (``--per turn``), each showing the board after all events up to the next boundary, the moves
-made in it as dotted trails, its shots as lines coloured by result (:data:`sim.render.RESULT_COLOURS`), wrecks,
+made in it as dotted trails, its shots as lines coloured by result (:data:`sim.view.render.RESULT_COLOURS`), wrecks,
 markers, objective hexes and a turn counter in the title.  So ``len(frames) == 1 + number of boundary events`` and
 the last frame's state is the battle's final state.
 
@@ -54,10 +54,11 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sim import render, store
 from sim.battle import Battle, SideInfo, TankState
 from sim.events import EVENT_TYPES, Event, Status, apply, event_from_payload, to_json
+from sim.experiments import store
 from sim.hexgrid import Hex, HexMap, distance
+from sim.view import render
 
 #: Columns an event table must have.
 EVENT_COLUMNS = ("seq", "turn", "kind", "data")
@@ -544,7 +545,7 @@ def _check_turn(item: LogEvent, b: Battle) -> None:
 
 def board_from_setup(e: Any, where: str = "BattleStarted") -> Battle:
     """A :class:`Battle` in its set-up state from a ``BattleStarted`` event, with no rule set, options or dice:
-    enough for :func:`sim.events.apply` and :func:`sim.render.picture_of`.  The set-up is checked first
+    enough for :func:`sim.events.apply` and :func:`sim.view.render.picture_of`.  The set-up is checked first
     (:func:`check_setup`); raises :class:`ReplayError` naming ``where`` and the field."""
     check_setup(e, where)
     m = dict(e.map)
@@ -578,7 +579,7 @@ def snapshot(b: Battle) -> list[dict[str, Any]]:
 @dataclass
 class Frame:
     """One replay frame: ``index`` (0 = set-up), the ``turn`` it belongs to, the number of activations so far,
-    a one-line ``caption``, the :class:`~sim.render.BoardPicture` and the tank ``state`` (:func:`snapshot`)."""
+    a one-line ``caption``, the :class:`~sim.view.render.BoardPicture` and the tank ``state`` (:func:`snapshot`)."""
 
     index: int
     turn: int

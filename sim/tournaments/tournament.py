@@ -5,7 +5,7 @@ A tournament file (YAML) names its entrants, scenarios and settings::
     name: doctrines
     root_seed: 2024
     games_per_pairing: 4          # per scenario, an even number: 2 = one mirrored pair
-    isolation: in_process         # or process (every entrant in its own sandboxed process, see sim.isolation)
+    isolation: in_process         # or process (every entrant in its own sandboxed process, see agents.isolation)
     limits: {cpu_s: 60, memory_mb: 1024, processes: 64, decision_wall_s: 10}      # for process entrants
     decision_timeout_s: 30        # in-process decisions slower than this forfeit (0 = off)
     executor: {workers: 2}        # or {scheduler: tcp://host:8786} / {dask_local: 4}; battle_timeout_s
@@ -33,14 +33,15 @@ any number of workers, and a folder is resumable: stored games are skipped.
 ``on_fault="forfeit"``; a raise, a timeout or a wrong return forfeits the game (``forfeit``, ``fault_kind`` and
 the engine's ``reason`` are recorded).  A game whose isolated entrant was killed from outside is void: replayed,
 then stored with ``status`` ``void`` (:func:`play_game`).  The manifest records the confinement of isolated
-entrants (:func:`sim.sandbox.confinement`).  A battle past ``battle_timeout_s`` is forfeited by the side that was
-deciding.  Games go through the batch executors (:func:`sim.batch.open_executor`: a ``forkserver`` process pool or
-Dask); the driver streams finished games into Parquet parts (:mod:`sim.store`) and shows a tqdm bar.
+entrants (:func:`agents.sandbox.confinement`).  A battle past ``battle_timeout_s`` is forfeited by the side that was
+deciding.  Games go through the batch executors (:func:`sim.experiments.batch.open_executor`: a ``forkserver`` process
+pool or Dask); the driver streams finished games into Parquet parts (:mod:`sim.experiments.store`) and shows a tqdm bar.
 
 **Results** (:func:`analyse`): leaderboard (games, W/D/L, score with Wilson interval, Bradley-Terry Elo with
 profile-likelihood interval and LOS -- the ranking column --, openskill mu/sigma as the live-ladder view;
-:mod:`sim.ratings`), head-to-head matrix, per-scenario and per-rule-set scores, side bias, and for a round robin
-the meta-game (replicator dynamics, stable mixes, alpha-rank with bootstrap intervals; :mod:`sim.metagame`).
+:mod:`sim.tournaments.ratings`), head-to-head matrix, per-scenario and per-rule-set scores, side bias, and for a round
+robin the meta-game (replicator dynamics, stable mixes, alpha-rank with bootstrap intervals;
+:mod:`sim.tournaments.metagame`).
 """
 from __future__ import annotations
 
@@ -62,8 +63,7 @@ import pandas as pd
 import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from sim import ratings as R
-from sim.isolation import Limits
+from agents.isolation import Limits
 from sim.scenario import (
     Scenario,
     ScenarioError,
@@ -75,6 +75,7 @@ from sim.scenario import (
     path_kind,
     validate,
 )
+from sim.tournaments import ratings as R
 
 MANIFEST = "tournament.json"
 ENTRANT_NAME = re.compile(r"^[A-Za-z0-9_.+\-#@ ]{1,64}$")
@@ -189,8 +190,8 @@ class RatingSpec(_Model):
 
 
 class MetagameSpec(_Model):
-    """The meta-game report section (round robins only, :mod:`sim.metagame`): ``enabled``; alpha-rank's Moran
-    ``population`` and selection strength ``alpha``; ``t_max``, how long the replicator dynamics run (score
+    """The meta-game report section (round robins only, :mod:`sim.tournaments.metagame`): ``enabled``; alpha-rank's
+    Moran ``population`` and selection strength ``alpha``; ``t_max``, how long the replicator dynamics run (score
     units)."""
 
     enabled: bool = True
@@ -273,7 +274,7 @@ class Entrant:
         if self.isolation == "process":
             ent = {"name": self.name, "policy": self.policy, "params": dict(self.params),
                    "command": list(self.command) if self.command else None}
-            return EntrantPolicy("sim.isolation:RemotePolicy", {"entrant": ent, "limits": dict(self.limits)})
+            return EntrantPolicy("agents.isolation:RemotePolicy", {"entrant": ent, "limits": dict(self.limits)})
         return PolicySpec(name=str(self.policy), params=dict(self.params))
 
     def describe(self) -> str:
@@ -402,7 +403,7 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
 def load_tournament(path: str | Path) -> Tournament:
     """Load and validate a tournament file (a path, or the name of a bundled one such as ``tournament``).  Raises
     ``FileNotFoundError`` or :class:`TournamentError` (also for a binary file or a scenario/experiment file)."""
-    from sim.experiment import read_yaml_file, wrong_kind
+    from sim.experiments.design import read_yaml_file, wrong_kind
     from sim.scenario import ScenarioError
 
     try:
@@ -418,8 +419,8 @@ def check_entrants(entrants: Sequence[Entrant]) -> list[str]:
     """Load every entrant once (instantiate in-process doctrines; start isolated ones and complete the
     handshake).  Returns one line per entrant that cannot be loaded (empty when all load)."""
     from agents.controllers import PolicyLoadError, load_policy
-    from sim.isolation import EntrantFault, probe
-    from sim.sandbox import warn_if_unconfined
+    from agents.isolation import EntrantFault, probe
+    from agents.sandbox import warn_if_unconfined
 
     if any(e.isolation == "process" for e in entrants):
         warn_if_unconfined()
@@ -510,11 +511,11 @@ def fault_kind(reason: str) -> str | None:
 
     In-process policies (:mod:`agents.controllers`): ``raise``, ``wrong_type`` (not an action), ``timeout`` (over
     ``decision_timeout_s``), ``memory`` (raised ``MemoryError``); tournament watchdogs: ``decision_timeout``,
-    ``battle_timeout``; isolated entrants (:data:`sim.isolation.FAULT_KINDS`, from the fault's class): ``timeout``
+    ``battle_timeout``; isolated entrants (:data:`agents.isolation.FAULT_KINDS`, from the fault's class): ``timeout``
     (wall time), ``cpu``, ``memory``, ``crash``, ``raise`` (its policy raised), ``wrong_type`` (its policy returned
     something else), ``protocol`` (it broke the protocol: not JSON, an unknown message, a malformed action),
     ``load``.  The class name is read right after the decision kind, where an entrant's own text cannot reach."""
-    from sim.isolation import FAULT_KINDS
+    from agents.isolation import FAULT_KINDS
 
     m = _FORFEIT.search(reason or "")
     if not m:
@@ -551,12 +552,12 @@ def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_tim
     own failure (``status`` ``failed`` with ``error``).  Faults forfeit (``on_fault="forfeit"``).
 
     A void game -- an isolated entrant killed by a signal that came neither from the engine nor from its limits
-    (:class:`sim.isolation.EntrantVoid`), which is never that entrant's fault -- is replayed up to
+    (:class:`agents.isolation.EntrantVoid`), which is never that entrant's fault -- is replayed up to
     :data:`MAX_VOID_REPLAYS` times (same seed, so the same game); if it is still void, the row has ``status``
     ``void`` (not scored; a later run of the tournament plays it again).
 
-    In a worker process the driver is told when the game starts and ends (:func:`sim.batch.watchdog` with the
-    game's key): a decision blocked outside Python (a C call such as ``time.sleep``, blocking I/O) that neither
+    In a worker process the driver is told when the game starts and ends (:func:`sim.experiments.batch.watchdog` with
+    the game's key): a decision blocked outside Python (a C call such as ``time.sleep``, blocking I/O) that neither
     watchdog can interrupt is reported ``stuck`` with the row of the deciding side's forfeit (``battle_timeout`` or
     ``decision_timeout``), and the driver kills the worker and stores that row (:func:`run_chunks`)."""
     row: dict[str, Any] = {}
@@ -569,8 +570,8 @@ def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_tim
 
 
 def _play_once(sc: Scenario, g: Game, decision_timeout_s: float, battle_timeout_s: float) -> dict[str, Any]:
-    from sim.batch import BattleTimeout, progress_sink, watchdog
-    from sim.isolation import close_policies, void_reason
+    from agents.isolation import close_policies, void_reason
+    from sim.experiments.batch import BattleTimeout, progress_sink, watchdog
     from sim.model import BattleModel
     from sim.rules.base import Outcome
 
@@ -660,17 +661,18 @@ def _decision_watchdog(holder: list[Any], in_process: Sequence[bool], decision_t
                        on_stuck: Callable[[], dict[str, Any] | None] | None = None) -> Iterator[None]:
     """Cut off an in-process decision that runs past ``decision_timeout_s`` plus a grace of
     ``max(1, decision_timeout_s / 2)`` seconds: a thread polls the model (``holder[0]``) every 50 ms and raises
-    :class:`sim.batch.BattleTimeout` in the playing thread (``state["fired"]`` is then set), which
+    :class:`sim.experiments.batch.BattleTimeout` in the playing thread (``state["fired"]`` is then set), which
     :func:`play_game` turns into a forfeit of the deciding side.  The model's own limit is measured only after a
     decision returns, so without this a decision that never returns would hang the game until the battle
     watchdog.  It interrupts Python code, not a blocking C call (``time.sleep``): when its exception has not landed
-    :data:`sim.batch.STUCK_AFTER_S` later, the game is reported ``stuck`` through ``send`` (see
-    :func:`sim.batch.progress_sink`) with ``on_stuck()``'s row, and the driver kills the worker.  Untrusted code
-    still belongs in ``isolation: process``.  Sides played by isolated entrants are left to :mod:`sim.isolation`."""
+    :data:`sim.experiments.batch.STUCK_AFTER_S` later, the game is reported ``stuck`` through ``send`` (see
+    :func:`sim.experiments.batch.progress_sink`) with ``on_stuck()``'s row, and the driver kills the worker.  Untrusted
+    code still belongs in ``isolation: process``.  Sides played by isolated entrants are left to
+    :mod:`agents.isolation`."""
     import ctypes
     import threading
 
-    from sim.batch import STUCK_AFTER_S, BattleTimeout
+    from sim.experiments.batch import STUCK_AFTER_S, BattleTimeout
 
     if not decision_timeout_s or not any(in_process):
         yield
@@ -743,15 +745,15 @@ def run_chunks(chunks: Iterable[Chunk], *, workers: int | None = None, scheduler
                dask_local: int | None = None, pool_info: dict | None = None
                ) -> Iterator[tuple[Chunk, list[dict[str, Any]]]]:
     """Play ``chunks`` (pulled lazily, at most two per worker in flight) and yield ``(chunk, rows)`` as they
-    finish, on the batch executors (:func:`sim.batch.open_executor`: a ``forkserver`` process pool of ``workers``
-    processes, one included: games never run in the driver's process, so a plug-in blocked in a C call cannot
-    stop the driver; or Dask).  A worker that dies is replaced and its chunk re-played game by game; a game that
-    kills its worker twice becomes a ``failed`` row.  A game blocked past its watchdogs (:class:`sim.batch.HangWatch`:
-    reported stuck, or running :func:`sim.batch.kill_after` its battle timeout) has its worker killed and replaced
-    and is stored once: as the deciding side's forfeit when the worker said who was deciding, else a ``timeout``
-    row; the other games of its chunk are played again.  Closing the generator cancels pending work.
-    ``pool_info`` receives the executor ``kind`` and ``workers``."""
-    from sim.batch import POLL_S, Hang, HangWatch, hang_error, open_executor
+    finish, on the batch executors (:func:`sim.experiments.batch.open_executor`: a ``forkserver`` process pool of
+    ``workers`` processes, one included: games never run in the driver's process, so a plug-in blocked in a C call
+    cannot stop the driver; or Dask).  A worker that dies is replaced and its chunk re-played game by game; a game that
+    kills its worker twice becomes a ``failed`` row.  A game blocked past its watchdogs
+    (:class:`sim.experiments.batch.HangWatch`: reported stuck, or running :func:`sim.experiments.batch.kill_after` its
+    battle timeout) has its worker killed and replaced and is stored once: as the deciding side's forfeit when the
+    worker said who was deciding, else a ``timeout`` row; the other games of its chunk are played again.  Closing the
+    generator cancels pending work. ``pool_info`` receives the executor ``kind`` and ``workers``."""
+    from sim.experiments.batch import POLL_S, Hang, HangWatch, hang_error, open_executor
 
     it = iter(chunks)
     with open_executor(workers, scheduler, dask_local) as pool:
@@ -876,8 +878,9 @@ class RunSummary:
 
 def read_manifest(out: str | Path) -> dict[str, Any] | None:
     """The folder's ``tournament.json`` (hash, spec, entrants, scenarios, sessions, part checksums), or ``None``
-    if absent.  Raises :class:`sim.store.CorruptResults` naming the file (and line) if it is not a JSON object."""
-    from sim import store
+    if absent.  Raises :class:`sim.experiments.store.CorruptResults` naming the file (and line) if it is not a JSON
+    object."""
+    from sim.experiments import store
 
     p = Path(out) / MANIFEST
     if not p.is_file():
@@ -889,7 +892,7 @@ def read_manifest(out: str | Path) -> dict[str, Any] | None:
 
 
 def _write_manifest(out: Path, m: dict[str, Any]) -> None:
-    from sim import store
+    from sim.experiments import store
 
     store.write_manifest(out, MANIFEST, m)
 
@@ -901,9 +904,9 @@ REPAIR_HINT = ("run the tournament again (tanksim tournament FILE --out DIR): it
 
 def stored_games(out: str | Path) -> pd.DataFrame:
     """Every stored game row of a folder (all parts; a replayed game keeps its ``ok`` row), after checking every
-    part against its checksum (:func:`sim.store.verify_parts`).  Raises :class:`sim.store.CorruptResults`
-    naming each bad part."""
-    from sim import store
+    part against its checksum (:func:`sim.experiments.store.verify_parts`).  Raises
+    :class:`sim.experiments.store.CorruptResults` naming each bad part."""
+    from sim.experiments import store
 
     parts = store.part_paths(out, "runs")
     if not parts:
@@ -915,14 +918,14 @@ def stored_games(out: str | Path) -> pd.DataFrame:
 
 
 def prepare_folder(t: Tournament, out: str | Path, new: bool = False, write: bool = True) -> dict[str, Any]:
-    """Create or reopen a results folder (the caller holds its lock, :func:`sim.store.folder_lock`); refuses
+    """Create or reopen a results folder (the caller holds its lock, :func:`sim.experiments.store.folder_lock`); refuses
     (:class:`TournamentError`) one holding games of another tournament unless ``new`` (stored games that the new
     schedule still contains are reused); a manifest without any stored game does not bind the folder.  Every stored
-    part is verified and each bad chunk quarantined (:func:`sim.batch.repair_folder`: its games are played again;
-    the warnings are in the manifest's ``warnings``).  ``write``: write the manifest and clean partial writes now
+    part is verified and each bad chunk quarantined (:func:`sim.experiments.batch.repair_folder`: its games are played
+    again; the warnings are in the manifest's ``warnings``).  ``write``: write the manifest and clean partial writes now
     (else the caller does both, in that order)."""
-    from sim import store
-    from sim.batch import repair_folder
+    from sim.experiments import store
+    from sim.experiments.batch import repair_folder
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
@@ -957,7 +960,7 @@ def prepare_folder(t: Tournament, out: str | Path, new: bool = False, write: boo
                        for lab, sc in t.scenarios],
          "sessions": list(sessions) if isinstance(sessions, list) else [], "status": "running", "warnings": notes}
     if any(e.isolation == "process" for e in t.entrants):
-        from sim.sandbox import confinement
+        from agents.sandbox import confinement
 
         m["confinement"] = confinement().as_dict()   # what confined the isolated entrants (this machine's workers)
     if write:
@@ -984,8 +987,9 @@ def run_tournament(t: Tournament, out: str | Path, *, workers: int | None = None
     Entrants are loaded first (``check``): any that cannot be loaded raise :class:`EntrantLoadFailure` before a
     game starts.  Executor arguments override the file's ``executor`` block.  Ctrl-C stops cleanly (finished
     games are kept; ``interrupted`` is set).  The folder is locked for the call (a second writer gets
-    :class:`sim.store.FolderInUse`: ``DIR: in use by pid N``) and verified first (:func:`prepare_folder`)."""
-    from sim import store
+    :class:`sim.experiments.store.FolderInUse`: ``DIR: in use by pid N``) and verified first
+    (:func:`prepare_folder`)."""
+    from sim.experiments import store
 
     out = Path(out)
     with store.folder_lock(out, "tanksim tournament"):
@@ -999,7 +1003,7 @@ def _run_tournament(t: Tournament, out: Path, *, workers: int | None, scheduler:
 
     from tqdm import tqdm
 
-    from sim import store
+    from sim.experiments import store
 
     manifest = prepare_folder(t, out, new, write=False)
     for w in manifest["warnings"]:
@@ -1080,8 +1084,8 @@ class Results:
     first), ``head_to_head`` (row entrant's score against column entrant), ``by_scenario`` / ``by_ruleset`` (long
     form: entrant, label or rule set, games, W/D/L, score and interval), ``side_bias`` (the first side's score per
     scenario and over all games), ``forfeits`` (one row per forfeited game), ``failed`` (games that could not be
-    played), ``games`` (the rated games), ``metagame`` (:class:`sim.metagame.Metagame` for a round robin, else
-    ``None``) and ``notes`` (why a section is missing)."""
+    played), ``games`` (the rated games), ``metagame`` (:class:`sim.tournaments.metagame.Metagame` for a round robin,
+    else ``None``) and ``notes`` (why a section is missing)."""
 
     leaderboard: pd.DataFrame
     head_to_head: pd.DataFrame
@@ -1092,7 +1096,7 @@ class Results:
     failed: pd.DataFrame
     games: pd.DataFrame
     extra: dict[str, Any] = field(default_factory=dict)
-    metagame: Any = None            # sim.metagame.Metagame, or None (gauntlet, disabled, or not analysable)
+    metagame: Any = None            # sim.tournaments.metagame.Metagame, or None (gauntlet, disabled, or not analysable)
     notes: list[str] = field(default_factory=list)
 
 
@@ -1141,7 +1145,7 @@ def analyse(t: Tournament, games: pd.DataFrame) -> Results:
 
 def _metagame(t: Tournament, rated: pd.DataFrame) -> tuple[Any, list[str]]:
     """The meta-game of a round robin (``None`` and a note when it cannot or should not be computed)."""
-    from sim import metagame as G
+    from sim.tournaments import metagame as G
 
     ms = t.spec.metagame
     if not ms.enabled:
@@ -1189,12 +1193,12 @@ def write_results(res: Results, t: Tournament, out: str | Path, plots: bool = Tr
         df.to_csv(out / f"{name}.csv", index=False)
         written += [out / f"{name}.parquet", out / f"{name}.csv"]
     if res.metagame is not None:
-        from sim import metagame as G
+        from sim.tournaments import metagame as G
 
         (out / "metagame.json").write_text(json.dumps(G.to_json(res.metagame), indent=1), encoding="utf-8")
         written.append(out / "metagame.json")
     if plots and len(res.leaderboard):
-        from sim.render import heatmap, interval_plot
+        from sim.view.render import heatmap, interval_plot
 
         b = res.leaderboard
         conf = f"{t.spec.ratings.confidence:.0%}"
@@ -1216,7 +1220,7 @@ def write_results(res: Results, t: Tournament, out: str | Path, plots: bool = Tr
                 ylabel="entrant", colorbar_label="score")
         written += [out / "leaderboard.png", out / "head_to_head.png"]
         if res.metagame is not None:
-            from sim import metagame as G
+            from sim.tournaments import metagame as G
 
             G.plot_metagame(res.metagame, str(out / "metagame.png"), title=f"{t.spec.name}: meta-game")
             written.append(out / "metagame.png")
@@ -1293,7 +1297,7 @@ def format_results(res: Results, t: Tournament) -> str:
         for r in res.failed.head(10).itertuples():
             lines.append(f"  {r.entrant1} v {r.entrant2} on {r.label} (seed {r.seed}): {r.status}: {r.error}")
     if res.metagame is not None:
-        from sim import metagame as G
+        from sim.tournaments import metagame as G
 
         lines += ["", G.format_metagame(res.metagame)]
     lines += [f"\n{n}" for n in res.notes]

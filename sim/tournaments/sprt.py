@@ -24,7 +24,7 @@ Two models for the hypotheses H0 ``elo = elo0`` against H1 ``elo = elo1``, as in
 
 The test stops when ``LLR <= log(beta / (1 - alpha))`` (accept H0) or ``LLR >= log((1 - beta) / alpha)``
 (accept H1).  Estimates: :func:`elo_estimate` (Bradley-Terry with the virtual-draw prior and the profile
-interval of :mod:`sim.ratings`, the same method as the tournament leaderboard) and :func:`nelo_estimate`.
+interval of :mod:`sim.tournaments.ratings`, the same method as the tournament leaderboard) and :func:`nelo_estimate`.
 """
 from __future__ import annotations
 
@@ -225,10 +225,10 @@ def points_and_games(counts: Sequence[float]) -> tuple[float, int]:
 def elo_estimate(counts: Sequence[float], confidence: float = 0.95,
                  prior_draws: float | None = None) -> tuple[float, float, float]:
     """``(elo, low, high)`` of A over B from pentanomial or trinomial ``counts``: the Bradley-Terry estimate with
-    the virtual-draw prior and its profile-likelihood interval (:func:`sim.ratings.elo_difference`, the method of
-    the tournament leaderboard), on the games' points.  Always finite: 4 won games of 4 give about
+    the virtual-draw prior and its profile-likelihood interval (:func:`sim.tournaments.ratings.elo_difference`, the
+    method of the tournament leaderboard), on the games' points.  Always finite: 4 won games of 4 give about
     ``+280 [-37, +792]``.  No games give NaN."""
-    from sim import ratings as R
+    from sim.tournaments import ratings as R
 
     points, games = points_and_games(counts)
     if games == 0:

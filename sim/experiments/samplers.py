@@ -43,7 +43,7 @@ GOOD_ENOUGH = NOLH_MAX_CORRELATION / 10
 
 
 class FactorLike(Protocol):
-    """What a design needs of a factor (:class:`sim.experiment.Factor` has it)."""
+    """What a design needs of a factor (:class:`sim.experiments.design.Factor` has it)."""
 
     name: str
     values: tuple[Any, ...]

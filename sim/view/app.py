@@ -1,6 +1,6 @@
 """The interactive app: ``tanksim app [SCENARIO] [--port N] [--host H] [--seed N] [--open]``.
 
-It serves a Mesa ``SolaraViz`` page (the components live in :mod:`sim.app_board`): our own hex-board component,
+It serves a Mesa ``SolaraViz`` page (the components live in :mod:`sim.view.board`): our own hex-board component,
 Mesa's step / play / reset controls, seed and per-side policy inputs, and live charts of tanks alive per side and
 cumulative kills from the model's DataCollector.  This module holds the parts that need no web stack, so they are
 tested without a browser:
@@ -8,10 +8,10 @@ tested without a browser:
 * :class:`AppModel`, a :class:`~sim.model.BattleModel` that SolaraViz can (re-)create from keyword parameters and
   whose ``step()`` plays **one activation** through :meth:`BattleModel.advance` (the battle's rules are unchanged);
 * :func:`model_params`, the SolaraViz inputs for a scenario;
-* :func:`main`, which starts the Solara server (``solara run sim.app_board:Page``) with the scenario and seed passed
+* :func:`main`, which starts the Solara server (``solara run sim.view.board:Page``) with the scenario and seed passed
   through the environment (:data:`ENV_SCENARIO`, :data:`ENV_SEED`).
 
-Requires the ``app`` extra (``mesa[viz]``: solara, altair) for :func:`main` and :mod:`sim.app_board`.
+Requires the ``app`` extra (``mesa[viz]``: solara, altair) for :func:`main` and :mod:`sim.view.board`.
 """
 from __future__ import annotations
 
@@ -33,7 +33,7 @@ ENV_SEED = "TANKSIM_APP_SEED"
 #: The policy choice meaning "what the scenario file says for this side".
 SCENARIO_POLICY = "scenario"
 #: The Solara app the server runs.
-PAGE = "sim.app_board:Page"
+PAGE = "sim.view.board:Page"
 
 
 @functools.lru_cache(maxsize=8)
@@ -193,7 +193,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     try:
         from solara.__main__ import cli
 
-        import sim.app_board  # noqa: F401  (fail here, clearly, if Mesa's visualisation stack is missing)
+        import sim.view.board  # noqa: F401  (fail here, clearly, if Mesa's visualisation stack is missing)
     except ModuleNotFoundError as exc:
         print(f"tanksim app: needs the web stack ({exc.name} is missing): pip install 'tanksim[app]'",
               file=sys.stderr)
