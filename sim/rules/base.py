@@ -121,7 +121,7 @@ class Ruleset:
 
     Required: ``vehicle``, ``has_turret``, ``setup``, ``play_turn``, ``reachable``, ``visible``, ``shot``, ``odds``,
     ``resolve``, ``outcome``, ``odds_from_params``, ``run_case``.  Optional: ``shot_params`` (odds parameters of a
-    shot on a board, for ``tanksim odds --scenario``), ``terrain_names``.
+    shot on a board, for ``tanksim odds --scenario``), ``terrain_names``, ``play_activation`` (the search hook).
     """
 
     name: ClassVar[str] = ""
@@ -157,6 +157,19 @@ class Ruleset:
 
     def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         raise NotImplementedError
+
+    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+                        ) -> Generator[Decision, Action | None, None]:
+        """Search hook: on ``b`` (a search copy, :mod:`sim.search`), play what the answer ``action`` to ``side``'s
+        ``activate`` decision at the current point of play starts -- the activation's own decision points
+        (moves, shots, the other side's reactions), with the rules' own dice from ``dice`` -- and stop where the
+        turn would ask for the next activation.  The caller guarantees ``action`` is legal at that decision
+        (unchecked).  The engine never calls this; ``play_turn`` is the sequence of play.
+
+        Raises ``NotImplementedError`` for a rule set without the hook (a search doctrine then plans without
+        simulating the activation)."""
+        raise NotImplementedError(f"rule set {self.name!r} has no play_activation hook")
+        yield  # pragma: no cover  (makes this a generator)
 
     def reachable(self, b: Any, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
         return {}

@@ -1,0 +1,336 @@
+"""``lookahead``: a search doctrine that plans over the rule set's own decision points on a determinized copy.
+
+**Algorithm.**  At every decision the doctrine builds a *determinization* of the battle from what its side may
+know (:meth:`agents.observation.Observation.determinize`): its own tanks and the known enemies as they are, each
+hidden enemy where and as the side last saw it (the doctrine remembers what it saw), a hidden enemy never seen off
+the board.  On copies of it (:func:`sim.search.fork`) it plans:
+
+* **Activations** (``activate``): every candidate answer -- each actor with each distinct kind of mode (fire if it
+  has a target now, move (``move_and_fire`` where offered), overwatch (``ambush``, else ``hold``), ``ram`` where
+  legal) -- is simulated with the rule set's own code (:meth:`sim.rules.base.Ruleset.play_activation`): the shot
+  or the movement allowance, the move step by step, the other side's reactions (ambush, Defensive First Fire,
+  evasion), morale cascades, all with dice sampled from the rule set's exact distributions
+  (:class:`sim.search.SampledDice`, a stream derived from the side's own).  Inside a simulation both sides answer
+  with the ``fallback`` doctrine (the default policy of Monte Carlo search; for the other side it is the opponent
+  model).  Each simulated activation ends in a leaf, scored by the evaluation below.  Candidates share their dice
+  samples (common random numbers), and the ``budget`` is spread by successive halving (Karnin, Koren & Somekh
+  2013): every candidate gets ``samples`` samples, the better half gets as many again, and so on while the budget
+  lasts.  The candidate with the best mean leaf value is played (ties: the fallback's own choice, then candidate
+  order).  This is determinized Monte Carlo search (perfect-information Monte Carlo on a sampled world, Long et
+  al. 2010; Cowling, Powley & Whitehouse 2012) with a depth of one activation and a heuristic leaf.
+* **Moves** (``move_step`` / ``move`` before a plan): up to ``candidates`` reachable end states (as
+  :class:`~agents.policies.base.Doctrine` picks them) are valued by expectimax with the exact odds: the tank is put
+  in the state on a copy, the leaf is evaluated, and if a shot is possible after the move a chance node over
+  kill / no kill of the best target (exact ``p_kill`` of ``ruleset.odds(shot.key)``) is added.
+* **Shots** (``fire``, ``fire_again``, ``attack``, ``react`` and the shot after a move): the target with the highest
+  expected gain ``p_kill x gain(target)``, where ``gain`` is the change of the leaf value when that enemy is
+  destroyed (its victory points, the fire it would return, the shots of ours it would draw).
+* Any other decision, and every decision while no enemy is known, goes to the ``fallback`` doctrine.
+
+**Leaf evaluation** (in victory points for the side, from its determinization):
+``VP(side) - VP(enemy)`` (objectives held, kills, exits: :func:`sim.victory.victory_points`)
+``- risk_weight x sum_enemy max_own p_kill(enemy -> own)`` (each known enemy's best reply)
+``+ discount x sum_own max_enemy p_kill(own -> enemy)`` (our next shots, discounted)
+``- objective_weight x sum_objectives points x hexes from the nearest own tank``.
+Every ``p_kill`` is the exact kill probability of the rule set's odds for that shot on the copy; a kill is worth the
+scenario's ``kill_points``.
+
+**Budget and determinism.**  ``budget`` counts search nodes per decision: each simulated decision and each leaf
+evaluation is one node; the search stops when it is spent (the count, never a clock, bounds the work, so results do
+not depend on the machine's speed).  ``last_nodes`` holds the count of the last decision.  Every random number comes
+from the side's own stream (``obs.rng``, one draw per searched decision), so the same battle and seed give the same
+decisions.
+
+**What it knows.**  Only the observation: the copy holds no hidden enemy's true hex, facing or state, and the
+simulations' views are views of the copy.  The determinization is the usual one of imperfect-information search:
+the enemy is assumed where it was last seen and unseen enemies are ignored; a hidden enemy that ambushes the plan
+is the price.
+
+Parameters: ``fallback`` (the default policy and opponent model, a built-in doctrine name, default ``greedy``),
+``budget`` (search nodes per decision, default 300), ``samples`` (dice samples per candidate in the first round,
+default 2), ``width`` (most activation candidates searched, the fallback's choice always among them, default 8),
+``risk_weight`` (price of the enemy's reply, default 1.0), ``discount`` (weight of our next shots, default 0.5),
+``objective_weight`` (victory points per objective point and hex of distance, default 0.02), ``candidates``
+(movement states per move decision, default 8), ``min_odds`` (least kill odds worth a shot, default 0).
+
+**Peer reference.**  Atlatl's MCTS AI (``server/ai/mcts.py`` and ``mctsearch.uct_search``) runs UCT with random
+rollouts to the end of the game from the full game state, bounded by ``max_rollouts``; this doctrine sees only its
+side's observation, uses the exact odds, a rule-set doctrine as default policy and a node budget.
+
+Sources: Michie 1966 (expectimax); Kearns, Mansour & Ng 2002 (sparse sampling); Kocsis & Szepesvari 2006 and
+Browne et al. 2012 (MCTS, UCT); Long, Sturtevant, Buro & Furtak 2010 and Cowling, Powley & Whitehouse 2012
+(determinization, ISMCTS); Karnin, Koren & Somekh 2013 (successive halving).
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from agents.actions import Action, Activate, Ram
+from agents.policies.base import Doctrine, Policy
+from sim.events import Moved, Status, StatusChanged
+from sim.hexgrid import Hex, distance
+from sim.rules.base import Hypo, Illegal
+
+#: Activation modes grouped by what they do; a candidate takes the first of each group the actor may choose.
+_MODE_GROUPS = (("fire",), ("move_and_fire", "move"), ("ambush", "overwatch", "hold"), ("ram",))
+
+
+class Exchange:
+    """The exchange of fire on a search copy ``battle`` seen by ``side``: exact kill odds of every live tank on the
+    board at every live enemy (``p_out[own][enemy]``, ``p_in[enemy][own]``), from where they stand.
+
+    ``out_override`` replaces the kill odds of one own tank's shots (``{own: {enemy: p}}``), e.g. from a
+    hypothetical position.  Units: probabilities (floats from the exact ``Fraction`` odds)."""
+
+    def __init__(self, battle: Any, side: int, out_override: Mapping[int, Mapping[int, float]] | None = None):
+        rs = battle.ruleset
+        self.own = [t.tank_id for t in battle.live_tanks(side)]
+        self.foes = [t.tank_id for t in battle.live_tanks() if t.side != side]
+        self.shots = 0
+
+        def p(s: int, t: int) -> float:
+            self.shots += 1
+            shot = rs.shot(battle, s, t)
+            return 0.0 if isinstance(shot, Illegal) else float(rs.odds(shot.key).p_kill)
+
+        self.p_out = {o: dict(out_override[o]) if out_override and o in out_override else
+                      {e: p(o, e) for e in self.foes} for o in self.own}
+        self.p_in = {e: {o: p(e, o) for o in self.own} for e in self.foes}
+
+    def reply(self, removed: int | None = None) -> float:
+        """Sum over enemies (but ``removed``) of each one's best kill odds against us."""
+        return sum(max(self.p_in[e].values(), default=0.0) for e in self.foes if e != removed)
+
+    def ours(self, removed: int | None = None) -> float:
+        """Sum over our tanks of each one's best kill odds against an enemy (but ``removed``)."""
+        return sum(max((v for e, v in self.p_out[o].items() if e != removed), default=0.0) for o in self.own)
+
+
+class Lookahead(Doctrine):
+    """Determinized search over the rule set's decision points with exact-odds leaves (see the module docstring)."""
+
+    name = "lookahead"
+    defaults = {"fallback": "greedy", "budget": 300, "samples": 2, "width": 8, "risk_weight": 1.0,
+                "discount": 0.5, "objective_weight": 0.02, "candidates": 8, "min_odds": 0.0}
+    bounds = {**Doctrine.bounds, "budget": (1, 10 ** 7), "samples": (1, 10 ** 4), "width": (1, 1000),
+              "risk_weight": (0.0, 1e6), "discount": (0.0, 1e6), "objective_weight": (0.0, 1e6)}
+
+    def __init__(self, **params: Any):
+        super().__init__(**params)
+        from agents.policies import BUILTIN
+
+        if self.fallback not in BUILTIN or self.fallback == self.name:
+            raise ValueError(f"Lookahead: parameter fallback={self.fallback!r}: expected a built-in doctrine other "
+                             f"than {self.name!r} ({', '.join(sorted(k for k in BUILTIN if k != self.name))})")
+        self._fallback: Policy = BUILTIN[self.fallback]()
+        self._seen: dict[int, tuple[Hex, int, int | None, dict]] = {}
+        self._turn = 0
+        self._memo: tuple[Any, dict] | None = None
+        #: Search nodes spent on the last decision (simulated decisions + leaf evaluations).
+        self.last_nodes = 0
+        #: Search nodes spent on all decisions so far.
+        self.total_nodes = 0
+
+    # --- entry ------------------------------------------------------------------------------------------------
+    def decide(self, obs: Any, decision: Any) -> Action:
+        if obs.turn < self._turn:
+            self._seen.clear()
+        self._turn = obs.turn
+        for e in obs.enemies():
+            self._seen[e.tank_id] = (e.hex, e.facing, e.turret_facing, dict(e.rules_state))
+        self.last_nodes = 0
+        if not obs.visible_ids() and not obs.last_known():
+            return self._fallback.decide(obs, decision)
+        handler = getattr(self, "on_" + decision.kind, None)
+        act = self._fallback.decide(obs, decision) if handler is None else handler(obs, decision)
+        self.total_nodes += self.last_nodes
+        return act
+
+    def _spend(self, n: int = 1) -> None:
+        self.last_nodes += n
+
+    def _budget_left(self) -> int:
+        return self.budget - self.last_nodes
+
+    # --- the determinization and its leaf ---------------------------------------------------------------------
+    def _ghosts(self, obs: Any) -> dict:
+        live = obs.last_known()
+        return {e: g for e, g in self._seen.items() if e in live}
+
+    def _base(self, obs: Any) -> Any:
+        """The determinization for this decision (made once per decision)."""
+        memo = self._memo
+        if memo is None or memo[0] is not obs.decision:
+            memo = (obs.decision, {})
+            self._memo = memo
+        c = memo[1]
+        if "base" not in c:
+            c["base"] = obs.determinize(self._ghosts(obs))
+        return c["base"]
+
+    def evaluate(self, battle: Any, side: int, exchange: Exchange | None = None) -> float:
+        """The leaf value of search copy ``battle`` for ``side`` (victory points; see the module docstring)."""
+        from sim.victory import victory_points
+
+        self._spend()
+        ex = exchange if exchange is not None else Exchange(battle, side)
+        pts = victory_points(battle)
+        v = float(pts[side] - max(p for s, p in enumerate(pts) if s != side))
+        kp = float(battle.kill_points)
+        v += kp * (self.discount * ex.ours() - self.risk_weight * ex.reply())
+        if self.objective_weight and battle.objectives:
+            own = [t.hex for t in battle.live_tanks(side)]
+            for o in battle.objectives:
+                if own and o.get("side") in (None, side):
+                    h = tuple(o["hex"])
+                    v -= self.objective_weight * float(o.get("points", 1)) * min(distance(x, h) for x in own)
+        return v
+
+    def kill_gain(self, battle: Any, ex: Exchange, enemy: int) -> float:
+        """How much the leaf value rises if ``enemy`` is destroyed (its kill points, the fire it would return, less
+        the shots of ours it would have drawn); wrecks' effect on sight is left out."""
+        kp = float(battle.kill_points)
+        return kp * (1.0 + self.risk_weight * (ex.reply() - ex.reply(enemy))
+                     - self.discount * (ex.ours() - ex.ours(enemy)))
+
+    # --- shots --------------------------------------------------------------------------------------------------
+    def target_value(self, obs: Any, target: int, odds: Any, actor: int, as_if: Any = None) -> Any:
+        """Expected gain of the shot: ``p_kill x kill_gain(target)`` on the determinization (exact odds)."""
+        c = self._memo[1] if self._memo is not None and self._memo[0] is obs.decision else None
+        if c is None:
+            self._base(obs)
+            c = self._memo[1]
+        if "exchange" not in c:
+            c["exchange"] = Exchange(c["base"], obs.side)
+            self._spend()
+        ex = c["exchange"]
+        if target not in ex.p_in:
+            return float(odds.p_kill)
+        return float(odds.p_kill) * self.kill_gain(c["base"], ex, target)
+
+    # --- moves ----------------------------------------------------------------------------------------------------
+    def choose_destination(self, obs: Any, states: Mapping[Any, tuple[int, Any]]) -> Any:
+        if not obs.visible_ids():
+            return self._fallback.choose_destination(obs, states)
+        cands, here = self.candidates_and_here(obs, states, self.capped)
+        if not cands:
+            return None
+        base = self._base(obs)
+        side, actor = obs.side, obs.actor
+        rs = base.ruleset
+        decision = obs.decision
+        scored = []
+        for s in cands:
+            if self._budget_left() <= 0 and scored:
+                break
+            h, f = obs.hex_of(s), obs.facing_of(s)
+            copy = base.fork()
+            t = copy.tanks[actor]
+            if (h, f) != (t.hex, t.facing):
+                copy.emit(Moved(actor, h, f, 0))
+            override = None
+            if self.can_fire_after(obs, decision, states[s][0]):
+                hyp = Hypo(h, f, h != obs.me.hex)
+                row = {}
+                for e in base.live_tanks():
+                    if e.side == side:
+                        continue
+                    shot = rs.shot(base, actor, e.tank_id, None, hyp)
+                    row[e.tank_id] = 0.0 if isinstance(shot, Illegal) else float(rs.odds(shot.key).p_kill)
+                override = {actor: row}
+            else:
+                override = {actor: {}}
+            ex = Exchange(copy, side, override)
+            v = self.evaluate(copy, side, ex)
+            if override[actor]:
+                best = max((p * self.kill_gain(copy, ex, e) for e, p in override[actor].items() if p > 0),
+                           default=0.0)
+                v += max(0.0, best)
+            scored.append((-v, states[s][0], repr(s), s))
+        best = min(scored)[3]
+        return None if best == here else best
+
+    def wants_fire_after_move(self, obs: Any) -> bool:
+        return bool(obs.visible_ids())
+
+    # --- activations ----------------------------------------------------------------------------------------------
+    def activation_answers(self, obs: Any, decision: Any) -> list[Action]:
+        """Candidate answers to an ``activate`` decision: per actor, the first legal mode of each group of
+        :data:`_MODE_GROUPS` (``fire`` only with a target now), and a legal ``Ram`` where the rule set offers
+        ramming at activation; in actor order."""
+        out: list[Action] = []
+        for a in self.activation_actors(obs, decision):
+            modes = obs.modes(a)
+            for group in _MODE_GROUPS:
+                m = next((m for m in group if m in modes), None)
+                if m is None or (m == "fire" and not obs.targets(a)):
+                    continue
+                act = Activate(a, m)
+                if obs.is_legal(act):
+                    out.append(act)
+        return out
+
+    def on_activate(self, obs: Any, decision: Any) -> Action:
+        own = self._fallback.decide(obs, decision)
+        cands = self.activation_answers(obs, decision)
+        if isinstance(own, (Activate, Ram)) and obs.is_legal(own) and own not in cands:
+            cands.insert(0, own)
+        if len(cands) <= 1:
+            return cands[0] if cands else own
+        base = self._base(obs)
+        if not any(t.side != obs.side for t in base.live_tanks()):
+            return own
+        if len(cands) > self.width:
+            keep = [own] if own in cands else []
+            cands = keep + [c for c in cands if c not in keep][: self.width - len(keep)]
+        seed = obs.rng.getrandbits(64)
+        stats = {c: [0.0, 0] for c in cands}
+        alive = list(cands)
+        k = 0
+        per_round = self.samples
+        while alive and self._budget_left() > 0:
+            for _ in range(per_round):
+                for c in alive:
+                    if self._budget_left() <= 0:
+                        break
+                    v = self.simulate(base, obs.side, c, random.Random(f"{seed}:{k}"))
+                    stats[c][0] += v
+                    stats[c][1] += 1
+                k += 1
+            if len(alive) == 1:
+                break
+            ranked = sorted(alive, key=lambda c: (-stats[c][0] / max(1, stats[c][1]), c != own, cands.index(c)))
+            alive = ranked[: max(1, len(ranked) // 2)]
+        tried = [c for c in cands if stats[c][1]]
+        if not tried:
+            return own
+        return max(tried, key=lambda c: (stats[c][0] / stats[c][1], c == own, -cands.index(c)))
+
+    def simulate(self, base: Any, side: int, action: Action, rng: random.Random) -> float:
+        """One sample: on a copy of ``base``, play the activation ``action`` starts with the rule set's own code and
+        sampled dice, both sides answering with the fallback doctrine; return the leaf value for ``side``."""
+        from agents.controllers import SideController
+        from agents.observation import Observation
+        from sim.search import SampledDice, drive
+
+        dice = SampledDice(random.Random(rng.getrandbits(64)))
+        copy = base.fork(dice=dice)
+        policy_rng = random.Random(rng.getrandbits(64))
+        ctrls = {s: SideController(s, self._fallback, policy_rng) for s in copy.side_ids()}
+        memory: dict[int, dict] = {s: {} for s in copy.side_ids()}
+
+        def answer(d: Any) -> Action:
+            ctrl = ctrls[d.side]
+            act, _faults, _plan = ctrl.answer(
+                d, lambda dd: Observation(copy, d.side, dd, policy_rng, last_known=memory[d.side]))
+            return act
+
+        try:
+            gen = copy.ruleset.play_activation(copy, dice, side, action)
+            res = drive(gen, answer, budget=max(1, self._budget_left()))
+        except NotImplementedError:
+            return self.evaluate(base, side)
+        self._spend(res.decisions)
+        return self.evaluate(copy, side)
