@@ -31,7 +31,7 @@ the board.  On copies of it (:func:`sim.search.fork`) it plans:
 ``VP(side) - VP(enemy)`` (objectives held, kills, exits: :func:`sim.victory.victory_points`)
 ``- risk_weight x sum_enemy max_own p_kill(enemy -> own)`` (each known enemy's best reply)
 ``+ discount x sum_own max_enemy p_kill(own -> enemy)`` (our next shots, discounted)
-``- objective_weight x sum_objectives points x hexes from the nearest own tank``.
+``- objective_weight x sum_objectives points x (hexes from the nearest own tank + mean hexes from own tanks) / 2``.
 Every ``p_kill`` is the exact kill probability of the rule set's odds for that shot on the copy; a kill is worth the
 scenario's ``kill_points``.
 
@@ -68,7 +68,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from agents.actions import Action, Activate, Ram
-from agents.policies.base import Doctrine, Policy
+from agents.policies.base import BIG, Doctrine, Policy
 from sim.events import Moved, Status, StatusChanged
 from sim.hexgrid import Hex, distance
 from sim.rules.base import Hypo, Illegal
@@ -185,7 +185,8 @@ class Lookahead(Doctrine):
             for o in battle.objectives:
                 if own and o.get("side") in (None, side):
                     h = tuple(o["hex"])
-                    v -= self.objective_weight * float(o.get("points", 1)) * min(distance(x, h) for x in own)
+                    ds = [distance(x, h) for x in own]
+                    v -= self.objective_weight * float(o.get("points", 1)) * (min(ds) + sum(ds) / len(ds)) / 2
         return v
 
     def kill_gain(self, battle: Any, ex: Exchange, enemy: int) -> float:
@@ -221,6 +222,7 @@ class Lookahead(Doctrine):
         side, actor = obs.side, obs.actor
         rs = base.ruleset
         decision = obs.decision
+        field = obs.distance_field(self.known_enemy_hexes(obs))
         scored = []
         for s in cands:
             if self._budget_left() <= 0 and scored:
@@ -248,8 +250,8 @@ class Lookahead(Doctrine):
                 best = max((p * self.kill_gain(copy, ex, e) for e, p in override[actor].items() if p > 0),
                            default=0.0)
                 v += max(0.0, best)
-            scored.append((-v, states[s][0], repr(s), s))
-        best = min(scored)[3]
+            scored.append((-round(v, 9), field.get(h, BIG), states[s][0], repr(s), s))
+        best = min(scored)[-1]
         return None if best == here else best
 
     def wants_fire_after_move(self, obs: Any) -> bool:
