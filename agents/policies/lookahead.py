@@ -49,7 +49,7 @@ is the price.
 Parameters: ``fallback`` (the default policy and opponent model, a built-in doctrine name, default ``greedy``),
 ``budget`` (search nodes per decision, default 300), ``samples`` (dice samples per candidate in the first round,
 default 2), ``width`` (most activation candidates searched, the fallback's choice always among them, default 8),
-``risk_weight`` (price of the enemy's reply, default 1.0), ``discount`` (weight of our next shots, default 0.5),
+``risk_weight`` (price of the enemy's reply, default 2.0), ``discount`` (weight of our next shots, default 0.5),
 ``objective_weight`` (victory points per objective point and hex of distance, default 0.02), ``candidates``
 (movement states per move decision, default 8), ``min_odds`` (least kill odds worth a shot, default 0).
 
@@ -112,7 +112,7 @@ class Lookahead(Doctrine):
     """Determinized search over the rule set's decision points with exact-odds leaves (see the module docstring)."""
 
     name = "lookahead"
-    defaults = {"fallback": "greedy", "budget": 300, "samples": 2, "width": 8, "risk_weight": 1.0,
+    defaults = {"fallback": "greedy", "budget": 300, "samples": 2, "width": 8, "risk_weight": 2.0,
                 "discount": 0.5, "objective_weight": 0.02, "candidates": 8, "min_odds": 0.0}
     bounds = {**Doctrine.bounds, "budget": (1, 10 ** 7), "samples": (1, 10 ** 4), "width": (1, 1000),
               "risk_weight": (0.0, 1e6), "discount": (0.0, 1e6), "objective_weight": (0.0, 1e6)}
