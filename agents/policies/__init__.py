@@ -3,8 +3,8 @@ neutral queries of :class:`agents.observation.Observation`, so it plays unchange
 
 ``BUILTIN`` maps the names a scenario (``sides[].policy: {name, params}``), a tournament or ``tanksim run --policy
 SIDE=NAME[:param=value,...]`` may use to the classes: ``hold``, ``advance``, ``flank``, ``cover``, ``rush``,
-``greedy``, ``random``, ``focus_fire``, ``objective``, ``lookahead`` (a search doctrine).  Any other policy is named ``package.module:ClassName``
-(a plug-in; see ``docs/plugin_example.py`` for a complete one).
+``greedy``, ``random``, ``focus_fire``, ``objective``, ``lookahead`` (a search doctrine).  Any other policy is named
+``package.module:ClassName`` (a plug-in; see ``docs/plugin_example.py`` for a complete one).
 """
 from __future__ import annotations
 

@@ -14,10 +14,11 @@ the board.  On copies of it (:func:`sim.search.fork`) it plans:
   with the ``fallback`` doctrine (the default policy of Monte Carlo search; for the other side it is the opponent
   model).  Each simulated activation ends in a leaf, scored by the evaluation below.  Candidates share their dice
   samples (common random numbers), and the ``budget`` is spread by successive halving (Karnin, Koren & Somekh
-  2013): every candidate gets ``samples`` samples, the better half gets as many again, and so on while the budget
-  lasts.  The candidate with the best mean leaf value is played (ties: the fallback's own choice, then candidate
-  order).  This is determinized Monte Carlo search (perfect-information Monte Carlo on a sampled world, Long et
-  al. 2010; Cowling, Powley & Whitehouse 2012) with a depth of one activation and a heuristic leaf.
+  2013): every candidate gets ``samples`` samples, the better half twice as many more, and so on until one is
+  left or the budget is spent.  The candidate with the best mean leaf value is played (ties: the fallback's own
+  choice, then candidate order).  This is determinized Monte Carlo search (perfect-information Monte Carlo on a
+  sampled world, Long et al. 2010; Cowling, Powley & Whitehouse 2012) with a depth of one activation and a
+  heuristic leaf.
 * **Moves** (``move_step`` / ``move`` before a plan): up to ``candidates`` reachable end states (as
   :class:`~agents.policies.base.Doctrine` picks them) are valued by expectimax with the exact odds: the tank is put
   in the state on a copy, the leaf is evaluated, and if a shot is possible after the move a chance node over
@@ -69,7 +70,7 @@ from typing import Any
 
 from agents.actions import Action, Activate, Ram
 from agents.policies.base import BIG, Doctrine, Policy
-from sim.events import Moved, Status, StatusChanged
+from sim.events import Moved
 from sim.hexgrid import Hex, distance
 from sim.rules.base import Hypo, Illegal
 
@@ -127,31 +128,36 @@ class Lookahead(Doctrine):
         self._fallback: Policy = BUILTIN[self.fallback]()
         self._seen: dict[int, tuple[Hex, int, int | None, dict]] = {}
         self._turn = 0
-        self._memo: tuple[Any, dict] | None = None
-        #: Search nodes spent on the last decision (simulated decisions + leaf evaluations).
+        self._memo: dict[str, Any] = {}
+        #: Search nodes spent on the last decision (simulated decisions + leaf evaluations), at most ``budget``.
         self.last_nodes = 0
         #: Search nodes spent on all decisions so far.
         self.total_nodes = 0
 
     # --- entry ------------------------------------------------------------------------------------------------
     def decide(self, obs: Any, decision: Any) -> Action:
+        """Answer ``decision`` (see the module docstring); spends at most ``budget`` search nodes."""
         if obs.turn < self._turn:
             self._seen.clear()
         self._turn = obs.turn
         for e in obs.enemies():
             self._seen[e.tank_id] = (e.hex, e.facing, e.turret_facing, dict(e.rules_state))
         self.last_nodes = 0
-        if not obs.visible_ids() and not obs.last_known():
-            return self._fallback.decide(obs, decision)
-        handler = getattr(self, "on_" + decision.kind, None)
-        act = self._fallback.decide(obs, decision) if handler is None else handler(obs, decision)
-        self.total_nodes += self.last_nodes
-        return act
+        self._memo = {}
+        try:
+            if not obs.visible_ids() and not obs.last_known():
+                return self._fallback.decide(obs, decision)
+            handler = getattr(self, "on_" + decision.kind, None)
+            return self._fallback.decide(obs, decision) if handler is None else handler(obs, decision)
+        finally:
+            self._memo = {}
+            self.total_nodes += self.last_nodes
 
     def _spend(self, n: int = 1) -> None:
         self.last_nodes += n
 
-    def _budget_left(self) -> int:
+    def _left(self) -> int:
+        """Search nodes left for this decision."""
         return self.budget - self.last_nodes
 
     # --- the determinization and its leaf ---------------------------------------------------------------------
@@ -160,18 +166,14 @@ class Lookahead(Doctrine):
         return {e: g for e, g in self._seen.items() if e in live}
 
     def _base(self, obs: Any) -> Any:
-        """The determinization for this decision (made once per decision)."""
-        memo = self._memo
-        if memo is None or memo[0] is not obs.decision:
-            memo = (obs.decision, {})
-            self._memo = memo
-        c = memo[1]
-        if "base" not in c:
-            c["base"] = obs.determinize(self._ghosts(obs))
-        return c["base"]
+        """The determinization of this decision (made once per decision)."""
+        if "base" not in self._memo:
+            self._memo["base"] = obs.determinize(self._ghosts(obs))
+        return self._memo["base"]
 
     def evaluate(self, battle: Any, side: int, exchange: Exchange | None = None) -> float:
-        """The leaf value of search copy ``battle`` for ``side`` (victory points; see the module docstring)."""
+        """The leaf value of search copy ``battle`` for ``side`` (victory points; see the module docstring).
+        One search node."""
         from sim.victory import victory_points
 
         self._spend()
@@ -198,22 +200,23 @@ class Lookahead(Doctrine):
 
     # --- shots --------------------------------------------------------------------------------------------------
     def target_value(self, obs: Any, target: int, odds: Any, actor: int, as_if: Any = None) -> Any:
-        """Expected gain of the shot: ``p_kill x kill_gain(target)`` on the determinization (exact odds)."""
-        c = self._memo[1] if self._memo is not None and self._memo[0] is obs.decision else None
-        if c is None:
-            self._base(obs)
-            c = self._memo[1]
-        if "exchange" not in c:
-            c["exchange"] = Exchange(c["base"], obs.side)
+        """Expected gain of the shot: ``p_kill x kill_gain(target)`` on the determinization (exact odds); the kill
+        odds alone when the budget is spent."""
+        if "exchange" not in self._memo:
+            if self._left() < 1:
+                return float(odds.p_kill)
             self._spend()
-        ex = c["exchange"]
+            self._memo["exchange"] = Exchange(self._base(obs), obs.side)
+        ex = self._memo["exchange"]
         if target not in ex.p_in:
             return float(odds.p_kill)
-        return float(odds.p_kill) * self.kill_gain(c["base"], ex, target)
+        return float(odds.p_kill) * self.kill_gain(self._base(obs), ex, target)
 
     # --- moves ----------------------------------------------------------------------------------------------------
     def choose_destination(self, obs: Any, states: Mapping[Any, tuple[int, Any]]) -> Any:
-        if not obs.visible_ids():
+        """The reachable state of best expectimax value (one search node per state scored; see the module
+        docstring); the fallback's choice when no enemy is in sight or no node is left."""
+        if not obs.visible_ids() or self._left() < 1:
             return self._fallback.choose_destination(obs, states)
         cands, here = self.candidates_and_here(obs, states, self.capped)
         if not cands:
@@ -225,31 +228,23 @@ class Lookahead(Doctrine):
         field = obs.distance_field(self.known_enemy_hexes(obs))
         scored = []
         for s in cands:
-            if self._budget_left() <= 0 and scored:
+            if self._left() < 1:
                 break
             h, f = obs.hex_of(s), obs.facing_of(s)
             copy = base.fork()
             t = copy.tanks[actor]
             if (h, f) != (t.hex, t.facing):
                 copy.emit(Moved(actor, h, f, 0))
-            override = None
+            row: dict[int, float] = {}
             if self.can_fire_after(obs, decision, states[s][0]):
                 hyp = Hypo(h, f, h != obs.me.hex)
-                row = {}
                 for e in base.live_tanks():
-                    if e.side == side:
-                        continue
-                    shot = rs.shot(base, actor, e.tank_id, None, hyp)
-                    row[e.tank_id] = 0.0 if isinstance(shot, Illegal) else float(rs.odds(shot.key).p_kill)
-                override = {actor: row}
-            else:
-                override = {actor: {}}
-            ex = Exchange(copy, side, override)
+                    if e.side != side:
+                        shot = rs.shot(base, actor, e.tank_id, None, hyp)
+                        row[e.tank_id] = 0.0 if isinstance(shot, Illegal) else float(rs.odds(shot.key).p_kill)
+            ex = Exchange(copy, side, {actor: row})
             v = self.evaluate(copy, side, ex)
-            if override[actor]:
-                best = max((p * self.kill_gain(copy, ex, e) for e, p in override[actor].items() if p > 0),
-                           default=0.0)
-                v += max(0.0, best)
+            v += max((p * self.kill_gain(copy, ex, e) for e, p in row.items() if p > 0), default=0.0)
             scored.append((-round(v, 9), field.get(h, BIG), states[s][0], repr(s), s))
         best = min(scored)[-1]
         return None if best == here else best
@@ -259,9 +254,8 @@ class Lookahead(Doctrine):
 
     # --- activations ----------------------------------------------------------------------------------------------
     def activation_answers(self, obs: Any, decision: Any) -> list[Action]:
-        """Candidate answers to an ``activate`` decision: per actor, the first legal mode of each group of
-        :data:`_MODE_GROUPS` (``fire`` only with a target now), and a legal ``Ram`` where the rule set offers
-        ramming at activation; in actor order."""
+        """Candidate answers to an ``activate`` decision: per actor (:meth:`activation_actors`), the first legal
+        mode of each group of :data:`_MODE_GROUPS` (``fire`` only with a target now); in actor order."""
         out: list[Action] = []
         for a in self.activation_actors(obs, decision):
             modes = obs.modes(a)
@@ -275,12 +269,13 @@ class Lookahead(Doctrine):
         return out
 
     def on_activate(self, obs: Any, decision: Any) -> Action:
+        """Successive halving over the candidate answers, each sample a simulated activation (module docstring)."""
         own = self._fallback.decide(obs, decision)
         cands = self.activation_answers(obs, decision)
         if isinstance(own, (Activate, Ram)) and obs.is_legal(own) and own not in cands:
             cands.insert(0, own)
-        if len(cands) <= 1:
-            return cands[0] if cands else own
+        if len(cands) <= 1 or self._left() < 2:
+            return cands[0] if len(cands) == 1 else own
         base = self._base(obs)
         if not any(t.side != obs.side for t in base.live_tanks()):
             return own
@@ -292,27 +287,29 @@ class Lookahead(Doctrine):
         alive = list(cands)
         k = 0
         per_round = self.samples
-        while alive and self._budget_left() > 0:
+        while len(alive) > 1 and self._left() >= 2:
             for _ in range(per_round):
                 for c in alive:
-                    if self._budget_left() <= 0:
+                    if self._left() < 2:
                         break
                     v = self.simulate(base, obs.side, c, random.Random(f"{seed}:{k}"))
                     stats[c][0] += v
                     stats[c][1] += 1
                 k += 1
-            if len(alive) == 1:
-                break
             ranked = sorted(alive, key=lambda c: (-stats[c][0] / max(1, stats[c][1]), c != own, cands.index(c)))
             alive = ranked[: max(1, len(ranked) // 2)]
+            per_round *= 2
         tried = [c for c in cands if stats[c][1]]
         if not tried:
             return own
         return max(tried, key=lambda c: (stats[c][0] / stats[c][1], c == own, -cands.index(c)))
 
     def simulate(self, base: Any, side: int, action: Action, rng: random.Random) -> float:
-        """One sample: on a copy of ``base``, play the activation ``action`` starts with the rule set's own code and
-        sampled dice, both sides answering with the fallback doctrine; return the leaf value for ``side``."""
+        """One sample: on a copy of ``base``, play the activation ``action`` starts with the rule set's own code
+        (:meth:`~sim.rules.base.Ruleset.play_activation`) and dice sampled from ``rng``, both sides answering with
+        the fallback doctrine, and return the leaf value for ``side``.  Spends one node per simulated decision and
+        one for the leaf; the caller guarantees two nodes are left.  A rule set without the hook gives the leaf
+        value of ``base``."""
         from agents.controllers import SideController
         from agents.observation import Observation
         from sim.search import SampledDice, drive
@@ -324,14 +321,12 @@ class Lookahead(Doctrine):
         memory: dict[int, dict] = {s: {} for s in copy.side_ids()}
 
         def answer(d: Any) -> Action:
-            ctrl = ctrls[d.side]
-            act, _faults, _plan = ctrl.answer(
+            act, _faults, _plan = ctrls[d.side].answer(
                 d, lambda dd: Observation(copy, d.side, dd, policy_rng, last_known=memory[d.side]))
             return act
 
         try:
-            gen = copy.ruleset.play_activation(copy, dice, side, action)
-            res = drive(gen, answer, budget=max(1, self._budget_left()))
+            res = drive(copy.ruleset.play_activation(copy, dice, side, action), answer, budget=self._left() - 1)
         except NotImplementedError:
             return self.evaluate(base, side)
         self._spend(res.decisions)
