@@ -3,7 +3,7 @@
 **Algorithm.**  At every decision the doctrine builds a *determinization* of the battle from what its side may
 know (:meth:`agents.observation.Observation.determinize`): its own tanks and the known enemies as they are, each
 hidden enemy where and as the side last saw it (the doctrine remembers what it saw), a hidden enemy never seen off
-the board.  On copies of it (:func:`sim.search.fork`) it plans:
+the board.  On copies of it (:func:`sim.search.fork`, through :mod:`agents.search`) it plans:
 
 * **Activations** (``activate``): every candidate answer -- each actor with each distinct kind of mode (fire if it
   has a target now, move (``move_and_fire`` where offered), overwatch (``ambush``, else ``hold``), ``ram`` where
@@ -64,49 +64,17 @@ Browne et al. 2012 (MCTS, UCT); Long, Sturtevant, Buro & Furtak 2010 and Cowling
 """
 from __future__ import annotations
 
-import random
 from collections.abc import Mapping
 from typing import Any
 
+import agents.search as search
 from agents.actions import Action, Activate, Ram
 from agents.policies.base import BIG, Doctrine, Policy
-from sim.events import Moved
+from agents.search import Exchange
 from sim.hexgrid import Hex, distance
-from sim.rules.base import Hypo, Illegal
 
 #: Activation modes grouped by what they do; a candidate takes the first of each group the actor may choose.
 _MODE_GROUPS = (("fire",), ("move_and_fire", "move"), ("ambush", "overwatch", "hold"), ("ram",))
-
-
-class Exchange:
-    """The exchange of fire on a search copy ``battle`` seen by ``side``: exact kill odds of every live tank on the
-    board at every live enemy (``p_out[own][enemy]``, ``p_in[enemy][own]``), from where they stand.
-
-    ``out_override`` replaces the kill odds of one own tank's shots (``{own: {enemy: p}}``), e.g. from a
-    hypothetical position.  Units: probabilities (floats from the exact ``Fraction`` odds)."""
-
-    def __init__(self, battle: Any, side: int, out_override: Mapping[int, Mapping[int, float]] | None = None):
-        rs = battle.ruleset
-        self.own = [t.tank_id for t in battle.live_tanks(side)]
-        self.foes = [t.tank_id for t in battle.live_tanks() if t.side != side]
-        self.shots = 0
-
-        def p(s: int, t: int) -> float:
-            self.shots += 1
-            shot = rs.shot(battle, s, t)
-            return 0.0 if isinstance(shot, Illegal) else float(rs.odds(shot.key).p_kill)
-
-        self.p_out = {o: dict(out_override[o]) if out_override and o in out_override else
-                      {e: p(o, e) for e in self.foes} for o in self.own}
-        self.p_in = {e: {o: p(e, o) for o in self.own} for e in self.foes}
-
-    def reply(self, removed: int | None = None) -> float:
-        """Sum over enemies (but ``removed``) of each one's best kill odds against us."""
-        return sum(max(self.p_in[e].values(), default=0.0) for e in self.foes if e != removed)
-
-    def ours(self, removed: int | None = None) -> float:
-        """Sum over our tanks of each one's best kill odds against an enemy (but ``removed``)."""
-        return sum(max((v for e, v in self.p_out[o].items() if e != removed), default=0.0) for o in self.own)
 
 
 class Lookahead(Doctrine):
@@ -174,12 +142,9 @@ class Lookahead(Doctrine):
     def evaluate(self, battle: Any, side: int, exchange: Exchange | None = None) -> float:
         """The leaf value of search copy ``battle`` for ``side`` (victory points; see the module docstring).
         One search node."""
-        from sim.victory import victory_points
-
         self._spend()
         ex = exchange if exchange is not None else Exchange(battle, side)
-        pts = victory_points(battle)
-        v = float(pts[side] - max(p for s, p in enumerate(pts) if s != side))
+        v = search.points_margin(battle, side)
         kp = float(battle.kill_points)
         v += kp * (self.discount * ex.ours() - self.risk_weight * ex.reply())
         if self.objective_weight and battle.objectives:
@@ -223,7 +188,6 @@ class Lookahead(Doctrine):
             return None
         base = self._base(obs)
         side, actor = obs.side, obs.actor
-        rs = base.ruleset
         decision = obs.decision
         field = obs.distance_field(self.known_enemy_hexes(obs))
         scored = []
@@ -231,17 +195,10 @@ class Lookahead(Doctrine):
             if self._left() < 1:
                 break
             h, f = obs.hex_of(s), obs.facing_of(s)
-            copy = base.fork()
-            t = copy.tanks[actor]
-            if (h, f) != (t.hex, t.facing):
-                copy.emit(Moved(actor, h, f, 0))
+            copy = search.moved(base, actor, h, f)
             row: dict[int, float] = {}
             if self.can_fire_after(obs, decision, states[s][0]):
-                hyp = Hypo(h, f, h != obs.me.hex)
-                for e in base.live_tanks():
-                    if e.side != side:
-                        shot = rs.shot(base, actor, e.tank_id, None, hyp)
-                        row[e.tank_id] = 0.0 if isinstance(shot, Illegal) else float(rs.odds(shot.key).p_kill)
+                row = search.odds_row(base, actor, h, f, h != obs.me.hex)
             ex = Exchange(copy, side, {actor: row})
             v = self.evaluate(copy, side, ex)
             v += max((p * self.kill_gain(copy, ex, e) for e, p in row.items() if p > 0), default=0.0)
@@ -292,7 +249,7 @@ class Lookahead(Doctrine):
                 for c in alive:
                     if self._left() < 2:
                         break
-                    v = self.simulate(base, obs.side, c, random.Random(f"{seed}:{k}"))
+                    v = self.simulate(base, obs.side, c, search.substream(seed, k))
                     stats[c][0] += v
                     stats[c][1] += 1
                 k += 1
@@ -304,30 +261,15 @@ class Lookahead(Doctrine):
             return own
         return max(tried, key=lambda c: (stats[c][0] / stats[c][1], c == own, -cands.index(c)))
 
-    def simulate(self, base: Any, side: int, action: Action, rng: random.Random) -> float:
-        """One sample: on a copy of ``base``, play the activation ``action`` starts with the rule set's own code
-        (:meth:`~sim.rules.base.Ruleset.play_activation`) and dice sampled from ``rng``, both sides answering with
-        the fallback doctrine, and return the leaf value for ``side``.  Spends one node per simulated decision and
-        one for the leaf; the caller guarantees two nodes are left.  A rule set without the hook gives the leaf
-        value of ``base``."""
-        from agents.controllers import SideController
-        from agents.observation import Observation
-        from sim.search import SampledDice, drive
-
-        dice = SampledDice(random.Random(rng.getrandbits(64)))
-        copy = base.fork(dice=dice)
-        policy_rng = random.Random(rng.getrandbits(64))
-        ctrls = {s: SideController(s, self._fallback, policy_rng) for s in copy.side_ids()}
-        memory: dict[int, dict] = {s: {} for s in copy.side_ids()}
-
-        def answer(d: Any) -> Action:
-            act, _faults, _plan = ctrls[d.side].answer(
-                d, lambda dd: Observation(copy, d.side, dd, policy_rng, last_known=memory[d.side]))
-            return act
-
-        try:
-            res = drive(copy.ruleset.play_activation(copy, dice, side, action), answer, budget=self._left() - 1)
-        except NotImplementedError:
+    def simulate(self, base: Any, side: int, action: Action, rng: Any) -> float:
+        """One sample: the activation ``action`` starts, played on a copy of ``base`` with the rule set's own code
+        and dice from ``rng`` (a ``random.Random``), both sides answering with the fallback doctrine
+        (:func:`agents.search.simulate_activation`); returns the leaf value for ``side``.  Spends one node per
+        simulated decision and one for the leaf; the caller guarantees two nodes are left.  A rule set without
+        the hook gives the leaf value of ``base``."""
+        got = search.simulate_activation(base, side, action, self._fallback, rng, self._left() - 1)
+        if got is None:
             return self.evaluate(base, side)
-        self._spend(res.decisions)
+        copy, decisions = got
+        self._spend(decisions)
         return self.evaluate(copy, side)

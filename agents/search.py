@@ -1,0 +1,126 @@
+"""Planning on determinized copies: the kit a search doctrine (``agents/policies/lookahead.py``) plans with.
+
+Doctrines in ``agents/policies`` import no rule set and see no dice (a test checks their imports).  A search
+doctrine still has to play the rule set's own decision points and roll dice -- on a copy of the battle built from
+its observation (:meth:`agents.observation.Observation.determinize`), with dice from a stream of its own.  This
+module is that boundary: everything here works on such a copy (a :class:`sim.search.SearchBattle`) and never on the
+live battle, so a doctrine that uses it still sees only what its observation gave it.
+
+* :class:`Exchange` -- the exact kill odds of every live tank at every live enemy on a copy;
+* :func:`kill_odds`, :func:`odds_row` -- one shot's exact kill probability, and the row of an own tank from a
+  hypothetical position (``ruleset.shot`` / ``ruleset.odds``);
+* :func:`moved` -- a copy with one tank placed in another state (hex, facing);
+* :func:`points_margin` -- the side's victory points minus the best other side's (:func:`sim.victory.victory_points`);
+* :func:`simulate_activation` -- plays one activation on a copy with the rule set's own code
+  (:meth:`sim.rules.base.Ruleset.play_activation`), sampled dice and a doctrine answering both sides;
+* :func:`substream` -- a ``random.Random`` derived from a seed and an index (common random numbers).
+"""
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping
+from typing import Any
+
+from agents.actions import Action
+from sim.events import Moved
+from sim.hexgrid import Hex
+from sim.rules.base import Hypo, Illegal
+from sim.search import SampledDice, SearchBattle, drive
+from sim.victory import victory_points
+
+
+def substream(seed: int, k: int) -> random.Random:
+    """The ``k``-th stream of ``seed``: the same for the same pair in every process (string seeding hashes with
+    SHA-512, independent of ``PYTHONHASHSEED``)."""
+    return random.Random(f"{seed}:{k}")
+
+
+def kill_odds(battle: Any, shooter: int, target: int, as_if: Hypo | None = None) -> float:
+    """Exact kill probability (as a float) of ``shooter`` firing at ``target`` on ``battle`` now, or from the
+    hypothetical position ``as_if``; 0 if the shot is not legal."""
+    rs = battle.ruleset
+    shot = rs.shot(battle, shooter, target, None, as_if)
+    return 0.0 if isinstance(shot, Illegal) else float(rs.odds(shot.key).p_kill)
+
+
+def odds_row(battle: Any, actor: int, hex: Hex, facing: int, moved_: bool) -> dict[int, float]:
+    """``{enemy: kill probability}`` of own tank ``actor`` at every live enemy on the board, fired from ``hex`` with
+    ``facing`` (``moved_``: whether it will have left its hex this turn), by the rule set's what-if rules."""
+    side = battle.tanks[actor].side
+    hyp = Hypo(hex, facing, moved_)
+    return {e.tank_id: kill_odds(battle, actor, e.tank_id, hyp) for e in battle.live_tanks() if e.side != side}
+
+
+class Exchange:
+    """The exchange of fire on a search copy ``battle`` seen by ``side``: the exact kill probability of every live
+    own tank on the board at every live enemy on it (``p_out[own][enemy]``) and back (``p_in[enemy][own]``), each
+    from where it stands.  ``override`` replaces the rows of some own tanks (``{own: {enemy: p}}``, e.g. an
+    :func:`odds_row` from a hypothetical position).  ``shots`` counts the shots asked of the rule set."""
+
+    def __init__(self, battle: Any, side: int, override: Mapping[int, Mapping[int, float]] | None = None):
+        self.own = [t.tank_id for t in battle.live_tanks(side)]
+        self.foes = [t.tank_id for t in battle.live_tanks() if t.side != side]
+        self.shots = 0
+
+        def p(s: int, t: int) -> float:
+            self.shots += 1
+            return kill_odds(battle, s, t)
+
+        self.p_out = {o: dict(override[o]) if override and o in override else {e: p(o, e) for e in self.foes}
+                      for o in self.own}
+        self.p_in = {e: {o: p(e, o) for o in self.own} for e in self.foes}
+
+    def reply(self, removed: int | None = None) -> float:
+        """Sum over the enemies (but ``removed``) of each one's best kill probability against us."""
+        return sum(max(self.p_in[e].values(), default=0.0) for e in self.foes if e != removed)
+
+    def ours(self, removed: int | None = None) -> float:
+        """Sum over our tanks of each one's best kill probability against an enemy (but ``removed``)."""
+        return sum(max((v for e, v in self.p_out[o].items() if e != removed), default=0.0) for o in self.own)
+
+
+def moved(battle: SearchBattle, actor: int, hex: Hex, facing: int) -> SearchBattle:
+    """A copy of ``battle`` with tank ``actor`` placed on ``hex`` facing ``facing`` (a ``Moved`` event of cost 0 on
+    the copy: the rules' movement costs, markers and reactions are not played)."""
+    copy = battle.fork()
+    t = copy.tanks[actor]
+    if (t.hex, t.facing) != (hex, facing):
+        copy.emit(Moved(actor, hex, facing, 0))
+    return copy
+
+
+def points_margin(battle: Any, side: int) -> float:
+    """``side``'s victory points now minus the highest of the other sides' (objectives held, kills, exits)."""
+    pts = victory_points(battle)
+    return float(pts[side] - max(p for s, p in enumerate(pts) if s != side))
+
+
+def simulate_activation(base: SearchBattle, side: int, action: Action, policy: Any, rng: random.Random,
+                        budget: int) -> tuple[SearchBattle, int] | None:
+    """Play on a copy of ``base`` the activation that ``action`` (a legal answer to ``side``'s ``activate``
+    decision) starts: the rule set's own code (:meth:`~sim.rules.base.Ruleset.play_activation`) with dice sampled
+    from a stream of ``rng``; every decision on the way, of either side, answered by ``policy`` through per-side
+    controllers (move plans followed as in play) and observations of the copy.  At most ``budget`` decisions are
+    answered (then the activation is cut short where it stands).
+
+    Returns ``(copy after the activation, decisions answered)``, or ``None`` if the rule set has no
+    ``play_activation`` hook."""
+    from agents.controllers import SideController
+    from agents.observation import Observation
+
+    dice = SampledDice(random.Random(rng.getrandbits(64)))
+    copy = base.fork(dice=dice)
+    policy_rng = random.Random(rng.getrandbits(64))
+    ctrls = {s: SideController(s, policy, policy_rng) for s in copy.side_ids()}
+    memory: dict[int, dict] = {s: {} for s in copy.side_ids()}
+
+    def answer(d: Any) -> Action:
+        act, _faults, _plan = ctrls[d.side].answer(
+            d, lambda dd: Observation(copy, d.side, dd, policy_rng, last_known=memory[d.side]))
+        return act
+
+    try:
+        res = drive(copy.ruleset.play_activation(copy, dice, side, action), answer, budget=budget)
+    except NotImplementedError:
+        return None
+    return copy, res.decisions
