@@ -13,6 +13,7 @@ live battle, so a doctrine that uses it still sees only what its observation gav
 * :func:`points_margin` -- the side's victory points minus the best other side's (:func:`sim.victory.victory_points`);
 * :func:`simulate_activation` -- plays one activation on a copy with the rule set's own code
   (:meth:`sim.rules.base.Ruleset.play_activation`), sampled dice and a doctrine answering both sides;
+  (:class:`Transpositions` shares the doctrine's answers between samples that reach the same board);
 * :func:`substream` -- a ``random.Random`` derived from a seed and an index (common random numbers).
 """
 from __future__ import annotations
@@ -95,13 +96,46 @@ def points_margin(battle: Any, side: int) -> float:
     return float(pts[side] - max(p for s, p in enumerate(pts) if s != side))
 
 
+def state_key(battle: Any) -> tuple:
+    """A hashable summary of a copy's whole state (turn, every tank's hex, facing, turret, status and rule-set
+    state, the battle's rule-set state): equal keys, equal boards.  Rule-set values must have a stable ``repr``
+    (they are frozen values: numbers, strings, tuples)."""
+    return (battle.turn, repr(sorted(battle.rules_state.items())),
+            tuple((t.hex, t.facing, t.turret_facing, t.status, repr(sorted(t.rules_state.items())))
+                  for t in battle.tanks))
+
+
+class Transpositions:
+    """A policy wrapper that remembers ``policy``'s answer per (decision, board) -- a transposition table shared by
+    the samples of one search: samples that reach the same decision on the same board (before their dice part)
+    ask the doctrine once.  The wrapped policy must answer from the board alone (the built-in doctrines do, apart
+    from ``random``, whose answer is then drawn once per board)."""
+
+    def __init__(self, policy: Any, table: dict, battle: Any):
+        self.policy, self.table, self.battle = policy, table, battle
+        self.never_reacts = getattr(policy, "never_reacts", False)
+        self.hits = 0
+
+    def decide(self, obs: Any, decision: Any) -> Action:
+        key = (decision.side, decision.kind, tuple(decision.actors), repr(sorted(decision.context.items())),
+               state_key(self.battle))
+        got = self.table.get(key)
+        if got is not None:
+            self.hits += 1
+            return got
+        act = self.policy.decide(obs, decision)
+        self.table[key] = act
+        return act
+
+
 def simulate_activation(base: SearchBattle, side: int, action: Action, policy: Any, rng: random.Random,
-                        budget: int) -> tuple[SearchBattle, int] | None:
+                        budget: int, table: dict | None = None) -> tuple[SearchBattle, int] | None:
     """Play on a copy of ``base`` the activation that ``action`` (a legal answer to ``side``'s ``activate``
     decision) starts: the rule set's own code (:meth:`~sim.rules.base.Ruleset.play_activation`) with dice sampled
     from a stream of ``rng``; every decision on the way, of either side, answered by ``policy`` through per-side
     controllers (move plans followed as in play) and observations of the copy.  At most ``budget`` decisions are
-    answered (then the activation is cut short where it stands).
+    answered (then the activation is cut short where it stands).  ``table`` (a dict kept by the caller for one
+    search) makes the answers a :class:`Transpositions` table.
 
     Returns ``(copy after the activation, decisions answered)``, or ``None`` if the rule set has no
     ``play_activation`` hook."""
@@ -111,6 +145,8 @@ def simulate_activation(base: SearchBattle, side: int, action: Action, policy: A
     dice = SampledDice(random.Random(rng.getrandbits(64)))
     copy = base.fork(dice=dice)
     policy_rng = random.Random(rng.getrandbits(64))
+    if table is not None:
+        policy = Transpositions(policy, table, copy)
     ctrls = {s: SideController(s, policy, policy_rng) for s in copy.side_ids()}
     memory: dict[int, dict] = {s: {} for s in copy.side_ids()}
 

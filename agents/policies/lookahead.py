@@ -7,18 +7,19 @@ the board.  On copies of it (:func:`sim.search.fork`, through :mod:`agents.searc
 
 * **Activations** (``activate``): every candidate answer -- each actor with each distinct kind of mode (fire if it
   has a target now, move (``move_and_fire`` where offered), overwatch (``ambush``, else ``hold``), ``ram`` where
-  legal) -- is simulated with the rule set's own code (:meth:`sim.rules.base.Ruleset.play_activation`): the shot
-  or the movement allowance, the move step by step, the other side's reactions (ambush, Defensive First Fire,
-  evasion), morale cascades, all with dice sampled from the rule set's exact distributions
-  (:class:`sim.search.SampledDice`, a stream derived from the side's own).  Inside a simulation both sides answer
-  with the ``fallback`` doctrine (the default policy of Monte Carlo search; for the other side it is the opponent
-  model).  Each simulated activation ends in a leaf, scored by the evaluation below.  Candidates share their dice
-  samples (common random numbers), and the ``budget`` is spread by successive halving (Karnin, Koren & Somekh
-  2013): every candidate gets ``samples`` samples, the better half twice as many more, and so on until one is
-  left or the budget is spent.  The candidate with the best mean leaf value is played (ties: the fallback's own
-  choice, then candidate order).  This is determinized Monte Carlo search (perfect-information Monte Carlo on a
-  sampled world, Long et al. 2010; Cowling, Powley & Whitehouse 2012) with a depth of one activation and a
-  heuristic leaf.
+  legal) -- is simulated with the rule set's own code (:meth:`sim.rules.base.Ruleset.play_activation`): the shot or
+  the movement allowance, the move step by step, the other side's reactions (ambush, Defensive First Fire, evasion),
+  morale cascades, all with dice sampled from the rule set's exact distributions (:class:`sim.search.SampledDice`, a
+  stream derived from the side's own).  Inside a simulation both sides answer with the ``fallback`` doctrine (the
+  default policy of Monte Carlo search; for the other side it is the opponent model); its answers are shared between
+  samples that reach the same decision on the same board (a transposition table,
+  :class:`agents.search.Transpositions`).  Each simulated activation ends in a leaf, scored by the evaluation below.
+  Candidates share their dice samples (common random numbers), and the ``budget`` is spread by successive halving
+  (Karnin, Koren & Somekh 2013): every candidate gets ``samples`` samples, the better half twice as many more, and
+  so on until one is left or the budget is spent.  The candidate with the best mean leaf value is played (ties: the
+  fallback's own choice, then candidate order).  This is determinized Monte Carlo search (perfect-information Monte
+  Carlo on a sampled world, Long et al. 2010; Cowling, Powley & Whitehouse 2012) with a depth of one activation and
+  a heuristic leaf.
 * **Moves** (``move_step`` / ``move`` before a plan): up to ``candidates`` reachable end states (as
   :class:`~agents.policies.base.Doctrine` picks them) are valued by expectimax with the exact odds: the tank is put
   in the state on a copy, the leaf is evaluated, and if a shot is possible after the move a chance node over
@@ -267,7 +268,8 @@ class Lookahead(Doctrine):
         (:func:`agents.search.simulate_activation`); returns the leaf value for ``side``.  Spends one node per
         simulated decision and one for the leaf; the caller guarantees two nodes are left.  A rule set without
         the hook gives the leaf value of ``base``."""
-        got = search.simulate_activation(base, side, action, self._fallback, rng, self._left() - 1)
+        table = self._memo.setdefault("transpositions", {})
+        got = search.simulate_activation(base, side, action, self._fallback, rng, self._left() - 1, table)
         if got is None:
             return self.evaluate(base, side)
         copy, decisions = got
