@@ -25,17 +25,20 @@ the board.  On copies of it (:func:`sim.search.fork`, through :mod:`agents.searc
   in the state on a copy, the leaf is evaluated, and if a shot is possible after the move a chance node over
   kill / no kill of the best target (exact ``p_kill`` of ``ruleset.odds(shot.key)``) is added.
 * **Shots** (``fire``, ``fire_again``, ``attack``, ``react`` and the shot after a move): the target with the highest
-  expected gain ``p_kill x gain(target)``, where ``gain`` is the change of the leaf value when that enemy is
-  destroyed (its victory points, the fire it would return, the shots of ours it would draw).
+  expected gain: the strength it is expected to lose (its kill odds, or its damage distribution where the rule set
+  has damage points) in kill points, plus, weighted by the kill odds, the fire it would no longer return less the
+  shots of ours it would no longer draw (:meth:`Lookahead.shot_gain`).
 * Any other decision, and every decision while no enemy is known, goes to the ``fallback`` doctrine.
 
 **Leaf evaluation** (in victory points for the side, from its determinization):
-``VP(side) - VP(enemy)`` (objectives held, kills, exits: :func:`sim.victory.victory_points`)
-``- risk_weight x sum_enemy max_own p_kill(enemy -> own)`` (each known enemy's best reply)
-``+ discount x sum_own max_enemy p_kill(own -> enemy)`` (our next shots, discounted)
+``VP(side) - VP(enemy)`` (objectives held, kills, exits: :func:`sim.victory.victory_points`; damage short of a kill
+counts as that share of a kill: :meth:`sim.rules.base.Ruleset.strength`)
+``- risk_weight x`` the expected own strength destroyed if each known enemy fires once at its best target
+``+ discount x`` the expected enemy strength destroyed if each own tank does the same (our next shots; a tank
+destroyed twice counts once: ``strength x (1 - prod (1 - p_kill))`` per target)
 ``- objective_weight x sum_objectives points x (hexes from the nearest own tank + mean hexes from own tanks) / 2``.
-Every ``p_kill`` is the exact kill probability of the rule set's odds for that shot on the copy; a kill is worth the
-scenario's ``kill_points``.
+Every ``p_kill`` is the exact kill probability of the rule set's odds for that attack on the copy (gun, or ram where
+the rule set has ramming); a kill is worth the scenario's ``kill_points``.
 
 **Budget and determinism.**  ``budget`` counts search nodes per decision: each simulated decision and each leaf
 evaluation is one node; the search stops when it is spent (the count, never a clock, bounds the work, so results do
@@ -157,26 +160,30 @@ class Lookahead(Doctrine):
                     v -= self.objective_weight * float(o.get("points", 1)) * (min(ds) + sum(ds) / len(ds)) / 2
         return v
 
-    def kill_gain(self, battle: Any, ex: Exchange, enemy: int) -> float:
-        """How much the leaf value rises if ``enemy`` is destroyed (its kill points, the fire it would return, less
-        the shots of ours it would have drawn); wrecks' effect on sight is left out."""
+    def shot_gain(self, battle: Any, ex: Exchange, enemy: int, odds: Any) -> float:
+        """How much the leaf value rises, in expectation, from an attack on ``enemy`` with ``odds``: the strength
+        it is expected to lose (kill points; with a damage distribution where the rule set has damage points), and
+        if it is destroyed (``p_kill``) the fire it would have returned, less the shots of ours it would have
+        drawn.  Wrecks' effect on sight is left out."""
         kp = float(battle.kill_points)
-        return kp * (1.0 + self.risk_weight * (ex.reply() - ex.reply(enemy))
-                     - self.discount * (ex.ours() - ex.ours(enemy)))
+        if odds is None:
+            return 0.0
+        loss = search.strength_loss(battle, enemy, odds)
+        if enemy not in ex.p_in:
+            return kp * loss
+        return kp * (loss + float(odds.p_kill) * (self.risk_weight * (ex.reply() - ex.reply(enemy))
+                                                  - self.discount * (ex.ours() - ex.ours(enemy))))
 
     # --- shots --------------------------------------------------------------------------------------------------
     def target_value(self, obs: Any, target: int, odds: Any, actor: int, as_if: Any = None) -> Any:
-        """Expected gain of the shot: ``p_kill x kill_gain(target)`` on the determinization (exact odds); the kill
-        odds alone when the budget is spent."""
+        """Expected gain of the shot (:meth:`shot_gain`) on the determinization (exact odds); the kill odds alone
+        when the budget is spent."""
         if "exchange" not in self._memo:
             if self._left() < 1:
                 return float(odds.p_kill)
             self._spend()
             self._memo["exchange"] = Exchange(self._base(obs), obs.side)
-        ex = self._memo["exchange"]
-        if target not in ex.p_in:
-            return float(odds.p_kill)
-        return float(odds.p_kill) * self.kill_gain(self._base(obs), ex, target)
+        return self.shot_gain(self._base(obs), self._memo["exchange"], target, odds)
 
     # --- moves ----------------------------------------------------------------------------------------------------
     def choose_destination(self, obs: Any, states: Mapping[Any, tuple[int, Any]]) -> Any:
@@ -197,12 +204,12 @@ class Lookahead(Doctrine):
                 break
             h, f = obs.hex_of(s), obs.facing_of(s)
             copy = search.moved(base, actor, h, f)
-            row: dict[int, float] = {}
+            row: dict[int, Any] = {}
             if self.can_fire_after(obs, decision, states[s][0]):
                 row = search.odds_row(base, actor, h, f, h != obs.me.hex)
-            ex = Exchange(copy, side, {actor: row})
+            ex = Exchange(copy, side, {actor: {e: 0.0 if o is None else float(o.p_kill) for e, o in row.items()}})
             v = self.evaluate(copy, side, ex)
-            v += max((p * self.kill_gain(copy, ex, e) for e, p in row.items() if p > 0), default=0.0)
+            v += max((self.shot_gain(copy, ex, e, o) for e, o in row.items() if o is not None), default=0.0)
             scored.append((-round(v, 9), field.get(h, BIG), states[s][0], repr(s), s))
         best = min(scored)[-1]
         return None if best == here else best
@@ -267,11 +274,21 @@ class Lookahead(Doctrine):
         and dice from ``rng`` (a ``random.Random``), both sides answering with the fallback doctrine
         (:func:`agents.search.simulate_activation`); returns the leaf value for ``side``.  Spends one node per
         simulated decision and one for the leaf; the caller guarantees two nodes are left.  A rule set without
-        the hook gives the leaf value of ``base``."""
+        the hook gives the leaf value of ``base``.
+
+        The acting tank's own next shots are counted from where it ends, as if it were as ready as at the decision
+        (what-if odds on ``base``): a tank that just fired would otherwise look worse than one that held, only
+        because its gun is still reloading (Hummel Quest) or it carries a fire marker (ASL) in the leaf."""
         table = self._memo.setdefault("transpositions", {})
         got = search.simulate_activation(base, side, action, self._fallback, rng, self._left() - 1, table)
         if got is None:
             return self.evaluate(base, side)
         copy, decisions = got
         self._spend(decisions)
-        return self.evaluate(copy, side)
+        actor = copy.tanks[action.actor]
+        override = None
+        if actor.alive and actor.hex is not None:
+            row = search.odds_row(base, actor.tank_id, actor.hex, actor.facing, False)
+            override = {actor.tank_id: {e: 0.0 if o is None else float(o.p_kill) for e, o in row.items()
+                                        if copy.tanks[e].alive and copy.tanks[e].hex is not None}}
+        return self.evaluate(copy, side, Exchange(copy, side, override))

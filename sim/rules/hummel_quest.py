@@ -75,6 +75,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Generator, Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -1283,6 +1284,14 @@ class HummelQuest(Ruleset):
                 return
         if mode in ("fire", "move_and_fire") and self.can_act(t):
             yield from self._attack(b, dice, tid, chosen)
+
+    def strength(self, b: Any, tank: int, damage: int = 0) -> Fraction:
+        """Search hook (:meth:`sim.rules.base.Ruleset.strength`): the DT a tank keeps after ``damage`` more points,
+        over its stat block's DT (§5, §9); 0 once it is out (§15)."""
+        t = b.tanks[tank]
+        if self.is_out(t):
+            return Fraction(0)
+        return Fraction(max(0, min(self.dt(t), t.vehicle.dt) - damage), max(1, t.vehicle.dt))
 
     def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
                         ) -> Generator[Decision, Action | None, None]:
