@@ -49,22 +49,22 @@ def log_digest(m) -> str:
 
 
 def test_same_decisions_twice_and_in_another_process():
-    m1, a1 = play("default", 11, 0, turns=3)
-    m2, a2 = play("default", 11, 0, turns=3)
+    m1, a1 = play("default", 11, 0, turns=2)
+    m2, a2 = play("default", 11, 0, turns=2)
     assert a1 == a2 and len(a1) > 10 and log_digest(m1) == log_digest(m2)
     assert m1.controllers[0].policy.total_nodes == m2.controllers[0].policy.total_nodes > 0
     code = ("import sys; sys.path.insert(0, 'tests'); from test_lookahead import play, log_digest; "
-            "print(log_digest(play('default', 11, 0, turns=3)[0]))")
+            "print(log_digest(play('default', 11, 0, turns=2)[0]))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env={**os.environ, "PYTHONHASHSEED": "4321"},
                          capture_output=True, text=True, check=True)
     assert out.stdout.strip().splitlines()[-1] == log_digest(m1)
-    m3, _ = play("default", 12, 0, turns=3)
+    m3, _ = play("default", 12, 0, turns=2)
     assert log_digest(m3) != log_digest(m1)
 
 
-@pytest.mark.parametrize("scenario, budget", [("default", 1), ("default", 20), ("asl_1941_meeting", 20),
-                                              ("hq_skirmish", 20)])
-def test_respects_its_node_budget(scenario, budget):
+@pytest.mark.parametrize("scenario, budget, turns", [("default", 1, 2), ("default", 20, 2), ("asl_1941_meeting", 20, 2),
+                                                     ("hq_skirmish", 20, 1)])
+def test_respects_its_node_budget(scenario, budget, turns):
     m = BattleModel(load_scenario(scenario), 5, {0: ("lookahead", {"budget": budget}), 1: ("greedy", {})},
                     decision_timeout_s=0)
     pol = m.controllers[0].policy
@@ -77,7 +77,7 @@ def test_respects_its_node_budget(scenario, budget):
         return act
 
     pol.decide = counted
-    m.run(max_turns=2)
+    m.run(max_turns=turns)
     assert spent and max(spent) <= budget
     assert sum(spent) == pol.total_nodes
     if budget > 1:
@@ -135,7 +135,7 @@ def test_never_reads_hidden_enemies():
 
 
 # --- every rule set -----------------------------------------------------------------------------------------------
-@pytest.mark.parametrize("scenario, turns", [("default", 4), ("asl_1941_meeting", 2), ("hq_skirmish", 2),
+@pytest.mark.parametrize("scenario, turns", [("default", 3), ("asl_1941_meeting", 2), ("hq_skirmish", 1),
                                              ("hq_ram_brawl", None)])
 def test_plays_legal_actions_under_every_rule_set(scenario, turns):
     for la in (0, 1):
@@ -151,7 +151,7 @@ def test_plays_legal_actions_under_every_rule_set(scenario, turns):
 
 
 # --- strength ------------------------------------------------------------------------------------------------------
-PAIRS = 8
+PAIRS = 16
 
 
 def test_beats_greedy_on_fixed_seeds():
