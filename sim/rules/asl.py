@@ -913,6 +913,19 @@ class ASL(Ruleset):
             act = Activate(actors[0], "hold")
         return act
 
+    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+                        ) -> Generator[Decision, Action | None, None]:
+        """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): what the legal answer ``action`` (an
+        :class:`Activate`) to the ATTACKER's ``activate`` decision of the current phase starts, exactly as in play:
+        in the PFPh the AFV's Prep Fire (``fire``; ``hold`` does nothing), in the MPh its whole move with the
+        DEFENDER's Defensive First Fire (asl.md 4, 5).  The phase's next activation is not played."""
+        phase = b.rules_state.get("phase")
+        if phase == "PFPh":
+            if action.mode == "fire":
+                yield from self._fire_sequence(b, dice, action.actor, "PFPh")
+        elif phase == "MPh":
+            yield from self._move(b, dice, action.actor, action.mode)
+
     def _prep_fire_phase(self, b: Any, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
         """PFPh: the ATTACKER's AFVs not in Motion are asked, in the order the side chooses (``activate`` with
         modes ``fire`` / ``hold``), whether to Prep Fire; one that fires may not move (D.3)."""

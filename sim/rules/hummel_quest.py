@@ -76,6 +76,7 @@ import warnings
 from collections import deque
 from collections.abc import Callable, Generator, Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from fractions import Fraction
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -1269,6 +1270,11 @@ class HummelQuest(Ruleset):
                               "half_speed": half_speed(s)})
         if act is None or not legal.contains(act):
             act = Activate(tid, "hold")
+        yield from self._activated(b, dice, tid, act)
+
+    def _activated(self, b: Any, dice: DiceSource, tid: int, act: Action) -> Generator[Decision, Action | None, None]:
+        """The tank's turn after its ``activate`` answer ``act`` (a legal ``Activate`` or ``Ram``), §4."""
+        t = b.tanks[tid]
         if isinstance(act, Ram):
             b.emit(Activated(t.side, tid, "ram"))
             yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
@@ -1287,6 +1293,26 @@ class HummelQuest(Ruleset):
                 return
         if mode in ("fire", "move_and_fire") and self.can_act(t):
             yield from self._attack(b, dice, tid, chosen)
+
+    def strength(self, b: Any, tank: int, damage: int = 0) -> Fraction:
+        """Search hook (:meth:`sim.rules.base.Ruleset.strength`): the DT a tank keeps after ``damage`` more points,
+        over its stat block's DT (§5, §9); 0 once it is out (§15)."""
+        t = b.tanks[tank]
+        if self.is_out(t):
+            return Fraction(0)
+        return Fraction(max(0, min(self.dt(t), t.vehicle.dt) - damage), max(1, t.vehicle.dt))
+
+    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+                        ) -> Generator[Decision, Action | None, None]:
+        """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): the rest of the turn of ``action.actor``
+        after its ``activate`` decision answered ``action`` (a legal ``Activate`` or ``Ram``): the same code as in
+        play (move, attack, ram and evasion decisions, the OST cascade), then the end of the tank's turn (§3); the
+        turns of the tanks after it in the round are not played."""
+        tid = action.actor
+        yield from self._activated(b, dice, tid, action)
+        self._expire_focus(b, tid)
+        if not b.ended:
+            b.emit(BattleStateSet("active", None))
 
     def _best_ram(self, b: Any, tid: int, targets: tuple[int, ...]) -> int:
         def k(x: int) -> tuple:

@@ -595,6 +595,14 @@ class PanzerSquadron(Ruleset):
             if not b.ended:
                 b.emit(BattleStateSet("active", None))
 
+    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+                        ) -> Generator[Decision, Action | None, None]:
+        """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): the activation that the legal answer
+        ``action`` (an :class:`Activate`) to ``side``'s ``activate`` decision starts, D15 -- re-centring, the
+        shot or the move with its ambushes, the marker -- exactly as in play; the other side's next activation is
+        not played."""
+        yield from self._activation(b, dice, action.actor, action.mode)
+
     def _recentre(self, b: Any, tid: int) -> Generator[Decision, Action | None, None]:
         """Section 5.3: at the start of its activation an off-centre turret may be set back to the hull facing at
         no cost: at once with ``auto_recentre_turret``, else the owner is asked (``recentre_turret`` decision:
