@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal, Mapping
 
 import yaml
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -442,7 +443,14 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-_AfValue = Annotated[StrictInt, Field(ge=0, le=26)]
+def _on_af_scale(v: int) -> int:
+    scale = to_kill_tables().af_scale
+    if v not in scale:
+        raise ValueError(f"{v} is not an Armor Factor of the C7.11 scale ({', '.join(str(x) for x in scale)})")
+    return v
+
+
+_AfValue = Annotated[StrictInt, AfterValidator(_on_af_scale)]
 _Count = Annotated[StrictInt, Field(ge=0, le=12)]
 
 
@@ -451,16 +459,6 @@ class _AfRecord(_Strict):
     hull_side: _AfValue
     turret_front: _AfValue | None = None
     turret_side: _AfValue | None = None
-
-    @model_validator(mode="after")
-    def _on_scale(self) -> _AfRecord:
-        scale = to_kill_tables().af_scale
-        for k in ("hull_front", "hull_side", "turret_front", "turret_side"):
-            v = getattr(self, k)
-            if v is not None and v not in scale:
-                raise ValueError(f"{k} {v} is not an Armor Factor of the C7.11 scale "
-                                 f"({', '.join(str(x) for x in scale)})")
-        return self
 
 
 class VehicleRecord(_Strict):

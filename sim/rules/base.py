@@ -141,7 +141,7 @@ def validation_problems(exc: ValidationError, limit: int = 20) -> list[tuple[str
             else:
                 text = str(part)
                 path += ("." if path else "") + (text if len(text) <= 40 else text[:37] + "...")
-        msg = str(e["msg"])
+        msg = str(e["msg"]).removeprefix("Value error, ")
         out.append((path, msg if len(msg) <= 300 else msg[:297] + "..."))
         if len(out) >= limit:
             break
