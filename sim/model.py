@@ -44,7 +44,7 @@ def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
     tid = 0
     for si, side in enumerate(spec.sides):
         for t in side.tanks:
-            veh = rs.vehicle(t.vehicle)
+            veh = spec.vehicle(t.vehicle)
             ext = rs.TankExt(**t.rules).model_dump()
             tanks.append(TankState(
                 tank_id=tid, label=t.label or f"{side.name[:1].upper()}{tid + 1}", side=si, vehicle_id=t.vehicle,

@@ -96,7 +96,7 @@ from sim.events import (
     TerrainChanged,
 )
 from sim.hexgrid import DIRECTIONS, Hex, as_hex, aspect, bounded_dijkstra, direction_to, distance, hex_line
-from sim.rules import hq_odds
+from sim.rules import hq_odds, hq_stats
 from sim.rules.base import (
     CaseError,
     Decision,
@@ -494,6 +494,16 @@ class HummelQuest(Ruleset):
 
     def vehicle_ids(self) -> tuple[str, ...]:
         return tuple(catalog())
+
+    def catalog_records(self) -> dict[str, dict[str, Any]]:
+        """The stat blocks of ``hummel_quest_vehicles.yaml`` keyed by id (§5)."""
+        return hq_stats.catalog_records()
+
+    def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: Any = None) -> Vehicle:
+        """A stat block in the §5 schema; warns when its ``speed_m`` is not a multiple of the options'
+        ``hex_size_m`` (§2)."""
+        hex_size = int(getattr(options, "hex_size_m", DEFAULT_OPTIONS.hex_size_m))
+        return hq_stats.vehicle_from_record(vid, record, origin="vehicles", hex_size_m=hex_size)
 
     def has_turret(self, vehicle: Any) -> bool:
         """DECISION: HQ has no firing arcs and no turret facing; the Reinforced Turret is only a Dur modifier
