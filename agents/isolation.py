@@ -55,7 +55,7 @@ CHILD_CWD = os.path.abspath(os.sep)
 #: Longest accepted message line from a child (bytes).
 MAX_LINE = 16 * 1024 * 1024
 #: Observation methods a child may never call (they hand out engine objects or are built child-side).
-REFUSED_CALLS = frozenset({"for_actor", "plan_to"})
+REFUSED_CALLS = frozenset({"for_actor", "plan_to", "determinize"})  # determinize: a battle copy, in-process only
 
 
 @functools.lru_cache(maxsize=1)

@@ -650,22 +650,11 @@ class Observation(StateQueries):
 
     # --- search ---------------------------------------------------------------------------------------------------
     def hidden_ids(self) -> tuple[int, ...]:
-        """Ids of the live enemies on the board that the side does not know for this decision: not visible, not
-        a legal target of the decision's actors, not the enemy whose action caused it (context ``mover`` /
-        ``rammer``).  Knowing *which* ids are hidden tells nothing the side does not know (it knows the enemy's
-        order of battle and which of its tanks are out); their positions and states stay hidden."""
-        def compute() -> tuple[int, ...]:
-            b = self._b
-            live = {t.tank_id for t in b.live_tanks() if t.side != self.side}
-            known = set(self.visible_ids()) & live
-            ctx = self.decision.context
-            known |= {ctx.get(k) for k in ("mover", "rammer") if ctx.get(k) in live}
-            for a in self.decision.actors:
-                if b.tanks[a].side == self.side and b.tanks[a].hex is not None:
-                    known |= set(self.decision.legal.targets(a)) & live
-            return tuple(sorted(live - known))
-
-        return self._memo(("hidden_ids",), compute)
+        """Ids of the live enemies on the board that the side does not know for this decision (the complement of
+        :meth:`known_ids` among the live enemies), in id order.  Knowing *which* ids are hidden tells nothing the
+        side does not know (it knows the enemy's order of battle and which of its tanks are out); their positions
+        and states stay hidden."""
+        return self._hidden()
 
     def determinize(self, ghosts: Mapping[int, tuple[Any, int, int | None, Mapping[str, Any]]] | None = None,
                     dice: Any = None) -> Any:
