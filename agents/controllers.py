@@ -1,71 +1,134 @@
 """Per-side controllers: wrap per-tank doctrines, answer decisions, follow move plans, and catch faults.
 
 Loading a policy by name: a built-in doctrine name (``hold``, ``advance``, ...) or ``package.module:ClassName``
-with parameters.  A fault (a raise, a wrong return type, a decision slower than ``decision_timeout_s`` measured after
-the call returns) becomes a ``Pass`` and a recorded fault; the engine turns it into a ``PolicyFault`` event and
-applies ``on_fault`` / ``max_faults``.  An illegal action is not a fault: it becomes a logged ``Pass``.
+with parameters (:func:`load_policy`, when a battle is played); :func:`check_policy` checks such a name without
+importing or constructing a plug-in (validation of data files).  Process-spawning policies (isolated entrants) load
+only from an :class:`EntrantPolicy`, which only tournament code makes.
+
+A fault (a raise, a wrong return type, a decision slower than ``decision_timeout_s`` measured after the call
+returns) is answered with the decision's ``default`` (legal under every rule set: the conformance suite checks it
+for every decision of real battles) and a recorded fault; the engine turns it into a ``PolicyFault`` event and
+applies ``on_fault`` / ``max_faults``.  An illegal action is not a fault: the engine logs it (``ActionRejected``)
+and applies the default too.
 """
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import sys
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
-from agents.actions import Action, Pass, Plan, Special
+from agents import plugins
 from agents.observation import frozen_decision
+from agents.plugins import PolicyLoadError
 from agents.policies import BUILTIN, Policy
+from sim.actions import Action, Plan, Special
+
+__all__ = ["EntrantPolicy", "Fault", "PolicyLoadError", "SideController", "check_policy", "load_policy"]
 
 
-class PolicyLoadError(LookupError, ValueError):
-    """A policy name or plug-in could not be loaded (says what was not found).  A ``ValueError`` too, so command
-    lines report it as bad input."""
+@dataclass(frozen=True)
+class EntrantPolicy:
+    """A policy defined by a tournament entrant (the organiser's tournament file or a ``tanksim match`` command
+    line): the only way to play a process-spawning policy (an isolated entrant, ``agents.isolation:RemotePolicy``
+    with a ``command``).  Pass it in :class:`sim.model.BattleModel`'s ``policies``; a scenario, an experiment or a
+    results folder can only give a :class:`sim.scenario.PolicySpec`, which names plug-in doctrines only."""
+
+    name: str
+    params: Mapping[str, Any] = field(default_factory=dict)
 
 
-def load_policy(name: str, params: Mapping[str, Any] | None = None) -> Policy:
+def check_policy(name: str, params: Mapping[str, Any] | None = None) -> None:
+    """Check a doctrine named in a data file without importing or constructing any plug-in: a built-in name with
+    its parameters (the built-in class checks them; it is the project's own code), or a ``package.module:Class``
+    checked statically (:func:`agents.plugins.check_plugin`: the module file is located and parsed, never run;
+    literal ``defaults`` / ``bounds`` check the parameters).  Commands and process-spawning policies are refused.
+
+    Raises :class:`PolicyLoadError` with the same wording as :func:`load_policy`."""
+    params = dict(params or {})
+    plugins.refuse_commands(name, params)
+    if isinstance(name, str) and ":" in name:
+        info = plugins.check_plugin(name)
+        try:
+            plugins.check_params(info.cls, info.defaults, info.bounds, params)
+        except PolicyLoadError as exc:
+            raise PolicyLoadError(f"policy {plugins.short(name)}: bad parameters {plugins.short(params)}: {exc}"
+                                  ) from None
+        return
+    _construct(_builtin(name), name, params)
+
+
+def _builtin(name: Any) -> type[Policy]:
+    if not isinstance(name, str) or not name.strip():
+        raise PolicyLoadError(f"policy name {plugins.short(name)}: expected a built-in name or "
+                              f"package.module:ClassName")
+    if name.strip() not in BUILTIN:
+        raise PolicyLoadError(f"unknown policy {plugins.short(name.strip())}; built-in: {', '.join(sorted(BUILTIN))}, "
+                              f"or give package.module:ClassName")
+    return BUILTIN[name.strip()]
+
+
+def _construct(cls: type, name: str, params: dict[str, Any]) -> Policy:
+    try:
+        return cls(**params)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise PolicyLoadError(f"policy {plugins.short(name)}: bad parameters {plugins.short(params)}: "
+                              f"{plugins.clip(str(exc), 300)}") from None
+
+
+def load_policy(name: str, params: Mapping[str, Any] | None = None, *, entrant: bool = False) -> Policy:
     """Instantiate a doctrine by built-in name (see ``agents.policies.BUILTIN``) or ``package.module:ClassName``
     with ``params`` (values may be strings, as from the command line; doctrines convert them to the type of the
     default).
 
+    A plug-in is first checked statically (:func:`check_policy`), then imported: an in-process plug-in is code
+    the user chose to run.  Only ``entrant=True`` (a tournament entrant, :class:`EntrantPolicy`) may load a
+    process-spawning policy or pass a ``command``; anything else names plug-in doctrines only.
+
     Raises :class:`PolicyLoadError` naming what was not found: the module, the class in the module, an unknown
-    built-in name (listing the built-ins), a class without ``decide``, or an unknown / malformed parameter."""
+    built-in name (listing the built-ins), a class without ``decide``, an unknown / malformed parameter, or a
+    process-spawning policy outside a tournament entrant."""
     params = dict(params or {})
     if not isinstance(name, str) or not name.strip():
-        raise PolicyLoadError(f"policy name {name!r}: expected a built-in name or package.module:ClassName")
+        raise PolicyLoadError(f"policy name {plugins.short(name)}: expected a built-in name or "
+                              f"package.module:ClassName")
     name = name.strip()
-    if ":" in name:
-        mod_name, _, cls_name = name.partition(":")
-        if not mod_name or not cls_name:
-            raise PolicyLoadError(f"policy {name!r}: expected package.module:ClassName")
-        try:
-            mod = importlib.import_module(mod_name)
-        except ModuleNotFoundError as exc:
-            if exc.name and (mod_name == exc.name or mod_name.startswith(exc.name + ".")):
-                raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} not found (is its folder on "
-                                      f"sys.path / PYTHONPATH?)") from None
-            raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} failed to import: {exc}") from None
-        except Exception as exc:  # noqa: BLE001 - report any import-time crash of a plug-in
-            raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} failed to import: "
-                                  f"{type(exc).__name__}: {exc}") from None
-        cls = getattr(mod, cls_name, None)
-        if cls is None:
-            found = sorted(k for k, v in vars(mod).items() if isinstance(v, type) and not k.startswith("_")
-                           and callable(getattr(v, "decide", None)) and v.__module__ == mod.__name__)
-            raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} has no class {cls_name!r}"
-                                  + (f" (policy classes there: {', '.join(found)})" if found else ""))
-        if not isinstance(cls, type) or not callable(getattr(cls, "decide", None)):
-            raise PolicyLoadError(f"policy {name!r}: {cls_name!r} is not a policy class with a decide(obs, "
-                                  f"decision) method")
-    else:
-        if name not in BUILTIN:
-            raise PolicyLoadError(f"unknown policy {name!r}; built-in: {', '.join(sorted(BUILTIN))}, "
-                                  f"or give package.module:ClassName")
-        cls = BUILTIN[name]
+    if ":" not in name:
+        if not entrant:
+            plugins.refuse_commands(name, params)
+        return _construct(_builtin(name), name, params)
+    mod_name, cls_name = plugins.split_name(name)
+    if not entrant:
+        plugins.refuse_commands(name, params)
+        if mod_name in plugins.PROCESS_MODULES or mod_name.startswith(tuple(m + "." for m in plugins.PROCESS_MODULES)):
+            raise plugins.spawn_refusal(name)
+        if mod_name not in sys.modules:
+            plugins.check_plugin(name)  # nothing of a module runs before it is known to define a policy class
     try:
-        return cls(**params)
-    except (TypeError, ValueError) as exc:
-        raise PolicyLoadError(f"policy {name!r}: bad parameters {params}: {exc}") from None
+        mod = importlib.import_module(mod_name)
+    except ModuleNotFoundError as exc:
+        if exc.name and (mod_name == exc.name or mod_name.startswith(exc.name + ".")):
+            raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} not found (is its folder on "
+                                  f"sys.path / PYTHONPATH?)") from None
+        raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} failed to import: "
+                              f"{plugins.clip(str(exc), 300)}") from None
+    except Exception as exc:  # noqa: BLE001 - report any import-time crash of a plug-in
+        raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} failed to import: "
+                              f"{type(exc).__name__}: {plugins.clip(str(exc), 300)}") from None
+    cls = vars(mod).get(cls_name)
+    if cls is None:
+        found = plugins.policy_classes(mod)
+        raise PolicyLoadError(f"policy {name!r}: module {mod_name!r} has no class {cls_name!r}"
+                              + (f" (policy classes there: {', '.join(found)})" if found else ""))
+    if not isinstance(cls, type) or not callable(getattr(cls, "decide", None)):
+        raise PolicyLoadError(f"policy {name!r}: {cls_name!r} is not a policy class with a decide(obs, "
+                              f"decision) method")
+    if not entrant and plugins.class_facts(cls).spawns:
+        raise plugins.spawn_refusal(name)
+    return _construct(cls, name, params)
 
 
 @dataclass
@@ -86,10 +149,14 @@ class SideController:
 
     ``policy`` answers side-level decisions (``activate`` and decisions with several actors); ``per_tank`` maps a
     tank id to its own doctrine for decisions whose single actor is that tank.  ``rng`` is the side's own stream.
-    ``decision_timeout_s`` (``None`` = no limit) is compared with the wall time of each call after it returns;
+    ``decision_timeout_s`` (``None`` = no limit) is compared with the wall time of each call after it returns,
+    measured with ``clock`` (seconds; ``time.perf_counter``);
     ``on_fault`` (``pass`` / ``forfeit``) and ``max_faults`` (faults charged to one tank before it withdraws) are
     applied by the engine (:meth:`sim.model.BattleModel._answer`), which also counts ``faults`` per tank.
-    ``policy_time_s`` accumulates the wall time spent in policies (not part of any result that is compared).
+    ``withdrawing`` holds the tanks that reached ``max_faults`` this turn: the engine withdraws them when the turn
+    ends (no rule-set step is then under way), and until then their own decisions get the default without asking
+    the policy.  ``policy_time_s`` accumulates the wall time spent in policies (not part of any result that is
+    compared).
     """
 
     side: int
@@ -102,7 +169,9 @@ class SideController:
     plans: dict[int, list[Action]] = field(default_factory=dict)
     plan_meta: dict[int, Plan] = field(default_factory=dict)
     faults: dict[int | None, int] = field(default_factory=dict)
+    withdrawing: set[int] = field(default_factory=set)
     policy_time_s: float = 0.0
+    clock: Callable[[], float] = time.perf_counter
 
     def policy_for(self, decision: Any) -> Policy:
         if len(decision.actors) == 1 and decision.actors[0] in self.per_tank:
@@ -127,7 +196,7 @@ class SideController:
         elif decision.kind != "move_step":
             for a in decision.actors:
                 self.plans.pop(a, None)
-        if self.never_reacts(decision):
+        if self.never_reacts(decision) or (len(decision.actors) == 1 and decision.actors[0] in self.withdrawing):
             return decision.default, [], False
         act, faults = self._ask(decision, make_obs)
         if isinstance(act, Plan):
@@ -143,11 +212,12 @@ class SideController:
         return act, faults, False
 
     @staticmethod
-    def fallback(decision: Any, actor: int | None) -> Action:
-        """What a fault (or an exhausted plan) answers: ``Pass`` where passing is legal, else the decision's
-        default (e.g. an activation, or the first step of a compulsory move)."""
-        p = Pass(actor)
-        return p if decision.legal.contains(p) else decision.default
+    def fallback(decision: Any, actor: int | None = None) -> Action:
+        """What a fault, an illegal answer or an exhausted plan gets: the decision's ``default`` -- what the rule
+        set does when the controller has no opinion (hold an activation, end a move, pass a shot, the first step
+        of a compulsory move, the default evasion).  Every rule set's default is legal (the fault conformance suite,
+        ``tests/test_fault_conformance.py``, checks it for every decision of real battles)."""
+        return decision.default
 
     def _from_plan(self, actor: int, decision: Any) -> Action | None:
         steps = self.plans.get(actor)
@@ -175,14 +245,16 @@ class SideController:
         actor = decision.actors[0] if len(decision.actors) == 1 else None
         charged = actor if actor is not None else getattr(decision.default, "actor", None)
         frozen = frozen_decision(decision)
-        t0 = time.perf_counter()
+        obs = make_obs(frozen)
+        view = getattr(obs, "decision", frozen)  # the decision as the side sees it (agents.observation)
+        t0 = self.clock()
         try:
-            act = pol.decide(make_obs(frozen), frozen)
+            act = pol.decide(obs, view)
         except Exception as exc:  # noqa: BLE001 - a policy's crash is reported, never fatal
-            self.policy_time_s += time.perf_counter() - t0
+            self.policy_time_s += self.clock() - t0
             return self.fallback(decision, actor), [Fault(charged, decision.kind, "raise",
                                                           f"{type(exc).__name__}: {exc}")]
-        elapsed = time.perf_counter() - t0
+        elapsed = self.clock() - t0
         self.policy_time_s += elapsed
         if self.decision_timeout_s is not None and elapsed > self.decision_timeout_s:
             return self.fallback(decision, actor), [Fault(charged, decision.kind, "timeout",

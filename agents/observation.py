@@ -3,7 +3,8 @@
 A doctrine sees only what this offers, and it is the same under every rule set:
 
 * facts: ``ruleset`` (a name), ``has_ramming``, ``turn``, ``turn_limit``, ``role``, ``kind``, ``context``;
-* tanks: ``me``, ``tank(id)``, ``friends()``, ``enemies()`` (visible, live), ``last_known()`` (enemy id -> hex),
+* tanks: ``me``, ``tank(id)``, ``friends()``, ``own_ids()``, ``enemies()`` / ``visible_ids()`` (visible, live),
+  ``known_ids()`` (visible, or engageable by this decision), ``last_known()`` (enemy id -> hex), ``holder(hex)``,
   ``objectives()``;
 * the decision: ``modes(actor)``, ``targets(actor)``, ``reachable(actor)`` (``{state: (cost, path)}``),
   ``plan_to(path)``, ``is_legal(action)``;
@@ -13,6 +14,10 @@ A doctrine sees only what this offers, and it is the same under every rule set:
   ``threat(hex, facing)`` (the summed kill odds of the visible enemies against the actor standing there),
   ``side_odds(target)`` (summed over the side's tanks);
 * ``rng``: the side's own random stream (never the rule dice).
+
+Only what the side may know goes into any answer (see :class:`Observation`): every query runs on the board without
+the live enemies the side does not know, so where they stand changes nothing a policy can read
+(``tests/test_observation_hiding.py`` checks every public query, in-process and over the isolation protocol).
 
 Tanks come as :class:`TankView` proxies that refuse writes; mappings come as read-only mappings, lists as tuples,
 rule-set records behind read-only proxies.  No dice and no rule-set object are reachable through the public API
@@ -31,9 +36,10 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, Mapping
 
+from sim.actions import Ram
 from sim.battle import HypoView
 from sim.hexgrid import Hex, as_hex, cube_vector, distance, in_arc, rotate_cube
-from sim.rules.base import Decision, Hypo, Illegal, Odds
+from sim.rules.base import Decision, Hypo, Illegal, Legal, Odds
 
 
 class ReadOnlyError(AttributeError):
@@ -203,26 +209,110 @@ class StateQueries:
         return Hypo(h, self.facing_of(state), self.me is not None and h != self.me.hex)
 
 
+class SideLegal:
+    """``decision.legal`` as a policy sees it: the rule set's :class:`~sim.rules.base.Legal` asked on the board as
+    the side knows it (:meth:`Observation._side_view`), so no answer depends on an enemy the side does not know.
+
+    Fields as :class:`~sim.rules.base.Legal`: ``contains(action)``, ``reachable(actor)``, ``targets(actor)``,
+    ``modes``, ``specials``, ``plan_to`` (``None`` where the decision takes no move plan)."""
+
+    __slots__ = ("_obs", "modes", "plan_to", "specials")
+
+    def __init__(self, obs: Observation, legal: Legal):
+        set_ = object.__setattr__
+        set_(self, "_obs", obs)
+        set_(self, "modes", tuple(legal.modes))
+        set_(self, "specials", tuple(legal.specials))
+        set_(self, "plan_to", None if legal.plan_to is None else self._plan_to)
+
+    def contains(self, action: Any) -> bool:
+        """Whether ``action`` is legal, as far as the side knows (:meth:`Observation.is_legal`)."""
+        return self._obs.is_legal(action)
+
+    def reachable(self, actor: int) -> Mapping[Any, tuple[int, tuple]]:
+        """``{state: (cost, path)}`` for own tank ``actor`` (:meth:`Observation.reachable`)."""
+        return self._obs.reachable(actor)
+
+    def targets(self, actor: int) -> tuple[int, ...]:
+        """Target ids of own tank ``actor`` (:meth:`Observation.targets`)."""
+        return self._obs.targets(actor)
+
+    def _plan_to(self, actor: int, path: Any, then: Any = None, end_status: str | None = None) -> Any:
+        return self._obs.for_actor(actor).plan_to(path, then, end_status)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise ReadOnlyError(f"observations are read-only: cannot set {name}")
+
+    def __repr__(self) -> str:
+        return f"SideLegal(modes={self.modes}, specials={self.specials})"
+
+
+#: Context keys of a decision that name the enemy tank whose action caused it (a reaction's mover, an evasion's
+#: rammer): that enemy is known for the decision.
+ACTING_ENEMY_KEYS = ("mover", "rammer")
+
+
 class Observation(StateQueries):
     """What side ``side`` may know when answering ``decision`` for ``actor`` (the first actor by default).
 
     ``battle`` is the live battle (kept private); ``rng`` the side's ``random.Random`` stream; ``last_known`` the
-    side's memory of enemy positions (updated when enemies are seen)."""
+    side's memory of enemy positions (a dict owned by the engine, one per side, updated here).
 
-    __slots__ = ("_b", "_rs", "_shared", "side", "decision", "actor", "rng", "_cache", "_last_known")
+    **What the side knows** (every query answers from this alone):
+
+    * its own tanks, everything about them;
+    * every tank out of the fight (destroyed, incapacitated, withdrawn, exited, fled): its status and, while it
+      is on the board (a wreck), its hex -- outcomes are public, and wrecks are obstacles in every rule set;
+    * the live enemies the rule set's spotting shows it (:meth:`visible_ids`, ``ruleset.visible``), where they
+      are now;
+    * for this decision, also the live enemies its actors could engage now -- the rule set allows a shot at them
+      (``ruleset.shot``) or this decision a ``Ram`` (Hummel Quest's Artillery Sights locate enemies out of sight,
+      §7.6/§13; its ram needs no sight, §12.1) -- and the enemy whose action caused the decision (context
+      ``mover`` / ``rammer``, :data:`ACTING_ENEMY_KEYS`): :meth:`known_ids`;
+    * where it last saw the others (:meth:`last_known`).
+
+    Every other live enemy is **hidden**: each query is answered on the side's view, the board with the hidden
+    enemies taken off it, so their positions change no answer (occupancy, holders, movement searches that would
+    route around them, legality, lines of sight they would block, odds, threats).  An answer made without them
+    can be wrong about the true board (a path runs into a hidden tank, a hidden tank blocks a shot): the engine's
+    legality decides -- the answer is rejected (``ActionRejected``) and the decision's default applies; an
+    enemy adjacent to one of the side's tanks is always visible in Panzer Squadron and Hummel Quest, so a single
+    step is never refused because of a hidden tank, and in ASL every unit is Known (asl.md 1: no concealment).
+
+    **Last known positions**: ``last_known()[e]`` is the hex (and, for :meth:`threat`, the facing) of live enemy
+    ``e`` at the most recent decision of this side's policy at which ``e`` was in :meth:`visible_ids`.  It is
+    updated when the observation of a policy call is made (this constructor), so it does not depend on which
+    queries the policy asks; decisions the engine answers without the policy (steps of a move plan, reactions
+    of a policy that never reacts, the defaults of a withdrawing tank) do not update it.  Enemies no longer alive
+    are left out.  Enemies known only for one decision (:meth:`known_ids` minus :meth:`visible_ids`) are not
+    remembered.
+    """
+
+    __slots__ = ("_b", "_cache", "_last_known", "_legal", "_rs", "_shared", "actor", "decision", "rng", "side")
 
     def __init__(self, battle: Any, side: int, decision: Decision, rng: random.Random, actor: int | None = None,
-                 last_known: dict[int, Hex] | None = None, _cache: dict | None = None):
+                 last_known: dict[Any, Any] | None = None, _cache: dict | None = None):
         set_ = object.__setattr__
         set_(self, "_b", battle)
         set_(self, "_rs", battle.ruleset)
         set_(self, "_shared", _shared_cache(battle))
         set_(self, "side", side)
-        set_(self, "decision", frozen_decision(decision))
-        set_(self, "actor", actor if actor is not None else (decision.actors[0] if decision.actors else None))
+        legal = decision.legal._obs._legal if isinstance(decision.legal, SideLegal) else decision.legal
+        set_(self, "_legal", legal)
+        set_(self, "decision", Decision(decision.side, decision.kind, tuple(decision.actors), SideLegal(self, legal),
+                                        decision.default, read_only(decision.context)))
+        a = actor if actor is not None else (decision.actors[0] if decision.actors else None)
+        if a is not None and not self._own(a):
+            raise KeyError(f"tank {a} is not one of this side's tanks")
+        set_(self, "actor", a)
         set_(self, "rng", rng)
         set_(self, "_cache", {} if _cache is None else _cache)
         set_(self, "_last_known", last_known if last_known is not None else {})
+        mem = self._last_known
+        for i in self.visible_ids():
+            t = battle.tanks[i]
+            mem[i] = t.hex
+            mem[("facing", i)] = t.facing
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise ReadOnlyError(f"observations are read-only: cannot set {name}")
@@ -230,8 +320,11 @@ class Observation(StateQueries):
     def __delattr__(self, name: str) -> None:
         raise ReadOnlyError(f"observations are read-only: cannot delete {name}")
 
-    def for_actor(self, actor: int) -> "Observation":
-        """The same observation focused on another of the decision's actors (sharing its caches)."""
+    def for_actor(self, actor: int) -> Observation:
+        """The same observation focused on another of the side's own tanks (sharing its caches); ``KeyError`` for
+        any other id."""
+        if not self._own(actor):
+            raise KeyError(f"tank {actor} is not one of this side's tanks")
         return Observation(self._b, self.side, self.decision, self.rng, actor, self._last_known, self._cache)
 
     def _memo(self, key: Any, fn: Any) -> Any:
@@ -248,6 +341,57 @@ class Observation(StateQueries):
             v = c[key] = fn()
             return v
 
+    def _tank_id(self, tid: Any) -> int:
+        if isinstance(tid, bool) or not isinstance(tid, int) or not 0 <= tid < len(self._b.tanks):
+            raise KeyError(f"no tank {tid!r}")
+        return tid
+
+    def _own(self, tid: Any) -> bool:
+        return (not isinstance(tid, bool) and isinstance(tid, int) and 0 <= tid < len(self._b.tanks)
+                and self._b.tanks[tid].side == self.side)
+
+    def _own_id(self, tid: Any) -> int:
+        if not self._own(tid):
+            raise KeyError(f"tank {tid!r} is not one of this side's tanks")
+        return tid
+
+    # --- what the side knows ---------------------------------------------------------------------------------
+    def _hidden(self) -> tuple[int, ...]:
+        """Live enemies on the board that the side does not know for this decision (see the class docstring)."""
+        def compute() -> tuple[int, ...]:
+            known = set(self.known_ids())
+            return tuple(t.tank_id for t in self._b.tanks if t.side != self.side and t.alive and t.tank_id not in known)
+
+        return self._memo(("hidden",), compute)
+
+    def known_ids(self) -> tuple[int, ...]:
+        """Ids of the live enemies the side knows for this decision (the class docstring): the visible ones, the
+        ones the decision's actors may engage now, and the one whose action caused the decision; in id order."""
+        def compute() -> tuple[int, ...]:
+            b, legal, rs = self._b, self._legal, self._rs
+            if b.hidden_tanks:
+                raise RuntimeError("known_ids is computed on the true board")
+            live = {t.tank_id for t in b.live_tanks() if t.side != self.side}
+            known = set(self.visible_ids()) & live
+            ctx = self.decision.context
+            known |= {ctx.get(k) for k in ACTING_ENEMY_KEYS if ctx.get(k) in live}
+            actors = [a for a in self.decision.actors if self._own(a) and b.tanks[a].hex is not None]
+            for e in sorted(live - known):  # only the enemies out of sight: usually few, often none
+                if any(not isinstance(rs.shot(b, a, e), Illegal) for a in actors) or (
+                        rs.has_ramming and any(legal.contains(Ram(a, e)) for a in actors)):
+                    known.add(e)
+            return tuple(sorted(known))
+
+        return self._memo(("known",), compute)
+
+    def _side_view(self) -> Any:
+        """A context manager: inside it the battle is the board as this side knows it (the hidden enemies off the
+        board; :meth:`sim.battle.Battle.hiding`).  Every query below runs in it; a policy never needs it."""
+        return self._b.hiding(self._hidden())
+
+    def _is_hidden(self, tid: int) -> bool:
+        return tid in self._hidden()
+
     # --- facts ------------------------------------------------------------------------------------------------
     @property
     def ruleset(self) -> str:
@@ -256,14 +400,17 @@ class Observation(StateQueries):
 
     @property
     def has_ramming(self) -> bool:
+        """Whether the rule set has ramming."""
         return bool(self._rs.has_ramming)
 
     @property
     def turn(self) -> int:
+        """The current turn (1-based)."""
         return self._b.turn
 
     @property
     def turn_limit(self) -> int:
+        """The last turn of the battle."""
         return self._b.turn_limit
 
     @property
@@ -273,22 +420,24 @@ class Observation(StateQueries):
 
     @property
     def kind(self) -> str:
+        """The decision's kind (``activate``, ``move_step``, ``fire``, ``react``, ...)."""
         return self.decision.kind
 
     @property
     def context(self) -> Mapping[str, Any]:
+        """The decision's context (read-only)."""
         return self.decision.context
 
     @property
     def me(self) -> TankView | None:
+        """The actor (an own tank), or ``None`` for a side-level decision without actors."""
         return None if self.actor is None else TankView(self._b.tanks[self.actor])
 
     def tank(self, tid: int) -> TankView:
-        """Any own tank, or an enemy tank that is visible, a legal target of this decision or no longer alive
-        (raises ``KeyError`` for a hidden live enemy)."""
-        t = self._b.tanks[tid]
-        if t.side != self.side and t.alive and tid not in self.visible_ids() and \
-                (self.actor is None or tid not in self.targets()):
+        """Any own tank, a known live enemy (:meth:`known_ids`) or a tank no longer alive; ``KeyError`` for a
+        hidden enemy or an id that is no tank."""
+        t = self._b.tanks[self._tank_id(tid)]
+        if t.side != self.side and t.alive and tid not in self.known_ids():
             raise KeyError(f"tank {tid} is not visible")
         return TankView(t)
 
@@ -303,31 +452,30 @@ class Observation(StateQueries):
     def visible_ids(self) -> tuple[int, ...]:
         """Ids of the live enemy tanks the side sees (the rule set's spotting), in id order."""
         b = self._b
-        return self._shared_memo(("visible", self.side), lambda: tuple(self._rs.visible(b, self.side)))
+
+        def compute() -> tuple[int, ...]:
+            if b.hidden_tanks:
+                raise RuntimeError("visible_ids is computed on the true board")
+            return tuple(self._rs.visible(b, self.side))
+
+        return self._shared_memo(("visible", self.side), compute)
 
     def enemies(self) -> list[TankView]:
         """Visible live enemy tanks, in id order."""
-        ids = self.visible_ids()
-        mem = self._last_known
-        for i in ids:
-            t = self._b.tanks[i]
-            mem[i] = t.hex
-            mem[("facing", i)] = t.facing
-        return [TankView(self._b.tanks[i]) for i in ids]
+        return [TankView(self._b.tanks[i]) for i in self.visible_ids()]
 
     def last_known(self) -> Mapping[int, Hex]:
-        """Last hex each live enemy was seen on (by this side's controller), including the visible ones."""
-        self.enemies()
+        """Last hex each live enemy was seen on, the visible ones included (see the class docstring)."""
         return MappingProxyType({k: v for k, v in sorted((k, v) for k, v in self._last_known.items()
                                                          if isinstance(k, int))
-                                 if self._b.tanks[k].alive and self._b.tanks[k].hex is not None})
+                                 if self._b.tanks[k].alive})
 
     def _remembered(self) -> tuple[tuple[int, Hex, int], ...]:
-        """Live enemies out of sight now, with the hex and facing they were last seen with."""
+        """Live enemies not known now, with the hex and facing they were last seen with."""
         def compute() -> tuple:
-            vis = set(self.visible_ids())
+            known = set(self.known_ids())
             return tuple((k, h, self._last_known.get(("facing", k), 0)) for k, h in self.last_known().items()
-                         if k not in vis)
+                         if k not in known)
 
         return self._memo(("remembered",), compute)
 
@@ -336,34 +484,73 @@ class Observation(StateQueries):
         return [read_only({**o, "hex": as_hex(o["hex"])}) for o in self._b.objectives]
 
     def holder(self, h: Any) -> int | None:
-        """The side holding hex ``h`` (a live tank of that side in it and no live enemy), else ``None``."""
-        sides = {self._b.tanks[i].side for i in self._b.occupants(as_hex(h)) if self._b.tanks[i].alive}
+        """The side holding hex ``h`` as far as this side knows (a live tank of that side in it and no live enemy
+        of it: hidden enemies are not counted), else ``None``."""
+        hx = as_hex(h)
+        with self._side_view():
+            sides = {self._b.tanks[i].side for i in self._b.occupants(hx) if self._b.tanks[i].alive}
         return sides.pop() if len(sides) == 1 else None
+
+    # --- the board and the order of battle: the scenario both sides play (public) ------------------------------
+    def terrain_map(self) -> Mapping[Hex, str]:
+        """Every cell of the map with its terrain name, in cell order (the board is public, and so is a terrain
+        change the rules make, such as a structure collapsing into rubble).  The same read-only mapping is returned
+        until the terrain changes (cached under the map's terrain version)."""
+        m = self._b.map
+        return m.terrain_cached(("terrain_map",),
+                                lambda: MappingProxyType({h: m.terrain(h) for h in sorted(m.cells)}))
+
+    def order_of_battle(self) -> tuple[tuple[int, ...], ...]:
+        """Each side's tank ids in scenario order, by side index (the scenario's order of battle is public; what
+        the side may know of an enemy tank itself is what :meth:`tank` answers)."""
+        b = self._b
+        return tuple(tuple(t.tank_id for t in b.tanks if t.side == s) for s in b.side_ids())
 
     # --- the decision -----------------------------------------------------------------------------------------
     def targets(self, actor: int | None = None) -> tuple[int, ...]:
-        """Target ids the actor may fire at in this decision."""
-        a = self.actor if actor is None else actor
-        return self._memo(("targets", a), lambda: tuple(self.decision.legal.targets(a)))
+        """Target ids own tank ``actor`` (default the actor) may fire at in this decision, on the side's view (a
+        hidden enemy is never one)."""
+        a = self._own_id(self.actor if actor is None else actor)
+
+        def compute() -> tuple[int, ...]:
+            with self._side_view():
+                return tuple(self._legal.targets(a))
+
+        return self._memo(("targets", a), compute)
 
     def reachable(self, actor: int | None = None) -> Mapping[Any, tuple[int, tuple]]:
-        """``{state: (cost, path)}`` the actor can reach in this decision (the rule set's movement search)."""
-        a = self.actor if actor is None else actor
+        """``{state: (cost, path)}`` own tank ``actor`` can reach in this decision (the rule set's movement search,
+        on the side's view: paths run through hexes where only hidden enemies stand)."""
+        a = self._own_id(self.actor if actor is None else actor)
 
         def compute() -> Mapping[Any, tuple[int, tuple]]:
-            return MappingProxyType({s: (c, tuple(p)) for s, (c, p) in self.decision.legal.reachable(a).items()})
+            with self._side_view():
+                found = self._legal.reachable(a)
+                return MappingProxyType({s: (c, tuple(p)) for s, (c, p) in found.items()})
 
         return self._memo(("reach", a), compute)
 
     def plan_to(self, path: Any, then: Any = None, end_status: str | None = None) -> Any:
         """A move plan along ``path`` (from :meth:`reachable`) for the actor; raises ``ValueError`` if this
         decision takes no plan."""
-        if self.decision.legal.plan_to is None:
+        if self._legal.plan_to is None:
             raise ValueError(f"decision {self.decision.kind!r} takes no move plan")
-        return self.decision.legal.plan_to(self.actor, list(path), then, end_status)
+        with self._side_view():
+            return self._legal.plan_to(self.actor, list(path), then, end_status)
 
     def is_legal(self, action: Any) -> bool:
-        return bool(self.decision.legal.contains(action))
+        """Whether ``action`` is legal in this decision as far as the side knows (the rule set's legality on the
+        side's view; an action naming a hidden enemy is not legal)."""
+        def compute() -> bool:
+            with self._side_view():
+                return bool(self._legal.contains(action))
+
+        try:
+            key = ("legal", action)
+            hash(key)
+        except TypeError:
+            return compute()
+        return self._memo(key, compute)
 
     # --- geometry ---------------------------------------------------------------------------------------------
     def passable(self, h: Any) -> bool:
@@ -375,37 +562,51 @@ class Observation(StateQueries):
         shared by the side's tanks)."""
         b = self._b
         key = ("dfield", tuple(sorted(as_hex(s) for s in sources)))
-        return b.map.cached(key, lambda: b.map.distance_field(key[1], lambda h: self._rs.passable(b, h),
-                                                              passable_key=self._rs.name))
+        return b.map.cached(key, lambda: MappingProxyType(b.map.distance_field(
+            key[1], lambda h: self._rs.passable(b, h), passable_key=self._rs.name)))
 
     def los(self, frm: int, to: int) -> bool:
-        """Whether tank ``frm`` could fire at tank ``to`` now (the rule set's sight and legality)."""
+        """Whether tank ``frm`` could fire at tank ``to`` now (the rule set's sight and legality, on the side's
+        view; ``False`` if either is a hidden enemy)."""
+        frm, to = self._tank_id(frm), self._tank_id(to)
+        if self._is_hidden(frm) or self._is_hidden(to):
+            return False
         return self._shot(frm, to, None) is not None
 
     # --- odds ---------------------------------------------------------------------------------------------------
-    def _shot(self, s: int, target: int, as_if: Hypo | None) -> Any:
+    def _shot(self, s: int, target: Any, as_if: Hypo | None) -> Any:
+        """The rule set's shot ``s`` -> ``target`` on the side's view (``None`` if illegal)."""
+        hidden = self._hidden()
+        tanks = self._b.tanks
+        if s in hidden or target in hidden or tanks[s].hex is None or (
+                isinstance(target, int) and 0 <= target < len(tanks) and tanks[target].hex is None):
+            return None
+
         def compute() -> Any:
-            shot = self._rs.shot(self._b, s, target, None, as_if)
+            with self._side_view():
+                shot = self._rs.shot(self._b, s, target, None, as_if)
             return None if isinstance(shot, Illegal) else shot
 
-        return self._shared_memo(("shot", s, target, as_if), compute)
+        return self._shared_memo(("shot", hidden, s, target, as_if), compute)
 
     def odds(self, target: int, as_if: Hypo | None = None, shooter: int | None = None) -> Odds | None:
-        """Exact odds of ``shooter`` (default the actor; any own tank) firing at ``target`` now, or from the
-        hypothetical position ``as_if``; ``None`` if the shot is not legal."""
+        """Exact odds of own tank ``shooter`` (default the actor) firing at ``target`` now, or from the
+        hypothetical position ``as_if``; ``None`` if the shot is not legal (always for a hidden enemy)."""
         s = self.actor if shooter is None else shooter
         if s is None:
             return None
-        if self._b.tanks[s].side != self.side:
-            raise KeyError(f"tank {s} is not one of this side's tanks")
+        self._own_id(s)
         shot = self._shot(s, target, as_if)
         return None if shot is None else self._rs.odds(shot.key)
 
     def face(self, target: int, as_if: Hypo | None = None, shooter: int | None = None) -> str | None:
-        """The face (``front`` / ``side`` / ``rear`` or the rule set's name) that shot would strike, or ``None``
-        if it is not legal."""
+        """The face (``front`` / ``side`` / ``rear`` or the rule set's name) that own tank ``shooter``'s shot would
+        strike, or ``None`` if it is not legal."""
         s = self.actor if shooter is None else shooter
-        shot = None if s is None else self._shot(s, target, as_if)
+        if s is None:
+            return None
+        self._own_id(s)
+        shot = self._shot(s, target, as_if)
         return None if shot is None else shot.face
 
     def side_odds(self, target: int) -> Fraction:
@@ -418,49 +619,42 @@ class Observation(StateQueries):
         return total
 
     def threat(self, hex: Any, facing: int, tank: int | None = None) -> Fraction:
-        """Summed exact kill odds of the enemies against ``tank`` (the actor) standing on ``hex`` facing ``facing``:
-        the visible enemies where they are, and those out of sight where (and as) they were last seen."""
-        tid = self.actor if tank is None else tank
+        """Summed exact kill odds of the enemies against own tank ``tank`` (the actor) standing on ``hex`` facing
+        ``facing``: the known enemies (:meth:`known_ids`) where they are, and those not known now where (and as)
+        they were last seen -- on the side's view (hidden enemies count only as remembered)."""
+        tid = self._own_id(self.actor if tank is None else tank)
         h = as_hex(hex)
-        if not self._last_known and not self.visible_ids():
+        known = self.known_ids()
+        if not known and not self._remembered():
             return Fraction(0)
+        hidden = self._hidden()
 
         def compute() -> Fraction:
-            view = HypoView(self._b, tid, h, facing)
             total = Fraction(0)
-            for e in self.visible_ids():
-                shot = self._rs.shot(view, e, tid)
-                if not isinstance(shot, Illegal):
-                    total += self._rs.odds(shot.key).p_kill
-            for e, eh, ef in self._remembered():
-                if eh == h:
-                    continue
-                ghost = HypoView(HypoView(self._b, e, eh, ef), tid, h, facing)
-                shot = self._rs.shot(ghost, e, tid)
-                if not isinstance(shot, Illegal):
-                    total += self._rs.odds(shot.key).p_kill
+            with self._side_view():
+                view = HypoView(self._b, tid, h, facing)
+                for e in known:
+                    shot = self._rs.shot(view, e, tid)
+                    if not isinstance(shot, Illegal):
+                        total += self._rs.odds(shot.key).p_kill
+                for e, eh, ef in self._remembered():
+                    if eh == h:
+                        continue
+                    ghost = HypoView(HypoView(self._b, e, eh, ef), tid, h, facing)
+                    shot = self._rs.shot(ghost, e, tid)
+                    if not isinstance(shot, Illegal):
+                        total += self._rs.odds(shot.key).p_kill
             return total
 
-        return self._shared_memo(("threat", self.side, tid, h, facing, self._remembered()), compute)
+        return self._shared_memo(("threat", self.side, hidden, known, tid, h, facing, self._remembered()), compute)
 
     # --- search ---------------------------------------------------------------------------------------------------
     def hidden_ids(self) -> tuple[int, ...]:
-        """Ids of the live enemies on the board that the side does not know for this decision: not visible, not
-        a legal target of the decision's actors, not the enemy whose action caused it (context ``mover`` /
-        ``rammer``).  Knowing *which* ids are hidden tells nothing the side does not know (it knows the enemy's
-        order of battle and which of its tanks are out); their positions and states stay hidden."""
-        def compute() -> tuple[int, ...]:
-            b = self._b
-            live = {t.tank_id for t in b.live_tanks() if t.side != self.side}
-            known = set(self.visible_ids()) & live
-            ctx = self.decision.context
-            known |= {ctx.get(k) for k in ("mover", "rammer") if ctx.get(k) in live}
-            for a in self.decision.actors:
-                if b.tanks[a].side == self.side and b.tanks[a].hex is not None:
-                    known |= set(self.decision.legal.targets(a)) & live
-            return tuple(sorted(live - known))
-
-        return self._memo(("hidden_ids",), compute)
+        """Ids of the live enemies on the board that the side does not know for this decision (the complement of
+        :meth:`known_ids` among the live enemies), in id order.  Knowing *which* ids are hidden tells nothing the
+        side does not know (it knows the enemy's order of battle and which of its tanks are out); their positions
+        and states stay hidden."""
+        return self._hidden()
 
     def determinize(self, ghosts: Mapping[int, tuple[Any, int, int | None, Mapping[str, Any]]] | None = None,
                     dice: Any = None) -> Any:

@@ -1,4 +1,4 @@
-"""The child side of the entrant isolation protocol (the parent side is :mod:`sim.isolation`).
+"""The child side of the entrant isolation protocol (the parent side is :mod:`agents.isolation`).
 
 An isolated entrant runs in its own process.  It never holds the battle, the model, the dice or the other side's
 controller: all it gets is what its side's :class:`~agents.observation.Observation` would tell it, serialised to
@@ -23,6 +23,13 @@ stdout (stderr is free for logging; a Python child's ``print`` goes to stderr). 
    forfeits).
 3. Parent: ``{"type": "bye"}`` at the end of the battle; the child exits.
 
+Opt-in arrays (additive): a child whose ``ready`` says ``"arrays": true`` (the policy has ``wants_arrays =
+True``, e.g. the ``learned`` doctrine) gets in every ``obs`` also ``"arrays"``: the side's view as the fixed-shape
+arrays of :mod:`agents.encoding` (``{"shapes": {name: [dims]}, "arrays": {name: nested lists}, "own_ids",
+"enemy_ids", "hexes", "layout"}``; ``RemoteObservation.arrays()`` rebuilds it), the very arrays an in-process
+``learned`` doctrine and :mod:`sim.env` compute.  Such a child may also answer ``{"type": "action", "index": k}``:
+index ``k`` of the action table, turned into the action by the parent.
+
 ``obs`` (everything the side may know for this decision)::
 
     {"turn": 3, "turn_limit": 10, "ruleset": "panzer_squadron", "has_ramming": false, "side": 0,
@@ -30,8 +37,9 @@ stdout (stderr is free for logging; a Python child's ``print`` goes to stderr). 
      "decision": {"kind": "activate", "side": 0, "actors": [2, 4], "default": ACTION,
                   "modes": ["fire", "move", ...], "specials": [...], "context": VALUE},
      "own": [TANK, ...],                                    # the side's live tanks (actor first)
-     "enemies": [TANK, ...],                                # visible live enemies
-     "last_known": [{"tank_id": 5, "hex": [9, -1]}, ...],   # last hex each live enemy was seen on
+     "enemies": [TANK, ...],                                # visible live enemies (the rule set's spotting)
+     "last_known": [{"tank_id": 5, "hex": [9, -1]}, ...],   # hex of each live enemy at the last decision of this
+                                                            # side's policy at which it was visible
      "objectives": [{"hex": [5, 3], "points": 3, "name": "...", "side": null}],
      "targets": [{"shooter": 2, "target": 5, "p_hit": "1/2", "p_kill": "3/10", "p_hit_f": 0.5,
                   "p_kill_f": 0.3, "values": VALUE}, ...],  # legal targets of every actor, exact odds
@@ -51,8 +59,8 @@ stdout (stderr is free for logging; a Python child's ``print`` goes to stderr). 
     {"type": "Plan", "actor": 2, "to": 17}        (a move to entry 17 of obs.reachable["2"]; or "path": [VALUE..]
                                                    a path of states; optional "then": ACTION, "end_status")
 
-An illegal action is not a fault: the engine logs it and passes.  A malformed one, an error message, no answer
-within the wall-time limit, a crash or a limit breach forfeits the game.
+An illegal action is not a fault: the engine logs it and applies the default.  A malformed one, an error message,
+no answer within the wall-time limit, a crash or a limit breach forfeits the game.
 
 ``VALUE`` is JSON with tags for what plain JSON cannot say (so states and mappings survive the round trip):
 ``{"$hex": [q, r]}``, ``{"$tuple": [...]}``, ``{"$frac": "1/3"}``, ``{"$set": [...]}``, ``{"$map": [[k, v], ...]}``
@@ -61,10 +69,12 @@ within the wall-time limit, a crash or a limit breach forfeits the game.
 (a record's fields).  Plain strings, numbers, booleans, null, lists and string-keyed objects are themselves.
 
 Queries (``call``) run the public :class:`~agents.observation.Observation` method of the same name in the parent,
-for ``actor`` (default: the decision's first actor) -- e.g. ``threat``, ``odds`` (with ``as_if``), ``face``,
-``side_odds``, ``los``, ``passable``, ``distance_field``, ``holder``, ``reachable``, ``targets``, ``is_legal``,
-``tank`` -- with arguments and results as ``VALUE``.  Nothing else is reachable: no call returns the battle, the
-model, the dice or another side's controller, and names starting with ``_`` are refused.
+for ``actor`` (default: the decision's first actor; only the side's own tanks) -- e.g. ``threat``, ``odds`` (with
+``as_if``), ``face``, ``side_odds``, ``los``, ``passable``, ``distance_field``, ``holder``, ``reachable``,
+``targets``, ``is_legal``, ``tank``, ``known_ids`` -- with arguments and results as ``VALUE``.  Nothing else is
+reachable: no call returns the battle, the model, the dice or another side's controller, and names starting with
+``_`` are refused.  Every answer, and ``obs`` itself, comes from what the side may know (the
+:class:`~agents.observation.Observation` docstring): an enemy it does not see changes none of them.
 """
 from __future__ import annotations
 
@@ -81,9 +91,10 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from agents import actions as A
 from agents.observation import StateQueries
+from sim import actions as A
 from sim.hexgrid import Hex, as_hex
+from sim.rules.base import parse_fraction
 
 PROTOCOL = 1
 #: Action classes by their protocol ``type``.
@@ -99,7 +110,7 @@ class ProtocolError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class PathPlan(A.Action):
     """A move plan made in the child: the parent turns ``path`` (states from ``reachable``) into the rule set's
-    :class:`~agents.actions.Plan` with ``legal.plan_to``."""
+    :class:`~sim.actions.Plan` with ``legal.plan_to``."""
 
     path: tuple = ()
     then: A.Action | None = None
@@ -143,7 +154,7 @@ def _int_or_none(v: Any, what: str) -> int | None:
 
 
 def action_from_json(d: Any, plan_hook: Callable[[dict], A.Action] | None = None) -> A.Action:
-    """An :class:`~agents.actions.Action` from protocol JSON; a ``Plan`` given by ``to``/``path`` goes through
+    """An :class:`~sim.actions.Action` from protocol JSON; a ``Plan`` given by ``to``/``path`` goes through
     ``plan_hook`` (the parent's), a ``Plan`` with ``steps`` is built directly.  Raises :class:`ProtocolError`."""
     if not isinstance(d, dict) or d.get("type") not in ACTION_TYPES:
         raise ProtocolError(f"action must be an object with type one of {', '.join(ACTION_TYPES)}; got {d!r}"[:300])
@@ -250,7 +261,7 @@ def decode(v: Any, hooks: Mapping[str, Callable[[Any], Any]] | None = None) -> A
             if t == "tuple":
                 return tuple(decode(y, hooks) for y in x)
             if t == "frac":
-                return Fraction(x)
+                return parse_fraction(x) if isinstance(x, str) else Fraction(x)  # bounded: x may be hostile
             if t == "set":
                 return frozenset(decode(y, hooks) for y in x)
             if t == "map":
@@ -567,6 +578,17 @@ class RemoteObservation(StateQueries):
     def plan_to(self, path: Any, then: Any = None, end_status: str | None = None) -> PathPlan:
         return PathPlan(self.actor, tuple(path), then, end_status)
 
+    def arrays(self) -> Any:
+        """The side's view as the arrays of :mod:`agents.encoding` (an :class:`~agents.encoding.Encoded`), from
+        the snapshot's ``arrays`` field, which the parent sends when the handshake asked for it (``"arrays":
+        true``, i.e. the policy has ``wants_arrays = True``).  Raises ``LookupError`` if it was not sent."""
+        d = self._snap.get("arrays")
+        if d is None:
+            raise LookupError("the parent sent no arrays: the policy must declare wants_arrays = True")
+        from agents.encoding import Encoded
+
+        return self._cached(("arrays",), lambda: Encoded.from_json(d, self.decision))
+
     def is_legal(self, action: Any) -> bool:
         key = json.dumps(encode(action), sort_keys=True)
         return bool(self._cached(("legal", self.actor, key), lambda: self._call("is_legal", action)))
@@ -621,8 +643,11 @@ def serve(policy: Any, conn: Connection | None = None, name: str | None = None) 
     if msg.get("type") != "hello":
         conn.send({"type": "error", "message": f"expected hello, got {msg.get('type')!r}"})
         return 2
-    conn.send({"type": "ready", "protocol": PROTOCOL, "name": name or type(policy).__name__,
-               "never_reacts": bool(getattr(policy, "never_reacts", False))})
+    ready = {"type": "ready", "protocol": PROTOCOL, "name": name or type(policy).__name__,
+             "never_reacts": bool(getattr(policy, "never_reacts", False))}
+    if getattr(policy, "wants_arrays", False):
+        ready["arrays"] = True
+    conn.send(ready)
     while True:
         try:
             msg = conn.read()

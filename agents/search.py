@@ -27,7 +27,7 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
-from agents.actions import Action, Ram
+from sim.actions import Action, Ram
 from sim.events import Moved
 from sim.hexgrid import Hex
 from sim.rules.base import Hypo, Illegal, Odds

@@ -7,6 +7,7 @@ version.  :class:`Battle` has no Mesa in it, so rule tests build one directly (:
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator, Mapping
 
@@ -94,6 +95,7 @@ class Battle:
         self.log: list[LogEntry] = []
         self.dice = dice
         self.listeners: list[Any] = []
+        self._hidden: tuple[int, ...] = ()
         for h in self.map.cells:
             self.map.graph.nodes[h]["tanks"] = ()
         for t in self.tanks:
@@ -102,7 +104,11 @@ class Battle:
 
     # --- writing ----------------------------------------------------------------------------------------------
     def emit(self, e: Event) -> None:
-        """Apply ``e`` now, append it to the log with the rolls consumed since the last event, bump the version."""
+        """Apply ``e`` now, append it to the log with the rolls consumed since the last event, bump the version.
+
+        Raises ``RuntimeError`` inside :meth:`hiding` (a side's view of the board is read-only)."""
+        if self._hidden:
+            raise RuntimeError(f"cannot emit {e.kind} while tanks {list(self._hidden)} are hidden (a side's view)")
         apply(self, e)
         rolls = self.dice.take() if self.dice is not None else ()
         entry = LogEntry(len(self.log), self.turn, e, rolls)
@@ -110,6 +116,40 @@ class Battle:
         self.version += 1
         for fn in self.listeners:
             fn(entry)
+
+    @property
+    def hidden_tanks(self) -> tuple[int, ...]:
+        """The tanks taken off the board by the :meth:`hiding` block under way (``()`` outside one)."""
+        return self._hidden
+
+    @contextmanager
+    def hiding(self, tank_ids: Iterable[int]) -> Iterator[None]:
+        """The board as a side knows it, for the length of the block: the tanks ``tank_ids`` (live enemies the side
+        cannot see) are off the board -- ``hex`` ``None``, in no hex's occupants, not in ``live_tanks`` -- so every
+        rule-set question asked inside (movement searches, legality, sight, shots) is answered without them.
+
+        Used by :class:`agents.observation.Observation` only.  No event is emitted and no version changes: the
+        block must be read-only (``emit`` raises inside it), and the tanks are put back exactly, in their hexes,
+        on leaving it (also on an exception).  Nested blocks must hide the same tanks (``RuntimeError``
+        otherwise)."""
+        ids = tuple(sorted(set(tank_ids)))
+        if self._hidden:
+            if ids != self._hidden:
+                raise RuntimeError(f"tanks {list(self._hidden)} are already hidden; cannot hide {list(ids)}")
+            yield
+            return
+        saved = [(tid, self.tanks[tid].hex) for tid in ids if self.tanks[tid].hex is not None]
+        for tid, h in saved:
+            self._vacate(tid, h)
+            self.tanks[tid].hex = None
+        self._hidden = ids
+        try:
+            yield
+        finally:
+            self._hidden = ()
+            for tid, h in saved:
+                self.tanks[tid].hex = h
+                self._occupy(tid, h)
 
     def _occupy(self, tid: int, h: Hex) -> None:
         node = self.map.graph.nodes[h]

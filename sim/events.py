@@ -200,7 +200,7 @@ class RuleEvent(Event):
 
 @dataclass(frozen=True)
 class ActionRejected(Event):
-    """A controller's illegal action, turned into a pass (not a fault)."""
+    """A controller's illegal action (not a fault): logged, and the decision's default applied instead."""
 
     side: int = 0
     tank: int | None = None

@@ -274,6 +274,34 @@ def rectangle_hexes(width: int, height: int) -> list[Hex]:
     return [Hex(q, r) for q in range(width) for r in range(-(q // 2), -(q // 2) + height)]
 
 
+def offset_to_axial(column: int, row: int) -> Hex:
+    """The axial hex of ``column``, ``row`` in flat-top "odd-q" offset coordinates (odd columns drawn half a hex
+    lower): ``q = column``, ``r = row - column // 2``.  Row 0 is the top (north) row, so a ``width`` x ``height``
+    block of offset cells is exactly :func:`rectangle_hexes` (``map.layout`` pictures use this)."""
+    return Hex(column, row - column // 2)
+
+
+def axial_to_offset(h: tuple[int, int]) -> tuple[int, int]:
+    """``(column, row)`` of an axial hex: the inverse of :func:`offset_to_axial`."""
+    return h[0], h[1] + h[0] // 2
+
+
+def components(cells: Iterable[tuple[int, int]]) -> list[list[Hex]]:
+    """The connected parts of a set of hexes (six-neighbour adjacency), largest first (ties: the part holding the
+    smallest hex first); each part sorted.  networkx ``connected_components`` on the cells' graph."""
+    g = nx.Graph()
+    cellset = {as_hex(c) for c in cells}
+    g.add_nodes_from(cellset)
+    for h in cellset:
+        for k in (0, 4, 5):
+            n = h.neighbour(k)
+            if n in cellset:
+                g.add_edge(h, n)
+    parts = [sorted(c) for c in nx.connected_components(g)]
+    parts.sort(key=lambda c: (-len(c), c[0]))
+    return parts
+
+
 def parallelogram_hexes(width: int, height: int) -> list[Hex]:
     """Hexes ``q = 0..width-1``, ``r = 0..height-1`` (a rhombus-shaped board)."""
     return [Hex(q, r) for q in range(width) for r in range(height)]

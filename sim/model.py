@@ -12,10 +12,10 @@ from typing import Any, Callable, Mapping
 
 import mesa
 
-from agents.actions import Action, Pass
-from agents.controllers import SideController, load_policy
+from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
 from agents.tank import Tank
+from sim.actions import Action, Pass
 from sim.battle import Battle, SideInfo, TankState
 from sim.dice import DiceSource, side_rng, spawn_streams
 from sim.events import (
@@ -29,7 +29,7 @@ from sim.events import (
     TurnStarted,
 )
 from sim.hexgrid import Hex
-from sim.rules.base import Outcome
+from sim.rules.base import Decision, Outcome
 from sim.scenario import PolicySpec, Scenario
 
 _DECISIVE = (StatusChanged,)
@@ -44,7 +44,7 @@ def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
     tid = 0
     for si, side in enumerate(spec.sides):
         for t in side.tanks:
-            veh = rs.vehicle(t.vehicle)
+            veh = spec.vehicle(t.vehicle)
             ext = rs.TankExt(**t.rules).model_dump()
             tanks.append(TankState(
                 tank_id=tid, label=t.label or f"{side.name[:1].upper()}{tid + 1}", side=si, vehicle_id=t.vehicle,
@@ -79,11 +79,14 @@ class BattleModel(mesa.Model):
     """A battle as a Mesa model.
 
     ``spec``: the validated :class:`Scenario`; ``seed``: the battle's seed; ``policies``: optional per-side
-    overrides ``{side_index: PolicySpec | (name, params)}``; ``decision_timeout_s``: overrides the scenario's
-    limit (``0`` disables limits, e.g. for determinism tests); ``dice``: the rule dice to use instead of the seeded
-    stream (e.g. :class:`~sim.dice.FixedDice` for play cases).  ``battle`` holds the state, ``outcome`` the result
-    once ``ended``.  ``decision_listeners`` are called as ``fn(decision, action)`` for every decision answered
-    (also those answered from a plan), before the action is sent to the rules.
+    overrides ``{side_index: PolicySpec | (name, params) | EntrantPolicy | policy object}`` (plug-in doctrines
+    only, except an :class:`agents.controllers.EntrantPolicy`, which tournaments use for isolated entrants; an
+    object with ``decide(obs, decision)`` given from Python is used as it is, e.g. a trained policy held in memory);
+    ``decision_timeout_s``: overrides the scenario's limit (``0`` disables limits, e.g. for determinism tests);
+    ``dice``: the rule dice to use instead of the seeded stream (e.g. :class:`~sim.dice.FixedDice` for play cases).
+    ``battle`` holds the state, ``outcome`` the result once ``ended``.  ``decision_listeners`` are called as
+    ``fn(decision, action)`` for every decision answered (also those answered from a plan), before the action is
+    sent to the rules.
     """
 
     def __init__(self, spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None = None,
@@ -99,20 +102,32 @@ class BattleModel(mesa.Model):
         self.controllers: list[SideController] = []
         self.resolved_policies: list[dict] = []
         for si, side in enumerate(spec.sides):
-            pspec = side.policy
+            pspec: PolicySpec | EntrantPolicy = side.policy
+            given = None
             if policies and si in policies:
                 p = policies[si]
-                pspec = p if isinstance(p, PolicySpec) else PolicySpec(name=p[0], params=dict(p[1]))
+                if isinstance(p, (PolicySpec, EntrantPolicy)):
+                    pspec = p
+                elif callable(getattr(p, "decide", None)):
+                    given = p
+                else:
+                    pspec = PolicySpec(name=p[0], params=dict(p[1]))
             per_tank = {}
             tid0 = sum(len(s.tanks) for s in spec.sides[:si])
             for i, t in enumerate(side.tanks):
                 if t.policy is not None and not (policies and si in policies):
                     per_tank[tid0 + i] = load_policy(t.policy.name, t.policy.params)
             timeout = side.decision_timeout_s if decision_timeout_s is None else (decision_timeout_s or None)
+            main = given if given is not None else load_policy(pspec.name, pspec.params,
+                                                                entrant=isinstance(pspec, EntrantPolicy))
             self.controllers.append(SideController(
-                si, load_policy(pspec.name, pspec.params), side_rng(streams[1 + si]), per_tank,
+                si, main, side_rng(streams[1 + si]), per_tank,
                 decision_timeout_s=timeout, on_fault=on_fault or side.on_fault, max_faults=side.max_faults))
-            self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
+            if given is not None:
+                self.resolved_policies.append({"name": str(getattr(given, "name", type(given).__name__)),
+                                               "params": dict(getattr(given, "params", {}))})
+            else:
+                self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
         self.tank_agents = [Tank(self, t) for t in self.battle.tanks]
         self.outcome: Outcome | None = None
         self.ended = False
@@ -178,29 +193,53 @@ class BattleModel(mesa.Model):
     def advance(self, n_decisions: int = 1) -> int:
         """Answer up to ``n_decisions`` decisions (starting turns as needed); returns how many were answered."""
         done = 0
-        while done < n_decisions and not self.ended:
+        while done < n_decisions:
+            decision = self.pending()
+            if decision is None:
+                break
+            self._send(decision, self._answer(decision))
+            done += 1
+        return done
+
+    def pending(self) -> Decision | None:
+        """The decision waiting for an answer, starting and finishing turns as needed (``None`` once the battle has
+        ended).  Asking twice returns the same decision; nothing is answered."""
+        while not self.ended:
             if self._gen is None:
                 self._start_turn()
-                if self.ended:
-                    break
-            if self._decision is None:
+            elif self._decision is None:
                 self._finish_turn()
-                continue
-            action = self._answer(self._decision)
-            for fn in self.decision_listeners:
-                fn(self._decision, action)
-            done += 1
-            self.decisions += 1
-            if self.ended:
-                break
-            try:
-                self._decision = self._gen.send(action)
-            except StopIteration:
-                self._decision = None
-            self._check_outcome()
-            if self._decision is None and not self.ended:
-                self._finish_turn()
-        return done
+            else:
+                return self._decision
+        return None
+
+    def respond(self, action: Action) -> None:
+        """Answer the pending decision (:meth:`pending`) with ``action`` instead of asking the side's controller
+        (an environment or a person playing that side).  The engine's rule for an answer applies as for a
+        controller's: an illegal action is logged (``ActionRejected``) and replaced; then the rules go on up to
+        the next decision (or the end of the turn / battle).
+
+        Raises ``RuntimeError`` if no decision is pending (the battle has ended, or :meth:`pending` was not
+        called since the last answer)."""
+        decision = self._decision
+        if self.ended or self._gen is None or decision is None:
+            raise RuntimeError("no decision is pending: call pending() first (or the battle has ended)")
+        self._send(decision, self._legal_or_rejected(decision, action))
+
+    def _send(self, decision: Decision, action: Action) -> None:
+        """Tell the listeners, send ``action`` into the turn, check the outcome, close the turn if it is over."""
+        for fn in self.decision_listeners:
+            fn(decision, action)
+        self.decisions += 1
+        if self.ended:
+            return
+        try:
+            self._decision = self._gen.send(action)
+        except StopIteration:
+            self._decision = None
+        self._check_outcome()
+        if self._decision is None and not self.ended:
+            self._finish_turn()
 
     def _start_turn(self) -> None:
         b = self.battle
@@ -216,6 +255,7 @@ class BattleModel(mesa.Model):
         b = self.battle
         self._gen = None
         self._decision = None
+        self._withdraw_faulted()
         b.emit(BattleStateSet("turns_completed", b.turn))
         self._check_outcome(force=True)
         self._collect()
@@ -259,13 +299,32 @@ class BattleModel(mesa.Model):
                 self._forfeit_after = (other, f"{b.sides[decision.side].name} forfeits: {f.fault} in "
                                               f"{f.decision} ({f.message})")
             elif f.tank is not None and ctrl.faults[f.tank] >= ctrl.max_faults and b.tanks[f.tank].alive:
-                b.emit(StatusChanged(f.tank, Status.WITHDRAWN, f"{ctrl.faults[f.tank]} policy faults"))
+                ctrl.withdrawing.add(f.tank)  # withdrawn when the turn ends (_withdraw_faulted)
         if faults and ctrl.on_fault == "forfeit":
             winner, reason = self._forfeit_after
             self._end(Outcome(winner, reason, ()))
             return Pass(None)
+        return self._legal_or_rejected(decision, action)
+
+    def _legal_or_rejected(self, decision: Decision, action: Action) -> Action:
+        """``action`` if the rules allow it, else log ``ActionRejected`` and answer with a pass instead."""
         if not decision.legal.contains(action):
-            b.emit(ActionRejected(decision.side, getattr(action, "actor", None), decision.kind, repr(action)))
-            ctrl.plans.pop(getattr(action, "actor", None), None)
-            action = Pass(getattr(action, "actor", None))
+            self.battle.emit(ActionRejected(decision.side, getattr(action, "actor", None), decision.kind,
+                                            repr(action)))
+            self.controllers[decision.side].plans.pop(getattr(action, "actor", None), None)
+            action = decision.default
         return action
+
+    def _withdraw_faulted(self) -> None:
+        """Withdraw the tanks charged with ``max_faults`` policy faults during the turn that just ended.
+
+        DECISION: the withdrawal waits for the end of the turn, when no rule-set step is under way: withdrawing a
+        tank while its rule set is in the middle of its activation (the decision that faulted is still being
+        resolved) would leave the rules acting for a tank that is no longer on the board.  Until then the engine
+        answers the tank's own decisions with their defaults, without asking its policy."""
+        b = self.battle
+        for ctrl in self.controllers:
+            for tid in sorted(ctrl.withdrawing):
+                if b.tanks[tid].alive and b.tanks[tid].hex is not None:
+                    b.emit(StatusChanged(tid, Status.WITHDRAWN, f"{ctrl.faults[tid]} policy faults"))
+            ctrl.withdrawing.clear()

@@ -25,7 +25,7 @@ import random
 from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
-from agents.actions import Action, Pass
+from sim.actions import Action, Pass
 from sim.battle import Battle, TankState
 from sim.dice import DiceSource
 from sim.hexgrid import Hex

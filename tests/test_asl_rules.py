@@ -399,7 +399,7 @@ def test_full_shot_is_fast():
 
 import json  # noqa: E402
 
-from agents.actions import Activate, Fire, Pass, Pivot, Special, Step  # noqa: E402
+from sim.actions import Activate, Fire, Pass, Pivot, Special, Step  # noqa: E402
 from sim.battle import MemoryBattle  # noqa: E402
 from sim.events import BattleStateSet, StatusChanged, TankStateSet, TurretTurned, event_from_payload  # noqa: E402
 from sim.hexgrid import Hex, parallelogram_hexes  # noqa: E402

@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from conftest import small_ps_scenario, tanksim_cmd
-from sim import store
-from sim.batch import (
+from sim.experiments import store
+from sim.experiments.batch import (
     BatchRefused,
     BattleTimeout,
     comparable,
@@ -171,18 +171,27 @@ def test_invalid_design_points_refuse_the_experiment_before_any_battle(tmp_path,
     (tmp_path / "bad_plugins.py").write_text(PLUGINS, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     p = write_experiment(tmp_path, factors=[
-        {"name": "blue", "path": "sides.Blue.policy.name", "levels": ["hold", "bad_plugins:Exploding"]},
+        {"name": "blue", "path": "sides.Blue.policy.name", "levels": ["hold", "bad_plugins:Exploded"]},
         {"name": "vehicle", "path": "sides.Blue.tanks.0.vehicle", "levels": ["pz_iv_h", "no_such_tank"]}],
         replications=1)
     with pytest.raises(ScenarioError) as err:
         run_experiment(p, tmp_path / "out", workers=1)
     text = "\n".join(err.value.errors)
-    assert "design points 2 (blue=bad_plugins:Exploding, vehicle=pz_iv_h), 3 (blue=bad_plugins:Exploding, " \
-           "vehicle=no_such_tank): sides[1].policy" in text
-    assert "RuntimeError: boom in __init__" in text
+    # plug-ins are checked statically (never imported or built while validating): a missing class is found
+    assert "factors[0].levels[1]: policy 'bad_plugins:Exploded': module 'bad_plugins' has no class 'Exploded' " \
+           "(policy classes there: Exploding, Killer, Sleepy, Stuck)" in text
+    assert not (tmp_path / "out").exists()
+    p1 = write_experiment(tmp_path, "e1.yaml", factors=[
+        {"name": "blue", "path": "sides.Blue.policy.name", "levels": ["hold", "bad_plugins:Exploding"]},
+        {"name": "vehicle", "path": "sides.Blue.tanks.0.vehicle", "levels": ["pz_iv_h", "no_such_tank"]}],
+        replications=1)
+    with pytest.raises(ScenarioError) as err:
+        run_experiment(p1, tmp_path / "out", workers=1)
+    text = "\n".join(err.value.errors)
     assert "design points 1 (blue=hold, vehicle=no_such_tank), 3 (blue=bad_plugins:Exploding, " \
            "vehicle=no_such_tank): sides[1].tanks[0].vehicle: unknown Panzer Squadron vehicle" in text
-    assert "3 of 4 design points are invalid; nothing was run" in text
+    assert "boom" not in text  # the plug-in's constructor never ran while validating
+    assert "2 of 4 design points are invalid; nothing was run" in text
     assert not (tmp_path / "out").exists()
     # a policy parameter that only one of the doctrine levels takes (the newcomer's case)
     p2 = write_experiment(tmp_path, "e2.yaml", factors=[
@@ -207,7 +216,7 @@ class Flaky(Hold):
 
 
 def test_hanging_battles_time_out_exit_1_and_retry_failed_replaces_their_rows(tmp_path, monkeypatch, capsys):
-    from sim.batch_cli import main as batch_main
+    from sim.cli.experiments import main as batch_main
 
     marker = tmp_path / "hang"
     marker.write_text("x")
@@ -215,7 +224,7 @@ def test_hanging_battles_time_out_exit_1_and_retry_failed_replaces_their_rows(tm
     monkeypatch.syspath_prepend(str(tmp_path))
     p = write_experiment(tmp_path, factors=[{"name": "blue", "path": "sides.Blue.policy.name",
                                              "levels": ["hold", "flaky_plugins:Flaky"]}],
-                         replications=2, watchdog_s=1.0)
+                         replications=2, watchdog_s=3.0)  # ten times a small battle on a loaded machine
     out = tmp_path / "out"
     args = [str(p), "--out", str(out), "--workers", "1", "--no-progress"]
     assert batch_main(args) == 1
@@ -223,7 +232,7 @@ def test_hanging_battles_time_out_exit_1_and_retry_failed_replaces_their_rows(tm
     assert "2 of 4 stored battles failed or timed out" in err and "--retry-failed" in err
     runs = load_runs(out)
     assert sorted(runs["status"]) == ["ok", "ok", "timeout", "timeout"]
-    assert "exceeded the watchdog of 1 s" in runs.loc[runs["status"] == "timeout", "error"].iloc[0]
+    assert "exceeded the watchdog of 3 s" in runs.loc[runs["status"] == "timeout", "error"].iloc[0]
     assert batch_main(args) == 1  # nothing to do, but the folder still holds failures
     assert "nothing to do" in capsys.readouterr().out
     marker.unlink()
@@ -237,11 +246,11 @@ def test_hanging_battles_time_out_exit_1_and_retry_failed_replaces_their_rows(tm
 
 
 def test_bad_input_files_get_clear_errors(tmp_path, capsys):
-    from sim.batch_cli import main as batch_main
+    from sim.cli.experiments import main as batch_main
 
     (tmp_path / "bin.yaml").write_bytes(bytes(range(128, 256)) * 3)
     assert batch_main([str(tmp_path / "bin.yaml"), "--out", str(tmp_path / "o")]) == 2
-    assert "bin.yaml: not a UTF-8 text YAML file" in capsys.readouterr().err
+    assert "bin.yaml: (file): not a UTF-8 text file" in capsys.readouterr().err
     (tmp_path / "sc.yaml").write_text(yaml.safe_dump(small_ps_scenario()), encoding="utf-8")
     assert batch_main([str(tmp_path / "sc.yaml"), "--out", str(tmp_path / "o")]) == 2
     err = capsys.readouterr().err
@@ -249,11 +258,11 @@ def test_bad_input_files_get_clear_errors(tmp_path, capsys):
 
 
 def test_bundled_experiment_names_resolve_like_tanksim_run(monkeypatch, tmp_path):
-    from sim.experiment import load_experiment
+    from sim.experiments.design import load_experiment
 
     monkeypatch.chdir(tmp_path)  # nothing named doctrine_experiment here
     exp = load_experiment("doctrine_experiment")
-    assert exp.source == "scenarios/doctrine_experiment.yaml" and len(exp.points) == 12
+    assert exp.source == "scenarios/doctrine_experiment.yaml" and len(exp.points) == 16
     with pytest.raises(FileNotFoundError, match="no such experiment file, and no bundled file of that name"):
         load_experiment("no_such_experiment")
 
@@ -295,7 +304,7 @@ def test_rerun_from_reproduces_a_stored_battle_and_events_are_stored(tmp_path, c
     assert "reproduced: the stored result and this run agree" in capsys.readouterr().out
     assert cli_main(["run", "--from", str(out), "--battle", "ffffffff"]) == 2
     assert "is not stored there" in capsys.readouterr().err
-    from sim.replay import read_event_rows
+    from sim.view.replay import read_event_rows
 
     rows, chosen = read_event_rows(out, battle=row["run_key"])
     assert chosen == row["run_key"] and rows["kind"].iloc[0] == "BattleStarted"

@@ -1,7 +1,8 @@
-"""Policy faults: a raise, a wrong return type and a too-slow answer each become a Pass (or the decision's default
-where passing is illegal) plus a PolicyFault event; an illegal action is a logged ActionRejected, not a fault;
-``on_fault: forfeit`` ends the battle; after ``max_faults`` the charged tank withdraws (leaves the board, no wreck,
-counts as lost).  Every battle still completes."""
+"""Policy faults: a raise, a wrong return type and a too-slow answer each get the decision's default plus a
+PolicyFault event; an illegal action is a logged ActionRejected, not a fault; ``on_fault: forfeit`` ends the battle;
+after ``max_faults`` the charged tank withdraws at the end of the turn (leaves the board, no wreck, counts as
+lost).  Every battle still completes (``test_fault_conformance.py`` checks every decision kind of every rule
+set)."""
 from __future__ import annotations
 
 import json
@@ -9,10 +10,10 @@ import time
 
 import pytest
 
-from agents.actions import Fire, Pass, Plan, Step
 from agents.controllers import Fault, SideController
 from agents.policies.base import Doctrine, Policy
 from conftest import small_ps_scenario
+from sim.actions import Fire, Plan, Step
 from sim.events import Status, event_from_payload
 from sim.hexgrid import Hex
 from sim.model import BattleModel, build_battle
@@ -41,7 +42,7 @@ class BadPlan(Policy):
         if decision.kind == "move_step":
             return Plan(obs.actor, ("north",))
         if decision.kind == "activate":
-            from agents.actions import Activate
+            from sim.actions import Activate
             return Activate(decision.actors[0], "move")
         return decision.default
 
@@ -63,7 +64,7 @@ class Illegal(Policy):
 
     def decide(self, obs, decision):
         if decision.kind == "activate":
-            from agents.actions import Activate
+            from sim.actions import Activate
             a = next((x for x in decision.actors if "fire" in obs.modes(x)), decision.actors[0])
             return Activate(a, "fire" if "fire" in obs.modes(a) else "hold")
         if decision.kind == "fire":
@@ -168,4 +169,21 @@ def test_side_level_fault_is_charged_to_the_default_actor():
     ctrl: SideController = m.controllers[0]
     act, faults, _ = ctrl.answer(d, m._observation(0))
     assert isinstance(faults[0], Fault) and faults[0].tank == d.default.actor
-    assert act == (Pass(None) if d.legal.contains(Pass(None)) else d.default)
+    assert act == d.default and d.legal.contains(act)
+
+
+@pytest.mark.parametrize("policy", ["test_faults:Raiser", "test_faults:WrongType"])
+def test_asl_battle_with_a_faulting_policy_completes(policy):
+    """Issue 11 reproducer: under asl, a policy that faults at every decision crashed the move phase
+    (``TypeError: cannot unpack non-iterable NoneType``) once its tank withdrew after ``max_faults`` in the middle
+    of its own activation.  The withdrawal now waits for the end of the turn."""
+    from sim.scenario import load_scenario
+
+    models = []
+    res = run_battle(load_scenario("asl_1941_meeting"), seed=1, policies={0: (policy, {})}, model_out=models)
+    assert models[0].ended and res.row["reason"]
+    faults = events(res, "PolicyFault")
+    withdrawn = [e for e in events(res, "StatusChanged") if e["status"] == Status.WITHDRAWN]
+    assert faults and all(f["side"] == 0 for f in faults)
+    assert {w["tank"] for w in withdrawn} == {t.tank_id for t in models[0].battle.tanks if t.side == 0}
+    assert all(models[0].battle.tanks[w["tank"]].hex is None for w in withdrawn)

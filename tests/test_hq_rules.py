@@ -22,6 +22,7 @@ from sim.rules.hummel_quest import (
     HQBoard,
     HummelQuest,
     default_facing,
+    evade_default,
     flags,
     flee_plan,
     line_pair,
@@ -621,7 +622,7 @@ def test_default_facing_rule():
 # Sequence of play (phase 2): MemoryBattle + play_turn driven with fixed dice
 # ---------------------------------------------------------------------------------------------------------------
 
-from agents.actions import Activate, Fire, Ram, Special, Step  # noqa: E402 - phase 2 tests' own imports
+from sim.actions import Activate, Fire, Ram, Special, Step  # noqa: E402 - phase 2 tests' own imports
 from sim.battle import MemoryBattle  # noqa: E402 - phase 2 tests' own imports
 from sim.events import BattleStateSet, Status, TurnStarted  # noqa: E402 - phase 2 tests' own imports
 from sim.rules.base import Illegal  # noqa: E402 - phase 2 tests' own imports
@@ -873,7 +874,9 @@ def test_ram_in_play_collision_and_evasion():
     drive(b, dice, answer, stop=lambda d: d.kind == "activate" and d.actors == (1,))
     dice.check_done()
     assert max(c for c, _ in seen["opts"].values()) == 2 and Hex(0, -3) not in seen["opts"]
-    assert isinstance(seen["default"], Step) and distance(seen["default"].to, (0, -4)) == 2
+    # the default is "no hex given" (a Pass): the farthest reachable hex is then taken (evade_default)
+    assert seen["default"].__class__.__name__ == "Pass" and seen["default"].actor == 1
+    assert distance(evade_default(seen["opts"], Hex(0, -4)), (0, -4)) == 2
     assert b.tanks[1].hex == Hex(2, -5) and b.tanks[0].hex == Hex(0, -4)
     assert RULES.dt(b.tanks[1]) == 10 and b.tanks[0].rules_state["moved_hexes"] == 4
 

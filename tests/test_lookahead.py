@@ -12,7 +12,7 @@ import sys
 import pytest
 from scipy import stats
 
-from agents.actions import Activate, Plan, Special
+from sim.actions import Activate, Plan, Special
 from agents.controllers import PolicyLoadError, load_policy
 from agents.observation import Observation
 from agents.policies import BUILTIN

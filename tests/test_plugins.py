@@ -24,9 +24,12 @@ def plugin_dir(tmp_path, monkeypatch):
     """A folder outside the package holding ``my_doctrines.py`` (the README example), put on ``sys.path``."""
     (tmp_path / "my_doctrines.py").write_text(EXAMPLE.read_text(encoding="utf-8"), encoding="utf-8")
     (tmp_path / "not_policies.py").write_text("class Thing:\n    pass\nVALUE = 3\n", encoding="utf-8")
-    (tmp_path / "broken_plugin.py").write_text("import math\nraise RuntimeError('plug-in crashed on import')\n",
+    thing = "class Thing(Policy):\n    pass\n"
+    (tmp_path / "broken_plugin.py").write_text("from agents.policies import Policy\n"
+                                              "raise RuntimeError('plug-in crashed on import')\n" + thing,
                                               encoding="utf-8")
-    (tmp_path / "needs_missing.py").write_text("import no_such_dependency_xyz\n", encoding="utf-8")
+    (tmp_path / "needs_missing.py").write_text("from agents.policies import Policy\nimport no_such_dependency_xyz\n"
+                                              + thing, encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     for m in ("my_doctrines", "not_policies", "broken_plugin", "needs_missing"):
         sys.modules.pop(m, None)
@@ -99,7 +102,8 @@ def test_command_line_reports_a_missing_plugin_class(plugin_dir, tmp_path, capsy
     ("my_doctrines:Sniper", {"range": 3}, "Sniper has no parameter(s) range; parameters: min_range, min_odds"),
     ("my_doctrines:Sniper", {"min_range": "far"}, "parameter min_range='far': expected int"),
     (":Sniper", {}, "expected package.module:ClassName"),
-    ("snipe", {}, "unknown policy 'snipe'; built-in: advance, cover, flank, focus_fire, greedy, hold, objective"),
+    ("snipe", {}, "unknown policy 'snipe'; built-in: advance, cover, flank, focus_fire, greedy, hold, learned, "
+                  "objective"),
 ])
 def test_loading_errors_say_what_was_not_found(plugin_dir, name, params, expect):
     with pytest.raises(PolicyLoadError) as exc:

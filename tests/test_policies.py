@@ -11,14 +11,14 @@ from fractions import Fraction
 import pytest
 import yaml
 
-from agents.actions import Pass
 from agents.controllers import load_policy
 from agents.observation import Observation, ReadOnlyError, TankView
 from agents.policies import BUILTIN
 from agents.policies.base import Policy
 from conftest import ROOT, small_ps_scenario
+from sim.actions import Pass
 from sim.cli import main as cli_main
-from sim.cli import parse_policy_arg
+from sim.cli.main import parse_policy_arg
 from sim.events import Moved, Pivoted
 from sim.hexgrid import Hex
 from sim.model import BattleModel
@@ -179,7 +179,8 @@ def test_last_known_positions_and_threat_from_remembered_enemies():
     e = obs.enemies()[0]
     seen_at, seen_facing = e.hex, e.facing
     memory = obs._last_known
-    # the enemy drives out of sight: it is remembered where it was seen, and still counted there as a threat
+    # the enemy drives out of sight: it is remembered where this side's policy last saw it (each observation made
+    # for a policy call records the visible enemies), and still counted there as a threat
     for h in sorted(b.map.cells, reverse=True):
         if b.occupants(h):
             continue
@@ -187,9 +188,10 @@ def test_last_known_positions_and_threat_from_remembered_enemies():
         obs2 = Observation(b, 0, obs.decision, obs.rng, last_known=memory)
         if e.tank_id not in obs2.visible_ids():
             break
+        seen_at = h
     else:
         pytest.skip("no hidden hex on this board")
-    assert obs2.last_known()[e.tank_id] == seen_at
+    assert obs2.last_known()[e.tank_id] == seen_at != b.tanks[e.tank_id].hex
     assert e.tank_id not in [x.tank_id for x in obs2.enemies()]
     with pytest.raises(KeyError):
         obs2.tank(e.tank_id)
@@ -211,7 +213,7 @@ def test_shared_caches_are_per_battle_version():
     assert obs_b._shared is obs._shared and obs_b._cache is obs._cache
     m.battle.emit(Pivoted(me.tank_id, (me.facing + 3) % 6))
     obs_c = m._observation(0)(m._decision)
-    assert obs_c._shared is not obs._shared and not obs_c._shared
+    assert obs_c._shared is not obs._shared and set(obs_c._shared) == {("visible", 0)}  # recorded at construction
     assert obs_c.threat(me.hex, me.facing) == t1  # the same question, asked again against the new board
 
 

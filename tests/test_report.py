@@ -9,8 +9,8 @@ import yaml
 from scipy.stats import binomtest
 
 from conftest import small_ps_scenario
-from sim import report
-from sim.batch import run_experiment
+from sim.experiments import report
+from sim.experiments.batch import run_experiment
 
 
 def fake(rows: list[tuple]) -> tuple[pd.DataFrame, dict]:
@@ -101,3 +101,58 @@ def test_mixed_type_levels_report_and_save(tmp_path):
 def test_report_rejects_unknown_plot_format():
     assert report.plot_format_problem("g.xyz").startswith("unsupported image format 'xyz'")
     assert report.plot_format_problem("g.png") is None and report.plot_format_problem("g") is None
+
+
+def test_report_json_and_power_on_a_real_nolh_batch_with_common_random_numbers(tmp_path, capsys):
+    """A nearly orthogonal Latin hypercube over a continuous and a categorical factor, real battles: the JSON has
+    every section, the continuous factor is a fitted curve (never bins), and ``tanksim power`` reads the folder."""
+    import json
+
+    from sim.cli import main as cli_main
+
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=3)), encoding="utf-8")
+    exp = {"name": "nolh_check", "scenario": "small.yaml", "seed": 5, "replications": 2,
+           "common_random_numbers": True, "design": {"kind": "nolh", "n": 9},
+           "factors": [{"name": "red", "path": "sides.Red.policy.name", "levels": ["advance", "hold"]},
+                       {"name": "blue_odds", "path": "sides.Blue.policy.params.min_odds", "range": [0.0, 0.4]}]}
+    out = tmp_path / "out"
+    run_experiment(exp, out, workers=1, base_dir=tmp_path)
+    png = tmp_path / "r.png"
+    assert report.main([str(out), "--json", "--plot", str(png)]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["design"] == "nolh" and doc["common_random_numbers"] and doc["battles"] == 18
+    assert [f["kind"] for f in doc["factors"]] == ["categorical", "continuous"]
+    assert doc["factors"][0]["side"] == "Red" and doc["bootstrap"]["unit"] == "replication"
+    assert {r["factor"] for r in doc["effects"]} == {"(all)", "red"}  # the range is not binned
+    assert {r["factor"] for r in doc["curves"]} == {"blue_odds"} and all(
+        r["lo"] <= r["fit"] <= r["hi"] for r in doc["curves"])
+    assert all(r["paired"] and r["n_pairs"] == 2 and r["diff"] is not None for r in doc["differences"])
+    assert {r["term"] for r in doc["importance"]} >= {"red", "blue_odds", "residual"}
+    assert sum(r["p_best"] for r in doc["best"]) == pytest.approx(1.0)
+    assert doc["answer"]["text"] and doc["answer"]["best"][0]["factor"] == "red"
+    assert json.loads((out / "report" / "report.json").read_text()) == doc
+    assert (tmp_path / "r-curves.png").stat().st_size > 5_000 and (tmp_path / "r-distributions.png").is_file()
+    assert cli_main(["power", str(out), "--delta", "0.2", "--json"]) == 0
+    pw = json.loads(capsys.readouterr().out)
+    assert pw["delta"] == 0.2 and pw["factors"][0]["factor"] == "red" and pw["factors"][0]["recommended"] >= 2
+    assert cli_main(["power", str(out), "--delta", "0"]) == 2
+    assert report.main([str(out), "--delta", "2"]) == 2
+
+
+def test_a_real_sobol_batch_reports_sobol_indices(tmp_path):
+    """SALib's Saltelli sample through a real batch: the manifest maps every SALib row to a design point and the
+    report's importance comes from ``SALib.analyze.sobol`` (first-order, total, second-order)."""
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=3)), encoding="utf-8")
+    exp = {"name": "sobol_check", "scenario": "small.yaml", "seed": 2, "replications": 1,
+           "design": {"kind": "sobol", "n": 2},
+           "factors": [{"name": "red_odds", "path": "sides.Red.policy.params.min_odds", "range": [0.0, 0.4]},
+                       {"name": "blue_odds", "path": "sides.Blue.policy.params.min_odds", "range": [0.0, 0.4]}]}
+    out = tmp_path / "out"
+    res = run_experiment(exp, out, workers=1, base_dir=tmp_path)
+    rep = report.analyse(out)
+    man = rep.manifest["design"]
+    assert len(man["design_rows"]) == 2 * (2 * 2 + 2) and len(res.runs) == len(man["points"])
+    imp = rep.importance
+    assert set(imp["method"]) <= {"Sobol (SALib)"} and len(imp)
+    assert set(imp["term"]) >= {"red_odds", "blue_odds", "red_odds x blue_odds"}
+    assert {"total", "total_lo", "total_hi"} <= set(imp.columns)

@@ -13,7 +13,7 @@ import random
 
 import pytest
 
-from agents.actions import Activate, Pass
+from sim.actions import Activate, Pass
 from agents.controllers import SideController, load_policy
 from agents.observation import Observation
 from sim.dice import DiceSource

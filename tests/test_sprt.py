@@ -1,9 +1,10 @@
-"""Pentanomial SPRT (sim.sprt) and ``tanksim match``.
+"""Pentanomial SPRT (sim.tournaments.sprt), logistic and normalized Elo, and ``tanksim match``.
 
-The LLR is checked against a second, independent implementation: the constrained maximum-likelihood
-distributions found directly with ``scipy.optimize.minimize`` (SLSQP on the probabilities, with the mean as an
-equality constraint) instead of through the secular equation, on the same regularised empirical distribution
-(Fishtest's ``LLR_logistic``: zero counts -> 1e-3)."""
+The LLRs are checked against a second, independent implementation: the constrained maximum-likelihood
+distributions found directly with ``scipy.optimize.minimize`` (SLSQP on the probabilities, with the mean -- or
+the t-value -- as an equality constraint) instead of through the secular equation, on the same regularised
+empirical distribution (Fishtest's: zero counts -> 1e-3); and against the published worked values of fastchess's
+test suite (``tests/sprt_test.cpp``: ten trinomial and pentanomial cases, logistic and normalized, to 0.01)."""
 from __future__ import annotations
 
 import math
@@ -13,26 +14,89 @@ import pytest
 import yaml
 from scipy import optimize
 
-from sim import sprt as S
+from sim.tournaments import sprt as S
+
+
+def _empirical(counts):
+    c = np.array(counts, dtype=float)
+    c = np.where(c == 0, 1e-3, c)
+    return c.sum(), c / c.sum(), np.linspace(0, 1, len(c))
+
+
+def _constrained_mle(p, a, constraint):
+    cons = [{"type": "eq", "fun": lambda q: q.sum() - 1}, {"type": "eq", "fun": constraint}]
+    res = optimize.minimize(lambda q: -(p * np.log(q)).sum(), p.copy(), method="SLSQP",
+                            constraints=cons, bounds=[(1e-12, 1)] * len(p), options={"ftol": 1e-15, "maxiter": 2000})
+    assert res.success
+    return res.x
 
 
 def reference_llr(counts, elo0, elo1):
-    c = np.array(counts, dtype=float)
-    c = np.where(c == 0, 1e-3, c)
-    n = c.sum()
-    p = c / n
-    a = np.linspace(0, 1, len(c))
-
-    def constrained_mle(s):
-        cons = [{"type": "eq", "fun": lambda q: q.sum() - 1}, {"type": "eq", "fun": lambda q: q @ a - s}]
-        res = optimize.minimize(lambda q: -(p * np.log(q)).sum(), np.full(len(c), 1 / len(c)), method="SLSQP",
-                                constraints=cons, bounds=[(1e-12, 1)] * len(c),
-                                options={"ftol": 1e-15, "maxiter": 2000})
-        assert res.success
-        return res.x
-
+    n, p, a = _empirical(counts)
     s0, s1 = (1 / (1 + 10 ** (-e / 400)) for e in (elo0, elo1))
-    return n * float((p * (np.log(constrained_mle(s1)) - np.log(constrained_mle(s0)))).sum())
+    q0, q1 = (_constrained_mle(p, a, lambda q, s=s: q @ a - s) for s in (s0, s1))
+    return n * float((p * (np.log(q1) - np.log(q0))).sum())
+
+
+def reference_llr_normalized(counts, nelo0, nelo1):
+    n, p, a = _empirical(counts)
+    scale = math.sqrt(2) if len(counts) == 5 else 1.0
+    t0, t1 = (x * math.log(10) / 800 * scale for x in (nelo0, nelo1))
+
+    def t_value(q, t):
+        mu = q @ a / q.sum()
+        return (mu - 0.5) - t * math.sqrt(max(q @ (a - mu) ** 2 / q.sum(), 1e-300))
+
+    q0, q1 = (_constrained_mle(p, a, lambda q, t=t: t_value(q, t)) for t in (t0, t1))
+    return n * float((p * (np.log(q1) - np.log(q0))).sum())
+
+
+def _penta(ll, ld, wl, dd, wd, ww):
+    """fastchess's six pair counts (ascending score) -> our pentanomial (WL and DD both score 1 of 2)."""
+    return [ll, ld, wl + dd, wd, ww]
+
+
+def _tri(w, losses, d):
+    return [losses, d, w]
+
+
+# fastchess tests/sprt_test.cpp: (counts, elo0, elo1, model, published LLR to 0.01)
+FASTCHESS = [
+    (_tri(36433, 36027, 68692), 0, 2, "normalized", 0.92),
+    (_tri(10871, 10650, 20431), -1.75, 0.25, "normalized", 2.30),
+    (_tri(21404, 21184, 40708), 0.5, 2.5, "logistic", -1.57),
+    (_tri(57433, 57030, 106593), 0, 2, "logistic", -2.59),
+    (_penta(365, 16618, 36029, 200, 16974, 390), 0, 2, "normalized", 2.25),
+    (_penta(127, 4883, 10311, 401, 5150, 104), -1.75, 0.25, "normalized", 3.01),
+    (_penta(223, 9863, 20279, 1000, 10037, 246), 0.5, 2.5, "logistic", -3.07),
+    (_penta(871, 26175, 55003, 980, 26678, 821), 0, 2, "logistic", -4.98),
+]
+
+
+@pytest.mark.parametrize("counts,elo0,elo1,model,published", FASTCHESS)
+def test_llr_matches_the_published_fastchess_values(counts, elo0, elo1, model, published):
+    assert S.SPRT(elo0, elo1, model=model).llr(counts) == pytest.approx(published, abs=0.01)
+
+
+@pytest.mark.parametrize("counts,nelo0,nelo1", [
+    ([10, 30, 60, 40, 12], 0, 20),
+    ([1, 5, 20, 30, 14], 0, 100),
+    ([0, 3, 50, 4, 0], -10, 10),
+    ([30, 20, 50], 0, 20),
+    ([5, 90, 5], -20, 5),
+])
+def test_normalized_llr_matches_an_independent_constrained_mle(counts, nelo0, nelo1):
+    got = S.llr_normalized(counts, nelo0, nelo1)
+    assert got == pytest.approx(reference_llr_normalized(counts, nelo0, nelo1), rel=1e-5, abs=1e-6)
+
+
+def test_t_value_mle_has_the_requested_t_value():
+    p = np.array([0.1, 0.2, 0.3, 0.25, 0.15])
+    a = np.linspace(0, 1, 5)
+    for t in (-0.3, 0.0, 0.05, 0.4):
+        q = S.mle_with_t_value(a, p, 0.5, t)
+        mu = q @ a
+        assert q.sum() == pytest.approx(1) and (mu - 0.5) / math.sqrt(q @ (a - mu) ** 2) == pytest.approx(t, abs=1e-9)
 
 
 @pytest.mark.parametrize("counts,elo0,elo1", [
@@ -73,6 +137,10 @@ def test_bounds_and_parsing():
     assert lo == pytest.approx(math.log(0.05 / 0.95)) and hi == pytest.approx(math.log(0.95 / 0.05))
     assert hi == pytest.approx(2.944, abs=1e-3)          # the familiar Fishtest bounds
     assert S.parse_sprt("elo1=5").elo1 == 5
+    n = S.parse_sprt("elo0=0,elo1=5,model=normalized")
+    assert n.model == "normalized" and n.unit == "nElo" and S.parse_sprt(n.text()) == n
+    with pytest.raises(S.SPRTError, match="model must be one of logistic, normalized"):
+        S.parse_sprt("model=bayesian")
     with pytest.raises(S.SPRTError, match="not one of"):
         S.parse_sprt("elo0=0,foo=1")
     with pytest.raises(S.SPRTError, match="must be a number"):
@@ -98,6 +166,28 @@ def test_sequential_test_decides_both_ways():
     assert even.result == "H0" and even.pairs < 10
     elo, lo, hi = S.elo_estimate([1, 4, 10, 4, 1])
     assert elo == pytest.approx(0) and lo < 0 < hi
+    normal = S.SequentialTest(S.SPRT(0, 200, model="normalized"))
+    while normal.add(2.0) is None:
+        pass
+    assert normal.result == "H1" and normal.pairs < 12
+
+
+def test_nelo_estimate_by_hand():
+    # pairs [1, 4, 10, 4, 1] on 0, 1/4, .., 1: mu = 1/2, nElo 0; pairs [0, 2, 4, 4, 0]: mu = 0.55
+    counts = [0, 2, 4, 4, 0]
+    a = np.linspace(0, 1, 5)
+    mu = (a @ counts) / 10
+    var = ((a - mu) ** 2) @ counts / 10
+    nelo, lo, hi = S.nelo_estimate(counts)
+    assert mu == pytest.approx(0.55)
+    assert nelo == pytest.approx((mu - 0.5) / math.sqrt(2 * var) * 800 / math.log(10))
+    half = 1.959963984540054 * math.sqrt(var / 10) / math.sqrt(2 * var) * 800 / math.log(10)
+    assert (lo, hi) == pytest.approx((nelo - half, nelo + half))
+    assert S.nelo_estimate([1, 4, 10, 4, 1])[0] == pytest.approx(0)
+    assert all(math.isnan(x) for x in S.nelo_estimate([0, 0, 0, 0, 4]))       # no variance: undefined
+    tri = S.nelo_estimate([2, 3, 5])                                           # trinomial: games, not pairs
+    m, v = (0 * 2 + 0.5 * 3 + 5) / 10, (2 * 0.65 ** 2 + 3 * 0.15 ** 2 + 5 * 0.35 ** 2) / 10
+    assert tri[0] == pytest.approx((m - 0.5) / math.sqrt(v) * 800 / math.log(10))
 
 
 # --- tanksim match on a small duel ---------------------------------------------------------------------------
@@ -123,7 +213,7 @@ def duel(tmp_path):
 
 
 def test_match_accepts_h1_for_a_clearly_stronger_entrant(duel, capsys, tmp_path):
-    from sim.tournament_cli import match_main
+    from sim.cli.tournaments import match_main
 
     # hold:min_odds=1 never fires (no shot is certain); plain hold does
     rc = match_main(["hold", "hold:min_odds=1", "--scenario", duel, "--sprt", "elo0=0,elo1=200,alpha=0.05,beta=0.05",
@@ -139,7 +229,7 @@ def test_match_accepts_h1_for_a_clearly_stronger_entrant(duel, capsys, tmp_path)
 
 
 def test_match_accepts_h0_for_two_copies_of_one_entrant(duel, capsys):
-    from sim.tournament_cli import match_main
+    from sim.cli.tournaments import match_main
 
     rc = match_main(["advance", "advance", "--scenario", duel, "--sprt", "elo0=0,elo1=200", "--max-games", "40",
                      "--workers", "1", "--decision-timeout", "0"])
@@ -149,7 +239,7 @@ def test_match_accepts_h0_for_two_copies_of_one_entrant(duel, capsys):
 
 
 def test_match_reports_bad_input(duel, capsys):
-    from sim.tournament_cli import match_main
+    from sim.cli.tournaments import match_main
 
     assert match_main(["hold", "nosuch", "--scenario", duel, "--workers", "1"]) == 2
     assert "nosuch" in capsys.readouterr().err
@@ -157,10 +247,16 @@ def test_match_reports_bad_input(duel, capsys):
     assert "must be below" in capsys.readouterr().err
 
 
-def test_elo_estimate_is_finite_at_a_perfect_score():
-    import math
+def test_elo_estimate_is_the_leaderboard_method_and_finite_at_a_perfect_score():
+    from sim.tournaments import ratings as R
 
-    elo, lo, hi = S.elo_estimate([0, 0, 0, 0, 4])
-    assert all(math.isfinite(x) for x in (elo, lo, hi)) and 300 < elo == hi and lo <= elo
+    elo, lo, hi = S.elo_estimate([0, 0, 0, 0, 2])             # 4-0: two won pairs
+    assert (elo, lo, hi) == pytest.approx(R.elo_difference(4, 4))
+    assert elo == pytest.approx(400 * math.log10(5))
+    assert all(math.isfinite(x) for x in (elo, lo, hi)) and lo < 0 < elo < hi and hi - lo > 700
     elo, lo, hi = S.elo_estimate([4, 0, 0, 0, 0])
-    assert all(math.isfinite(x) for x in (elo, lo, hi)) and elo < -300
+    assert all(math.isfinite(x) for x in (elo, lo, hi)) and hi < 0 and elo < -300
+    assert S.elo_estimate([3, 1, 4]) == pytest.approx(R.elo_difference(4.5, 8))   # trinomial L, D, W
+    points, games = S.points_and_games([1, 2, 3, 4, 5])        # pairs: 0, 0.5, 1, 1.5, 2 points each
+    assert (points, games) == (2 * 0.5 + 3 * 1 + 4 * 1.5 + 5 * 2, 30)
+    assert S.points_and_games([3, 1, 4]) == (4.5, 8)

@@ -1,4 +1,5 @@
-"""Tournaments (sim.tournament, ``tanksim tournament``): schema, schedule, forfeits, determinism, resume, output."""
+"""Tournaments (sim.tournaments.tournament, ``tanksim tournament``): schema, schedule, forfeits, determinism, resume,
+output."""
 from __future__ import annotations
 
 import textwrap
@@ -7,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from sim import tournament as T
+from sim.tournaments import tournament as T
 
 SMALL_PS = {
     "name": "small_ps",
@@ -42,7 +43,7 @@ def test_round_robin_both_sides_and_identical_on_one_and_two_workers(tmp_path, c
     assert len(games) == 3 * 2 * 2        # pairings x scenarios x both sides
     s1 = T.run_tournament(t, tmp_path / "w1", workers=1, progress=False)
     s2 = T.run_tournament(t, tmp_path / "w2", workers=2, progress=False)
-    assert (s1.played, s2.played, s1.executor, s2.executor) == (12, 12, "serial", "process")
+    assert (s1.played, s2.played, s1.executor, s2.executor) == (12, 12, "process", "process")
     g1, g2 = T.load_games(t, tmp_path / "w1"), T.load_games(t, tmp_path / "w2")
     pd.testing.assert_frame_equal(T.comparable(g1), T.comparable(g2))
     assert (g1["status"] == "ok").all() and g1["worker"].nunique() == 1 and g2["worker"].nunique() >= 1
@@ -59,24 +60,39 @@ def test_round_robin_both_sides_and_identical_on_one_and_two_workers(tmp_path, c
     pd.testing.assert_frame_equal(r1.leaderboard, r2.leaderboard)
     pd.testing.assert_frame_equal(r1.head_to_head, r2.head_to_head)
     board = r1.leaderboard
-    assert list(board["rank"]) == [1, 2, 3] and (board["games"] == 8).all()
+    assert (board["games"] == 8).all()
+    # competition ranks; an exact tie (equal Elo) shares its rank, marked "=", in file order, never by name
+    assert list(board["rank"]) == [1 + int((board["elo"] > e + 1e-6).sum()) for e in board["elo"]]
+    for r in board.itertuples():
+        tied = int((board["rank"] == r.rank).sum()) > 1
+        assert r.rank_label == f"{r.rank}{'=' if tied else ''}"
+    for _rank, g in board.groupby("rank"):
+        assert list(g["entrant"]) == [n for n in t.names if n in set(g["entrant"])]
     assert board["points"].sum() == pytest.approx(12)
     assert set(r1.by_ruleset["ruleset"]) == {"panzer_squadron", "hummel_quest"}
     assert list(r1.side_bias["label"]) == ["ps", "brawl", "(all)"]
     assert r1.side_bias.iloc[-1]["games"] == 12
     # the CLI on a complete folder plays nothing more, prints the tables and saves them
-    from sim.tournament_cli import main
+    from sim.cli.tournaments import main
 
     assert main([str(f), "--out", str(tmp_path / "w2"), "--no-progress"]) == 0
     out = capsys.readouterr().out
     assert "Leaderboard" in out and "Head to head" in out and "Side bias" in out and "Score per rule set" in out
+    flat = " ".join(out.split())
+    assert "Ranked by Elo" in flat and "openskill (Plackett-Luce) is the live-ladder view" in flat
+    assert "Meta-game" in out and "Stable mixes" in out
     assert "played 0 games (12 already stored)" in out
     for name in ("leaderboard", "head_to_head", "by_scenario", "by_ruleset", "side_bias", "games"):
         assert (tmp_path / "w2" / f"{name}.parquet").is_file() and (tmp_path / "w2" / f"{name}.csv").is_file()
-    for png in ("leaderboard.png", "elo.png", "head_to_head.png"):
+    for png in ("leaderboard.png", "elo.png", "head_to_head.png", "metagame.png"):
         assert (tmp_path / "w2" / png).stat().st_size > 5000
     lb = pd.read_parquet(tmp_path / "w2" / "leaderboard.parquet")
-    assert {"score_lo", "score_hi", "mu", "sigma", "elo", "elo_lo", "elo_hi", "forfeits"} <= set(lb.columns)
+    assert {"score_lo", "score_hi", "mu", "sigma", "elo", "elo_lo", "elo_hi", "los_next", "rank_label", "os_rank",
+            "forfeits"} <= set(lb.columns)
+    assert lb["elo_lo"].lt(lb["elo"]).all() and lb["elo_hi"].gt(lb["elo"]).all()
+    mg = pd.read_csv(tmp_path / "w2" / "metagame.csv")
+    assert list(mg["doctrine"]) == t.names and mg["equilibrium"].sum() == pytest.approx(1)
+    assert r1.metagame is not None and r1.metagame.payoff.shape == (3, 3)
 
 
 PLUGIN = textwrap.dedent('''
@@ -246,3 +262,61 @@ def test_failed_entrant_load_leaves_the_folder_unbound_and_bundled_names_resolve
     (tmp_path / "sc.yaml").write_text(yaml.safe_dump(SMALL_PS), encoding="utf-8")
     with pytest.raises(T.TournamentError, match="this is a scenario file"):
         T.load_tournament(tmp_path / "sc.yaml")
+
+
+def test_gauntlet_plays_the_seeds_against_the_field_and_skips_the_metagame(tmp_path):
+    data = three_entrants(format="gauntlet", scenarios=[{"label": "ps", "inline": SMALL_PS}],
+                          entrants=[{"name": "greedy", "policy": "greedy"}, {"name": "hold", "policy": "hold"},
+                                    {"name": "advance", "policy": "advance"}, {"name": "rush", "policy": "rush"}])
+    t = T.tournament_from_mapping(data, "g.yaml")
+    assert t.pairings() == [(0, 1), (0, 2), (0, 3)]
+    games = T.schedule(t)
+    assert len(games) == 3 * 2 and all(g.entrants[0].name == "greedy" or g.entrants[1].name == "greedy"
+                                       for g in games)
+    # a pairing's games are the same games as in the round robin (same keys and seeds): folders can be shared
+    rr = T.tournament_from_mapping({**data, "format": "round_robin"}, "rr.yaml")
+    assert {g.run_key for g in games} <= {g.run_key for g in T.schedule(rr)}
+    assert t.identity() != rr.identity()
+    two = T.tournament_from_mapping({**data, "seeds": 2}, "g2.yaml")
+    assert two.pairings() == [(0, 2), (0, 3), (1, 2), (1, 3)]
+    T.run_tournament(t, tmp_path / "g", workers=1, progress=False)
+    res = T.analyse(t, T.load_games(t, tmp_path / "g"))
+    board = res.leaderboard.set_index("entrant")
+    assert board.loc["greedy", "games"] == 6 and (board.drop("greedy")["games"] == 2).all()
+    assert board["elo"].notna().all() and (board["elo_hi"] > board["elo_lo"]).all()
+    assert res.metagame is None and any("needs a round robin" in n for n in res.notes)
+    text = T.format_results(res, t)
+    assert "gauntlet: greedy against the field" in text and "Meta-game" not in text
+    assert T.write_results(res, t, tmp_path / "g", plots=False)
+
+
+def test_a_four_nil_tournament_has_a_finite_wide_elo_interval(tmp_path, plugins):
+    import math
+
+    data = three_entrants(games_per_pairing=4, scenarios=[{"label": "ps", "inline": SMALL_PS}],
+                          entrants=[{"name": "hold", "policy": "hold"}, {"name": "liar", "policy": f"{plugins}:Liar"}],
+                          executor={"workers": 1})
+    t = T.tournament_from_mapping(data, "four.yaml")
+    T.run_tournament(t, tmp_path / "o", progress=False)
+    res = T.analyse(t, T.load_games(t, tmp_path / "o"))
+    hold = res.leaderboard.set_index("entrant").loc["hold"]
+    assert (hold["wins"], hold["games"]) == (4, 4)
+    # 4-0: centred Elo = half of 400 log10(5); the interval is finite, wide and asymmetric
+    assert hold["elo"] == pytest.approx(200 * math.log10(5))
+    assert math.isfinite(hold["elo_hi"]) and hold["elo_lo"] < 0 < hold["elo_hi"] - 300
+    line = next(x for x in T.format_results(res, t).splitlines() if " hold " in x)
+    assert "+140 [-19, +396]" in line and "1.000 [0.510, 1.000]" in line
+
+
+@pytest.mark.parametrize("change,message", [
+    ({"ratings": {"prior_sd": 400}}, "prior_sd was replaced by prior_draws"),
+    ({"ratings": {"prior_draws": 0}}, "ratings.prior_draws"),
+    ({"format": "gauntlet", "seeds": 3}, "seeds must be below the number of entrants (3)"),
+    ({"seeds": 2}, "only a gauntlet has seeds"),
+    ({"format": "swiss"}, "format: Input should be 'round_robin' or 'gauntlet'"),
+    ({"metagame": {"population": 1}}, "metagame.population"),
+])
+def test_bad_rating_and_format_settings_name_the_field(change, message):
+    with pytest.raises(T.TournamentError) as exc:
+        T.tournament_from_mapping(three_entrants(**change))
+    assert message in str(exc.value), str(exc.value)

@@ -22,10 +22,11 @@ Parameters are data: the class attribute ``defaults`` lists them (``bounds`` giv
 """
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping
 
-from agents.actions import Action, Activate, Fire, Pass, Ram, Special
+from sim.actions import Action, Activate, Fire, Pass, Ram, Special
 
 _MODE_PREFS = {
     "fire": ("fire", "move_and_fire", "hold"),
@@ -55,13 +56,18 @@ class Policy:
     def __init__(self, **params: Any):
         unknown = sorted(set(params) - set(self.defaults))
         if unknown:
-            raise TypeError(f"{type(self).__name__} has no parameter(s) {', '.join(unknown)}; "
+            from agents.plugins import clip
+
+            names = clip(", ".join(clip(str(u), 40) for u in unknown), 160)
+            raise TypeError(f"{type(self).__name__} has no parameter(s) {names}; "
                             f"parameters: {', '.join(self.defaults) or 'none'}")
         for k, v in {**self.defaults, **params}.items():
             v = _convert(type(self).__name__, k, self.defaults[k], v)
             lo_hi = self.bounds.get(k)
             if lo_hi is not None and not lo_hi[0] <= v <= lo_hi[1]:
-                raise ValueError(f"{type(self).__name__}: parameter {k}={v!r} is out of range "
+                from agents.plugins import short
+
+                raise ValueError(f"{type(self).__name__}: parameter {k}={short(v)} is out of range "
                                  f"[{lo_hi[0]}, {lo_hi[1]}]")
             object.__setattr__(self, k, v)
         self.params = {k: getattr(self, k) for k in self.defaults}
@@ -88,11 +94,20 @@ def _convert(cls: str, k: str, default: Any, v: Any) -> Any:
                 raise ValueError
             return int(f)
         if isinstance(default, float) and not isinstance(v, bool):
-            return float(Fraction(str(v).strip())) if isinstance(v, str) else float(v)
+            if isinstance(v, str):  # "0.25", "1e-3" or an exact "1/4" (Fraction only for that: "1e9999999" would
+                text = v.strip()    # make it build a ten-million-digit integer)
+                f = float(Fraction(text)) if "/" in text and len(text) <= 64 else float(text)
+            else:
+                f = float(v)
+            if not math.isfinite(f):
+                raise ValueError
+            return f
         if isinstance(default, str):
             return str(v)
-    except (TypeError, ValueError, ZeroDivisionError):
-        raise ValueError(f"{cls}: parameter {k}={v!r}: expected {type(default).__name__} "
+    except (TypeError, ValueError, ZeroDivisionError, OverflowError):
+        from agents.plugins import short
+
+        raise ValueError(f"{cls}: parameter {k}={short(v)}: expected {type(default).__name__} "
                          f"(default {default!r})") from None
     return v
 

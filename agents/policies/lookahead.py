@@ -76,7 +76,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import agents.search as search
-from agents.actions import Action, Activate, Ram
+from sim.actions import Action, Activate, Ram
 from agents.policies.base import BIG, Doctrine, Policy
 from agents.search import Exchange
 from sim.hexgrid import Hex, distance

@@ -69,7 +69,7 @@ from typing import Any, Generator, Hashable, Literal, Mapping
 
 from pydantic import Field, field_validator
 
-from agents.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
+from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
 from sim.battle import Battle, HypoView
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
@@ -368,6 +368,16 @@ class ASL(Ruleset):
     def vehicle_ids(self) -> tuple[str, ...]:
         return tuple(asl_tables.catalog())
 
+    def catalog_records(self) -> dict[str, dict[str, Any]]:
+        """The ``sim_vehicles`` records of ``asl_ordnance.yaml`` keyed by id (asl.md 3.2)."""
+        return asl_tables.catalog_records()
+
+    def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: Any = None) -> asl_tables.Vehicle:
+        """A record in the ``sim_vehicles`` schema (asl.md 3.2; :class:`~sim.rules.asl_tables.VehicleRecord`),
+        nulls filled by the options' ``missing_data`` rule (``strict``: any null is an error)."""
+        strict = getattr(options, "missing_data", "defaults_with_warning") == "strict"
+        return asl_tables.vehicle_from_record(vid, record, strict=strict)
+
     def has_turret(self, vehicle: Any) -> bool:
         """True unless the vehicle is NT (D1.31)."""
         return getattr(vehicle, "turret_type", "T") != "NT"
@@ -425,7 +435,8 @@ class ASL(Ruleset):
         opts = b.options
         for t in b.tanks:
             if opts.missing_data == "strict":
-                asl_tables.build_vehicle(asl_tables.raw_vehicle(t.vehicle_id), strict=True)
+                rec = t.vehicle.record or asl_tables.raw_vehicle(t.vehicle_id)
+                asl_tables.vehicle_from_record(t.vehicle_id, rec, strict=True)
             ext = dict(t.ext or {})
             veh = t.vehicle
             if not self.has_turret(veh):

@@ -36,7 +36,7 @@ from sim.rules.asl_tables import (
     to_hit_tables,
     to_kill_tables,
 )
-from sim.rules.base import CaseError, fraction_str
+from sim.rules.base import CaseError, fraction_str, parse_fraction
 
 #: Result names of a TK DR (asl.md 8.2) and of a TH DR that did not hit.
 RESULTS = ("burn", "elim", "immobilized", "shocked", "possible_shock", "dud", "no_effect")
@@ -184,7 +184,7 @@ def _mp(name: str, v: Any) -> Fraction:
     if isinstance(v, bool):
         raise CaseError(f"parameter {name}={v!r}: expected a number of MP")
     try:
-        x = Fraction(str(v).strip())
+        x = parse_fraction(str(v))
     except (ValueError, ZeroDivisionError):
         raise CaseError(f"parameter {name}={v!r}: expected a number of MP (e.g. 2, 2.5, 5/2)") from None
     if x < 0:

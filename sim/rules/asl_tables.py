@@ -12,15 +12,29 @@ Units: ranges in hexes, calibres in mm, MP in whole MP (the movement code counts
 """
 from __future__ import annotations
 
+import copy
 import logging
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
-from typing import Any, Mapping
+from typing import Annotated, Any, Literal, Mapping
 
 import yaml
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    StrictInt,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
+
+from sim.rules.base import VehicleError, validation_problems
 
 log = logging.getLogger(__name__)
 
@@ -373,6 +387,8 @@ class Vehicle:
     crew_morale: int
     defaulted: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    #: The record it was built from (``missing_data: strict`` re-reads it at set-up).
+    record: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def turret(self) -> bool:
@@ -413,75 +429,175 @@ def _date_key(s: str) -> tuple[int, int]:
 
 _DEFAULTS = {"rof": 0, "size": "average", "ground_pressure": "normal", "crew_morale": 8, "mp_red": False,
              "breakdown": 12}
-_REQUIRED = ("gun", "mp")
+#: Ammunition a record may carry as special ammunition (AP and HE are unlimited, C2.21).
+SPECIAL_AMMO = ("APCR", "APDS", "HEAT")
+_DATE = r"^[0-9]{4}(-(0[1-9]|1[0-2]))?$"
 
 
-class CatalogError(ValueError):
-    """A vehicle record cannot be loaded (null required field, or any null under ``missing_data: strict``)."""
+class CatalogError(VehicleError):
+    """A vehicle record cannot be loaded: a field breaks the schema of asl.md 3.2 (a null ``gun``, ``mp`` or hull
+    AF, an unknown field, a TK key missing from the tables), or any null under ``missing_data: strict``."""
 
 
-def build_vehicle(rec: Mapping[str, Any], strict: bool = False) -> Vehicle:
-    """One ``sim_vehicles`` record -> :class:`Vehicle` (DECISION ``missing_data``, asl.md 3.2).
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
-    A null ``gun``, ``mp`` or hull AF is an error; under ``strict`` every null is; otherwise nulls take the
-    documented defaults (turret AF = hull AF of the same facing, D1.61-D1.62) and a warning is logged.
-    """
-    vid = str(rec["id"])
+
+def _on_af_scale(v: int) -> int:
+    scale = to_kill_tables().af_scale
+    if v not in scale:
+        raise ValueError(f"{v} is not an Armor Factor of the C7.11 scale ({', '.join(str(x) for x in scale)})")
+    return v
+
+
+_AfValue = Annotated[StrictInt, AfterValidator(_on_af_scale)]
+_Count = Annotated[StrictInt, Field(ge=0, le=12)]
+
+
+class _AfRecord(_Strict):
+    hull_front: _AfValue
+    hull_side: _AfValue
+    turret_front: _AfValue | None = None
+    turret_side: _AfValue | None = None
+
+
+class VehicleRecord(_Strict):
+    """One ``sim_vehicles`` record (asl.md 3.2) as the data file and a scenario's ``vehicles:`` block write it.
+
+    ``gun`` (calibre + suffix, C2.2), ``mp`` and the hull AF are required; every other field may be null (filled
+    by DECISION ``missing_data``).  Checked beyond types: every ``tk_key`` entry names a listing of its TK table;
+    AF values are on the C7.11 scale; ``special_ammo`` carries APCR, APDS or HEAT only, each with a ``tk_key`` to
+    fire it with, dated ``YYYY`` or ``YYYY-MM``, Depletion Numbers 0..12; ``open_topped: true`` is out of scope
+    (asl.md 1).  Trust limits: ``mp`` 1..60, ``rof`` 0..3, ``breakdown`` and ``cs`` 2..12, ``crew_morale`` 1..10.
+    ``notes``, ``sources`` and ``radioless`` (no effect: Platoon Movement is not modelled) document the record."""
+
+    id: str | None = Field(None, max_length=200)
+    name: str | None = Field(None, max_length=200)
+    nationality: str | None = Field(None, max_length=60)
+    th_colour: Literal["black", "red"] | None = None
+    gun: str = Field(max_length=40)
+    tk_key: dict[Literal["AP", "APCR", "APDS", "HEAT", "HE"], Annotated[str, Field(max_length=60)]] | None = None
+    turret_type: Literal["T", "ST", "RST", "1MT", "NT"] | None = None
+    rof: Annotated[StrictInt, Field(ge=0, le=3)] | None = None
+    breakdown: Annotated[StrictInt, Field(ge=2, le=12)] | None = None
+    gyro: StrictBool | None = None
+    mp: Annotated[StrictInt, Field(ge=1, le=60)]
+    mp_red: StrictBool | None = None
+    open_topped: StrictBool | None = None
+    ground_pressure: Literal["low", "normal", "high"] | None = None
+    size: Literal["very_large", "large", "average", "small", "very_small"] | None = None
+    af: _AfRecord
+    special_ammo: dict[Literal["APCR", "APDS", "HEAT"],
+                       dict[Annotated[str, Field(pattern=_DATE)], _Count]] | None = None
+    cs: Annotated[StrictInt, Field(ge=2, le=12)] | None = None
+    cs_red: StrictBool | None = None
+    crew_morale: Annotated[StrictInt, Field(ge=1, le=10)] | None = None
+    notes: str | None = Field(None, max_length=10_000)
+    sources: list[Annotated[str, Field(max_length=500)]] | None = Field(None, max_length=100)
+    radioless: StrictBool | None = None
+
+    @field_validator("gun", mode="before")
+    @classmethod
+    def _gun_text(cls, v: Any) -> Any:
+        """YAML reads an unquoted ``gun: 50`` as an integer: take it as the designation."""
+        return str(v) if isinstance(v, int) and not isinstance(v, bool) else v
+
+    @field_validator("gun")
+    @classmethod
+    def _gun(cls, v: str) -> str:
+        parse_gun(v)
+        return v
+
+    @field_validator("tk_key", mode="before")
+    @classmethod
+    def _keys_text(cls, v: Any) -> Any:
+        if isinstance(v, Mapping):
+            return {a: (str(k) if isinstance(k, int) and not isinstance(k, bool) else k) for a, k in v.items()}
+        return v
+
+    @field_validator("special_ammo", mode="before")
+    @classmethod
+    def _dates_as_text(cls, v: Any) -> Any:
+        """YAML reads an unquoted year (``1942: 4``) as an integer: take it as the year."""
+        if isinstance(v, Mapping):
+            return {a: ({(str(k) if isinstance(k, int) and not isinstance(k, bool) else k): n
+                         for k, n in sched.items()} if isinstance(sched, Mapping) else sched)
+                    for a, sched in v.items()}
+        return v
+
+    @model_validator(mode="after")
+    def _tables(self) -> VehicleRecord:
+        if self.open_topped:
+            raise ValueError("open_topped: open-topped AFVs are out of scope (asl.md 1)")
+        tk = to_kill_tables()
+        for ammo, key in (self.tk_key or {}).items():
+            try:
+                tk.basic_tk_by_key(ammo, key)
+            except TableError:
+                raise ValueError(f"tk_key.{ammo}: no {ammo} listing {key[:60]!r} in the To Kill tables "
+                                 f"(C7.31-C7.34); e.g. AP '75L', APCR '76L/russian', HE '70+'") from None
+        for ammo in self.special_ammo or {}:
+            if ammo not in (self.tk_key or {}):
+                raise ValueError(f"special_ammo.{ammo}: the record has no tk_key.{ammo} to fire it with")
+        return self
+
+
+def vehicle_from_record(vid: str, rec: Mapping[str, Any], strict: bool = False) -> Vehicle:
+    """One record in the ``sim_vehicles`` schema (:class:`VehicleRecord`) -> :class:`Vehicle` (DECISION
+    ``missing_data``, asl.md 3.2).
+
+    Under ``strict`` every null is an error; otherwise nulls take the documented defaults (turret AF = hull AF
+    of the same facing, D1.61-D1.62) and a warning is logged.  A record's ``id``, when given, must be ``vid``.
+    Raises :class:`CatalogError` naming each bad field."""
+    if not isinstance(rec, Mapping):
+        raise CatalogError([("", f"expected a mapping of record fields, got {type(rec).__name__}")], vid)
+    try:
+        r = VehicleRecord.model_validate(rec)
+    except ValidationError as exc:
+        raise CatalogError(validation_problems(exc), vid) from None
+    if r.id is not None and r.id != vid:
+        raise CatalogError([("id", f"{r.id[:60]!r} differs from the vehicle's key {vid[:60]!r}")], vid)
     defaulted = []
-    for k in _REQUIRED:
-        if rec.get(k) is None:
-            raise CatalogError(f"vehicle {vid}: {k} is null")
-    af_in = dict(rec.get("af") or {})
-    for k in ("hull_front", "hull_side"):
-        if af_in.get(k) is None:
-            raise CatalogError(f"vehicle {vid}: af.{k} is null")
     vals: dict[str, Any] = {}
     for k, dv in _DEFAULTS.items():
-        v = rec.get(k)
+        v = getattr(r, k)
         if v is None:
             if strict:
-                raise CatalogError(f"vehicle {vid}: {k} is null (missing_data: strict)")
+                raise CatalogError([(k, "is null (missing_data: strict)")], vid)
             defaulted.append(k)
             v = dv
         vals[k] = v
-    af = {"hull_front": int(af_in["hull_front"]), "hull_side": int(af_in["hull_side"])}
+    af = {"hull_front": r.af.hull_front, "hull_side": r.af.hull_side}
     for t, h in (("turret_front", "hull_front"), ("turret_side", "hull_side")):
-        if af_in.get(t) is None:
+        v = getattr(r.af, t)
+        if v is None:
             if strict:
-                raise CatalogError(f"vehicle {vid}: af.{t} is null (missing_data: strict)")
+                raise CatalogError([(f"af.{t}", "is null (missing_data: strict)")], vid)
             defaulted.append(f"af.{t}")
-            af[t] = af[h]
-        else:
-            af[t] = int(af_in[t])
+            v = af[h]
+        af[t] = v
     if strict:
         for k in ("cs", "turret_type", "nationality", "th_colour"):
-            if rec.get(k) is None:
-                raise CatalogError(f"vehicle {vid}: {k} is null (missing_data: strict)")
-    if rec.get("open_topped"):
-        raise CatalogError(f"vehicle {vid}: open-topped AFVs are out of scope (asl.md 1)")
-    sa = {}
-    for ammo, sched in (rec.get("special_ammo") or {}).items():
-        sa[str(ammo)] = tuple(sorted(((str(k), int(v)) for k, v in sched.items()), key=lambda kv: _date_key(kv[0])))
+            if getattr(r, k) is None:
+                raise CatalogError([(k, "is null (missing_data: strict)")], vid)
+    sa = {ammo: tuple(sorted(((k, v) for k, v in sched.items()), key=lambda kv: _date_key(kv[0])))
+          for ammo, sched in (r.special_ammo or {}).items()}
     if defaulted:
         log.warning("asl catalog: vehicle %s: defaults used for %s (missing_data: defaults_with_warning)",
                     vid, ", ".join(defaulted))
-    ttype = str(rec.get("turret_type") or "T")
-    if ttype not in TURRET_TYPES:
-        raise CatalogError(f"vehicle {vid}: turret_type {ttype!r} not one of {TURRET_TYPES}")
-    parse_gun(str(rec["gun"]))
-    known = {"id", "name", "nationality", "th_colour", "gun", "tk_key", "turret_type", "rof", "breakdown", "gyro",
-             "mp", "mp_red", "open_topped", "ground_pressure", "size", "af", "special_ammo", "cs", "cs_red",
-             "crew_morale"}
+    extra = {k: getattr(r, k) for k in ("notes", "sources", "radioless") if k in r.model_fields_set}
     return Vehicle(
-        id=vid, name=str(rec.get("name") or vid), nationality=str(rec.get("nationality") or ""),
-        th_colour=str(rec.get("th_colour") or "black"), gun=str(rec["gun"]),
-        tk_key={str(k): str(v) for k, v in (rec.get("tk_key") or {}).items()}, turret_type=ttype,
-        rof=int(vals["rof"]), breakdown=int(vals["breakdown"]), gyro=bool(rec.get("gyro") or False),
-        mp=int(rec["mp"]), mp_red=bool(vals["mp_red"]), open_topped=False,
-        ground_pressure=str(vals["ground_pressure"]), size=str(vals["size"]), af=af, special_ammo=sa,
-        cs=None if rec.get("cs") is None else int(rec["cs"]), cs_red=bool(rec.get("cs_red") or False),
-        crew_morale=int(vals["crew_morale"]), defaulted=tuple(defaulted),
-        extra={k: v for k, v in rec.items() if k not in known})
+        id=vid, name=r.name or vid, nationality=r.nationality or "", th_colour=r.th_colour or "black", gun=r.gun,
+        tk_key=dict(r.tk_key or {}), turret_type=r.turret_type or "T", rof=vals["rof"], breakdown=vals["breakdown"],
+        gyro=bool(r.gyro), mp=r.mp, mp_red=vals["mp_red"], open_topped=False,
+        ground_pressure=vals["ground_pressure"], size=vals["size"], af=af, special_ammo=sa, cs=r.cs,
+        cs_red=bool(r.cs_red), crew_morale=vals["crew_morale"], defaulted=tuple(defaulted), extra=extra,
+        record=dict(rec))
+
+
+def build_vehicle(rec: Mapping[str, Any], strict: bool = False) -> Vehicle:
+    """One ``sim_vehicles`` record (with its ``id``) -> :class:`Vehicle` (:func:`vehicle_from_record`)."""
+    return vehicle_from_record(str(rec.get("id")), rec, strict)
 
 
 @lru_cache(maxsize=2)
@@ -496,3 +612,8 @@ def raw_vehicle(vid: str) -> Mapping[str, Any]:
         if r["id"] == vid:
             return r
     raise KeyError(vid)
+
+
+def catalog_records() -> dict[str, dict[str, Any]]:
+    """The ``sim_vehicles`` records as the data file stores them, keyed by id, without ``id`` (fresh copies)."""
+    return {str(r["id"]): copy.deepcopy({k: v for k, v in r.items() if k != "id"}) for r in raw_data()["sim_vehicles"]}

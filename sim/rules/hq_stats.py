@@ -8,23 +8,45 @@ The catalog is read from ``sim/rules/data/hummel_quest_vehicles.yaml`` (next to 
 """
 from __future__ import annotations
 
+import copy
 import warnings
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from sim.rules.base import RulesOptions
+from sim.rules.base import RulesOptions, VehicleError, validation_problems
 
 #: Project copy of the stat blocks (§5).
 CATALOG_PATH = Path(__file__).resolve().parent / "data" / "hummel_quest_vehicles.yaml"
 
 
-class StatBlockError(ValueError):
-    """A Hummel Quest stat block breaks a §5 schema rule (message names the file, vehicle and field path)."""
+#: Trust limits on stat-block numbers (§5 gives only lower bounds; these keep exact odds and pools small):
+#: damage dice per hit, shots per burst, dice in a pool, weapons per tank, other scores, DT / OST / ram damage
+#: points, speed in metres per round.
+MAX_DICE = 20
+MAX_BURST = 20
+MAX_POOL = 30
+MAX_WEAPONS = 20
+MAX_SCORE = 100
+MAX_POINTS = 1000
+MAX_SPEED_M = 10_000
+Score = Annotated[int, Field(ge=-MAX_SCORE, le=MAX_SCORE)]
+
+
+class StatBlockError(VehicleError):
+    """A Hummel Quest stat block breaks a §5 schema rule (message names the file, vehicle and field path;
+    ``problems`` lists ``(field path, message)`` pairs)."""
+
+    def __init__(self, message: str, problems: Any = None, vid: str | None = None):
+        super().__init__(problems if problems is not None else [("", message)], vid)
+        self.args = (message,)
+
+    def __str__(self) -> str:
+        return str(self.args[0])
 
 
 class _Strict(BaseModel):
@@ -34,8 +56,8 @@ class _Strict(BaseModel):
 class DamageDice(_Strict):
     """Weapon Damage: roll ``dice`` d10 and keep the ``keep`` lowest (§5.2, §8.3)."""
 
-    dice: int = Field(ge=1)
-    keep: int = Field(ge=1)
+    dice: int = Field(ge=1, le=MAX_DICE)
+    keep: int = Field(ge=1, le=MAX_DICE)
 
     @model_validator(mode="after")
     def _keep_le_dice(self) -> DamageDice:
@@ -50,13 +72,13 @@ class Weapon(_Strict):
 
     id: str
     name: str
-    size: int = Field(ge=1)
-    firepower: int = Field(ge=0)
+    size: int = Field(ge=1, le=MAX_SCORE)
+    firepower: int = Field(ge=0, le=MAX_SCORE)
     damage: DamageDice
     indirect: bool
     bunker_buster: bool
-    burst: int = Field(ge=1)
-    reload: int = Field(ge=0)
+    burst: int = Field(ge=1, le=MAX_BURST)
+    reload: int = Field(ge=0, le=MAX_SCORE)
 
 
 class Abilities(_Strict):
@@ -64,28 +86,28 @@ class Abilities(_Strict):
     the panic-recovery pool, ``perception`` the sights-focus pool, ``human_com`` the intimidation pool; the rest are
     carried from the HQ sheet with no combat use in this version."""
 
-    reality_com: int
-    human_com: int = Field(ge=0)
-    digi_com: int
-    mechani_con: int
-    dexterity: int
-    mobility: int
-    perception: int = Field(ge=0)
-    reflexes: int
-    strength: int
-    buffer: int
-    power: int
-    mentality: int = Field(ge=0)
+    reality_com: Score
+    human_com: int = Field(ge=0, le=MAX_POOL)
+    digi_com: Score
+    mechani_con: Score
+    dexterity: Score
+    mobility: Score
+    perception: int = Field(ge=0, le=MAX_POOL)
+    reflexes: Score
+    strength: Score
+    buffer: Score
+    power: Score
+    mentality: int = Field(ge=0, le=MAX_POOL)
 
 
 class Derived(_Strict):
     """Derived HQ values, always given (§5.1): To Hit score, Interaction Pool (ram check dice), TN to be Struck,
     Damage from Strike (ram damage before reduction)."""
 
-    to_hit: int
-    interaction_pool: int = Field(ge=0)
-    tn_to_be_struck: int = Field(ge=1)
-    damage_from_strike: int = Field(ge=0)
+    to_hit: Score
+    interaction_pool: int = Field(ge=0, le=MAX_POOL)
+    tn_to_be_struck: int = Field(ge=1, le=MAX_SCORE)
+    damage_from_strike: int = Field(ge=0, le=MAX_POINTS)
 
 
 class Features(_Strict):
@@ -99,21 +121,21 @@ class Features(_Strict):
 class Vehicle(_Strict):
     """One Hummel Quest tank stat block (§5.1).  Runtime state (DT now, OST now, ...) is not part of it."""
 
-    id: str
-    name: str
+    id: str = Field(max_length=200)
+    name: str = Field(max_length=200)
     origin: Literal["public_sheet", "project_example"]
-    source: str
-    assumed: tuple[str, ...]
-    notes: str
-    size: int = Field(ge=1)
-    dur: int = Field(ge=0)
-    dt: int = Field(ge=1)
-    ost: int = Field(ge=1)
-    speed_m: int = Field(ge=10)
+    source: str = Field(max_length=10_000)
+    assumed: tuple[Annotated[str, Field(max_length=200)], ...] = Field(max_length=100)
+    notes: str = Field(max_length=10_000)
+    size: int = Field(ge=1, le=MAX_SCORE)
+    dur: int = Field(ge=0, le=MAX_SCORE)
+    dt: int = Field(ge=1, le=MAX_POINTS)
+    ost: int = Field(ge=1, le=MAX_POINTS)
+    speed_m: int = Field(ge=10, le=MAX_SPEED_M)
     abilities: Abilities
     derived: Derived
     features: Features
-    weapons: tuple[Weapon, ...]
+    weapons: tuple[Weapon, ...] = Field(max_length=MAX_WEAPONS)
 
     @model_validator(mode="after")
     def _weapon_budget(self) -> Vehicle:
@@ -140,6 +162,30 @@ def _path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(x) for x in loc)
 
 
+def vehicle_from_record(vid: str, record: Mapping[str, Any], *, origin: str = "<data>",
+                        hex_size_m: int = 10) -> Vehicle:
+    """One stat block (§5.1) from ``record``; its ``id`` defaults to ``vid`` and, when given, must equal it.
+
+    Raises :class:`StatBlockError` (``problems`` name the field paths) for any §5 load error; warns
+    (``UserWarning``) when ``speed_m`` is not a multiple of ``hex_size_m`` (§2)."""
+    if not isinstance(record, Mapping):
+        raise StatBlockError(f"{origin}: vehicle {vid}: expected a mapping of stat-block fields",
+                             [("", "expected a mapping of stat-block fields")], vid)
+    if "id" in record and record["id"] != vid:
+        msg = f"{str(record['id'])[:60]!r} differs from the vehicle's key {vid[:60]!r}"
+        raise StatBlockError(f"{origin}: vehicle {vid}: id: {msg}", [("id", msg)], vid)
+    try:
+        v = Vehicle.model_validate({**record, "id": vid})
+    except ValidationError as exc:
+        problems = validation_problems(exc)
+        msgs = "; ".join(f"{p or '<block>'}: {m}" for p, m in problems)
+        raise StatBlockError(f"{origin}: vehicle {vid}: {msgs}", problems, vid) from None
+    if v.speed_m % hex_size_m:
+        warnings.warn(f"{origin}: vehicle {v.id}: speed_m {v.speed_m} is not a multiple of hex_size_m "
+                      f"{hex_size_m}; Speed in hexes rounds down", UserWarning, stacklevel=2)
+    return v
+
+
 def parse_vehicles(data: Mapping[str, Any], *, origin: str = "<data>", hex_size_m: int = 10) -> dict[str, Vehicle]:
     """Validate a decoded catalog (``{"vehicles": [...]}``) into ``{id: Vehicle}`` (§5).
 
@@ -152,16 +198,11 @@ def parse_vehicles(data: Mapping[str, Any], *, origin: str = "<data>", hex_size_
     out: dict[str, Vehicle] = {}
     for i, raw in enumerate(data["vehicles"]):
         vid = raw.get("id", f"#{i}") if isinstance(raw, Mapping) else f"#{i}"
-        try:
-            v = Vehicle.model_validate(raw)
-        except ValidationError as exc:
-            msgs = "; ".join(f"{_path(e['loc']) or '<block>'}: {e['msg']}" for e in exc.errors())
-            raise StatBlockError(f"{origin}: vehicle {vid}: {msgs}") from None
+        if not isinstance(vid, str):
+            raise StatBlockError(f"{origin}: vehicle #{i}: id: expected text")
+        v = vehicle_from_record(vid, raw, origin=origin, hex_size_m=hex_size_m)
         if v.id in out:
             raise StatBlockError(f"{origin}: duplicate vehicle id {v.id!r}")
-        if v.speed_m % hex_size_m:
-            warnings.warn(f"{origin}: vehicle {v.id}: speed_m {v.speed_m} is not a multiple of hex_size_m "
-                          f"{hex_size_m}; Speed in hexes rounds down", UserWarning, stacklevel=2)
         out[v.id] = v
     return out
 
@@ -178,6 +219,17 @@ def load_vehicles(path: str | Path, *, hex_size_m: int = 10) -> dict[str, Vehicl
 def catalog() -> dict[str, Vehicle]:
     """The project's packaged catalog (``sim/rules/data/hummel_quest_vehicles.yaml``), loaded once."""
     return load_vehicles(CATALOG_PATH)
+
+
+@lru_cache(maxsize=1)
+def _document() -> Mapping[str, Any]:
+    with CATALOG_PATH.open(encoding="utf-8") as fh:
+        return yaml.safe_load(fh)
+
+
+def catalog_records() -> dict[str, dict[str, Any]]:
+    """The packaged stat blocks as the catalog file stores them, keyed by id, without ``id`` (fresh copies)."""
+    return {str(r["id"]): copy.deepcopy({k: v for k, v in r.items() if k != "id"}) for r in _document()["vehicles"]}
 
 
 # --- options (§16) ------------------------------------------------------------------------------------------------

@@ -23,7 +23,8 @@ Decision points yielded by :meth:`HummelQuest.play_turn` (one call = one round, 
   with the ``intimidation`` option, §10); ``Ram`` if the tank has not moved; or ``Pass``.
 * ``ram`` -- after ``Activate(mode="ram")``: ``Ram(actor, target)`` or ``Pass``.
 * ``evade`` -- addressed to the rammed tank's side after a failed ram check (§12.3): ``Step(target, to=hex)`` with
-  any hex of ``legal.reachable`` (the destination, not only a neighbour); default the farthest hex.
+  any hex of ``legal.reachable`` (the destination, not only a neighbour); default ``Pass``: the farthest hex
+  (``evade_default``), chosen on the true board once the answer is in.
 
 Forced behaviour (Mentality checks, flight, the OST cascade) never reaches a controller.
 
@@ -80,7 +81,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from agents.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
+from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,
@@ -95,7 +96,7 @@ from sim.events import (
     TerrainChanged,
 )
 from sim.hexgrid import DIRECTIONS, Hex, as_hex, aspect, bounded_dijkstra, direction_to, distance, hex_line
-from sim.rules import hq_odds
+from sim.rules import hq_odds, hq_stats
 from sim.rules.base import (
     CaseError,
     Decision,
@@ -493,6 +494,16 @@ class HummelQuest(Ruleset):
 
     def vehicle_ids(self) -> tuple[str, ...]:
         return tuple(catalog())
+
+    def catalog_records(self) -> dict[str, dict[str, Any]]:
+        """The stat blocks of ``hummel_quest_vehicles.yaml`` keyed by id (§5)."""
+        return hq_stats.catalog_records()
+
+    def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: Any = None) -> Vehicle:
+        """A stat block in the §5 schema; warns when its ``speed_m`` is not a multiple of the options'
+        ``hex_size_m`` (§2)."""
+        hex_size = int(getattr(options, "hex_size_m", DEFAULT_OPTIONS.hex_size_m))
+        return hq_stats.vehicle_from_record(vid, record, origin="vehicles", hex_size_m=hex_size)
 
     def has_turret(self, vehicle: Any) -> bool:
         """DECISION: HQ has no firing arcs and no turret facing; the Reinforced Turret is only a Dur modifier
@@ -1077,10 +1088,18 @@ class HummelQuest(Ruleset):
                 opts = evade_options(self.board(b), old, steps)
             if opts:
                 dflt = evade_default(opts, old)
+
+                def now(old=old, steps=steps) -> dict:
+                    # asked when legality is asked, so a side's view of the board (agents.observation) answers
+                    # without the enemies that side cannot see
+                    return evade_options(self.board(b), old, steps)
+
                 legal = Legal(contains=lambda x: isinstance(x, Pass) or (isinstance(x, Step) and x.actor == tid
-                                                                          and as_hex(x.to) in opts),
-                              reachable=lambda _a: opts)
-                act = yield Decision(t.side, "evade", (tid,), legal, Step(tid, dflt),
+                                                                          and as_hex(x.to) in now()),
+                              reachable=lambda _a: now())
+                # the default is Pass, "no hex given" (evade_default applies): a default Step to the farthest hex
+                # would tell the evading side where its unseen enemies are not
+                act = yield Decision(t.side, "evade", (tid,), legal, Pass(tid),
                                      {"rammer": aid, "max_steps": steps, "line": tuple(line),
                                       "rammer_hex": a.hex})
                 dest = as_hex(act.to) if isinstance(act, Step) and legal.contains(act) else dflt

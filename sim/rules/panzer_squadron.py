@@ -41,7 +41,7 @@ from typing import Any, Generator, Literal, Mapping, NamedTuple
 
 from pydantic import Field
 
-from agents.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
+from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
 from sim.dice import DiceSource
 from sim.events import (
     Activated,
@@ -56,6 +56,7 @@ from sim.events import (
     TurretTurned,
 )
 from sim.hexgrid import Hex, as_hex, bounded_dijkstra
+from sim.rules import ps_data
 from sim.rules.base import (
     CaseError,
     Decision,
@@ -298,6 +299,14 @@ class PanzerSquadron(Ruleset):
 
     def vehicle_ids(self) -> tuple[str, ...]:
         return tuple(catalog())
+
+    def catalog_records(self) -> dict[str, dict[str, Any]]:
+        """The cards of ``panzer_squadron_vehicles.yaml`` keyed by id (numbers as ``{value, derived, basis}``)."""
+        return ps_data.catalog_records()
+
+    def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: Any = None) -> Vehicle:
+        """A card in the catalog's schema (section 2; :class:`~sim.rules.ps_data.VehicleRecord`)."""
+        return ps_data.vehicle_from_record(vid, record)
 
     def has_turret(self, vehicle: Vehicle) -> bool:
         return vehicle.turret

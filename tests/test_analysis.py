@@ -1,0 +1,387 @@
+"""sim.experiments.analysis on small synthetic results tables: every statistic against scipy / statsmodels or an exact
+answer."""
+from __future__ import annotations
+
+import json
+import math
+from itertools import product
+
+import numpy as np
+import pandas as pd
+import pytest
+import statsmodels.api as sm
+import statsmodels.formula.api as smf
+from scipy import stats
+from statsmodels.stats.anova import anova_lm
+from statsmodels.stats.power import NormalIndPower, TTestPower
+from statsmodels.stats.proportion import confint_proportions_2indep, proportion_effectsize
+
+from sim.experiments import analysis as A
+from sim.experiments import samplers as designs
+from sim.experiments.report import analyse_runs
+
+
+def synth(factors: dict[str, list], reps: int, draw, *, crn: bool = True, paths: dict[str, str] | None = None,
+          seed: int = 0, design: str = "full_factorial", points: list[dict] | None = None, extra: dict | None = None):
+    """Runs and a manifest for a design over ``factors`` (name -> levels), ``reps`` battles per point; ``draw(values,
+    rep, rng)`` returns ``(winner_index, turns, side1_alive, side2_alive)`` for one battle (4 tanks a side)."""
+    rng = np.random.default_rng(seed)
+    names = list(factors)
+    pts = points or [dict(zip(names, combo)) for combo in product(*factors.values())]
+    paths = paths or {}
+    rows = []
+    for i, vals in enumerate(pts):
+        for r in range(reps):
+            w, turns, a1, a2 = draw(vals, r, rng)
+            pol = [{"name": vals.get(n, "hold"), "params": {}} for n in ("red", "blue")] if {"red", "blue"} <= set(
+                vals) else [{"name": "hold", "params": {}}, {"name": "advance", "params": {}}]
+            rows.append({"point_key": f"p{i}", "rep": r, "status": "ok", "winner_index": w, "turns": turns,
+                         "side1_alive": a1, "side2_alive": a2, "side1_lost": 4 - a1, "side2_lost": 4 - a2,
+                         "side1_name": "Red", "side2_name": "Blue", "policies": json.dumps(pol, separators=(",", ":")),
+                         "ruleset": "panzer_squadron", **vals})
+    runs = pd.DataFrame(rows)
+    facs = [{"name": n, "path": paths.get(n, f"turn_limit_{n}"), "values": list(v) if v is not None else [],
+             "is_range": v is None, "integer": False} for n, v in factors.items()]
+    manifest = {"design": {"experiment": {"name": "synthetic", "common_random_numbers": crn,
+                                          "design": {"kind": design}},
+                           "side_names": ["Red", "Blue"], "factors": facs, "source": "synthetic.yaml",
+                           "points": [{"index": i, "key": f"p{i}", "values": v} for i, v in enumerate(pts)],
+                           "replications": reps, "n_runs": reps * len(pts), "seed": seed,
+                           "scenario": {"source": "synthetic", "data": {}}, **(extra or {})}}
+    return runs, manifest
+
+
+def bern(p: float, rng) -> int:
+    return 0 if rng.random() < p else 1
+
+
+# --- effects -------------------------------------------------------------------------------------------------------
+
+def test_effects_intervals_match_scipy_statsmodels_and_exact_counts():
+    p = {"x": 0.7, "y": 0.4, "z": 0.5}
+    runs, man = synth({"a": ["x", "y", "z"]}, 30, lambda v, r, g: (bern(p[v["a"]], g), int(g.integers(2, 15)),
+                                                                   int(g.integers(0, 5)), int(g.integers(0, 5))),
+                      crn=False, seed=3)
+    b = A.outcomes(runs, man, 0)
+    e = A.effects(b)
+    f = b.frame
+    sub, rest = f[f["a"] == "x"], f[f["a"] != "x"]
+    win = e[(e["level"] == "x") & (e["outcome"] == "win")].iloc[0]
+    k, n, kr, nr = int(sub["win"].sum()), len(sub), int(rest["win"].sum()), len(rest)
+    ci = stats.binomtest(k, n).proportion_ci(method="wilson")
+    assert (win["n"], win["value"]) == (30, k / n)
+    assert win["lo"] == pytest.approx(ci.low, abs=1e-12) and win["hi"] == pytest.approx(ci.high, abs=1e-12)
+    overall = (k + kr) / (n + nr)
+    assert win["effect"] == pytest.approx(k / n - overall, abs=1e-12)  # (1 - n/N)(p_level - p_rest) = p_level - p
+    lo, hi = confint_proportions_2indep(k, n, kr, nr, method="newcomb", compare="diff")
+    assert win["effect_lo"] == pytest.approx(nr / (n + nr) * lo) and win["effect_hi"] == pytest.approx(nr / 90 * hi)
+    dur = e[(e["level"] == "x") & (e["outcome"] == "duration")].iloc[0]
+    x = sub["duration"].to_numpy()
+    half = stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
+    assert dur["lo"] == pytest.approx(x.mean() - half) and dur["hi"] == pytest.approx(x.mean() + half)
+    welch = stats.ttest_ind(x, rest["duration"], equal_var=False).confidence_interval()
+    assert dur["effect"] == pytest.approx(x.mean() - f["duration"].mean())
+    assert dur["effect_lo"] == pytest.approx(nr / 90 * welch.low) and dur["effect_hi"] == pytest.approx(
+        nr / 90 * welch.high)
+    ler = e[(e["level"] == "x") & (e["outcome"] == "loss_exchange")].iloc[0]
+    assert ler["value"] == pytest.approx(sub["enemy_lost"].sum() / sub["own_lost"].sum())
+    assert ler["lo"] < ler["value"] < ler["hi"]
+    assert A.ratio_of_sums(np.array([2.0]), np.array([0.0])) == math.inf
+    assert math.isnan(A.ratio_of_sums(np.array([0.0]), np.array([0.0])))
+
+
+# --- paired differences --------------------------------------------------------------------------------------------
+
+def crn_draw(v, r, g):
+    """Common random numbers: the replication's own luck ``u_r`` is shared by every cell of replication r."""
+    luck = np.random.default_rng(1000 + r).random()
+    shift = {"x": 0.15, "y": 0.0, "z": -0.1}[v["a"]] + {"p": 0.0, "q": 0.1}.get(v.get("b", "p"), 0.0)
+    return (0 if luck + 0.3 * g.random() < 0.55 + shift else 1, int(5 + 10 * luck + g.integers(0, 3)),
+            int(g.integers(0, 5)), int(g.integers(0, 5)))
+
+
+def test_paired_difference_is_ttest_rel_on_one_cell():
+    runs, man = synth({"a": ["x", "y"]}, 40, crn_draw, crn=True, seed=5)
+    b = A.outcomes(runs, man, 0)
+    d = A.differences(b)
+    f = b.frame.sort_values("rep")
+    for outcome in A.PER_BATTLE:
+        row = d[d["outcome"] == outcome].iloc[0]
+        xa = f[f["a"] == "x"][outcome].to_numpy()
+        xb = f[f["a"] == "y"][outcome].to_numpy()
+        t = stats.ttest_rel(xa, xb)
+        ci = t.confidence_interval()
+        assert row["paired"] and row["n_pairs"] == 40
+        assert row["diff"] == pytest.approx(xa.mean() - xb.mean())
+        assert row["lo"] == pytest.approx(ci.low) and row["hi"] == pytest.approx(ci.high)
+        assert row["p_value"] == pytest.approx(t.pvalue)
+        if outcome == "win":
+            lo, hi = confint_proportions_2indep(int(xa.sum()), 40, int(xb.sum()), 40, method="newcomb")
+        else:
+            u = stats.ttest_ind(xa, xb, equal_var=False).confidence_interval()
+            lo, hi = u.low, u.high
+        assert row["unpaired_lo"] == pytest.approx(lo) and row["unpaired_hi"] == pytest.approx(hi)
+    # the shared luck makes pairing pay: the paired interval of duration is narrower than the unpaired one
+    dur = d[d["outcome"] == "duration"].iloc[0]
+    assert dur["hi"] - dur["lo"] < 0.5 * (dur["unpaired_hi"] - dur["unpaired_lo"])
+
+
+def test_paired_difference_over_other_factors_averages_each_replication_first():
+    runs, man = synth({"a": ["x", "y", "z"], "b": ["p", "q"]}, 12, crn_draw, crn=True, seed=6)
+    b = A.outcomes(runs, man, 0)
+    d = A.differences(b)
+    row = d[(d["level_a"] == "x") & (d["level_b"] == "z") & (d["outcome"] == "duration")].iloc[0]
+    f = b.frame
+    per_rep = (f[f["a"] == "x"].groupby("rep")["duration"].mean() - f[f["a"] == "z"].groupby("rep")["duration"].mean())
+    ci = stats.ttest_1samp(per_rep, 0).confidence_interval()
+    assert row["n_pairs"] == 12 and row["lo"] == pytest.approx(ci.low) and row["hi"] == pytest.approx(ci.high)
+    # without common random numbers the same table is compared unpaired (Welch)
+    b2 = A.outcomes(runs, {**man, "design": {**man["design"], "experiment": {
+        **man["design"]["experiment"], "common_random_numbers": False}}}, 0)
+    row2 = A.differences(b2).iloc[3]
+    assert not row2["paired"] and row2["lo"] == row2["unpaired_lo"]
+
+
+# --- interactions --------------------------------------------------------------------------------------------------
+
+def test_interaction_contrast_and_its_intervals():
+    # duration = 10 + 2 [a = y] + 1 [b = q] + 3 [a = y and b = q] + noise: interaction of (y, q) is 3 / 4
+    def draw(v, r, g):
+        t = 10 + 2 * (v["a"] == "y") + (v["b"] == "q") + 3 * (v["a"] == "y" and v["b"] == "q")
+        return 0, int(t + g.integers(-2, 3)), 2, 2
+
+    runs, man = synth({"a": ["x", "y"], "b": ["p", "q"]}, 30, draw, crn=False, seed=8)
+    b = A.outcomes(runs, man, 0)
+    it = A.interactions(b)
+    f = b.frame
+    m = f.groupby(["a", "b"])["duration"].mean()
+    s2n = f.groupby(["a", "b"])["duration"].var(ddof=1) / f.groupby(["a", "b"]).size()
+    row = it[(it["level_a"] == "y") & (it["level_b"] == "q") & (it["outcome"] == "duration")].iloc[0]
+    est = m["y", "q"] - m["y"].mean() - m.xs("q", level="b").mean() + m.mean()
+    assert row["interaction"] == pytest.approx(est) and abs(est - 0.75) < 0.4
+    w = A.interaction_weights(1, 1, 2, 2)
+    assert w == pytest.approx([0.25, -0.25, -0.25, 0.25])
+    se = math.sqrt(float((w ** 2) @ s2n.to_numpy()))  # HC2 on the cell-means model = sum w^2 s^2 / n
+    z = stats.norm.ppf(0.975)
+    assert row["lo"] == pytest.approx(est - z * se) and row["hi"] == pytest.approx(est + z * se)
+    # with common random numbers: a t interval over the replications' own contrasts
+    runs, man = synth({"a": ["x", "y"], "b": ["p", "q"]}, 30, draw, crn=True, seed=8)
+    b = A.outcomes(runs, man, 0)
+    row = A.interactions(b).query("level_a == 'y' and level_b == 'q' and outcome == 'duration'").iloc[0]
+    t = b.frame.pivot_table(index="rep", columns=["a", "b"], values="duration")
+    per_rep = t[("y", "q")] - (t[("y", "p")] + t[("y", "q")]) / 2 - (t[("x", "q")] + t[("y", "q")]) / 2 + t.mean(
+        axis=1)
+    ci = stats.ttest_1samp(per_rep, 0).confidence_interval()
+    assert row["lo"] == pytest.approx(ci.low) and row["hi"] == pytest.approx(ci.high)
+
+
+# --- importance ----------------------------------------------------------------------------------------------------
+
+def imp_draw(v, r, g):
+    t = 8 + 4 * {"x": 0, "y": 1, "z": 2}[v["a"]] + 0.5 * (v["b"] == "q") + g.normal(0, 2)
+    return bern(0.2 + 0.25 * {"x": 0, "y": 1, "z": 2}[v["a"]], g), int(round(t)), int(g.integers(0, 5)), 2
+
+
+def test_importance_shares_match_the_anova_table_and_add_up():
+    runs, man = synth({"a": ["x", "y", "z"], "b": ["p", "q"]}, 20, imp_draw, crn=False, seed=9)
+    b = A.outcomes(runs, man, 0)
+    imp, comps = A.importance(b, resamples=200)
+    f = b.frame
+    for outcome in ("win", "duration"):
+        table = anova_lm(smf.ols(f"{outcome} ~ C(a) * C(b)", f).fit(), typ=2)
+        sst = float(((f[outcome] - f[outcome].mean()) ** 2).sum())
+        got = imp[imp["outcome"] == outcome].set_index("term")
+        for term, label in (("a", "C(a)"), ("b", "C(b)"), ("a x b", "C(a):C(b)"), ("residual", "Residual")):
+            assert got.loc[term, "sum_sq"] == pytest.approx(table.loc[label, "sum_sq"], rel=1e-9, abs=1e-9)
+            assert got.loc[term, "share"] == pytest.approx(table.loc[label, "sum_sq"] / sst, rel=1e-9, abs=1e-12)
+            if term != "residual":
+                assert got.loc[term, "p_value"] == pytest.approx(table.loc[label, "PR(>F)"], rel=1e-6)
+                mse = table.loc["Residual", "sum_sq"] / table.loc["Residual", "df"]
+                assert got.loc[term, "omega_sq"] == pytest.approx(
+                    (table.loc[label, "sum_sq"] - table.loc[label, "df"] * mse) / (sst + mse))
+        assert got["share"].sum() == pytest.approx(1.0)  # balanced: terms + residual = the whole variance
+        assert got.loc["a", "lo"] <= got.loc["a", "share"] <= got.loc["a", "hi"] + 0.05
+    dur = comps[comps["outcome"] == "duration"].iloc[0]
+    assert (dur["term_a"], dur["term_b"]) == ("a", "b") and dur["p_a_greater"] == 1.0
+
+
+def test_type2_sums_of_squares_equal_statsmodels_on_an_unbalanced_table():
+    runs, man = synth({"a": ["x", "y", "z"], "b": ["p", "q"]}, 12, imp_draw, crn=False, seed=10)
+    runs = runs.drop(index=[0, 1, 2, 30, 31, 50]).reset_index(drop=True)
+    b = A.outcomes(runs, man, 0)
+    m = A._model(b, "duration")
+    ss, resid, total = A.type2_sums_of_squares(m)
+    table = anova_lm(smf.ols(m.formula, m.data).fit(), typ=2)
+    assert ss == pytest.approx(table["sum_sq"].to_numpy()[:-1], rel=1e-9)
+    assert resid == pytest.approx(table.loc["Residual", "sum_sq"])
+    assert ss.sum() / total <= 1.0
+    # resampled rows are weights: the same as the statsmodels table of the resampled data
+    rows = np.random.default_rng(1).integers(0, len(m.data), len(m.data))
+    t2 = anova_lm(smf.ols(m.formula, m.data.iloc[rows]).fit(), typ=2)
+    assert A.type2_sums_of_squares(m, rows)[0] == pytest.approx(t2["sum_sq"].to_numpy()[:-1], rel=1e-6)
+
+
+def test_sobol_importance_recovers_known_indices():
+    """y = 10 u1 + u2 on two uniform factors: S1 = 100/101 and 1/101, no interaction (exact)."""
+    from sim.experiments.design import Factor
+
+    fs = [Factor("u1", "p1", (), True, 0.0, 1.0), Factor("u2", "p2", (), True, 0.0, 1.0)]
+    d = designs.build("sobol", fs, seed=3, n=256)
+    pts = d.rows
+    runs, man = synth({"u1": None, "u2": None}, 1, lambda v, r, g: (0, 0, 0, 0), crn=False, points=pts,
+                      design="sobol", extra={"design_rows": list(range(len(pts))), "design_info": d.info})
+    runs["turns"] = [10 * v["u1"] + v["u2"] for v in pts]
+    b = A.outcomes(runs, man, 0)
+    imp, _ = A.importance(b)
+    got = imp[imp["outcome"] == "duration"].set_index("term")
+    assert got.loc["u1", "share"] == pytest.approx(100 / 101, abs=0.03)
+    assert got.loc["u2", "share"] == pytest.approx(1 / 101, abs=0.03)
+    assert got.loc["u1", "total"] == pytest.approx(100 / 101, abs=0.03)
+    assert abs(got.loc["u1 x u2", "share"]) < 0.05
+
+
+# --- best level ----------------------------------------------------------------------------------------------------
+
+def test_probability_best_known_answers():
+    # one level always wins, the others never: it is best in every resample
+    runs, man = synth({"a": ["x", "y", "z"]}, 10, lambda v, r, g: (0 if v["a"] == "y" else 1, 5, 2, 2), crn=False)
+    best = A.best_levels(A.outcomes(runs, man, 0))
+    assert best.set_index("level")["p_best"].to_dict() == {"x": 0.0, "y": 1.0, "z": 0.0}
+    # two levels with the same battle in every replication, resampled by replication: a tie in every resample
+    runs, man = synth({"a": ["x", "y"]}, 30, lambda v, r, g: (r % 2, 5, 2, 2), crn=True)
+    best = A.best_levels(A.outcomes(runs, man, 0))
+    assert best["p_best"].tolist() == [0.5, 0.5]
+    # independent levels: the bootstrap agrees with the normal approximation P(p_x - p_y > 0)
+    runs, man = synth({"a": ["x", "y"]}, 400, lambda v, r, g: (bern(0.55 if v["a"] == "x" else 0.5, g), 5, 2, 2),
+                      crn=False, seed=11)
+    b = A.outcomes(runs, man, 0)
+    best = A.best_levels(b).set_index("level")
+    px, py = best.loc["x", "win_rate"], best.loc["y", "win_rate"]
+    se = math.sqrt(px * (1 - px) / 400 + py * (1 - py) / 400)
+    assert best.loc["x", "p_best"] == pytest.approx(stats.norm.cdf((px - py) / se), abs=0.03)
+    assert best["p_best"].sum() == pytest.approx(1.0)
+    # the side a factor belongs to judges its levels: Blue's doctrine is best where Blue wins
+    runs, man = synth({"blue": ["hold", "rush"]}, 10, lambda v, r, g: (1 if v["blue"] == "rush" else 0, 5, 2, 2),
+                      crn=False, paths={"blue": "sides.1.policy.name"})
+    best = A.best_levels(A.outcomes(runs, man, 0)).set_index("level")
+    assert best.loc["rush", "side"] == "Blue" and best.loc["rush", "p_best"] == 1.0
+
+
+# --- distributions, curves -----------------------------------------------------------------------------------------
+
+def test_distributions_are_pandas_quantiles():
+    runs, man = synth({"a": ["x", "y"]}, 25, lambda v, r, g: (0, int(g.integers(1, 16)), int(g.integers(0, 5)), 1),
+                      crn=False, seed=2)
+    b = A.outcomes(runs, man, 0)
+    d = A.distributions(b).set_index(["factor", "level", "outcome"])
+    x = b.frame[b.frame["a"] == "y"]["duration"]
+    row = d.loc[("a", "y", "duration")]
+    assert [row[f"q{q:02d}"] for q in (5, 25, 50, 75, 95)] == [x.quantile(q / 100) for q in (5, 25, 50, 75, 95)]
+    assert row["n"] == 25 and row["min"] == x.min() and row["max"] == x.max()
+
+
+def test_continuous_factor_is_a_fitted_curve_with_a_band():
+    g = np.random.default_rng(4)
+    xs = np.linspace(0, 1, 600)
+    pts = [{"x": float(v)} for v in xs]
+    truth = 1 / (1 + np.exp(-(4 * xs - 2)))  # logistic in x
+    runs, man = synth({"x": None}, 1, lambda v, r, gg: (0, 1, 1, 1), crn=False, points=pts, design="nolh")
+    runs["winner_index"] = [0 if g.random() < p else 1 for p in truth]
+    runs["turns"] = [int(5 + 5 * v + g.integers(0, 2)) for v in xs]
+    b = A.outcomes(runs, man, 0)
+    assert [f.kind for f in b.factors] == ["continuous"]
+    cv = A.curves(b)
+    win = cv[cv["outcome"] == "win"]
+    assert len(win) == 25 and (win["lo"] <= win["fit"]).all() and (win["fit"] <= win["hi"]).all()
+    assert win["p_value"].iloc[0] < 1e-6 and win["fit"].iloc[-1] > win["fit"].iloc[0] + 0.4
+    true_at = 1 / (1 + np.exp(-(4 * win["x"].to_numpy() - 2)))
+    assert np.mean(np.abs(win["fit"] - true_at)) < 0.06
+    assert np.mean((win["lo"] <= true_at) & (true_at <= win["hi"])) >= 0.6  # pointwise 95 % bands, one seed
+    fit = smf.glm("y ~ cr(x, df=4, constraints='center')", pd.DataFrame({"x": xs, "y": b.frame["win"]}),
+                  family=sm.families.Binomial()).fit()
+    assert win["fit"].to_numpy() == pytest.approx(fit.predict(pd.DataFrame({"x": win["x"]})).to_numpy())
+    # the effects and best tables leave a continuous factor out (no bins)
+    assert set(A.effects(b)["factor"]) == {"(all)"} and A.best_levels(b).empty
+
+
+# --- side bias -----------------------------------------------------------------------------------------------------
+
+def test_mirror_matches_flag_a_biased_scenario():
+    levels = ["hold", "rush"]
+    paths = {"red": "sides.0.policy.name", "blue": "sides.1.policy.name"}
+    runs, man = synth({"red": levels, "blue": levels}, 40,
+                      lambda v, r, g: (bern(0.8 if v["red"] == v["blue"] else 0.5, g), 5, 2, 2), crn=False,
+                      paths=paths, seed=12)
+    m = A.mirror_matches(A.outcomes(runs, man, 0))
+    mir = runs[runs["red"] == runs["blue"]]
+    w1, w2 = int((mir["winner_index"] == 0).sum()), int((mir["winner_index"] == 1).sum())
+    ci = stats.binomtest(w1, w1 + w2).proportion_ci(method="wilson")
+    assert m["symmetric"] and m["all"]["battles"] == 80 and m["all"]["Red_wins"] == w1
+    assert m["all"]["lo"] == pytest.approx(ci.low) and m["all"]["hi"] == pytest.approx(ci.high)
+    assert m["all"]["biased"] and "favours Red" in m["flag"]
+    assert [d["doctrine"] for d in m["doctrines"]] == ["hold", "rush"]
+    fair = synth({"red": levels, "blue": levels}, 40, lambda v, r, g: ((r % 2) if v["red"] == v["blue"] else 0, 5, 2,
+                                                                       2), crn=False, paths=paths)
+    m = A.mirror_matches(A.outcomes(*fair, 0))
+    assert m["all"]["first_side_share"] == 0.5 and not m["all"]["biased"] and m["flag"] is None
+    # no mirror battle at all: no section
+    runs, man = synth({"red": ["hold"], "blue": ["rush"]}, 5, lambda v, r, g: (0, 5, 2, 2), crn=False, paths=paths)
+    assert A.mirror_matches(A.outcomes(runs, man, 0)) is None
+
+
+# --- power ---------------------------------------------------------------------------------------------------------
+
+def exact_power(n: int, p1: float, p2: float, alpha: float = 0.05) -> float:
+    """Exact power of the two-sided arcsine z test of two proportions with n battles each: sum over every pair of
+    binomial counts of P(counts) [|2 asin sqrt(k1/n) - 2 asin sqrt(k2/n)| sqrt(n/2) > z]."""
+    k = np.arange(n + 1)
+    phi = 2 * np.arcsin(np.sqrt(k / n))
+    reject = np.abs(phi[:, None] - phi[None, :]) * math.sqrt(n / 2) > stats.norm.ppf(1 - alpha / 2)
+    return float(stats.binom.pmf(k, n, p1) @ reject @ stats.binom.pmf(k, n, p2))
+
+
+def test_power_matches_statsmodels_and_exact_binomial_power():
+    n = A.battles_per_level(0.5, 0.1)
+    h = proportion_effectsize(0.55, 0.45)
+    assert n == pytest.approx(NormalIndPower().solve_power(h, alpha=0.05, power=0.8, ratio=1.0))
+    assert n == pytest.approx(2 * ((stats.norm.ppf(0.975) + stats.norm.ppf(0.8)) / h) ** 2, rel=1e-3)  # ~ 388
+    assert exact_power(math.ceil(n), 0.55, 0.45) == pytest.approx(0.8, abs=0.02)
+    assert exact_power(math.ceil(n / 2), 0.55, 0.45) < 0.55
+    assert A.detectable_difference(0.5, n) == pytest.approx(0.1, rel=1e-4)  # solver tolerances
+    assert A.battles_per_level(0.02, 0.1) == pytest.approx(A.battles_per_level(0.05, 0.1))  # shifted inside [0, 1]
+    assert A.replications_paired(0.3, 0.1) == pytest.approx(TTestPower().solve_power(1 / 3, alpha=0.05, power=0.8))
+    with pytest.raises(ValueError):
+        A.battles_per_level(0.5, 0.0)
+
+
+def test_power_table_from_a_pilot():
+    runs, man = synth({"a": ["x", "y"], "b": ["p", "q"]}, 20, crn_draw, crn=True, seed=13)
+    b = A.outcomes(runs, man, 0)
+    t = A.power_table(b, 0.1).set_index("factor")
+    p = b.frame["win"].mean()
+    assert t.loc["a", "battles_per_level"] == pytest.approx(A.battles_per_level(p, 0.1))
+    assert t.loc["a", "replications_needed"] == math.ceil(A.battles_per_level(p, 0.1) / 2)  # 2 points per level
+    d = A.paired_replicate_differences(b, "a", "x", "y", "win_side0")
+    assert t.loc["a", "sd_paired"] == pytest.approx(d.std(ddof=1))
+    assert t.loc["a", "replications_needed_paired"] == math.ceil(A.replications_paired(d.std(ddof=1), 0.1))
+
+
+# --- the whole report ------------------------------------------------------------------------------------------------
+
+def test_report_answers_which_factor_matters_and_warns_when_too_small():
+    runs, man = synth({"red": ["hold", "rush"], "blue": ["hold", "rush"]}, 30,
+                      lambda v, r, g: (bern(0.75 if v["red"] == "rush" else 0.35, g), 5, 2, 2), crn=False,
+                      paths={"red": "sides.0.policy.name", "blue": "sides.1.policy.name"}, seed=14)
+    rep = analyse_runs(runs, man)
+    doc = rep.to_json()
+    json.dumps(doc, allow_nan=False)
+    assert {"answer", "effects", "differences", "interactions", "importance", "best", "distributions", "curves",
+            "mirror", "power", "warnings"} <= set(doc)
+    top = doc["answer"]["importance"][0]
+    assert top["term"] == "red" and top["lo"] > 0.05
+    assert doc["answer"]["comparisons"][0]["p_a_greater"] > 0.99
+    red = next(x for x in doc["answer"]["best"] if x["factor"] == "red")
+    assert red["level"] == "rush" and red["p_best"] > 0.99 and red["separated"]
+    blue = next(x for x in doc["answer"]["best"] if x["factor"] == "blue")
+    assert not blue["separated"]
+    assert any(w.startswith("blue: the experiment is too small to separate") for w in rep.warnings)
