@@ -29,6 +29,8 @@ def test_registered_with_parameters():
     assert (pol.budget, pol.risk_weight, pol.fallback) == (40, 1.5, "advance")
     with pytest.raises(PolicyLoadError, match="fallback"):
         load_policy("lookahead", {"fallback": "lookahead"})
+    with pytest.raises(PolicyLoadError, match="fallback"):
+        load_policy("lookahead", {"fallback": "learned"})      # not a Doctrine: no destinations to fall back on
     with pytest.raises(PolicyLoadError, match="budget"):
         load_policy("lookahead", {"budget": "0"})
 

@@ -53,14 +53,14 @@ simulations' views are views of the copy.  The determinization is the usual one 
 the enemy is assumed where it was last seen and unseen enemies are ignored; a hidden enemy that ambushes the plan
 is the price.
 
-Parameters: ``fallback`` (the default policy and opponent model, a built-in doctrine name, default ``greedy``),
-``budget`` (search nodes per decision, default 300), ``samples`` (dice samples per candidate in the first round,
-default 2), ``width`` (most activation candidates searched, the fallback's choice always among them, default 8),
-``depth`` (volleys of fire in the leaf's expectimax, 0 = material only, default 2: the enemy's reply and our
-answer), ``risk_weight`` (weight of the strength the enemy's volleys destroy, default 2.0), ``discount`` (weight of
-volley ``k`` is ``discount ** k``, default 0.5), ``objective_weight`` (victory points per objective point and hex of
-distance, default 0.02), ``candidates`` (movement states per move decision, default 8), ``min_odds`` (least kill
-odds worth a shot, default 0).
+Parameters: ``fallback`` (the default policy and opponent model, a built-in doctrine name other than ``learned``,
+default ``greedy``), ``budget`` (search nodes per decision, default 300), ``samples`` (dice samples per candidate in
+the first round, default 2), ``width`` (most activation candidates searched, the fallback's choice always among
+them, default 8), ``depth`` (volleys of fire in the leaf's expectimax, 0 = material only, default 2: the enemy's
+reply and our answer), ``risk_weight`` (weight of the strength the enemy's volleys destroy, default 2.0),
+``discount`` (weight of volley ``k`` is ``discount ** k``, default 0.5), ``objective_weight`` (victory points per
+objective point and hex of distance, default 0.02), ``candidates`` (movement states per move decision, default 8),
+``min_odds`` (least kill odds worth a shot, default 0).
 
 **Peer reference.**  Atlatl's MCTS AI (``server/ai/mcts.py`` and ``mctsearch.uct_search``) runs UCT with random
 rollouts to the end of the game from the full game state, bounded by ``max_rollouts``; this doctrine sees only its
@@ -76,7 +76,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import agents.search as search
-from agents.policies.base import BIG, Doctrine, Policy
+from agents.policies.base import BIG, Doctrine
 from agents.search import Exchange
 from sim.actions import Action, Activate, Ram
 from sim.hexgrid import Hex, distance
@@ -93,15 +93,27 @@ class Lookahead(Doctrine):
                 "discount": 0.5, "objective_weight": 0.02, "candidates": 8, "min_odds": 0.0}
     bounds = {**Doctrine.bounds, "budget": (1, 10 ** 7), "samples": (1, 10 ** 4), "width": (1, 1000),
               "depth": (0, 20), "risk_weight": (0.0, 1e6), "discount": (0.0, 1e6), "objective_weight": (0.0, 1e6)}
+    # the parameters (set from ``defaults`` and the caller's values by Doctrine.__init__)
+    fallback: str
+    budget: int
+    samples: int
+    width: int
+    depth: int
+    risk_weight: float
+    discount: float
+    objective_weight: float
 
     def __init__(self, **params: Any):
         super().__init__(**params)
         from agents.policies import BUILTIN
 
-        if self.fallback not in BUILTIN or self.fallback == self.name:
+        usable = sorted(k for k, c in BUILTIN.items() if k != self.name and issubclass(c, Doctrine))
+        if self.fallback not in usable:
             raise ValueError(f"Lookahead: parameter fallback={self.fallback!r}: expected a built-in doctrine other "
-                             f"than {self.name!r} ({', '.join(sorted(k for k in BUILTIN if k != self.name))})")
-        self._fallback: Policy = BUILTIN[self.fallback]()
+                             f"than {self.name!r} ({', '.join(usable)})")
+        fallback = BUILTIN[self.fallback]()
+        assert isinstance(fallback, Doctrine)
+        self._fallback: Doctrine = fallback
         self._seen: dict[int, tuple[Hex, int, int | None, dict]] = {}
         self._turn = 0
         self._memo: dict[str, Any] = {}
