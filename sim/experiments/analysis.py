@@ -204,7 +204,7 @@ def _floats(s: pd.Series) -> np.ndarray:
 
 
 def outcomes(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0) -> Battles:
-    """The analysis table of a folder's runs (``sim.experiments.batch.load_runs``) and manifest, seen from side ``side``
+    """The analysis table of a folder's runs (``sim.experiments.store.load_runs``) and manifest, seen from side ``side``
     (0 or 1).  Raises ``ValueError`` for another side index."""
     if side not in (0, 1):
         raise ValueError(f"side index {side}: expected 0 or 1")
