@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parent.parent
 #: outcomes the rule sets share (it reads ``sim.rules.base.Outcome``), so it sits with the rules.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("engine core", ("sim", "sim.hexgrid", "sim.dice", "sim.actions", "sim.events", "sim.battle", "sim.search",
-                     "sim.messages")),
+                     "sim.messages", "sim.stats")),
     ("rules", ("sim.rules", "sim.victory")),
     ("agents", ("agents",)),
     ("model", ("sim.scenario", "sim.model", "sim.runner", "sim.play_cases")),
