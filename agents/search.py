@@ -6,7 +6,8 @@ its observation (:meth:`agents.observation.Observation.determinize`), with dice 
 module is that boundary: everything here works on such a copy (a :class:`sim.search.SearchBattle`) and never on the
 live battle, so a doctrine that uses it still sees only what its observation gave it.
 
-* :class:`Exchange` -- the exact kill odds of every live tank at every live enemy on a copy;
+* :class:`Exchange` -- the exact kill odds of every live tank at every live enemy on a copy, and the expectimax over
+  the next volleys of fire they give (:meth:`Exchange.volleys`);
 * :func:`shot_odds`, :func:`kill_odds`, :func:`odds_row` -- the exact odds of one attack (gun, or ram where the
   rule set has ramming), and the row of an own tank from a hypothetical position (``ruleset.shot`` / ``odds``);
 * :func:`strength`, :func:`strength_loss` -- the share of its fighting strength a tank keeps
@@ -108,29 +109,35 @@ class Exchange:
         self.p_in = {e: {o: p(e, o) for o in self.own} for e in self.foes}
         self.strength = {t: strength(battle, t) for t in self.own + self.foes}
 
-    def _expected_kills(self, rows: Mapping[int, Mapping[int, float]], skip: int | None) -> float:
-        """Each shooter of ``rows`` fires once at the target of most expected strength destroyed (``p x
-        strength``; ties: the lower id; not at ``skip``, and a shooter ``skip`` does not fire); the expected
-        strength destroyed, each target counted once: ``sum_target strength x (1 - prod_shooters (1 - p))``."""
-        survive: dict[int, float] = {}
-        for s, row in rows.items():
-            if s == skip:
-                continue
-            best = max(((p * self.strength[t], -t, p) for t, p in row.items() if t != skip and p > 0), default=None)
-            if best is not None:
-                t = -best[1]
-                survive[t] = survive.get(t, 1.0) * (1.0 - best[2])
-        return sum(self.strength[t] * (1.0 - v) for t, v in survive.items())
-
-    def reply(self, removed: int | None = None) -> float:
-        """Expected strength of ours (in tanks) the enemies (but ``removed``) destroy if each fires once at its best
-        target (a tank destroyed twice counts once)."""
-        return self._expected_kills(self.p_in, removed)
-
-    def ours(self, removed: int | None = None) -> float:
-        """Expected enemy strength (in tanks; but ``removed``) our tanks destroy if each fires once at its best
-        target (an enemy destroyed twice counts once)."""
-        return self._expected_kills(self.p_out, removed)
+    def volleys(self, depth: int, risk_weight: float, discount: float, removed: int | None = None) -> float:
+        """Expectimax over ``depth`` volleys of fire with the exact odds, the enemies' first, then ours, and so
+        on: in each volley every tank of the side firing fires once, as likely as it is still alive, at the target
+        of most expected strength destroyed (``alive x p_kill x strength``), and each target's survival is the
+        product over its shooters (a tank destroyed twice counts once; outcomes independent given the
+        assignment).  Returns ``sum_k w_k x`` (enemy strength destroyed in volley ``k`` - own strength destroyed),
+        with ``w_k = discount ** k``, times ``risk_weight`` for the enemies' volleys.  ``removed``: an enemy
+        destroyed beforehand.  Units: tanks (strength)."""
+        alive = {t: 1.0 for t in self.own + self.foes if t != removed}
+        total = 0.0
+        for k in range(depth):
+            enemy = k % 2 == 0
+            rows = self.p_in if enemy else self.p_out
+            survive: dict[int, float] = {}
+            for shooter, row in rows.items():
+                a = alive.get(shooter, 0.0)
+                if a <= 0.0:
+                    continue
+                best = max(((alive[t] * p * self.strength[t], -t, p) for t, p in row.items()
+                            if p > 0 and alive.get(t, 0.0) > 0.0), default=None)
+                if best is not None:
+                    t = -best[1]
+                    survive[t] = survive.get(t, 1.0) * (1.0 - a * best[2])
+            lost = 0.0
+            for t, sv in survive.items():
+                lost += self.strength[t] * alive[t] * (1.0 - sv)
+                alive[t] *= sv
+            total += (discount ** k) * (-risk_weight * lost if enemy else lost)
+        return total
 
 
 def moved(battle: SearchBattle, actor: int, hex: Hex, facing: int) -> SearchBattle:

