@@ -26,6 +26,7 @@ from typing import Any
 from agents.policies import BUILTIN
 from sim.model import BattleModel
 from sim.scenario import PolicySpec, Scenario, ScenarioError, load_scenario
+from sim.view.render import shot_outcome
 
 #: Environment variables through which ``tanksim app`` hands its arguments to the page in the server process.
 ENV_SCENARIO = "TANKSIM_APP_SCENARIO"
@@ -95,7 +96,7 @@ class AppModel(BattleModel):
         elif e.kind == "ShotResolved" and e.target is not None:
             a, t = b.tanks[e.shooter].hex, b.tanks[e.target].hex
             if a is not None and t is not None:
-                self.marks["shots"].append((tuple(a), tuple(t), e.result))
+                self.marks["shots"].append((tuple(a), tuple(t), shot_outcome(e.hit, e.kill)))
         self._pos = {t.tank_id: None if t.hex is None else tuple(t.hex) for t in b.tanks}
 
     def _answer(self, decision: Any):

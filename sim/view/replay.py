@@ -24,7 +24,7 @@ each battle's last row, ``tanksim run --out`` writes ``final_state.json``).  Any
 
 Frames: frame 0 is the set-up; then one frame per ``Activated`` event (``--per activation``, the default) or per
 ``TurnStarted`` event (``--per turn``), each showing the board after all events up to the next boundary, the moves
-made in it as dotted trails, its shots as lines coloured by result (:data:`sim.view.render.RESULT_COLOURS`), wrecks,
+made in it as dotted trails, its shots as lines coloured by outcome (:func:`sim.view.render.shot_outcome`), wrecks,
 markers, objective hexes and a turn counter in the title.  So ``len(frames) == 1 + number of boundary events`` and
 the last frame's state is the battle's final state.
 
@@ -654,7 +654,7 @@ def frames(events: Sequence[LogEvent | tuple[int, Event]], per: str = "activatio
         elif e.kind == "ShotResolved" and e.target is not None:
             a, t = b.tanks[e.shooter].hex, b.tanks[e.target].hex
             if a is not None and t is not None:
-                seg["shots"].append((tuple(a), tuple(t), e.result))
+                seg["shots"].append((tuple(a), tuple(t), render.shot_outcome(e.hit, e.kill)))
         elif e.kind == "BattleEnded":
             winner = "draw" if e.winner is None else f"{b.sides[e.winner].name} win"
             state["end"] = f"{winner} ({e.reason})" if e.reason else winner
