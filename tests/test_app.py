@@ -94,7 +94,9 @@ def test_page_renders_and_steps_without_a_browser(monkeypatch, small_file):
     v = pytest.importorskip("ipyvuetify")
     monkeypatch.setenv("TANKSIM_APP_SCENARIO", small_file)
     monkeypatch.setenv("TANKSIM_APP_SEED", "2")
+    monkeypatch.delenv("TANKSIM_APP_PLAY", raising=False)
     from sim.view.board import Page
+    from sim.view.hexboard import HexBoard
 
     @solara.component
     def Wrapped():
@@ -112,10 +114,57 @@ def test_page_renders_and_steps_without_a_browser(monkeypatch, small_file):
     assert counter().startswith("Turn 1 of 8 · activation 1")
     step.widget.click()
     assert "activation 2" in counter()
+    m = AppModel(small_file, 2)
+    assert len(rc.find(HexBoard).widget.board["cells"]) == len(m.battle.map.cells)
     seed = rc.find(v.TextField, label="Seed")
     seed.widget.v_model = "11"
-    seed.widget.fire_event("keyup.enter", None)
-    rc.find(v.Btn, children=["Reset"]).widget.click()
+    rc.find(v.Btn, children=["New battle"]).widget.click()
     assert counter().startswith("Turn 0 of 8 · activation 0")
-    assert any("seed 11" in str(w.children) for w in rc.find(v.Html).widgets)
+    assert any("seed 11" in w.unsafe_innerHTML for w in rc.find(solara.widgets.HTML).widgets)
+    rc.close()
+
+
+def test_play_a_side_in_memory(monkeypatch):
+    """Playing the Soviets of the default battle through the page: choose a tank by clicking its hex, activate it
+    with a button, step by clicking a highlighted hex, fire by clicking a highlighted enemy."""
+    solara = pytest.importorskip("solara")
+    v = pytest.importorskip("ipyvuetify")
+    monkeypatch.setenv("TANKSIM_APP_SCENARIO", "default")
+    monkeypatch.setenv("TANKSIM_APP_SEED", "3")
+    monkeypatch.setenv("TANKSIM_APP_PLAY", "Soviets")
+    from sim.view.board import Page
+    from sim.view.hexboard import HexBoard
+
+    @solara.component
+    def Wrapped():
+        with solara.AppLayout():
+            Page()
+
+    _box, rc = solara.render(Wrapped(), handle_error=False)
+
+    def counter() -> str:
+        return rc.find(v.Html, class_="tanksim-counter").widget.children[0]
+
+    def board() -> HexBoard:
+        return rc.find(HexBoard).widget
+
+    assert counter() == "Turn 1 of 15 · activation 0 · 0 decisions · your move (Soviets)"
+    assert len(rc.find(v.Btn, class_="tanksim-choice").widgets) == 25
+    board().vue_hex_click("1,8")
+    labels = [b.children[0] for b in rc.find(v.Btn, class_="tanksim-choice").widgets]
+    assert labels == ["T34-1: hold [default]", "T34-1: fire", "T34-1: move", "T34-1: move and fire",
+                      "T34-1: ambush"]
+    next(b for b in rc.find(v.Btn, class_="tanksim-choice").widgets
+         if b.children == ["T34-1: move and fire"]).click()
+    steps = sorted(c["id"] for c in board().board["cells"] if c["cls"] == "legal-step")
+    assert steps == ["2,7", "2,8"]
+    board().vue_hex_click("2,7")
+    assert next(t for t in board().board["tanks"] if t["id"] == 0)["hex"] == "2,7"
+    targets = [t["hex"] for t in board().board["tanks"] if t["cls"] == "legal-fire"]
+    assert targets
+    board().vue_hex_click(targets[0])
+    log = rc.find(solara.widgets.HTML, attributes={"style": {"max-height": "320px", "overflow-y": "auto"},
+                                                    "class": "tanksim-shotlog"}).widget.unsafe_innerHTML
+    assert "<td>T34-1</td>" in log and "natural_d10=" in log
+    assert "your move (Soviets)" in counter() and "activation 2" in counter()
     rc.close()
