@@ -168,3 +168,80 @@ def test_play_a_side_in_memory(monkeypatch):
     assert "<td>T34-1</td>" in log and "natural_d10=" in log
     assert "your move (Soviets)" in counter() and "activation 2" in counter()
     rc.close()
+
+
+def test_a_person_answering_with_the_doctrine_plays_the_headless_battle(small_file):
+    """Taking a side and letting its doctrine answer every decision ("AI answers for me") is the headless battle,
+    event for event: playing changes nothing but who answers."""
+    spec = load_scenario(small_file)
+    ref = run_battle(spec, 4)
+    m = AppModel(scenario_name=small_file, seed=4, human="2")
+    assert m.human == 1
+    m.run_ai()
+    asked = 0
+    while not m.ended:
+        assert m.waiting_for_human() and m.pending().side == 1
+        assert m.human_choices()
+        m.ai_answer()
+        asked += 1
+    assert asked > 0
+    assert log_rows(m) == ref.events
+
+
+def test_human_choices_are_legal_and_come_from_the_sides_observation():
+    from sim.actions import Fire, Step
+    from sim.view.hexboard import board_data
+
+    m = AppModel("default", 3, human="Soviets")
+    seen_hidden = False
+    for _ in range(60):
+        if m.ended:
+            break
+        d = m.pending()
+        obs = m.human_observation()
+        choices = m.human_choices()
+        assert choices and all(d.legal.contains(c.action) for c in choices)
+        assert all(c.action.actor in (None, *d.actors) for c in choices)
+        hidden = set(obs.hidden_ids())
+        assert not any(isinstance(c.action, Fire) and c.action.target in hidden for c in choices)
+        for c in choices:
+            if isinstance(c.action, Step):
+                assert c.hex == (c.action.to.q, c.action.to.r)
+        if hidden:
+            seen_hidden = True
+            data = board_data(m)
+            drawn = {t["id"] for t in data["tanks"] if t["cls"] != "ghost"}
+            assert not drawn & hidden
+            labels = {m.battle.tanks[h].label for h in hidden}
+            for tip in data["tips"].values():
+                for line in tip.splitlines():
+                    assert not any(line.startswith(f"{lbl} (") for lbl in labels), line
+        m.ai_answer()
+    assert seen_hidden  # the Tiger goes out of sight in turn 1 at seed 3
+
+
+def test_an_illegal_answer_is_rejected_and_the_default_applies():
+    from sim.actions import Step
+    from sim.hexgrid import Hex
+
+    m = AppModel("default", 3, human="Soviets")
+    d = m.pending()
+    m.play(Step(0, Hex(20, 20)))  # not an answer to an activation
+    kinds = [x.event.kind for x in m.battle.log]
+    assert "ActionRejected" in kinds
+    assert any(x.event.kind == "Activated" and x.event.mode == d.default.mode for x in m.battle.log)
+    assert m.waiting_for_human() or m.ended
+
+
+def test_who_plays(capsys):
+    from sim.view.app import parse_human
+
+    assert parse_human(None, ["A", "B"]) is None and parse_human("nobody", ["A", "B"]) is None
+    assert parse_human("B", ["A", "B"]) == 1 and parse_human("1", ["A", "B"]) == 0
+    with pytest.raises(ValueError, match=r"play: expected a side name \(A, B\)"):
+        parse_human("C", ["A", "B"])
+    assert main(["default", "--play", "Martians"]) == 2
+    assert "play: expected a side name (Soviets, Germans)" in capsys.readouterr().err
+    m = AppModel("default", 3)
+    with pytest.raises(RuntimeError, match="no decision of the side you play"):
+        m.play(None)

@@ -130,6 +130,8 @@ def test_app_page_steps_in_a_headless_browser(app_server):
 def test_play_one_side_of_the_default_battle(play_server):
     """The README's "Play against the AI": you take the Soviets, choose a tank by clicking it, activate it, move
     by clicking a highlighted hex, and fire by clicking a highlighted enemy; the AI answers for the Germans."""
+    readme = (ROOT / "README.md").read_text()
+    assert "tanksim app default --play Soviets" in readme and "T34-1: move and fire" in readme
     sync_api = pytest.importorskip("playwright.sync_api")
     expect = sync_api.expect
     ARTIFACTS.mkdir(exist_ok=True)
