@@ -16,7 +16,7 @@ from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
 from agents.tank import Tank
 from sim.actions import Action, Pass
-from sim.battle import Battle, SideInfo, TankState
+from sim.battle import BattleState, SideInfo, TankState
 from sim.dice import DiceSource, side_rng, spawn_streams
 from sim.events import (
     ActionRejected,
@@ -35,8 +35,8 @@ from sim.scenario import PolicySpec, Scenario
 _DECISIVE = (StatusChanged,)
 
 
-def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
-    """A fresh :class:`Battle` in its set-up state (no events yet) for ``spec``."""
+def build_battle(spec: Scenario, dice: DiceSource | None = None) -> BattleState:
+    """A fresh :class:`BattleState` in its set-up state (no events yet) for ``spec``."""
     rs = spec.rules()
     options = spec.options()
     hexmap = spec.build_map()
@@ -53,14 +53,14 @@ def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
             tid += 1
     sides = [SideInfo(s.name, s.role, s.exit_edge) for s in spec.sides]
     hex_ext = {Hex(*f["hex"]): rs.HexExt(**{k: v for k, v in f.items() if k != "hex"}) for f in spec.map.features}
-    b = Battle(hexmap, tanks, sides, rs, options, objectives=[o.model_dump() for o in spec.objectives],
+    b = BattleState(hexmap, tanks, sides, rs, options, objectives=[o.model_dump() for o in spec.objectives],
                turn_limit=spec.effective_turn_limit(), hex_size_m=spec.map.hex_size_m,
                kill_points=spec.victory.kill_points, exit_points=spec.victory.exit_points, dice=dice, hex_ext=hex_ext)
     rs.setup(b)
     return b
 
 
-def setup_event(spec: Scenario, b: Battle) -> BattleStarted:
+def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
     """The first log event: everything needed to draw and replay the battle without its scenario file."""
     return BattleStarted(
         ruleset=b.ruleset.name,
