@@ -27,10 +27,11 @@ from typing import Any
 from agents.observation import Observation
 from agents.policies import BUILTIN
 from sim.actions import Activate, Fire, Pass, Pivot, Ram, Special, Step
+from sim.events import ShotResolved
 from sim.model import BattleModel
 from sim.rules.base import Decision, Legal
 from sim.scenario import PolicySpec, Scenario, ScenarioError, load_scenario
-from sim.view.render import shot_outcome
+from sim.view.render import event_outcome
 
 #: Environment variables through which ``tanksim app`` hands its arguments to the page in the server process.
 ENV_SCENARIO = "TANKSIM_APP_SCENARIO"
@@ -105,7 +106,7 @@ class AppModel(BattleModel):
         elif e.kind == "ShotResolved" and e.target is not None:
             a, t = b.tanks[e.shooter].hex, b.tanks[e.target].hex
             if a is not None and t is not None:
-                self.marks["shots"].append((tuple(a), tuple(t), shot_outcome(e.hit, e.kill)))
+                self.marks["shots"].append((tuple(a), tuple(t), event_outcome(e)))
         self._pos = {t.tank_id: None if t.hex is None else tuple(t.hex) for t in b.tanks}
 
     def _answer(self, decision: Any):
@@ -161,6 +162,8 @@ class AppModel(BattleModel):
         if not self.waiting_for_human():
             return None
         d = self.pending()
+        if d is None:  # pragma: no cover - waiting_for_human() saw a pending decision
+            return None
         key = (id(d), len(self.battle.log))
         if self._human_obs is None or self._human_obs[0] != key:
             ctrl = self.controllers[d.side]
@@ -172,8 +175,8 @@ class AppModel(BattleModel):
         pending: a decision of kind ``view`` with no actors; the side's memory of enemy positions is copied, so
         looking never changes what a policy remembers."""
         obs = self.human_observation()
-        if obs is not None and obs.side == side:
-            return obs if actor is None or actor == obs.actor else obs.for_actor(actor)
+        if obs is not None and side == self.human:
+            return obs if actor is None else obs.for_actor(actor)
         d = Decision(side, "view", (), Legal(), Pass())
         return Observation(self.battle, side, d, self.controllers[side].rng, actor=actor,
                            last_known=dict(self._last_known[side]))
@@ -194,26 +197,30 @@ class AppModel(BattleModel):
         from agents.encoding import ActionTable, Layout
 
         d = self.pending()
-        table = ActionTable(Layout.of(obs))
+        if d is None:  # pragma: no cover - a pending decision came with the observation
+            return []
+        view: Any = obs  # (the encoding's ObservationLike protocol, which Observation implements)
+        table = ActionTable(Layout.of(view))
         hexes = {tid: obs.tank(tid).hex for tid in obs.own_ids()}
         out: list[Choice] = []
         seen: set = set()
-        for i in table.mask(obs, d).nonzero()[0]:
+        for i in table.mask(view, d).nonzero()[0]:
             a = table.action(int(i), d, hexes)
             if repr(a) in seen:
                 continue
             seen.add(repr(a))
-            out.append(self._choice(obs, a, default=int(i) == 0))
+            out.append(self._choice(obs, d.side, a, default=int(i) == 0))
         self._choices = (key, out)
         return out
 
-    def _choice(self, obs: Observation, a: Any, default: bool) -> Choice:
+    def _choice(self, obs: Observation, side: int, a: Any, default: bool) -> Choice:
         b = self.battle
-        label = b.tanks[a.actor].label if a.actor is not None else b.sides[obs.side].name
+        me = b.tanks[a.actor] if a.actor is not None else None
+        label = me.label if me is not None else b.sides[side].name
         hex_ = None
         if isinstance(a, Activate):
             text, kind = f"{label}: {a.mode.replace('_', ' ')}", "activate"
-            hex_ = _hx(b.tanks[a.actor].hex)
+            hex_ = None if me is None else _hx(me.hex)
         elif isinstance(a, Step):
             text, kind, hex_ = f"{label}: move to {a.to.q},{a.to.r}", "step", (a.to.q, a.to.r)
         elif isinstance(a, Pivot):
@@ -289,6 +296,7 @@ class AppModel(BattleModel):
                     return "(a hex)"
                 return b.tanks[tid].label if known is None or tid in known else "unseen enemy"
 
+            assert isinstance(e, ShotResolved)
             rows.append({"turn": x.turn, "shooter": name(e.shooter), "target": name(e.target), "result": e.result,
                          "hit": e.hit, "kill": e.kill, "dice": dice_text(e.details)})
         return rows[-limit:]
@@ -298,7 +306,7 @@ class AppModel(BattleModel):
         b = self.battle
         waiting = self.waiting_for_human()  # (starts the next turn if the person's side opens it)
         text = f"Turn {b.turn} of {b.turn_limit} · activation {self.activations} · {self.decisions} decisions"
-        if waiting:
+        if waiting and self.human is not None:
             text += f" · your move ({b.sides[self.human].name})"
         if self.ended and self.outcome is not None:
             win = "draw" if self.outcome.winner is None else f"{b.sides[self.outcome.winner].name} win"

@@ -24,6 +24,7 @@ from typing import Any
 
 import solara
 
+from sim.events import StatusChanged
 from sim.scenario import bundled_dir
 from sim.view import render
 from sim.view.app import SCENARIO_POLICY, AppModel, app_settings, policy_choices
@@ -53,7 +54,7 @@ def losses_by_turn(model: AppModel) -> tuple[list[int], list[list[int]]]:
     out: set[int] = set()
     for x in b.log:
         e = x.event
-        if e.kind == "StatusChanged" and e.status != "active" and e.tank not in out:
+        if isinstance(e, StatusChanged) and e.status != "active" and e.tank not in out:
             out.add(e.tank)
             side = b.tanks[e.tank].side
             for i in range(min(x.turn, b.turn), len(turns)):
@@ -67,7 +68,8 @@ def losses_figure(model: AppModel) -> Any:
     from matplotlib.ticker import MaxNLocator
 
     turns, lost = losses_by_turn(model)
-    with render.plt.rc_context(render.STYLE):
+    style: Any = render.STYLE  # (matplotlib types the keys as literals)
+    with render.plt.rc_context(style):
         fig = Figure(figsize=(5.5, 3.0), dpi=render.STYLE["figure.dpi"])
         ax = fig.add_subplot()
         for si, side in enumerate(model.battle.sides):

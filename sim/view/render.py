@@ -33,7 +33,7 @@ OUTCOME_LABELS = {"kill": "shot: kill", "hit": "shot: hit, no kill", "miss": "sh
 #: Short tags of the rule-set markers drawn beside a tank (``rules_state`` flags), and their legend text.
 MARKERS = {"panicked": ("pan", "panicked"), "shocked": ("sho", "shocked"), "immobilized": ("imm", "immobilized"),
            "ambush": ("amb", "in ambush")}
-STYLE = {"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
+STYLE: dict[str, Any] = {"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
          "axes.spines.right": False, "font.size": 9}
 #: A map with more cells than this is cropped to the action (tanks, objectives, shots, trails) when the box around
 #: the action covers less than :data:`CROP_FRACTION` of the map's drawing.
@@ -56,6 +56,11 @@ def shot_outcome(hit: bool, kill: bool) -> str:
     reports the kill only in ``kill``; a ram's result is ``collision``), so a vocabulary of result words drew
     Hummel Quest's killing shots as "hit, no kill"."""
     return "kill" if kill else "hit" if hit else "miss"
+
+
+def event_outcome(e: Any) -> str:
+    """:func:`shot_outcome` of a ``ShotResolved`` event ``e``."""
+    return shot_outcome(bool(e.hit), bool(e.kill))
 
 
 def centre(q: int, r: int) -> tuple[float, float]:
@@ -124,7 +129,7 @@ def shots_of(battle: Any) -> list[tuple]:
         elif e.kind == "Moved":
             pos[e.tank] = tuple(e.hex)
         elif e.kind == "ShotResolved" and e.target is not None and e.shooter in pos and e.target in pos:
-            out.append((pos[e.shooter], pos[e.target], shot_outcome(e.hit, e.kill)))
+            out.append((pos[e.shooter], pos[e.target], event_outcome(e)))
     return out
 
 

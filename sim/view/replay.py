@@ -654,7 +654,7 @@ def frames(events: Sequence[LogEvent | tuple[int, Event]], per: str = "activatio
         elif e.kind == "ShotResolved" and e.target is not None:
             a, t = b.tanks[e.shooter].hex, b.tanks[e.target].hex
             if a is not None and t is not None:
-                seg["shots"].append((tuple(a), tuple(t), render.shot_outcome(e.hit, e.kill)))
+                seg["shots"].append((tuple(a), tuple(t), render.event_outcome(e)))
         elif e.kind == "BattleEnded":
             winner = "draw" if e.winner is None else f"{b.sides[e.winner].name} win"
             state["end"] = f"{winner} ({e.reason})" if e.reason else winner
