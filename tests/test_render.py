@@ -79,3 +79,22 @@ def test_big_maps_are_cropped_to_the_action(tmp_path):
     assert render.view_limits(small)[1] - render.view_limits(small)[0] == pytest.approx(1.5 * 5 + 2.4)
     render.save_board(pic, str(tmp_path / "b.png"))
     assert (tmp_path / "b.png").stat().st_size > 10_000
+
+
+def test_an_animation_keeps_one_view_for_every_frame(tmp_path):
+    cells = [(q, r) for q in range(60) for r in range(60)]
+    a = _pic([TankPicture("A", 0, (10, 10), 0), TankPicture("B", 1, (12, 10), 0)], cells=cells)
+    b = _pic([TankPicture("A", 0, (40, 10), 0), TankPicture("B", 1, (12, 30), 0)], cells=cells)
+    va, vb = render.view_limits(a), render.view_limits(b)
+    v = render.common_view([a, b])
+    assert v == (min(va[0], vb[0]), max(va[1], vb[1]), min(va[2], vb[2]), max(va[3], vb[3]))
+    a.view = v
+    assert render.view_limits(a) == v
+    m = BattleModel(load_scenario("hq_ram_brawl"), 1)
+    m.run(max_turns=2)
+    frs = replay.frames([(x.turn, x.event) for x in m.battle.log])
+    out = replay.write_animation(frs, tmp_path / "b.gif", dpi=40)
+    from PIL import Image
+
+    with Image.open(out) as im:
+        assert im.n_frames == len(frs)

@@ -98,6 +98,7 @@ class BoardPicture:
     title: str = ""
     moves: list[tuple[int, list[tuple[int, int]]]] = field(default_factory=list)  # (side, path of hexes) trails
     crop: bool | None = None
+    view: tuple[float, float, float, float] | None = None  # fixed (xmin, xmax, ymin, ymax), e.g. a whole animation's
 
 
 def markers_of(rules_state: Mapping[str, Any]) -> tuple[str, ...]:
@@ -149,10 +150,13 @@ def uses_key(pic: BoardPicture) -> bool:
 
 
 def view_limits(pic: BoardPicture) -> tuple[float, float, float, float]:
-    """``(xmin, xmax, ymin, ymax)`` of the drawing in hex-size units: the whole map, or, when cropping applies
+    """``(xmin, xmax, ymin, ymax)`` of the drawing in hex-size units: :attr:`BoardPicture.view` if set, else the
+    whole map, or, when cropping applies
     (:attr:`BoardPicture.crop` ``True``, or ``None`` on a map of more than :data:`CROP_ABOVE_CELLS` cells where
     the box covers less than :data:`CROP_FRACTION` of it), the box around the tanks on the board, the objectives,
     shots and trails plus :data:`CROP_MARGIN` hexes."""
+    if pic.view is not None:
+        return pic.view
     xs = [centre(*c)[0] for c in pic.cells]
     ys = [centre(*c)[1] for c in pic.cells]
     full = (min(xs) - 1.2, max(xs) + 1.2, min(ys) - 1.2, max(ys) + 1.2)
@@ -334,16 +338,29 @@ def side_legend(ax: Any, pic: BoardPicture) -> None:
                   handletextpad=0.2, columnspacing=0.6)
 
 
+def common_view(pics: Iterable[BoardPicture]) -> tuple[float, float, float, float]:
+    """The union of the :func:`view_limits` of ``pics`` (one view for every frame of an animation, so a cropped
+    board does not jump between frames).  Raises ``ValueError`` for no pictures."""
+    boxes = [view_limits(p) for p in pics]
+    if not boxes:
+        raise ValueError("no pictures")
+    return (min(b[0] for b in boxes), max(b[1] for b in boxes), min(b[2] for b in boxes), max(b[3] for b in boxes))
+
+
+def figure_width(view: tuple[float, float, float, float], size: float) -> float:
+    """Width in inches of a board figure ``size`` inches high showing ``view``, with the legend column."""
+    aspect = (view[1] - view[0]) / max(1e-9, view[3] - view[2])
+    return size * min(1.6, max(0.6, aspect)) + 2.4
+
+
 def board_figure(pic: BoardPicture, size: float = 8.0) -> Any:
     """A stand-alone matplotlib ``Figure`` (no pyplot state, safe in server threads) showing ``pic`` in the shared
     STYLE with its legend and key to the right; ``size`` is the board's height in inches (the figure is wider by
     the legend's column).  Used by pictures, replays and the environments."""
     from matplotlib.figure import Figure
 
-    lo_x, hi_x, lo_y, hi_y = view_limits(pic)
-    aspect = (hi_x - lo_x) / max(1e-9, hi_y - lo_y)
     with plt.rc_context(STYLE):
-        fig = Figure(figsize=(size * min(1.6, max(0.6, aspect)) + 2.4, size), dpi=STYLE["figure.dpi"])
+        fig = Figure(figsize=(figure_width(view_limits(pic), size), size), dpi=STYLE["figure.dpi"])
         ax = fig.add_subplot()
         draw_board(ax, pic)
         side_legend(ax, pic)

@@ -721,7 +721,9 @@ def write_animation(frs: Sequence[Frame], out: str | Path, *, fps: float = 2.0, 
                     dpi: int = 80) -> Path:
     """Write the frames as an animation: ``.gif`` with Pillow, ``.mp4`` with ffmpeg (when on ``PATH``).
 
-    ``size`` is the figure edge in inches, ``dpi`` its resolution; one image per frame.  Raises
+    ``size`` is the board's height in inches (the figure is wider by the legend), ``dpi`` its resolution; one
+    image per frame, all with one view (:func:`sim.view.render.common_view`: a big map is cropped to the action
+    of the whole battle).  Raises
     :class:`ReplayError` for another suffix or an ``.mp4`` without ffmpeg."""
     from matplotlib import animation
     from matplotlib.figure import Figure
@@ -741,14 +743,16 @@ def write_animation(frs: Sequence[Frame], out: str | Path, *, fps: float = 2.0, 
     out.parent.mkdir(parents=True, exist_ok=True)
     import matplotlib.pyplot as plt
 
+    view = render.common_view(fr.picture for fr in frs)
     with plt.rc_context(render.STYLE):
-        fig = Figure(figsize=(size, size), dpi=dpi)
+        fig = Figure(figsize=(render.figure_width(view, size), size), dpi=dpi)
         ax = fig.add_subplot()
         with writer.saving(fig, str(out), dpi):
             for fr in frs:
                 ax.clear()
-                render.draw_board(ax, fr.picture)
-                render.side_legend(ax, fr.picture)
+                pic = dataclasses.replace(fr.picture, view=view)
+                render.draw_board(ax, pic)
+                render.side_legend(ax, pic)
                 fig.tight_layout()
                 writer.grab_frame()
     return out
