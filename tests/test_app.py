@@ -94,7 +94,9 @@ def test_page_renders_and_steps_without_a_browser(monkeypatch, small_file):
     v = pytest.importorskip("ipyvuetify")
     monkeypatch.setenv("TANKSIM_APP_SCENARIO", small_file)
     monkeypatch.setenv("TANKSIM_APP_SEED", "2")
+    monkeypatch.delenv("TANKSIM_APP_PLAY", raising=False)
     from sim.view.board import Page
+    from sim.view.hexboard import HexBoard
 
     @solara.component
     def Wrapped():
@@ -112,10 +114,134 @@ def test_page_renders_and_steps_without_a_browser(monkeypatch, small_file):
     assert counter().startswith("Turn 1 of 8 · activation 1")
     step.widget.click()
     assert "activation 2" in counter()
+    m = AppModel(small_file, 2)
+    assert len(rc.find(HexBoard).widget.board["cells"]) == len(m.battle.map.cells)
     seed = rc.find(v.TextField, label="Seed")
     seed.widget.v_model = "11"
-    seed.widget.fire_event("keyup.enter", None)
-    rc.find(v.Btn, children=["Reset"]).widget.click()
+    rc.find(v.Btn, children=["New battle"]).widget.click()
     assert counter().startswith("Turn 0 of 8 · activation 0")
-    assert any("seed 11" in str(w.children) for w in rc.find(v.Html).widgets)
+    assert any("seed 11" in w.unsafe_innerHTML for w in rc.find(solara.widgets.HTML).widgets)
     rc.close()
+
+
+def test_play_a_side_in_memory(monkeypatch):
+    """Playing the Soviets of the default battle through the page: choose a tank by clicking its hex, activate it
+    with a button, step by clicking a highlighted hex, fire by clicking a highlighted enemy."""
+    solara = pytest.importorskip("solara")
+    v = pytest.importorskip("ipyvuetify")
+    monkeypatch.setenv("TANKSIM_APP_SCENARIO", "default")
+    monkeypatch.setenv("TANKSIM_APP_SEED", "3")
+    monkeypatch.setenv("TANKSIM_APP_PLAY", "Soviets")
+    from sim.view.board import Page
+    from sim.view.hexboard import HexBoard
+
+    @solara.component
+    def Wrapped():
+        with solara.AppLayout():
+            Page()
+
+    _box, rc = solara.render(Wrapped(), handle_error=False)
+
+    def counter() -> str:
+        return rc.find(v.Html, class_="tanksim-counter").widget.children[0]
+
+    def board() -> HexBoard:
+        return rc.find(HexBoard).widget
+
+    assert counter() == "Turn 1 of 15 · activation 0 · 0 decisions · your move (Soviets)"
+    assert len(rc.find(v.Btn, class_="tanksim-choice").widgets) == 25
+    board().vue_hex_click("1,8")
+    labels = [b.children[0] for b in rc.find(v.Btn, class_="tanksim-choice").widgets]
+    assert labels == ["T34-1: hold [default]", "T34-1: fire", "T34-1: move", "T34-1: move and fire",
+                      "T34-1: ambush"]
+    next(b for b in rc.find(v.Btn, class_="tanksim-choice").widgets
+         if b.children == ["T34-1: move and fire"]).click()
+    steps = sorted(c["id"] for c in board().board["cells"] if c["cls"] == "legal-step")
+    assert steps == ["2,7", "2,8"]
+    board().vue_hex_click("2,7")
+    assert next(t for t in board().board["tanks"] if t["id"] == 0)["hex"] == "2,7"
+    targets = [t["hex"] for t in board().board["tanks"] if t["cls"] == "legal-fire"]
+    assert targets
+    board().vue_hex_click(targets[0])
+    log = rc.find(solara.widgets.HTML, attributes={"style": {"max-height": "320px", "overflow-y": "auto"},
+                                                    "class": "tanksim-shotlog"}).widget.unsafe_innerHTML
+    assert "<td>T34-1</td>" in log and "natural_d10=" in log
+    assert "your move (Soviets)" in counter() and "activation 2" in counter()
+    rc.close()
+
+
+def test_a_person_answering_with_the_doctrine_plays_the_headless_battle(small_file):
+    """Taking a side and letting its doctrine answer every decision ("AI answers for me") is the headless battle,
+    event for event: playing changes nothing but who answers."""
+    spec = load_scenario(small_file)
+    ref = run_battle(spec, 4)
+    m = AppModel(scenario_name=small_file, seed=4, human="2")
+    assert m.human == 1
+    m.run_ai()
+    asked = 0
+    while not m.ended:
+        assert m.waiting_for_human() and m.pending().side == 1
+        assert m.human_choices()
+        m.ai_answer()
+        asked += 1
+    assert asked > 0
+    assert log_rows(m) == ref.events
+
+
+def test_human_choices_are_legal_and_come_from_the_sides_observation():
+    from sim.actions import Fire, Step
+    from sim.view.hexboard import board_data
+
+    m = AppModel("default", 3, human="Soviets")
+    seen_hidden = False
+    for _ in range(60):
+        if m.ended:
+            break
+        d = m.pending()
+        obs = m.human_observation()
+        choices = m.human_choices()
+        assert choices and all(d.legal.contains(c.action) for c in choices)
+        assert all(c.action.actor in (None, *d.actors) for c in choices)
+        hidden = set(obs.hidden_ids())
+        assert not any(isinstance(c.action, Fire) and c.action.target in hidden for c in choices)
+        for c in choices:
+            if isinstance(c.action, Step):
+                assert c.hex == (c.action.to.q, c.action.to.r)
+        if hidden:
+            seen_hidden = True
+            data = board_data(m)
+            drawn = {t["id"] for t in data["tanks"] if t["cls"] != "ghost"}
+            assert not drawn & hidden
+            labels = {m.battle.tanks[h].label for h in hidden}
+            for tip in data["tips"].values():
+                for line in tip.splitlines():
+                    assert not any(line.startswith(f"{lbl} (") for lbl in labels), line
+        m.ai_answer()
+    assert seen_hidden  # the Tiger goes out of sight in turn 1 at seed 3
+
+
+def test_an_illegal_answer_is_rejected_and_the_default_applies():
+    from sim.actions import Step
+    from sim.hexgrid import Hex
+
+    m = AppModel("default", 3, human="Soviets")
+    d = m.pending()
+    m.play(Step(0, Hex(20, 20)))  # not an answer to an activation
+    kinds = [x.event.kind for x in m.battle.log]
+    assert "ActionRejected" in kinds
+    assert any(x.event.kind == "Activated" and x.event.mode == d.default.mode for x in m.battle.log)
+    assert m.waiting_for_human() or m.ended
+
+
+def test_who_plays(capsys):
+    from sim.view.app import parse_human
+
+    assert parse_human(None, ["A", "B"]) is None and parse_human("nobody", ["A", "B"]) is None
+    assert parse_human("B", ["A", "B"]) == 1 and parse_human("1", ["A", "B"]) == 0
+    with pytest.raises(ValueError, match=r"play: expected a side name \(A, B\)"):
+        parse_human("C", ["A", "B"])
+    assert main(["default", "--play", "Martians"]) == 2
+    assert "play: expected a side name (Soviets, Germans)" in capsys.readouterr().err
+    m = AppModel("default", 3)
+    with pytest.raises(RuntimeError, match="no decision of the side you play"):
+        m.play(None)

@@ -24,7 +24,7 @@ each battle's last row, ``tanksim run --out`` writes ``final_state.json``).  Any
 
 Frames: frame 0 is the set-up; then one frame per ``Activated`` event (``--per activation``, the default) or per
 ``TurnStarted`` event (``--per turn``), each showing the board after all events up to the next boundary, the moves
-made in it as dotted trails, its shots as lines coloured by result (:data:`sim.view.render.RESULT_COLOURS`), wrecks,
+made in it as dotted trails, its shots as lines coloured by outcome (:func:`sim.view.render.shot_outcome`), wrecks,
 markers, objective hexes and a turn counter in the title.  So ``len(frames) == 1 + number of boundary events`` and
 the last frame's state is the battle's final state.
 
@@ -654,7 +654,7 @@ def frames(events: Sequence[LogEvent | tuple[int, Event]], per: str = "activatio
         elif e.kind == "ShotResolved" and e.target is not None:
             a, t = b.tanks[e.shooter].hex, b.tanks[e.target].hex
             if a is not None and t is not None:
-                seg["shots"].append((tuple(a), tuple(t), e.result))
+                seg["shots"].append((tuple(a), tuple(t), render.event_outcome(e)))
         elif e.kind == "BattleEnded":
             winner = "draw" if e.winner is None else f"{b.sides[e.winner].name} win"
             state["end"] = f"{winner} ({e.reason})" if e.reason else winner
@@ -721,7 +721,9 @@ def write_animation(frs: Sequence[Frame], out: str | Path, *, fps: float = 2.0, 
                     dpi: int = 80) -> Path:
     """Write the frames as an animation: ``.gif`` with Pillow, ``.mp4`` with ffmpeg (when on ``PATH``).
 
-    ``size`` is the figure edge in inches, ``dpi`` its resolution; one image per frame.  Raises
+    ``size`` is the board's height in inches (the figure is wider by the legend), ``dpi`` its resolution; one
+    image per frame, all with one view (:func:`sim.view.render.common_view`: a big map is cropped to the action
+    of the whole battle).  Raises
     :class:`ReplayError` for another suffix or an ``.mp4`` without ffmpeg."""
     from matplotlib import animation
     from matplotlib.figure import Figure
@@ -741,14 +743,16 @@ def write_animation(frs: Sequence[Frame], out: str | Path, *, fps: float = 2.0, 
     out.parent.mkdir(parents=True, exist_ok=True)
     import matplotlib.pyplot as plt
 
+    view = render.common_view(fr.picture for fr in frs)
     with plt.rc_context(render.STYLE):
-        fig = Figure(figsize=(size, size), dpi=dpi)
+        fig = Figure(figsize=(render.figure_width(view, size), size), dpi=dpi)
         ax = fig.add_subplot()
         with writer.saving(fig, str(out), dpi):
             for fr in frs:
                 ax.clear()
-                render.draw_board(ax, fr.picture)
-                render.side_legend(ax, fr.picture)
+                pic = dataclasses.replace(fr.picture, view=view)
+                render.draw_board(ax, pic)
+                render.side_legend(ax, pic)
                 fig.tight_layout()
                 writer.grab_frame()
     return out
