@@ -1,85 +1,27 @@
-"""Actions: what a controller answers to a :class:`~sim.rules.base.Decision`.
+"""Deprecated path of the action vocabulary: import it from :mod:`sim.actions`.
 
-Every action names its ``actor`` (a tank id, or ``None`` for a side-level answer such as passing).  Actions are
-frozen values; the rule set checks them with ``decision.legal.contains(action)``; the engine logs an illegal one
-(``ActionRejected``) and applies the decision's default instead.
+The actions (``Step``, ``Pivot``, ``Fire``, ``Ram``, ``Pass``, ``Activate``, ``Special``, ``Plan``) moved to
+:mod:`sim.actions` because the rule sets and the controllers share them and the rules import nothing from
+``agents/`` (docs/DESIGN.md, "Layout").  This module stays for plug-in authors: every name read from it is the very
+object of :mod:`sim.actions` and raises a :class:`DeprecationWarning` that points at the importing line.  It will
+be removed in a later release.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any, Mapping
+import warnings
+from typing import Any
 
-from sim.hexgrid import Hex
+import sim.actions as _actions
 
-
-@dataclass(frozen=True)
-class Action:
-    """Base of every action; ``actor`` is the tank id that acts (``None`` for the side)."""
-
-    actor: int | None
+# the names live in sim.actions and are served by __getattr__ below, so ruff cannot see them here
+__all__ = ["Action", "Activate", "Fire", "Pass", "Pivot", "Plan", "Ram", "Special", "Step"]  # noqa: F822
 
 
-@dataclass(frozen=True)
-class Pass(Action):
-    """Do nothing at this decision (end a move, decline an interrupt, hold)."""
-
-    actor: int | None = None
-    reason: str = ""
-
-
-@dataclass(frozen=True)
-class Activate(Action):
-    """Choose the tank to activate and its action ``mode`` (a name the rule set offers in ``legal.modes``)."""
-
-    mode: str = "hold"
-
-
-@dataclass(frozen=True)
-class Step(Action):
-    """Enter the adjacent hex ``to`` (one step of a move)."""
-
-    to: Hex = Hex(0, 0)
-
-
-@dataclass(frozen=True)
-class Pivot(Action):
-    """Turn the hull to vertex ``facing`` (0..5); rule sets charge their own cost per 60 degrees."""
-
-    facing: int = 0
-
-
-@dataclass(frozen=True)
-class Fire(Action):
-    """Fire at ``target`` (a tank id, or a hex for area/indirect fire) with ``weapons`` (empty = all ready) and
-    ``ammo`` (rule-set ammunition name, ``None`` = standard)."""
-
-    target: int | Hex = 0
-    weapons: tuple[str, ...] = ()
-    ammo: str | None = None
-
-
-@dataclass(frozen=True)
-class Ram(Action):
-    """Ram ``target`` (only where the rule set has ramming)."""
-
-    target: int = 0
-
-
-@dataclass(frozen=True)
-class Special(Action):
-    """A rule-set specific action ``name`` with ``args`` (e.g. ``end_move`` with a status marker)."""
-
-    name: str = ""
-    args: Mapping[str, Any] = field(default_factory=dict)
-
-
-@dataclass(frozen=True)
-class Plan(Action):
-    """A whole move answered at once: ``steps`` (Step/Pivot actions in order), then ``then`` (e.g. a Fire, or
-    ``None`` to stop) and an optional ``end_facing`` / ``end_status``.  The engine answers the following
-    ``move_step`` decisions from the plan until it is used up or the move is interrupted."""
-
-    steps: tuple[Action, ...] = ()
-    then: Action | None = None
-    end_facing: int | None = None
-    end_status: str | None = None
+def __getattr__(name: str) -> Any:
+    """Module attribute hook (PEP 562): the name from :mod:`sim.actions`, with a :class:`DeprecationWarning`;
+    raises :class:`AttributeError` for a name it does not have."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    value = getattr(_actions, name)   # AttributeError for an unknown name, as a module would raise
+    warnings.warn(f"agents.actions is deprecated: import {name} from sim.actions", DeprecationWarning, stacklevel=2)
+    return value

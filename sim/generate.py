@@ -23,14 +23,13 @@ deployment zone or an objective off from the enemy's zone, the cheapest cut is c
 
 Determinism: the same kind and parameters give the same file, byte for byte, on any machine (``random.Random``
 seeded with the text of the kind and seed; nothing iterates over an unordered set).  Generators are also an
-experiment factor (``generator: {kind, params}`` in an experiment file, :mod:`sim.experiment`).
+experiment factor (``generator: {kind, params}`` in an experiment file, :mod:`sim.experiments.design`); the
+command is :mod:`sim.cli.generate`.
 """
 from __future__ import annotations
 
-import argparse
 import math
 import random
-import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -38,6 +37,7 @@ from typing import Any, Literal
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from sim.battle import Battle, SideInfo
 from sim.hexgrid import offset_to_axial
 from sim.rules import base as rules_base
 from sim.scenario import (
@@ -451,10 +451,10 @@ def _connect(data: dict[str, Any], b: _Board, prof: Profile, p: GeneratorParams,
     """Clear impassable terrain (the rule set's own ``passable``) where it cuts the west zone, the east zone or an
     objective off from each other: the cheapest path through it (networkx Dijkstra, 1 per passable hex, 25 per
     impassable one) is turned to open ground."""
-    from sim.model import build_battle
-
-    battle = build_battle(validate(data, "<generated>"))
-    rs = battle.ruleset
+    spec = validate(data, "<generated>")
+    rs = spec.rules()
+    battle = Battle(spec.build_map(), [], [SideInfo(s.name, s.role) for s in spec.sides], rs, spec.options(),
+                    hex_size_m=spec.map.hex_size_m)
     sample: dict[str, Cell] = {}
     for c in sorted(b.grid):
         t = b.grid[c]
@@ -511,71 +511,6 @@ def _arg(v: Any) -> str:
     return str(v)
 
 
-# --- the command ---------------------------------------------------------------------------------------------------
-
-def _shares(text: str) -> dict[str, float]:
-    out = {}
-    for part in text.split(","):
-        if not part.strip():
-            continue
-        k, sep, v = part.partition("=")
-        if not sep:
-            raise argparse.ArgumentTypeError(f"--terrain {text!r}: expected NAME=SHARE[,NAME=SHARE...]")
-        try:
-            out[k.strip()] = float(v)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"--terrain {part!r}: {v!r} is not a number") from None
-    return out
-
-
-def _ids(text: str) -> list[str]:
-    return [x.strip() for x in text.split(",") if x.strip()]
-
-
-def main(argv: Sequence[str] | None = None) -> int:
-    """``tanksim generate KIND --ruleset R --size N --tanks K [--terrain NAME=SHARE,...] [--density D] [--turns T]
-    [--attacker IDS] [--defender IDS] [--name NAME] --seed S -o FILE``: write a validated scenario (``-o -`` or no
-    ``-o``: print it).  Exit 0, or 2 for bad parameters."""
-    ap = argparse.ArgumentParser(prog="tanksim generate", description="Write a scenario: " + ", ".join(KINDS) + ".")
-    ap.add_argument("kind", choices=KINDS)
-    ap.add_argument("--ruleset", default="panzer_squadron", help=f"rule set ({', '.join(PROFILES)})")
-    ap.add_argument("--size", type=int, default=25, help="board side in hexes (N x N)")
-    ap.add_argument("--tanks", type=int, default=5, help="tanks per side")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--terrain", type=_shares, help="NAME=SHARE,...: share of the board each terrain covers")
-    ap.add_argument("--density", type=float, help="random kind: share of the board covered (default 0.25)")
-    ap.add_argument("--turns", type=int, help="turn limit (default 0.6 x size, at least 8)")
-    ap.add_argument("--attacker", type=_ids, help="catalog vehicle ids cycled over the first side's tanks")
-    ap.add_argument("--defender", type=_ids, help="catalog vehicle ids cycled over the second side's tanks")
-    ap.add_argument("--name", help="scenario name")
-    ap.add_argument("-o", "--out", help="file to write (default: print)")
-    args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
-    params = {k: getattr(args, k) for k in ("ruleset", "size", "tanks", "seed", "terrain", "density", "turns",
-                                            "attacker", "defender", "name") if getattr(args, k) is not None}
-    try:
-        text = generate_text(args.kind, params)
-    except GeneratorError as exc:
-        print("\n".join(f"tanksim generate: {e.removeprefix('generator.params.')}" for e in exc.errors),
-              file=sys.stderr)
-        return 2
-    if args.out in (None, "-"):
-        try:
-            sys.stdout.write(text)
-        except BrokenPipeError:
-            return 0
-        return 0
-    try:
-        with open(args.out, "w", encoding="utf-8", newline="\n") as fh:
-            fh.write(text)
-    except OSError as exc:
-        print(f"tanksim generate: {args.out}: {exc.strerror or exc}", file=sys.stderr)
-        return 2
-    from sim.scenario import parse_yaml
-
-    print(f"wrote {args.out}: {describe(parse_yaml(text, args.out))}")
-    return 0
-
-
 __all__ = ["KINDS", "PROFILES", "GeneratorError", "GeneratorParams", "GeneratorSpec", "check_params", "generate",
-           "generate_text", "main"]
+           "generate_text"]
 

@@ -12,10 +12,10 @@ from typing import Any, Callable, Mapping
 
 import mesa
 
-from agents.actions import Action, Pass
 from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
 from agents.tank import Tank
+from sim.actions import Action, Pass
 from sim.battle import Battle, SideInfo, TankState
 from sim.dice import DiceSource, side_rng, spawn_streams
 from sim.events import (

@@ -1,7 +1,7 @@
 """The rule-set interface: decisions, legality, shots, odds, outcomes, and the registry by name.
 
 A rule set drives a turn as a generator of :class:`Decision` values (DESIGN.md "The sequence of play belongs to the
-rule set"); the engine sends back each side's :class:`~agents.actions.Action`.  Odds are exact ``Fraction`` values
+rule set"); the engine sends back each side's :class:`~sim.actions.Action`.  Odds are exact ``Fraction`` values
 computed from a :class:`Shot`'s ``key`` (primitives only, cached); ``resolve`` rolls the same stages.
 
 Rule sets never import Mesa.
@@ -16,7 +16,7 @@ from typing import Any, Callable, ClassVar, Generator, Hashable, Mapping, Sequen
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agents.actions import Action, Pass
+from sim.actions import Action, Pass
 from sim.dice import DiceSource
 
 
@@ -31,7 +31,7 @@ class Legal:
     ``contains(action)`` decides any action; ``reachable(actor)`` returns ``{state: (cost, path)}`` (a movement
     search run on demand, never a list of paths built up front); ``targets(actor)`` the target ids a shot may be
     aimed at now; ``modes`` the action modes (for ``activate``), ``specials`` the rule set's special action names;
-    ``plan_to(actor, state, then)`` turns a reachable state into a :class:`~agents.actions.Plan`.
+    ``plan_to(actor, state, then)`` turns a reachable state into a :class:`~sim.actions.Plan`.
     """
 
     contains: Callable[[Action], bool] = lambda a: isinstance(a, Pass)
@@ -154,7 +154,8 @@ class Ruleset:
 
     Required: ``vehicle``, ``has_turret``, ``setup``, ``play_turn``, ``reachable``, ``visible``, ``shot``, ``odds``,
     ``resolve``, ``outcome``, ``odds_from_params``, ``run_case``.  Optional: ``shot_params`` (odds parameters of a
-    shot on a board, for ``tanksim odds --scenario``), ``terrain_names``.
+    shot on a board, for ``tanksim odds --scenario``), ``terrain_names``; the search hooks ``play_activation`` and
+    ``strength``.
     """
 
     name: ClassVar[str] = ""
@@ -202,6 +203,27 @@ class Ruleset:
 
     def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         raise NotImplementedError
+
+    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+                        ) -> Generator[Decision, Action | None, None]:
+        """Search hook: on ``b`` (a search copy, :mod:`sim.search`), play what the answer ``action`` to ``side``'s
+        ``activate`` decision at the current point of play starts -- the activation's own decision points
+        (moves, shots, the other side's reactions), with the rules' own dice from ``dice`` -- and stop where the
+        turn would ask for the next activation.  The caller guarantees ``action`` is legal at that decision
+        (unchecked).  The engine never calls this; ``play_turn`` is the sequence of play.
+
+        Raises ``NotImplementedError`` for a rule set without the hook (a search doctrine then plans without
+        simulating the activation)."""
+        raise NotImplementedError(f"rule set {self.name!r} has no play_activation hook")
+        yield  # pragma: no cover  (makes this a generator)
+
+    def strength(self, b: Any, tank: int, damage: int = 0) -> Fraction:
+        """Search hook: the share of its fighting strength tank ``tank`` keeps on ``b``, 0..1 (1 intact, 0 out of
+        the fight), as if it took ``damage`` more damage points (rule sets with damage points).  A planning
+        doctrine's material count; never a rule.  Default: 1 for a live tank on the board, else 0 (a hit kills or
+        does nothing that lasts)."""
+        t = b.tanks[tank]
+        return Fraction(1 if t.alive and t.hex is not None else 0)
 
     def reachable(self, b: Any, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
         return {}
