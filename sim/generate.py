@@ -39,18 +39,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sim.battle import Battle, SideInfo
 from sim.hexgrid import offset_to_axial
+from sim.messages import clip, short
 from sim.rules import base as rules_base
-from sim.scenario import (
-    MAX_SIDE,
-    MAX_TANKS,
-    MAX_TURNS,
-    FlowMap,
-    ScenarioError,
-    clip,
-    dump_yaml,
-    short,
-    validate,
-)
+from sim.scenario import MAX_SIDE, MAX_TANKS, MAX_TURNS, FlowMap, ScenarioError, dump_yaml, validate
 
 #: The generator kinds.
 KINDS = ("meeting", "village", "river", "random")
