@@ -20,6 +20,13 @@ may itself be a factor (``path: setup, levels: [fixed, random]``); a **design** 
     replications: 50
     seed: 1
 
+Instead of ``scenario`` an experiment may name a **generator** (``generator: {kind, params}``,
+:mod:`sim.generate`): every design point plays the scenario its generator draws, and factors may vary
+``generator.kind`` or ``generator.params.NAME`` (e.g. ``generator.params.seed`` over a range, to sample maps).  A
+point's ``params`` then hold the resolved generator under ``generator`` (:func:`generator_of`) and
+:func:`point_data` builds its scenario; the base scenario (for path checks and the manifest) is the file's own
+generator's.
+
 Identity (what makes results independent of worker count, executor and design order): a design point's key hashes
 the base scenario (and deployment zones, when a point places tanks at random) with the point's resolved
 parameters; a run's seed hashes the point key, the replication number and the root seed (or only the replication
