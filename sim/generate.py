@@ -37,7 +37,7 @@ from typing import Any, Literal
 import networkx as nx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from sim.battle import Battle, SideInfo
+from sim.battle import BattleState, SideInfo
 from sim.hexgrid import offset_to_axial
 from sim.messages import clip, short
 from sim.rules import base as rules_base
@@ -444,7 +444,7 @@ def _connect(data: dict[str, Any], b: _Board, prof: Profile, p: GeneratorParams,
     impassable one) is turned to open ground."""
     spec = validate(data, "<generated>")
     rs = spec.rules()
-    battle = Battle(spec.build_map(), [], [SideInfo(s.name, s.role) for s in spec.sides], rs, spec.options(),
+    battle = BattleState(spec.build_map(), [], [SideInfo(s.name, s.role) for s in spec.sides], rs, spec.options(),
                     hex_size_m=spec.map.hex_size_m)
     sample: dict[str, Cell] = {}
     for c in sorted(b.grid):

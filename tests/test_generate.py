@@ -198,9 +198,9 @@ def test_every_kind_runs_under_every_ruleset(kind, ruleset):
     assert res.row["turns"] >= 1 and res.row["faults"] == 0
     import networkx as nx
 
-    from sim.battle import Battle, SideInfo
+    from sim.battle import BattleState, SideInfo
 
-    b = Battle(sc.build_map(), [], [SideInfo(s.name) for s in sc.sides], rs, sc.options(),
+    b = BattleState(sc.build_map(), [], [SideInfo(s.name) for s in sc.sides], rs, sc.options(),
                hex_size_m=sc.map.hex_size_m)
     g = nx.Graph()
     ok = [h for h in sorted(b.map.cells) if rs.passable(b, h)]
