@@ -157,7 +157,7 @@ class GeneratorSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: Literal["meeting", "village", "river", "random"]
-    params: GeneratorParams = Field(default_factory=GeneratorParams)
+    params: GeneratorParams = Field(default_factory=lambda: GeneratorParams())  # type: ignore[call-arg]
 
 
 def check_params(kind: str, params: Mapping[str, Any] | GeneratorParams, where: str = "generator") -> GeneratorParams:
@@ -189,7 +189,7 @@ def check_params(kind: str, params: Mapping[str, Any] | GeneratorParams, where: 
             if vid not in known:
                 errors.append(f"{where}.params.{key}[{i}]: unknown {p.ruleset} vehicle {short(vid)}; known: "
                               f"{', '.join(sorted(known))}")
-    names = set(rs.terrain_names(rs.Options(**PROFILES[p.ruleset].options)))
+    names = set(rs.terrain_names(rs.Options(**PROFILES[p.ruleset].options)))  # type: ignore[call-arg]
     for t in p.terrain or {}:
         if t not in names or t == "open":
             errors.append(f"{where}.params.terrain: {short(t)} is not a terrain to scatter under {p.ruleset}; "

@@ -1101,7 +1101,7 @@ def _represent_flow_map(dumper: yaml.SafeDumper, v: FlowMap) -> Any:
 
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(list, _represent_list)
-_Dumper.add_representer(tuple, _represent_list)
+_Dumper.add_representer(tuple, _represent_list)  # type: ignore[arg-type]
 _Dumper.add_representer(FlowMap, _represent_flow_map)
 
 
