@@ -1076,6 +1076,43 @@ def parse_yaml(text: str, src: str) -> Any:
         loader.dispose()
 
 
+class FlowMap(dict):
+    """A mapping :func:`dump_yaml` writes on one line (``{vehicle: t34_85, hex: [1, 8], facing: 0}``)."""
+
+
+class _Dumper(yaml.SafeDumper):
+    """Plain YAML as tanksim's own files are written: block mappings, ``[q, r]`` pairs and :class:`FlowMap`
+    on one line, multi-line texts (a ``map.layout``) as literal blocks."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, s: str) -> Any:
+    return dumper.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None)
+
+
+def _represent_list(dumper: yaml.SafeDumper, v: list) -> Any:
+    flow = len(v) <= 12 and all(isinstance(x, (int, float, str)) and not isinstance(x, bool) or x is None
+                                for x in v) and sum(len(str(x)) for x in v) <= 80
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=flow)
+
+
+def _represent_flow_map(dumper: yaml.SafeDumper, v: FlowMap) -> Any:
+    return dumper.represent_mapping("tag:yaml.org,2002:map", dict(v), flow_style=True)
+
+
+_Dumper.add_representer(str, _represent_str)
+_Dumper.add_representer(list, _represent_list)
+_Dumper.add_representer(tuple, _represent_list)  # type: ignore[arg-type]
+_Dumper.add_representer(FlowMap, _represent_flow_map)
+
+
+def dump_yaml(data: Any) -> str:
+    """``data`` (plain values: mappings, lists, texts, numbers, booleans, ``None``) as YAML text that
+    :func:`parse_yaml` reads back to equal values; keys keep their order.  Deterministic: equal data, equal
+    text."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=120,
+                     default_flow_style=False)
+
+
 def path_kind(path: str | Path) -> str:
     """``"file"``, ``"dir"``, ``"other"`` (a device, a pipe) or ``"missing"`` -- never raises (a name too long
     for the file system, a NUL byte, a permission problem on the way all count as ``"missing"``)."""

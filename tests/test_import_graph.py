@@ -20,13 +20,14 @@ ROOT = Path(__file__).resolve().parent.parent
 #: Layers, lowest first: a module may import its own layer (without circles) and the layers below, never above.
 #: ``sim.scenario`` sits with the model: validating a scenario checks its policy names through ``agents/``
 #: (statically, :mod:`agents.plugins`), and the model builds battles from scenarios.  ``sim.victory`` holds the
-#: outcomes the rule sets share (it reads ``sim.rules.base.Outcome``), so it sits with the rules.
+#: outcomes the rule sets share (it reads ``sim.rules.base.Outcome``), so it sits with the rules.  ``sim.generate``
+#: builds scenarios (it reads ``sim.scenario`` and the rules, nothing above), so it sits with the scenario.
 LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("engine core", ("sim", "sim.hexgrid", "sim.dice", "sim.actions", "sim.events", "sim.battle", "sim.search",
                      "sim.messages", "sim.stats")),
     ("rules", ("sim.rules", "sim.victory")),
     ("agents", ("agents",)),
-    ("model", ("sim.scenario", "sim.model", "sim.runner", "sim.play_cases")),
+    ("model", ("sim.scenario", "sim.generate", "sim.model", "sim.runner", "sim.play_cases")),
     ("wings", ("sim.experiments", "sim.tournaments", "sim.view", "sim.env")),
     ("cli", ("sim.cli",)),
 )

@@ -4,7 +4,8 @@
 ``tanksim odds RULESET name=value ... [--json]`` / ``tanksim odds --scenario FILE --shooter LABEL --target LABEL``
 ``tanksim cases FILE.yaml ...`` (last line ``N passed, M failed``; exit 1 on any failure)
 ``tanksim validate FILE ...``
-and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``.
+and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``,
+``catalog`` (:mod:`sim.cli.catalog`) and ``generate`` (:mod:`sim.cli.generate`).
 Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input.
 """
 from __future__ import annotations
@@ -29,6 +30,8 @@ EXTERNAL = {
     "match": "sim.cli.tournaments:match_main",
     "replay": "sim.view.replay:main",
     "app": "sim.view.app:main",
+    "catalog": "sim.cli.catalog:main",
+    "generate": "sim.cli.generate:main",
 }
 
 
@@ -325,7 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
               "power": "battles per design point needed to detect a difference, from a pilot batch",
               "tournament": "round robin or gauntlet between doctrines: ratings, meta-game",
               "match": "two doctrines, side-swapped pairs until an SPRT verdict",
-              "replay": "a stored battle as a GIF", "app": "step a battle in the browser"}
+              "replay": "a stored battle as a GIF", "app": "step a battle in the browser",
+              "catalog": "a rule set's vehicles, as records to copy into a scenario's vehicles: block",
+              "generate": "write a scenario: meeting, village assault, river crossing, random terrain"}
     for name in EXTERNAL:
         sub.add_parser(name, help=f"{blurbs.get(name, '')} (see 'tanksim {name} --help')", add_help=False)
     return p

@@ -54,6 +54,7 @@ from sim.experiments.design import (
     load_experiment,
     place_tanks,
     placement_candidates,
+    point_data,
     run_identity,
 )
 from sim.experiments.store import (
@@ -64,7 +65,7 @@ from sim.experiments.store import (
     read_manifest,
     verified_manifest,
 )
-from sim.scenario import ScenarioError, apply_overrides, validate
+from sim.scenario import ScenarioError, validate
 
 #: Largest number of battles in one chunk.
 MAX_CHUNK = 256
@@ -131,7 +132,7 @@ def _point(base_key: str, params: str) -> tuple[dict[str, Any], Any, dict[int, l
     p = json.loads(params)
     setup = p.pop(SETUP, "fixed")
     src = f"{ctx.src} (point)"
-    data = apply_overrides(ctx.data, p, src)
+    data = point_data(ctx.data, p, src)
     spec = validate(data, src)
     cands = placement_candidates(spec, ctx.zones) if setup == "random" else None
     return data, spec, cands

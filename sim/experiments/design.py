@@ -20,6 +20,13 @@ may itself be a factor (``path: setup, levels: [fixed, random]``); a **design** 
     replications: 50
     seed: 1
 
+Instead of ``scenario`` an experiment may name a **generator** (``generator: {kind, params}``,
+:mod:`sim.generate`): every design point plays the scenario its generator draws, and factors may vary
+``generator.kind`` or ``generator.params.NAME`` (e.g. ``generator.params.seed`` over a range, to sample maps).  A
+point's ``params`` then hold the resolved generator under ``generator`` (:func:`generator_of`) and
+:func:`point_data` builds its scenario; the base scenario (for path checks and the manifest) is the file's own
+generator's.
+
 Identity (what makes results independent of worker count, executor and design order): a design point's key hashes
 the base scenario (and deployment zones, when a point places tanks at random) with the point's resolved
 parameters; a run's seed hashes the point key, the replication number and the root seed (or only the replication
@@ -45,12 +52,16 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from sim import generate as gen
 from sim import scenario as scn
 from sim.scenario import ScenarioError
 
 #: Parameter name of the set-up factor (not a scenario path).
 SETUP = "setup"
 SETUP_LEVELS = ("fixed", "random")
+#: Parameter name of a point's generator (``{kind, params}``, resolved: the file's ``generator`` with the point's
+#: ``generator.*`` factor values merged in); factor paths ``generator.kind`` and ``generator.params.NAME``.
+GENERATOR = "generator"
 #: Limits of an experiment file: design points, levels per factor, factors (and overrides), runs.
 MAX_POINTS = 10_000
 MAX_LEVELS = 1_000
@@ -158,7 +169,8 @@ class ExperimentSpec(_Model):
 
     name: scn.Name = "experiment"
     description: scn.Text = ""
-    scenario: str = Field(min_length=1, max_length=4096)
+    scenario: str | None = Field(None, min_length=1, max_length=4096)
+    generator: gen.GeneratorSpec | None = None
     overrides: dict[str, Any] = Field(default_factory=dict, max_length=MAX_FACTORS)
     setup: Literal["fixed", "random"] = "fixed"
     deployment: dict[str, ZoneSpec] = Field(default_factory=dict, max_length=2)
@@ -180,6 +192,12 @@ class ExperimentSpec(_Model):
     @classmethod
     def _scenario(cls, v: Any) -> Any:
         return str(v) if isinstance(v, Path) else v
+
+    @model_validator(mode="after")
+    def _base(self) -> ExperimentSpec:
+        if (self.scenario is None) == (self.generator is None):
+            raise ValueError("give exactly one of scenario (a file or bundled name) or generator ({kind, params})")
+        return self
 
 
 # --- the resolved experiment ---------------------------------------------------------------------------------------
@@ -383,7 +401,7 @@ def wrong_kind(data: Any, src: str, kind: str, error: type[Exception]) -> None:
         return
     is_scenario = "sides" in data and "entrants" not in data and "factors" not in data
     is_tournament = "entrants" in data
-    is_experiment = "factors" in data or ("scenario" in data and "replications" in data)
+    is_experiment = "factors" in data or ("scenario" in data or "generator" in data) and "replications" in data
     msg = None
     if is_scenario:
         msg = f"this is a scenario file (it has sides); play it with: tanksim run {src}"
@@ -414,6 +432,14 @@ def experiment_from_mapping(data: Any, src: str = "<experiment>", base_dir: str 
 
 
 def _find_base(spec: ExperimentSpec, src: str, base_dir: Path) -> tuple[str, dict[str, Any]]:
+    if spec.generator is not None:
+        try:
+            data = gen.generate(spec.generator.kind, gen.check_params(spec.generator.kind, spec.generator.params,
+                                                                      f"{src}: generator"))
+        except gen.GeneratorError as exc:
+            raise ScenarioError(exc.errors) from None
+        return f"{src}: generator {spec.generator.kind}", data
+    assert spec.scenario is not None
     cand = base_dir / spec.scenario
     name: str | Path = cand if scn.path_kind(cand) == "file" else spec.scenario
     try:
@@ -453,6 +479,9 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
         if path == SETUP:
             errors.append(f"{src}: overrides.{path}: use the top-level 'setup' field or a setup factor")
             continue
+        if path == GENERATOR or path.startswith(GENERATOR + "."):
+            errors.append(f"{src}: overrides.{path}: put fixed generator parameters in generator.params")
+            continue
         c = _check_path(raw, path, f"{src}: overrides.{path}", errors)
         if c is not None:
             canon_over[c] = value
@@ -464,6 +493,9 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
             if f.range is not None or bad:
                 errors.append(f"{src}: factors[{i}].levels: setup levels must be among {', '.join(SETUP_LEVELS)}"
                               + (f" (got {scn.short(bad[0])})" if bad else ""))
+            continue
+        if f.path == GENERATOR or f.path.startswith(GENERATOR + "."):
+            canon_paths.append(_check_generator_path(spec, f.path, f"{src}: factors[{i}].path", errors))
             continue
         canon_paths.append(_check_path(raw, f.path, f"{src}: factors[{i}].path", errors))
     seen: dict[str, int] = {}
@@ -566,7 +598,10 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
         if spec.setup == "random" or uses_random:
             params[SETUP] = spec.setup
         for fac in factors:
-            params[fac.path] = values[fac.name]
+            if not fac.path.startswith(GENERATOR + "."):
+                params[fac.path] = values[fac.name]
+        if spec.generator is not None:
+            params[GENERATOR] = generator_of(spec.generator, {f.path: values[f.name] for f in factors})
         k = point_key(base_key, params)
         if k not in keys:  # a sampled design may repeat a combination of discrete levels: played once
             keys[k] = len(points)
@@ -575,6 +610,52 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
     _check_points(raw, bsrc, src, points)
     return Experiment(spec, src, bsrc, raw, base.digest(), base_key, zones, factors, points,
                       [s.name for s in base.sides], row_points, design.info)
+
+
+def _check_generator_path(spec: ExperimentSpec, path: str, where: str, errors: list[str]) -> str | None:
+    """A factor path into the experiment's generator: ``generator.kind`` or ``generator.params.NAME`` (a field of
+    :class:`sim.generate.GeneratorParams`); ``None`` after appending an error."""
+    fields = sorted(gen.GeneratorParams.model_fields)
+    if spec.generator is None:
+        errors.append(f"{where}: {path}: this experiment has no generator (it names a scenario)")
+        return None
+    if path == f"{GENERATOR}.kind":
+        return path
+    name = path.removeprefix(f"{GENERATOR}.params.")
+    if not path.startswith(f"{GENERATOR}.params.") or name not in fields:
+        errors.append(f"{where}: {path}: expected generator.kind or generator.params.NAME with NAME one of "
+                      f"{', '.join(fields)}")
+        return None
+    return path
+
+
+def generator_of(base: gen.GeneratorSpec, values: Mapping[str, Any]) -> dict[str, Any]:
+    """A design point's generator as plain values, ``{"kind": ..., "params": {...}}``: the experiment's
+    ``generator`` with the point's ``generator.kind`` / ``generator.params.NAME`` factor ``values`` merged in
+    (parameters left at their defaults are omitted, so adding a default later keeps point keys)."""
+    params = base.params.model_dump(exclude_none=True, exclude_defaults=True)
+    kind = base.kind
+    for path, v in values.items():
+        if path == f"{GENERATOR}.kind":
+            kind = v
+        elif path.startswith(f"{GENERATOR}.params."):
+            params[path.removeprefix(f"{GENERATOR}.params.")] = v
+    return {"kind": kind, "params": dict(sorted(params.items()))}
+
+
+def point_data(base: Mapping[str, Any], params: Mapping[str, Any], src: str) -> dict[str, Any]:
+    """The scenario mapping of a design point: the base scenario, or the point's generated one when ``params``
+    hold a ``generator`` (:func:`sim.generate.generate`), with the point's other overrides applied (``setup``
+    is not an override and is ignored here).  Raises :class:`ScenarioError` (a generator's parameter problems
+    as ``src: generator.params.NAME: ...`` lines)."""
+    over = {k: v for k, v in params.items() if k not in (SETUP, GENERATOR)}
+    g = params.get(GENERATOR)
+    if g is not None:
+        try:
+            base = gen.generate(g["kind"], gen.check_params(g["kind"], g["params"], f"{src}: generator"))
+        except gen.GeneratorError as exc:
+            raise ScenarioError(exc.errors) from None
+    return scn.apply_overrides(base, over, src)
 
 
 def _policy_owner(path: str) -> tuple[str, str] | None:
@@ -708,12 +789,24 @@ def _check_points(raw: Mapping[str, Any], bsrc: str, src: str, points: Sequence[
         raise ScenarioError([f"{src}: factors: {len(boards):,} distinct boards (map / ruleset levels) x {heavy:,} "
                              f"values of terrain and features in the base scenario is more than "
                              f"{MAX_CHECK_VALUES:,} to check; use fewer map or ruleset levels"])
-    checker = _PointChecker(raw, bsrc)
+    base_checker = _PointChecker(raw, bsrc)
+    generated: dict[str, _PointChecker | list[str]] = {}  # canonical generator -> its checker or its problems
     by_problem: dict[str, list[str]] = {}
     bad = 0
     for p in points:
-        over = {k: v for k, v in p.params.items() if k != SETUP}
-        problems = checker.problems(over)
+        over = {k: v for k, v in p.params.items() if k not in (SETUP, GENERATOR)}
+        g = p.params.get(GENERATOR)
+        checker: _PointChecker | list[str] = base_checker
+        if g is not None:
+            gk = _canon(g)
+            if gk not in generated:
+                try:
+                    gdata = gen.generate(g["kind"], gen.check_params(g["kind"], g["params"], GENERATOR))
+                    generated[gk] = _PointChecker(gdata, bsrc)
+                except gen.GeneratorError as exc:
+                    generated[gk] = list(exc.errors)
+            checker = generated[gk]
+        problems = checker if isinstance(checker, list) else checker.problems(over)
         bad += bool(problems)
         label = f"{p.index}" + (f" ({', '.join(f'{k}={scn.clip(str(v), 30)}' for k, v in p.values.items())})"
                                 if p.values else "")
