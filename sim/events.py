@@ -103,10 +103,7 @@ class Pivoted(Event):
     cost: int = 0
 
     def apply(self, b: "Battle") -> None:
-        t = b.tanks[self.tank]
-        t.facing = self.facing
-        if self.turret_facing is not None:
-            t.turret_facing = self.turret_facing
+        b._turn(self.tank, self.facing, self.turret_facing)
 
 
 @dataclass(frozen=True)
@@ -115,7 +112,7 @@ class TurretTurned(Event):
     turret_facing: int = 0
 
     def apply(self, b: "Battle") -> None:
-        b.tanks[self.tank].turret_facing = self.turret_facing
+        b._turn(self.tank, None, self.turret_facing)
 
 
 @dataclass(frozen=True)
