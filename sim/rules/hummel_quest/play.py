@@ -1,9 +1,9 @@
 """Rule set ``hummel_quest``: the battle rules of Hummel Quest (HQ), a tabletop RPG of sentient tanks.
 
 Specification: ``docs/rules/hummel_quest.md`` (section numbers below as "§n"); seed
-``002_b8ef7e6e5aa0f847.txt``.  The exact odds and the rolled stages live in :mod:`sim.rules.hq_odds`, the stat
-blocks and options in :mod:`sim.rules.hq_stats`; this module adds the board (sight, cover, flight, rams) and the
-sequence of play.
+``002_b8ef7e6e5aa0f847.txt``.  The exact odds and the rolled stages live in :mod:`sim.rules.hummel_quest.odds`,
+the stat blocks and options in :mod:`sim.rules.hummel_quest.stats`, the board in ``board``, ``sight``, ``panic``
+(flight) and ``ramming``; this module holds the sequence of play.
 
 Units: distances in hexes (cube distance) unless named ``*_m`` (metres = hexes x ``hex_size_m``); Speed ``S`` in
 hexes per round = ``floor(speed_m / hex_size_m)``; half Speed ``H = ceil(S / 2)``; one round = one engine turn.
@@ -74,12 +74,9 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import Callable, Generator, Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Generator, Hashable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
-
-from pydantic import BaseModel, ConfigDict, Field
 
 from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
 from sim.dice import DiceSource, FixedDice
@@ -95,21 +92,23 @@ from sim.events import (
     TankStateSet,
     TerrainChanged,
 )
-from sim.hexgrid import DIRECTIONS, Hex, as_hex, aspect, bounded_dijkstra, direction_to, distance, hex_line
-from sim.rules import hq_odds, hq_stats
-from sim.rules.base import (
-    CaseError,
-    Decision,
-    Hypo,
-    Illegal,
-    Legal,
-    Odds,
-    Outcome,
-    Ruleset,
-    RulesOptions,
-    Shot,
+from sim.hexgrid import Hex, as_hex, aspect, bounded_dijkstra, direction_to, distance
+from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, Shot
+from sim.rules.hummel_quest import odds as hq_odds
+from sim.rules.hummel_quest import stats as hq_stats
+from sim.rules.hummel_quest.board import (
+    TERRAIN,
+    HexFlags,
+    HQBoard,
+    HQHexExt,
+    HQTankExt,
+    _ext_get,
+    default_facing,
+    flags,
+    half_speed,
 )
-from sim.rules.hq_odds import (
+from sim.rules.hummel_quest.geometry import geometry_case
+from sim.rules.hummel_quest.odds import (
     RamKey,
     ShotKey,
     WeaponKey,
@@ -120,348 +119,15 @@ from sim.rules.hq_odds import (
     ram_odds,
     tn_to_hit,
 )
-from sim.rules.hq_stats import DEFAULT_OPTIONS, HQOptions, StatBlockError, Vehicle, catalog
+from sim.rules.hummel_quest.panic import FleePlan, flee_plan
+from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
+from sim.rules.hummel_quest.sight import Sight, sight
+from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, catalog
 from sim.victory import has_points_victory, victory_points
 
-#: The rule set's options (§16); see :class:`sim.rules.hq_stats.HQOptions`.
+#: The rule set's options (§16); see :class:`sim.rules.hummel_quest.stats.HQOptions`.
 Options = HQOptions
 
-__all__ = [
-    "TERRAIN",
-    "FleePlan",
-    "HQBoard",
-    "HexFlags",
-    "HummelQuest",
-    "Options",
-    "Sight",
-    "StatBlockError",
-    "flee_plan",
-    "line_pair",
-    "ram_legal",
-    "ram_line",
-    "sectors_of",
-    "sight",
-]
-
-
-# --- terrain (§7.5, §14) -----------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class HexFlags:
-    """Terrain flags of one hex (§7.5): ``passable``, ``blocks_los``, ``hard_cover``, ``tall`` (blocks Artillery
-    Sights), and ``structure`` = ``(dur, dt)`` of a standing structure or ``None`` (§14)."""
-
-    passable: bool = True
-    blocks_los: bool = False
-    hard_cover: bool = False
-    tall: bool = False
-    structure: tuple[int, int] | None = None
-
-
-def flags(passable: bool = True, blocks_los: bool = False, hard_cover: bool = False, tall: bool | None = None,
-          structure: tuple[int, int] | None = None) -> HexFlags:
-    """:class:`HexFlags` with the spec's defaults: ``tall`` defaults to ``blocks_los``; a structure hex is
-    impassable (§14)."""
-    return HexFlags(passable and structure is None, blocks_los, hard_cover, blocks_los if tall is None else tall,
-                    structure)
-
-
-#: Named terrain of the map (DECISION: the spec names flags, not terrain types; these are the project's names).
-TERRAIN: dict[str, HexFlags] = {
-    "open": flags(),
-    "woods": flags(blocks_los=True),                       # tall: hides from sight and sights
-    "smoke": flags(blocks_los=True, tall=False),           # blocks sight, not Artillery Sights (§7.6)
-    "rocks": flags(hard_cover=True),                       # passable hard cover
-    "rubble": flags(hard_cover=True),                      # what a destroyed structure becomes (§14)
-    "wall": flags(passable=False, hard_cover=True),        # low wall: cover, no sight block
-    "building": flags(passable=False, blocks_los=True, hard_cover=True),
-    "hill": flags(passable=False, blocks_los=True),
-    "water": flags(passable=False),
-}
-#: Flags of a hex off the map (never entered; does not block sight).
-OFF_MAP = HexFlags(passable=False)
-
-
-class StructureSpec(BaseModel):
-    """A structure on a hex (§14): Durability ``dur`` and Damage Threshold ``dt`` (structural points)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    dur: int = Field(ge=0)
-    dt: int = Field(ge=1)
-
-
-class HQHexExt(RulesOptions):
-    """Per-hex scenario block (``map.features``): overrides of the terrain's flags and an optional structure
-    (§7.5, §14).  ``None`` keeps the terrain's value."""
-
-    passable: bool | None = None
-    blocks_los: bool | None = None
-    hard_cover: bool | None = None
-    tall: bool | None = None
-    structure: StructureSpec | None = None
-
-
-class HQTankExt(RulesOptions):
-    """Per-tank scenario block (``rules``): starting ``dt`` / ``ost`` below the stat block's values (a damaged or
-    shaken tank), ``None`` = the stat block's."""
-
-    dt: int | None = Field(None, ge=0)
-    ost: int | None = Field(None, ge=0)
-
-
-def _ext_get(ext: Any, name: str) -> Any:
-    if ext is None:
-        return None
-    if isinstance(ext, Mapping):
-        return ext.get(name)
-    return getattr(ext, name, None)
-
-
-# --- the board as the rules see it --------------------------------------------------------------------------------
-
-class HQBoard:
-    """What the geometry rules read: which hexes are on the map, their :class:`HexFlags`, and which hold a tank
-    (any state; a tank that fled is off the board).  Built from a battle or from a golden case's board."""
-
-    def __init__(self, cells: Any, flags_of: Callable[[Hex], HexFlags], occupant: Callable[[Hex], int | None]):
-        self._cells = cells
-        self._flags_of = flags_of
-        self._occupant = occupant
-        self._edge: dict[Hex, bool] = {}
-
-    def on_map(self, h: tuple[int, int]) -> bool:
-        return h in self._cells
-
-    def flags(self, h: tuple[int, int]) -> HexFlags:
-        return self._flags_of(h) if h in self._cells else OFF_MAP
-
-    def occupant(self, h: tuple[int, int]) -> int | None:
-        return self._occupant(h) if h in self._cells else None
-
-    def occupied(self, h: tuple[int, int]) -> bool:
-        return self.occupant(h) is not None
-
-    def enterable(self, h: tuple[int, int]) -> bool:
-        """On the map, passable and empty (one tank per hex, §2)."""
-        return self.on_map(h) and self.flags(h).passable and not self.occupied(h)
-
-    def is_edge(self, h: tuple[int, int]) -> bool:
-        """An edge hex has fewer than six on-map neighbours (§11.2)."""
-        h = Hex(*h)
-        if h not in self._edge:
-            self._edge[h] = any(n not in self._cells for n in h.neighbours())
-        return self._edge[h]
-
-
-# --- sight (§7.5, §7.6) ------------------------------------------------------------------------------------------
-
-def line_pair(a: tuple[int, int], b: tuple[int, int]) -> tuple[tuple[Hex, ...], tuple[Hex, ...]]:
-    """Lines A and B of §7.5 from ``a`` to ``b`` (both ends included).
-
-    Line A is :func:`sim.hexgrid.hex_line` (nudge ``(+1e-6, +2e-6, -3e-6)``).  Line B has the opposite nudge; it is
-    computed as the negation of line A between the negated end hexes, which is the same floating-point computation
-    with the sign of every term flipped (cube rounding is symmetric under negation), so it reuses the cached line.
-    """
-    la = hex_line(Hex(*a), Hex(*b))
-    lb = tuple(Hex(-h.q, -h.r) for h in hex_line(Hex(-a[0], -a[1]), Hex(-b[0], -b[1])))
-    return la, lb
-
-
-@dataclass(frozen=True)
-class Sight:
-    """Sight from one hex to another (§7.5): ``visibility`` ``visible`` / ``partial`` / ``hidden``, ``half_cover``
-    (target at least half behind hard cover: +1 TN, Reinforced Turret), ``direct_shot`` (not hidden), and
-    ``tall_both`` (both lines cross a ``tall`` hex: Artillery Sights cannot locate, §7.6)."""
-
-    visibility: str
-    half_cover: bool
-    direct_shot: bool
-    tall_both: bool = False
-    lines: tuple[tuple[Hex, ...], ...] = ()
-
-
-def sight(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], *, los_rule: str = "two_lines",
-          tanks_give_cover: bool = True) -> Sight:
-    """Visibility and half hard cover from ``frm`` to ``to`` (§7.5), tanks never blocking sight.
-
-    ``two_lines``: both lines blocked -> hidden; one -> partial (direct shot, half cover); none -> visible, with half
-    cover if a line is covered (its last intermediate hex has ``hard_cover`` or holds a tank when
-    ``tanks_give_cover``) or the target's own hex has ``hard_cover``.  ``one_line``: line A only, blocked = hidden.
-    """
-    la, lb = line_pair(frm, to)
-    lines = (la,) if los_rule == "one_line" else (la, lb)
-    blocked = []
-    covered = []
-    tall = []
-    for ln in lines:
-        mid = ln[1:-1]
-        blocked.append(any(board.flags(h).blocks_los for h in mid))
-        tall.append(any(board.flags(h).tall for h in mid))
-        last = mid[-1] if mid else None
-        covered.append(last is not None and (board.flags(last).hard_cover
-                                              or (tanks_give_cover and board.occupied(last))))
-    own = board.flags(to).hard_cover
-    nb = sum(blocked)
-    if los_rule == "one_line":
-        if nb:
-            return Sight("hidden", False, False, all(tall), lines)
-        return Sight("visible", covered[0] or own, True, all(tall), lines)
-    if nb == 2:
-        return Sight("hidden", False, False, all(tall), lines)
-    if nb == 1:
-        return Sight("partial", True, True, all(tall), lines)
-    return Sight("visible", any(covered) or own, True, all(tall), lines)
-
-
-# --- flight (§11.2) -------------------------------------------------------------------------------------------------
-
-#: Sector k (0..5) holds bearings [60k, 60k + 60): the cube components in decreasing order (§11.2 exact test).
-_SECTOR_ORDER: tuple[tuple[int, int, int], ...] = (
-    (0, 2, 1),  # 0: q > s > r
-    (2, 0, 1),  # 1: s > q > r
-    (2, 1, 0),  # 2: s > r > q
-    (1, 2, 0),  # 3: r > s > q
-    (1, 0, 2),  # 4: r > q > s
-    (0, 1, 2),  # 5: q > r > s
-)
-
-
-def sectors_of(v: tuple[int, int]) -> tuple[int, ...]:
-    """Sectors (§11.2) of the axial vector ``v`` (enemy minus fleeing tank): one sector, or the two beside an edge
-    when two cube components are equal (the non-strict test admits exactly those two)."""
-    q, r = v
-    c = (q, r, -q - r)
-    if c == (0, 0, 0):
-        return ()
-    return tuple(k for k, (i, j, m) in enumerate(_SECTOR_ORDER) if c[i] >= c[j] >= c[m])
-
-
-@dataclass(frozen=True)
-class FleePlan:
-    """A flee move (§11.2): ``sector_counts`` by k, chosen ``direction`` and ``aim_hex`` (``None`` when no enemy is
-    counted), ``path`` (hexes entered, in order), ``end_hex`` and ``left_map``."""
-
-    sector_counts: tuple[int, ...]
-    direction: int | None
-    aim_hex: Hex | None
-    path: tuple[Hex, ...]
-    end_hex: Hex
-    left_map: bool
-
-
-def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Iterable[tuple[int, int]], *,
-              leaves_map_at_edge: bool = True) -> FleePlan:
-    """The flee move of a panicked tank at ``c`` with Speed ``speed_hexes`` from the counted ``enemies`` (§11.2).
-
-    Direction: the sector with the fewest counted enemies; ties by the aim hex ``c + S * dir_k`` (largest minimum
-    distance to an enemy, then largest sum, then lowest k).  Straight along ``dir_k`` if all S hexes are enterable;
-    otherwise a breadth-first search over enterable hexes (neighbours in direction order, first predecessor kept) to
-    the aim hex, or to the reached hex nearest to it (ties: fewer steps, lower q, lower r), cut to S steps.
-    ``left_map`` (§11.2 item 6, with ``leaves_map_at_edge``): the move made at least one step and ends on an edge
-    hex.  A flee of no step (boxed in, or the start hex is already the nearest to the aim) stays on its hex, on an
-    edge hex too (§11.1: it remains in the same spot).
-    """
-    c = Hex(*c)
-    es = [Hex(*e) for e in enemies]
-    counts = [0] * 6
-    for e in es:
-        for k in sectors_of((e.q - c.q, e.r - c.r)):
-            counts[k] += 1
-    if not es:
-        return FleePlan(tuple(counts), None, None, (), c, False)
-    s = speed_hexes
-    fewest = min(counts)
-
-    def aim(k: int) -> Hex:
-        d = DIRECTIONS[k]
-        return Hex(c.q + s * d.q, c.r + s * d.r)
-
-    def rank(k: int) -> tuple:
-        ds = [distance(aim(k), e) for e in es]
-        return (-min(ds), -sum(ds), k)
-
-    k = min((k for k in range(6) if counts[k] == fewest), key=rank)
-    a = aim(k)
-    straight = tuple(Hex(c.q + i * DIRECTIONS[k].q, c.r + i * DIRECTIONS[k].r) for i in range(1, s + 1))
-    if all(board.enterable(h) for h in straight):
-        path = straight
-    else:
-        pred: dict[Hex, Hex | None] = {c: None}
-        steps = {c: 0}
-        queue = deque([c])
-        while queue:
-            u = queue.popleft()
-            for n in u.neighbours():
-                if n not in pred and board.enterable(n):
-                    pred[n] = u
-                    steps[n] = steps[u] + 1
-                    queue.append(n)
-        goal = a if a in pred else min(pred, key=lambda h: (distance(h, a), steps[h], h.q, h.r))
-        rev = []
-        h = goal
-        while h != c:
-            rev.append(h)
-            h = pred[h]
-        path = tuple(reversed(rev))[:s]
-    end = path[-1] if path else c
-    left = leaves_map_at_edge and bool(path) and board.is_edge(end)
-    return FleePlan(tuple(counts), k, a, path, end, left)
-
-
-# --- rams (§12.1) ---------------------------------------------------------------------------------------------------
-
-def ram_line(a: tuple[int, int], t: tuple[int, int]) -> tuple[Hex, ...]:
-    """Intermediate hexes of line A from the rammer to the target (both ends excluded), in order (§12.1)."""
-    return hex_line(Hex(*a), Hex(*t))[1:-1]
-
-
-def ram_legal(board: HQBoard, a: tuple[int, int], t: tuple[int, int], speed_hexes: int) -> bool:
-    """Whether a tank at ``a`` with Speed ``speed_hexes`` may ram the tank at ``t`` by geometry (§12.1):
-    ``H <= d <= S`` with ``H = ceil(S / 2)`` and every intermediate hex of line A on the map, passable and empty.
-    The caller checks the rammer's state (not panicked, not incapacitated, not moved, S >= 1)."""
-    s = speed_hexes
-    if s < 1:
-        return False
-    d = distance(a, t)
-    if not (-(-s // 2)) <= d <= s:
-        return False
-    return all(board.enterable(h) for h in ram_line(a, t))
-
-
-def evade_options(board: HQBoard, t: tuple[int, int], max_steps: int) -> dict[Hex, tuple[int, list[Hex]]]:
-    """Hexes the rammed tank at ``t`` may evade to (§12.3): 1..``max_steps`` steps in any direction through
-    enterable (on-map, passable, empty) hexes of ``board``, ``{hex: (steps, path)}`` with ``path`` starting at
-    ``t``.  The caller's ``board`` has the rammer on the hex it stands on at the check (the last intermediate hex
-    of the ram line, its origin if adjacent): that hex is closed, every other hex of the line is open."""
-    t = Hex(*t)
-    if max_steps < 1:
-        return {}
-    succ = lambda h: [(n, 1) for n in h.neighbours() if board.enterable(n)]
-    reach = bounded_dijkstra(t, succ, max_steps)
-    return {h: (c, p) for h, (c, p) in reach.items() if h != t}
-
-
-def evade_default(options: Mapping[Hex, tuple[int, list]], old: tuple[int, int]) -> Hex | None:
-    """DECISION ``evade_default = farthest`` (§12.3): the option farthest from the old hex; ties fewer steps,
-    lower q, lower r."""
-    if not options:
-        return None
-    return min(options, key=lambda h: (-distance(h, old), options[h][0], h.q, h.r))
-
-
-def default_facing(facing: int, last_step: int | None) -> int:
-    """DECISION ``default_facing = keep_if_front`` (§4): keep facing f if the last step direction k is a front
-    hexside of it (f = k or f = k + 1 mod 6), else face k."""
-    if last_step is None:
-        return facing
-    if facing % 6 in (last_step % 6, (last_step + 1) % 6):
-        return facing
-    return last_step % 6
-
-
-def half_speed(s: int) -> int:
-    """``H = ceil(S / 2)`` (§2, DECISION ``half_speed_rounding = ceil``)."""
-    return -(-s // 2)
 
 
 # --- the rule set ---------------------------------------------------------------------------------------------------
@@ -870,7 +536,7 @@ class HummelQuest(Ruleset):
                       ost_hit_timing=o.ost_hit_timing, return_applies=applies)
 
     def odds(self, key: Hashable) -> Odds:
-        """Exact odds of a shot or ram key (cached in :mod:`sim.rules.hq_odds`).  ``p_kill`` = probability that
+        """Exact odds of a shot or ram key (cached in :mod:`.odds`).  ``p_kill`` = probability that
         the attack incapacitates the target given its DT now; ``values`` holds ``expected_damage``, ``damage``,
         ``p_ost_loss``, ``p_core_destroyed`` (and for rams ``return_damage``, ``p_attacker_incapacitated``)."""
         if isinstance(key, RamKey):
@@ -909,7 +575,7 @@ class HummelQuest(Ruleset):
 
     # --- resolution (emits) -----------------------------------------------------------------------------------
     def resolve(self, b: Any, shot: Shot, dice: DiceSource) -> None:
-        """Roll ``shot`` through the stages of :mod:`sim.rules.hq_odds`, emit its events, then run the OST event
+        """Roll ``shot`` through the stages of :mod:`.odds`, emit its events, then run the OST event
         queue (§10).  A ram resolved here (outside play) takes the default evasion (§12.3)."""
         if isinstance(shot.key, RamKey):
             gen = self._ram(b, dice, shot)
@@ -976,7 +642,7 @@ class HummelQuest(Ruleset):
             b.emit(TerrainChanged(h, "rubble"))
 
     def _apply_effect(self, b: Any, tid: int, eff: Any, by: int | None, cause: str, queue: deque) -> None:
-        """Emit an :class:`~sim.rules.hq_odds.Effect` on tank ``tid`` and queue its DT-0 / OST-0 events (§10)."""
+        """Emit an :class:`~.odds.Effect` on tank ``tid`` and queue its DT-0 / OST-0 events (§10)."""
         t = b.tanks[tid]
         if eff.dt_after != eff.dt_before:
             b.emit(TankStateSet(tid, "dt", eff.dt_after))
@@ -1523,7 +1189,7 @@ class HummelQuest(Ruleset):
 
     # --- odds command and golden cases (§17, §18) -------------------------------------------------------------
     def odds_from_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """``tanksim odds hummel_quest name=value ...`` (§17); see :func:`sim.rules.hq_odds.odds_from_params`."""
+        """``tanksim odds hummel_quest name=value ...`` (§17); see :func:`.odds.odds_from_params`."""
         return hq_odds.odds_from_params(params)
 
     def run_case(self, case: Mapping[str, Any]) -> dict[str, Any]:
@@ -1546,70 +1212,3 @@ class HummelQuest(Ruleset):
         raise CaseError(f"unknown case kind {kind!r}")
 
 
-# --- geometry golden cases (§18) ---------------------------------------------------------------------------------
-
-def _case_board(g: Mapping[str, Any], tanks: Mapping[str, Hex]) -> HQBoard:
-    bd = g.get("board") or {}
-    from sim.hexgrid import hexagon_hexes
-    cells = frozenset(hexagon_hexes(int(bd.get("radius", 10))))
-    imp = {as_hex(h) for h in bd.get("impassable", [])}
-    blk = {as_hex(h) for h in bd.get("blocks_los", [])}
-    cov = {as_hex(h) for h in bd.get("hard_cover", [])}
-    tall = {as_hex(h) for h in bd.get("tall", [])} if "tall" in bd else None
-    where = {h: i for i, h in enumerate(tanks.values())}
-
-    def fl(h: Hex) -> HexFlags:
-        return flags(passable=h not in imp, blocks_los=h in blk, hard_cover=h in cov,
-                     tall=None if tall is None else h in tall)
-
-    return HQBoard(cells, fl, lambda h: where.get(h))
-
-
-def geometry_case(g: Mapping[str, Any]) -> dict[str, Any]:
-    """A §18 geometry case.  ``given`` may also hold §16 option names (e.g. ``los_rule``, ``band_edges``)."""
-    from pydantic import ValidationError
-    query = g.get("query")
-    optnames = {k: v for k, v in g.items() if k in HQOptions.model_fields}
-    try:
-        o = HQOptions.model_validate(optnames)
-    except ValidationError as exc:
-        raise CaseError(f"bad option in geometry case: {exc}") from None
-    hs = o.hex_size_m
-    tanks_raw = list(g.get("tanks") or [])
-    tanks = {str(t["id"]): as_hex(t["hex"]) for t in tanks_raw}
-    tank_rec = {str(t["id"]): t for t in tanks_raw}
-    if query == "range":
-        d = distance(as_hex(g["shooter"]), as_hex(g["target"]))
-        band = band_of(d * hs, o.band_edges)
-        return {"range_hexes": d, "range_m": d * hs, "band": band.number, "band_tn": band.tn,
-                "fp_needed": band.fp_needed}
-    if query == "aspect":
-        tgt = as_hex(g["target"])
-        f = int(g["target_facing"])
-        return {"aspect": {str(k): aspect(tgt, f, as_hex(v)).face for k, v in (g.get("shooters") or {}).items()}}
-    if query == "visibility":
-        board = _case_board(g, tanks)
-        sg = sight(board, as_hex(g["shooter"]), as_hex(g["target"]), los_rule=o.los_rule,
-                   tanks_give_cover=o.tanks_give_cover)
-        return {"visibility": sg.visibility, "half_cover": sg.half_cover, "direct_shot": sg.direct_shot,
-                "line_a": [list(h) for h in sg.lines[0]], "line_b": [list(h) for h in sg.lines[-1]]}
-    if query == "flee":
-        board = _case_board(g, tanks)
-        me = str(g["tank"])
-        rec = tank_rec[me]
-        enemies = [tanks[k] for k, t in tank_rec.items() if t.get("side") != rec.get("side")
-                   and not t.get("incapacitated") and not t.get("fled")]
-        plan = flee_plan(board, tanks[me], int(rec["speed_m"]) // hs, enemies,
-                         leaves_map_at_edge=o.panic_leaves_map_at_edge)
-        return {"sector_counts": list(plan.sector_counts), "direction": plan.direction,
-                "aim_hex": None if plan.aim_hex is None else list(plan.aim_hex), "end_hex": list(plan.end_hex),
-                "path": [list(h) for h in plan.path], "left_map": plan.left_map}
-    if query == "ram_legal":
-        board = _case_board(g, tanks)
-        me = str(g["attacker"])
-        rec = tank_rec[me]
-        s = int(rec["speed_m"]) // hs
-        ok = not rec.get("panicked") and not rec.get("incapacitated") and not rec.get("moved_hexes")
-        return {"ram_legal": {k: bool(ok and ram_legal(board, tanks[me], tanks[k], s))
-                              for k, t in tank_rec.items() if t.get("side") != rec.get("side")}}
-    raise CaseError(f"unknown geometry query {query!r}; expected range, aspect, visibility, flee, ram_legal")

@@ -10,9 +10,9 @@ OBA, SMOKE/WP, canister, Intensive Fire, Gun Duels, Deliberate Immobilization, B
 Armor Leaders, elevation (hull-down comes only from the scenario), Bypass, ESB, Platoon Movement, OVR, night,
 weather.
 
-The exact math lives in :mod:`sim.rules.asl_odds` (staged odds and the dice resolution sharing its stage
-functions) and the chart data in :mod:`sim.rules.asl_tables`.  This module holds the :class:`ASL` rule-set object:
-catalog, options, geometry (Target Facing, CA, hull-down, Case L), golden cases and play.
+The exact math lives in :mod:`sim.rules.asl.odds` (staged odds and the dice resolution sharing its stage
+functions) and the chart data in :mod:`sim.rules.asl.tables`.  This module holds the :class:`ASL` rule-set object:
+catalog, options, golden cases and play; the geometry (Target Facing, CA, hull-down) is in :mod:`sim.rules.asl.sight`.
 
 Decision points yielded by :meth:`ASL.play_turn` (one Game Turn = two Player Turns, asl.md 4):
 
@@ -84,18 +84,10 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
-from sim.hexgrid import FRONT, SIDE, Hex, as_hex, aspect, bounded_dijkstra, cube_vector, distance, hex_line, rotate_cube
-from sim.rules import asl_tables
-from sim.rules.asl_odds import (
-    DEFAULT_PREFERENCE,
-    ShotKey,
-    case_a_drm,
-    case_l_drm,
-    odds_json,
-    parse_params,
-    resolve_key,
-    shot_odds,
-)
+from sim.hexgrid import Hex, as_hex, bounded_dijkstra, distance, hex_line
+from sim.rules.asl import tables as asl_tables
+from sim.rules.asl.odds import DEFAULT_PREFERENCE, ShotKey, odds_json, parse_params, resolve_key, shot_odds
+from sim.rules.asl.sight import ca_turns, geometry_case, hull_down_hexsides, target_face, turn_vertex
 from sim.rules.base import (
     CaseError,
     Decision,
@@ -110,9 +102,6 @@ from sim.rules.base import (
     fraction_str,
 )
 from sim.victory import draw, standard_outcome
-
-__all__ = ["ASL", "Options", "target_face", "ca_turns", "hull_down_hexsides", "los_hexsides"]
-
 
 # ==============================================================================================================
 # Options (asl.md 12)
@@ -162,123 +151,15 @@ class Options(RulesOptions):
         return str(v)
 
 
-# ==============================================================================================================
-# Geometry (asl.md 7; CONVENTIONS.md)
-# ==============================================================================================================
-
-def target_face(target: tuple[int, int], vertex: int, firer: tuple[int, int], af_front: int, af_side: int
-                ) -> str | None:
-    """Target Facing (C3.9, D3.2; asl.md 7) of the hull (``vertex`` = VCA) or turret (``vertex`` = TCA) of a
-    target at ``target`` seen from ``firer``; ``None`` in the same hex (Case E: the TH DR decides).
-
-    On a boundary the defender gets the facing with the lower Final TK#: at +-60 degrees the higher of front and
-    side AF (front on equal AF), at +-120 degrees the side (side and rear share the AF; rear adds +1, C7.21).
-    Exact integer cube arithmetic (:func:`sim.hexgrid.aspect`).
-    """
-    a = aspect(target, vertex, firer)
-    if a.same_hex:
-        return None
-    if not a.boundary:
-        return a.face
-    if a.candidates == (FRONT, SIDE):
-        return FRONT if af_front >= af_side else SIDE
-    return SIDE
-
-
-def ca_turns(firer: tuple[int, int], vertex: int, target: tuple[int, int]) -> int:
-    """Fewest 60-degree turns of a CA on ``vertex`` that bring ``target`` inside (C3.2, C5.1; asl.md 7): 0 if
-    ``|bearing - 60 vertex| <= 30`` (boundary included), 1 up to 90, 2 up to 150, else 3.
-
-    Exact: with the firer-to-target cube vector rotated so the vertex lies along +q as ``(a, b, c)``, the wedge
-    within 30 degrees is ``b <= 0 and c <= 0``, within 90 is ``a >= 0``, within 150 is ``not (b > 0 and c > 0)``.
-    """
-    a, b, c = rotate_cube(cube_vector(firer, target), vertex)
-    if b <= 0 and c <= 0:
-        return 0
-    if a >= 0:
-        return 1
-    if not (b > 0 and c > 0):
-        return 2
-    return 3
-
-
-def turn_vertex(firer: tuple[int, int], vertex: int, target: tuple[int, int]) -> int:
-    """The CA vertex reached by the fewest turns from ``vertex`` that puts ``target`` in the CA (clockwise first
-    on a tie, DECISION: the spec is silent and either choice costs the same Case A)."""
-    n = ca_turns(firer, vertex, target)
-    for v in ((vertex - n) % 6, (vertex + n) % 6):
-        if ca_turns(firer, v, target) == 0:
-            return v
-    return vertex  # pragma: no cover - same hex
-
-
-def los_hexsides(target: tuple[int, int], firer: tuple[int, int]) -> tuple[int, ...]:
-    """Hexsides (neighbour directions) of ``target`` that the LOS from ``firer`` crosses, or both hexsides when it
-    runs along a hexspine (asl.md 7 "Hull-down").  Hexside ``k`` spans bearings ``60k .. 60k + 60``."""
-    if tuple(target) == tuple(firer):
-        return ()
-    out = []
-    for k in range(6):
-        a, b, c = rotate_cube(cube_vector(target, firer), k)
-        if a >= max(b, c) and c >= b:
-            out.append(k)
-    return tuple(out)
-
-
-def hull_down_hexsides(target: tuple[int, int], firer: tuple[int, int], hull_down: tuple[int, ...]) -> bool:
-    """True if the target (hull-down behind hexsides ``hull_down``) is hull-down to ``firer`` (D4.2; asl.md 7)."""
-    return any(k in hull_down for k in los_hexsides(target, firer))
-
-
-def _face_of_geometry(target: Mapping[str, Any], firer_hex: Hex, which: str) -> str | None:
-    af = target.get("af") or {}
-    th = as_hex(target["hex"])
-    if which == "hull":
-        vertex = int(target["facing"])
-        return target_face(th, vertex, firer_hex, int(af.get("hull_front", 0)), int(af.get("hull_side", 0)))
-    vertex = int(target.get("turret_facing", target["facing"]))
-    return target_face(th, vertex, firer_hex, int(af.get("turret_front", af.get("hull_front", 0))),
-                       int(af.get("turret_side", af.get("hull_side", 0))))
-
-
-_NON_STOPPED = ("moving", "motion", "non_stopped")
-
-
 #: Per battle: (battle version, {(hex, hex): LOS answer}) -- LOS changes only with an event.
 _LOS_MEMO: "weakref.WeakKeyDictionary[Battle, tuple[int, dict]]" = weakref.WeakKeyDictionary()
 
 
 @lru_cache(maxsize=65_536)
 def _key_of(items: tuple[tuple[str, Any], ...]) -> ShotKey:
-    """:func:`~sim.rules.asl_odds.parse_params` of a board shot's parameters, cached (play asks for the same
+    """:func:`~sim.rules.asl.odds.parse_params` of a board shot's parameters, cached (play asks for the same
     shots many times); raises :class:`~sim.rules.base.CaseError` like it."""
     return parse_params(dict(items))
-
-
-def geometry_case(given: Mapping[str, Any]) -> dict[str, Any]:
-    """Evaluate a geometry golden case (asl.md 11): ``range``, ``hull_face``, ``turret_face``, ``case_l``,
-    ``case_a_hexspines``, ``case_a_drm`` and ``hull_down`` (when the target lists ``hull_down`` hexsides)."""
-    try:
-        target = given["target"]
-        shooter = given["shooter"]
-        th = as_hex(target["hex"])
-        sh = as_hex(shooter["hex"])
-    except (KeyError, TypeError, ValueError) as exc:
-        raise CaseError(f"geometry case needs target.hex and shooter.hex: {exc}") from None
-    rng = distance(th, sh)
-    out: dict[str, Any] = {"range": rng, "hull_face": _face_of_geometry(target, sh, "hull"),
-                           "turret_face": _face_of_geometry(target, sh, "turret")}
-    out["case_l"] = 0 if rng == 0 else case_l_drm(rng, str(target.get("state", "")) in _NON_STOPPED,
-                                                  str(shooter.get("state", "")) in _NON_STOPPED)
-    ttype = str(shooter.get("turret_type", "T"))
-    vertex = shooter.get("turret_facing", shooter.get("facing"))
-    if vertex is not None:
-        n = 0 if rng == 0 else ca_turns(sh, int(vertex), th)
-        out["case_a_hexspines"] = n
-        out["case_a_drm"] = case_a_drm(ttype, n, bool(shooter.get("obstacle", False)))
-    if "hull_down" in target:
-        out["hull_down"] = hull_down_hexsides(th, sh, tuple(int(k) for k in target["hull_down"]))
-    return out
 
 
 # ==============================================================================================================
@@ -373,7 +254,7 @@ class ASL(Ruleset):
         return asl_tables.catalog_records()
 
     def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: Any = None) -> asl_tables.Vehicle:
-        """A record in the ``sim_vehicles`` schema (asl.md 3.2; :class:`~sim.rules.asl_tables.VehicleRecord`),
+        """A record in the ``sim_vehicles`` schema (asl.md 3.2; :class:`~sim.rules.asl.tables.VehicleRecord`),
         nulls filled by the options' ``missing_data`` rule (``strict``: any null is an error)."""
         strict = getattr(options, "missing_data", "defaults_with_warning") == "strict"
         return asl_tables.vehicle_from_record(vid, record, strict=strict)
@@ -431,7 +312,7 @@ class ASL(Ruleset):
     # --- set-up ------------------------------------------------------------------------------------------------
     def setup(self, b: Any) -> None:
         """Initial rule-set state of every AFV (no dice, no events).  ``missing_data: strict`` re-reads each
-        record without defaults and raises :class:`~sim.rules.asl_tables.CatalogError` on a null."""
+        record without defaults and raises :class:`~sim.rules.asl.tables.CatalogError` on a null."""
         opts = b.options
         for t in b.tanks:
             if opts.missing_data == "strict":
@@ -541,7 +422,7 @@ class ASL(Ruleset):
     def shot(self, b: Any, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
              ) -> Shot | Illegal:
         """The shot ``shooter`` -> ``target`` now (asl.md 6.1), or from the hypothetical ``as_if`` position, as a
-        :class:`~sim.rules.base.Shot` whose ``key`` is the :class:`~sim.rules.asl_odds.ShotKey`; or why not.
+        :class:`~sim.rules.base.Shot` whose ``key`` is the :class:`~sim.rules.asl.odds.ShotKey`; or why not.
 
         The phase context (Prep, Defensive First, Bounding First, Final, Advancing Fire) comes from the battle's
         ``phase`` / ``mover`` state; the fire-marker limits of section 4 are the sequence of play's business.
@@ -671,7 +552,7 @@ class ASL(Ruleset):
         return Shot(shooter, target, key, p.get("aspect"), info)
 
     def odds(self, key: Hashable) -> Odds:
-        """Exact odds of a :class:`~sim.rules.asl_odds.ShotKey` (cached, staged; asl.md 10)."""
+        """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10)."""
         if not isinstance(key, ShotKey):
             key = parse_params(dict(key))  # type: ignore[arg-type]
         v = shot_odds(key)
@@ -685,7 +566,7 @@ class ASL(Ruleset):
         return sh.key.as_params()
 
     def resolve(self, b: Any, shot: Shot, dice: DiceSource, reaction: bool = False) -> dict[str, Any]:
-        """Roll ``shot`` through :func:`~sim.rules.asl_odds.resolve_key` (the odds' own stages), emit the turret
+        """Roll ``shot`` through :func:`~sim.rules.asl.odds.resolve_key` (the odds' own stages), emit the turret
         turn or NT pivot, one :class:`ShotResolved`, and the state changes of asl.md 6.5 and 9 as events.
         Returns the resolution (``fired``, ``rof_again``, ``result``, ...) for the sequence of play."""
         s = b.tanks[shot.shooter]
