@@ -565,20 +565,96 @@ def bounded_dijkstra(start: T, successors: Callable[[T], Iterable[tuple[T, int]]
 def sight_ellipse(a: tuple[int, int], b: tuple[int, int], slack: int = 3) -> list[Hex]:
     """The hexes ``h`` with ``distance(h, a) + distance(h, b) <= distance(a, b) + slack``, in breadth-first order
     from ``a`` (a flood fill: every such hex has a neighbour one step nearer ``a`` that is in the set too)."""
+    aq, ar = a
+    bq, br = b
     lim = distance(a, b) + slack
-    start = as_hex(a)
+    start = Hex(aq, ar)
     seen = {start}
     out = [start]
     i = 0
     while i < len(out):
-        h = out[i]
+        q, r = out[i]
         i += 1
-        for k in range(6):
-            n = h.neighbour(k)
-            if n not in seen and distance(n, a) + distance(n, b) <= lim:
+        for dq, dr in DIRECTIONS:
+            nq, nr = q + dq, r + dr
+            n = Hex(nq, nr)
+            if n in seen:
+                continue
+            x, y, u, v = nq - aq, nr - ar, nq - bq, nr - br
+            if max(abs(x), abs(y), abs(x + y)) + max(abs(u), abs(v), abs(u + v)) <= lim:
                 seen.add(n)
                 out.append(n)
     return out
+
+
+def _in_ellipse(h: tuple[int, int], dq: int, dr: int, slack: int = 3) -> bool:
+    return distance(h, (0, 0)) + distance(h, (dq, dr)) <= distance((0, 0), (dq, dr)) + slack
+
+
+@lru_cache(maxsize=4096)
+def _ellipse_offsets(dq: int, dr: int) -> tuple[Hex, ...]:
+    """The hexes that can meet a sight line from hex ``(0, 0)`` to hex ``(dq, dr)``, sorted: those of the sight
+    ellipse (slack 3) within 2 hexes of :func:`hex_line` ``(0, 0)``-``(dq, dr)``, the two end hexes left out.
+
+    Within 2 is enough: a line runs between points of the two end hexes, so each of its points lies within one
+    circumradius ``R`` of the centre-to-centre segment, which lies within ``R`` of the :func:`hex_line` hexes'
+    centres; a hex the line enters or runs beside has its centre within ``R`` of the line, so within ``3 R`` of a
+    :func:`hex_line` centre, and hexes 3 apart are at least ``4.5 R`` apart."""
+    band = set()
+    for c in hex_line((0, 0), (dq, dr)):
+        for x in range(-2, 3):
+            for y in range(max(-2, -x - 2), min(2, -x + 2) + 1):
+                band.add(Hex(c.q + x, c.r + y))
+    return tuple(sorted(h for h in band if h != (0, 0) and h != (dq, dr) and _in_ellipse(h, dq, dr)))
+
+
+@lru_cache(maxsize=4096)
+def _ellipse_arrays(dq: int, dr: int) -> tuple:
+    import numpy as np
+
+    cand = _ellipse_offsets(dq, dr)
+    q = np.array([h.q for h in cand], dtype=np.int64)
+    r = np.array([h.r for h in cand], dtype=np.int64)
+    return q, r, 3 * q, -(q + 2 * r)
+
+
+def _entered(dq: int, dr: int, o: tuple[int, int], p: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    """The hexes of the sight ellipse of ``(0, 0)``-``(dq, dr)`` (:func:`_ellipse_offsets`, sorted) whose open interior the closed segment ``o``-``p``
+    enters: :func:`segment_enters_hex` for all of them at once (numpy, int64; the same integer Cyrus-Beck clipping,
+    parameters as numerator/denominator pairs; the values stay far below 2**63 on any map)."""
+    import numpy as np
+
+    q, r, cx, cy = _ellipse_arrays(dq, dr)
+    if not len(q):
+        return ()
+    ox, oy = o
+    px, py = p
+    ok = ~((max(ox, px) <= cx - 2) | (min(ox, px) >= cx + 2) | (max(oy, py) <= cy - 1) | (min(oy, py) >= cy + 1))
+    dx, dy = px - ox, py - oy
+    n0 = np.zeros_like(cx)
+    d0 = np.ones_like(cx)
+    n1 = np.ones_like(cx)
+    d1 = np.ones_like(cx)
+    for k in range(6):
+        vax, vay = FRAME_VERTICES[k]
+        vbx, vby = FRAME_VERTICES[(k + 1) % 6]
+        ex, ey = vbx - vax, vby - vay
+        num = ex * (oy - (cy + vay)) - ey * (ox - (cx + vax))
+        den = ex * dy - ey * dx
+        if den == 0:
+            ok &= num > 0
+        elif den > 0:
+            tn = -num
+            upd = tn * d0 > n0 * den
+            n0 = np.where(upd, tn, n0)
+            d0 = np.where(upd, den, d0)
+        else:
+            upd = num * d1 < n1 * (-den)
+            n1 = np.where(upd, num, n1)
+            d1 = np.where(upd, -den, d1)
+    ok &= n0 * d1 < n1 * d0
+    idx = np.flatnonzero(ok)
+    return tuple((int(q[i]), int(r[i])) for i in idx)
 
 
 @lru_cache(maxsize=None)
@@ -597,29 +673,30 @@ def sight_footprint(dq: int, dr: int, origin: int | None, aim: int | None
     a, b = Hex(0, 0), Hex(dq, dr)
     o = frame_centre(a) if origin is None else frame_vertex(a, origin)
     p = frame_centre(b) if aim is None else frame_vertex(b, aim)
-    cand = [h for h in sight_ellipse(a, b) if h != a and h != b]
-    ok = set(cand)
-    hexes = tuple((h.q, h.r) for h in sorted(cand) if segment_enters_hex(o, p, h))
+    cand = _ellipse_offsets(dq, dr)
+    hexes = _entered(dq, dr, o, p)
     ox, oy = o
     dx, dy = p[0] - ox, p[1] - oy
-    den = dx * dx + dy * dy
     sides = []
-    done = set()
-    for h in sorted(cand):
-        for k in range(6):
-            n = h.neighbour(k)
-            pair = (min(h, n), max(h, n))
-            if pair in done:
-                continue
-            done.add(pair)
-            (ax, ay), (bx, by) = frame_vertex(h, k), frame_vertex(h, k + 1)
-            if dx * (ay - oy) - dy * (ax - ox) or dx * (by - oy) - dy * (bx - ox):
-                continue  # not collinear
-            ta = (ax - ox) * dx + (ay - oy) * dy
-            tb = (bx - ox) * dx + (by - oy) * dy
-            if min(den, max(ta, tb)) > max(0, min(ta, tb)):
-                h1, h2 = pair
-                sides.append((h1.q, h1.r, h2.q, h2.r, h1 in ok, h2 in ok))
+    if dy == 0 or dx == dy or dx == -dy:  # parallel to a hexside direction: (1, 0), (1, 1), (1, -1) in the frame
+        den = dx * dx + dy * dy
+        done = set()
+        for h in cand:
+            for k in range(6):
+                n = h.neighbour(k)
+                pair = (min(h, n), max(h, n))
+                if pair in done:
+                    continue
+                done.add(pair)
+                (ax, ay), (bx, by) = frame_vertex(h, k), frame_vertex(h, k + 1)
+                if dx * (ay - oy) - dy * (ax - ox) or dx * (by - oy) - dy * (bx - ox):
+                    continue  # not collinear
+                ta = (ax - ox) * dx + (ay - oy) * dy
+                tb = (bx - ox) * dx + (by - oy) * dy
+                if min(den, max(ta, tb)) > max(0, min(ta, tb)):
+                    h1, h2 = pair
+                    sides.append((h1.q, h1.r, h2.q, h2.r, h1 not in (a, b) and _in_ellipse(h1, dq, dr),
+                                  h2 not in (a, b) and _in_ellipse(h2, dq, dr)))
     return hexes, tuple(sides)
 
 
