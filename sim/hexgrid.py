@@ -484,15 +484,17 @@ class HexMap:
         return [as_hex(n) for n in self.graph.neighbors(h)]
 
     def distance_field(self, sources: Iterable[tuple[int, int]], passable: Callable[[Hex], bool] | None = None,
-                       passable_key: Hashable = None) -> dict[Hex, int]:
+                       passable_key: Hashable = None, static: bool = False) -> dict[Hex, int]:
         """Steps from the nearest source over passable cells (networkx multi-source Dijkstra, unit weights).
 
-        The passable graph is copied once and cached under ``passable_key`` (and the map version) when given."""
+        The passable graph is copied once and cached under ``passable_key`` when given: until the terrain changes
+        if ``static`` (``passable`` reads the terrain only), else under the map version."""
         if passable is None:
             g = self.graph
         elif passable_key is not None:
-            g = self.cached(("passable_graph", passable_key),
-                            lambda: self.graph.subgraph([h for h in self._cells if passable(h)]).copy())
+            cache = self.terrain_cached if static else self.cached
+            g = cache(("passable_graph", passable_key),
+                      lambda: self.graph.subgraph([h for h in self._cells if passable(h)]).copy())
         else:
             g = self.graph.subgraph([h for h in self._cells if passable(h)])
         srcs = [s for s in sources if s in g]

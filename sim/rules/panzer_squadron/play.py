@@ -141,6 +141,8 @@ class PanzerSquadron(Ruleset):
     def default_turn_limit(self, options: PSOptions) -> int:
         return options.max_turns
 
+    passable_is_static = True  # terrain and options only
+
     def passable(self, b: Any, h: Hex) -> bool:
         return h in b.map and not self.tile(b, h).blocks_move
 
