@@ -562,8 +562,10 @@ class Observation(StateQueries):
         shared by the side's tanks)."""
         b = self._b
         key = ("dfield", tuple(sorted(as_hex(s) for s in sources)))
-        return b.map.cached(key, lambda: MappingProxyType(b.map.distance_field(
-            key[1], lambda h: self._rs.passable(b, h), passable_key=self._rs.name)))
+        static = bool(getattr(self._rs, "passable_is_static", False))
+        cache = b.map.terrain_cached if static else b.map.cached  # a static field outlives wrecks
+        return cache(key, lambda: MappingProxyType(b.map.distance_field(
+            key[1], lambda h: self._rs.passable(b, h), passable_key=self._rs.name, static=static)))
 
     def los(self, frm: int, to: int) -> bool:
         """Whether tank ``frm`` could fire at tank ``to`` now (the rule set's sight and legality, on the side's

@@ -14,9 +14,10 @@ only (a what-if placement of one tank).
 """
 from __future__ import annotations
 
+import weakref
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from sim.dice import DiceSource, Roll
 from sim.events import Event, Status, apply
@@ -166,6 +167,9 @@ class BattleState:
         self.dice = dice
         self.listeners: list[Any] = []
         self._hidden: tuple[int, ...] = ()
+        #: Ids of the tanks whose hex, facing, turret facing or status changed, one entry per change in log order
+        #: (what incremental caches such as :class:`SightMatrix` read to redo only the pairs of those tanks).
+        self.tank_changes: list[int] = []
         for h in self.map.cells:
             self.map.graph.nodes[h]["tanks"] = ()
         for t in self.tanks:
@@ -240,16 +244,28 @@ class BattleState:
         if t.turret_facing is not None:
             t.turret_facing = (t.turret_facing + facing - t.facing) % 6
         t.facing = facing
+        self.tank_changes.append(tid)
+
+    def _turn(self, tid: int, facing: int | None, turret_facing: int | None) -> None:
+        """Turn tank ``tid``'s hull to ``facing`` and/or its turret to ``turret_facing`` (``None``: unchanged)."""
+        t = self.tanks[tid]
+        if facing is not None:
+            t.facing = facing
+        if turret_facing is not None:
+            t.turret_facing = turret_facing
+        self.tank_changes.append(tid)
 
     def _set_status(self, tid: int, status: str) -> None:
         t = self.tanks[tid]
         t.status = status
+        self.tank_changes.append(tid)
         if status in Status.OFF_BOARD and t.hex is not None:
-            self._vacate(tid, t.hex)
+            h = t.hex
+            self._vacate(tid, h)
             t.hex = None
-            self.map.bump()
+            self.map.bump((h,))
         elif status == Status.DESTROYED:
-            self.map.bump()  # a wreck is a new obstacle for sight in some rule sets
+            self.map.bump(() if t.hex is None else (t.hex,))  # a wreck is a new obstacle for sight in some rule sets
 
     # --- reading (BoardView) ----------------------------------------------------------------------------------
     def tank(self, tid: int) -> TankState:
@@ -352,3 +368,111 @@ class HypoView:
 
     def wrecks(self) -> list[TankState]:
         return self._b.wrecks()
+
+
+class SightMatrix:
+    """Which enemies each side sees, kept up to date incrementally: the rule set's pair test ``los(b, s, e)``
+    ("does live tank ``s`` see live enemy ``e``") is asked again only for the pairs the engine says changed.
+
+    A pair's answer must depend only on the two tanks (hex, facing, turret facing, status) and on the obstacles
+    in the sight ellipse of their hexes (``distance(h, s) + distance(h, e) <= distance(s, e) + slack``,
+    :meth:`sim.hexgrid.HexMap.pair_cached`).  On a query, the tanks listed in ``Battle.tank_changes`` since the
+    last one have all their pairs redone, and each obstacle change logged in ``HexMap.changes`` redoes the pairs
+    whose ellipse holds it (an unlocated change redoes all).  Get one with :func:`sight_matrix` (one per battle
+    object and rule-set ``tag``; a search copy gets its own)."""
+
+    def __init__(self, b: Battle, los: Any, slack: int = 3):
+        self.b = b
+        self.los = los
+        self.slack = slack
+        self.n_tanks = -1
+        self.n_changes = -1
+        self.seen: dict[tuple[int, int], bool] = {}
+        self.count: list[int] = [0] * len(b.tanks)  # per enemy: how many tanks (of other sides) see it
+
+    def _set(self, s: int, e: int) -> None:
+        tanks = self.b.tanks
+        ts, te = tanks[s], tanks[e]
+        v = bool(ts.alive and te.alive and ts.hex is not None and te.hex is not None and self.los(self.b, s, e))
+        old = self.seen.get((s, e), False)
+        if v != old:
+            self.seen[(s, e)] = v
+            self.count[e] += 1 if v else -1
+
+    def _all(self) -> None:
+        self.seen = {}
+        self.count = [0] * len(self.b.tanks)
+        tanks = self.b.tanks
+        for s in tanks:
+            for e in tanks:
+                if s.side != e.side:
+                    self._set(s.tank_id, e.tank_id)
+
+    def update(self) -> None:
+        """Bring the matrix up to the battle's present state (see the class docstring)."""
+        b = self.b
+        tc, ch = b.tank_changes, b.map.changes
+        if self.n_tanks == len(tc) and self.n_changes == len(ch):
+            return
+        if self.n_tanks < 0 or None in ch[self.n_changes:]:
+            self.n_tanks, self.n_changes = len(tc), len(ch)
+            self._all()
+            return
+        dirty = sorted(set(tc[self.n_tanks:]))
+        cells = ch[self.n_changes:]
+        self.n_tanks, self.n_changes = len(tc), len(ch)
+        tanks = b.tanks
+        for d in dirty:
+            sd = tanks[d].side
+            for t in tanks:
+                if t.side != sd:
+                    self._set(d, t.tank_id)
+                    self._set(t.tank_id, d)
+        if cells:
+            import numpy as np
+
+            live = [t for t in tanks if t.alive and t.hex is not None]
+            if len(live) < 2:
+                return
+            pos = np.array([t.hex for t in live], dtype=np.int64)
+            side = np.array([t.side for t in live])
+            dq = pos[:, None, 0] - pos[None, :, 0]
+            dr = pos[:, None, 1] - pos[None, :, 1]
+            dist = np.maximum(np.maximum(np.abs(dq), np.abs(dr)), np.abs(dq + dr))
+            other = side[:, None] != side[None, :]
+            for c in cells:
+                cq, cr = pos[:, 0] - c[0], pos[:, 1] - c[1]
+                dc = np.maximum(np.maximum(np.abs(cq), np.abs(cr)), np.abs(cq + cr))
+                hit = np.argwhere(other & (dc[:, None] + dc[None, :] <= dist + self.slack))
+                for i, j in hit.tolist():
+                    self._set(live[i].tank_id, live[j].tank_id)
+
+    def visible(self, side: int) -> tuple[int, ...]:
+        """Ids of the live enemies of ``side`` that at least one live tank of ``side`` sees, in id order."""
+        self.update()
+        tanks, seen = self.b.tanks, self.seen
+        out = []
+        for e in tanks:
+            if e.side == side or not self.count[e.tank_id] or not e.alive or e.hex is None:
+                continue
+            if len(self.b.sides) == 2 or any(seen.get((s.tank_id, e.tank_id)) for s in tanks if s.side == side):
+                out.append(e.tank_id)
+        return tuple(out)
+
+
+_SIGHT: "weakref.WeakKeyDictionary[Any, dict[Hashable, SightMatrix]]" = weakref.WeakKeyDictionary()
+
+
+def sight_matrix(b: Any, tag: Hashable, los: Any, slack: int = 3) -> SightMatrix | None:
+    """The :class:`SightMatrix` of battle ``b`` for ``tag`` (made on first use with ``los`` and ``slack``), or
+    ``None`` when ``b`` is not a :class:`BattleState` with a change log (a :class:`HypoView`: ask the pairs
+    directly)."""
+    if not isinstance(b, BattleState) or b.hidden_tanks:
+        return None
+    per = _SIGHT.get(b)
+    if per is None:
+        per = _SIGHT[b] = {}
+    m = per.get(tag)
+    if m is None:
+        m = per[tag] = SightMatrix(b, los, slack)
+    return m

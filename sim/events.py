@@ -25,7 +25,8 @@ class TankRecord(Protocol):
 
 class EventTarget(Protocol):
     """The narrow surface of the battle state that :func:`apply` writes: turn, end flag, rule-set state, tanks,
-    terrain, and the two moves that keep the board's occupancy consistent (place a tank, change its status).
+    terrain, and the moves that keep the board's occupancy and change records consistent (place a tank, change its status,
+    turn its hull or turret).
 
     :class:`sim.battle.BattleState` implements it; this module imports nothing from :mod:`sim.battle`, so the
     dependency runs one way (battle -> events)."""
@@ -43,6 +44,8 @@ class EventTarget(Protocol):
     def _place(self, tid: int, h: Hex, facing: int) -> None: ...
 
     def _set_status(self, tid: int, status: str) -> None: ...
+
+    def _turn(self, tid: int, facing: int | None, turret_facing: int | None) -> None: ...
 
 
 class Status:
@@ -130,10 +133,7 @@ class Pivoted(Event):
     cost: int = 0
 
     def apply(self, b: EventTarget) -> None:
-        t = b.tanks[self.tank]
-        t.facing = self.facing
-        if self.turret_facing is not None:
-            t.turret_facing = self.turret_facing
+        b._turn(self.tank, self.facing, self.turret_facing)
 
 
 @dataclass(frozen=True)
@@ -142,7 +142,7 @@ class TurretTurned(Event):
     turret_facing: int = 0
 
     def apply(self, b: EventTarget) -> None:
-        b.tanks[self.tank].turret_facing = self.turret_facing
+        b._turn(self.tank, None, self.turret_facing)
 
 
 @dataclass(frozen=True)

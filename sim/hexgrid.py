@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Callable, Hashable, Iterable, Iterator, Mapping, NamedTuple, TypeVar
+from heapq import heappop, heappush
+from typing import Callable, Collection, Hashable, Iterable, Iterator, Mapping, NamedTuple, TypeVar
 
 import networkx as nx
 
@@ -350,6 +351,10 @@ class HexMap:
         self._cache: dict[Hashable, object] = {}
         self._cache_version = 0
         self._forked = False
+        #: Cells whose obstacles changed, one entry per change in map-version order (``None``: unlocated).
+        self.changes: list[Hex | None] = []
+        self._pairs: dict[Hashable, tuple[object, int]] = {}
+        self._pairs_parent: tuple[dict, int] | None = None
 
     def __contains__(self, h: object) -> bool:
         return h in self._cells
@@ -383,7 +388,7 @@ class HexMap:
             self._forked = False
         self.graph.nodes[h]["terrain"] = name
         self.terrain_version += 1
-        self.bump()
+        self.bump(None)  # a terrain change may change any rule-set answer (tile costs, cover): recompute them all
 
     def terrain_cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """Like :meth:`cached`, but kept until the *terrain* changes (not flushed by wrecks or other obstacles):
@@ -397,8 +402,50 @@ class HexMap:
             v = self._static[key] = compute()
             return v
 
-    def bump(self) -> None:
+    def bump(self, cells: Iterable[tuple[int, int]] | None = None) -> None:
+        """A new map version: something that may block sight or movement changed.  ``cells`` are the hexes whose
+        obstacles changed (a wreck appeared or left); ``None`` means anything may have changed.  They are logged
+        in :attr:`changes` for :meth:`pair_cached` (which then recomputes only the answers near them)."""
         self.version += 1
+        if cells is None:
+            self.changes.append(None)
+        else:
+            self.changes.extend(as_hex(c) for c in cells)
+
+    def pair_cached(self, key: Hashable, a: tuple[int, int], b: tuple[int, int], compute: Callable[[], T],
+                    slack: int = 3) -> T:
+        """A cached answer about the pair of hexes ``a``, ``b`` that depends only on the obstacles of the cells
+        ``h`` with ``distance(h, a) + distance(h, b) <= distance(a, b) + slack`` (hexes; the sight ellipse of
+        :func:`sight_footprint`): kept across map versions, recomputed only when a change logged by :meth:`bump`
+        falls in that ellipse (or an unlocated change, or a terrain change, was logged).  ``key`` must hold
+        everything else the answer depends on, ``a`` and ``b`` included."""
+        changes = self.changes
+        n = len(changes)
+        ent = self._pairs.get(key)
+        if ent is None and self._pairs_parent is not None:
+            ent = self._pairs_parent[0].get(key)
+            if ent is not None and ent[1] > self._pairs_parent[1]:
+                ent = None  # computed by the parent after the fork: on obstacles this copy may not have
+        if ent is not None:
+            m = ent[1]
+            if m == n:
+                return ent[0]
+            lim = distance(a, b) + slack
+            aq, ar = a
+            bq, br = b
+            for c in changes[m:]:
+                if c is None:
+                    break
+                x, y = c[0] - aq, c[1] - ar
+                u, v = c[0] - bq, c[1] - br
+                if max(abs(x), abs(y), abs(x + y)) + max(abs(u), abs(v), abs(u + v)) <= lim:
+                    break
+            else:
+                self._pairs[key] = (ent[0], n)
+                return ent[0]
+        v = compute()
+        self._pairs[key] = (v, n)
+        return v
 
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """Return the value cached under ``key`` for the current version, computing it on a miss."""
@@ -428,21 +475,26 @@ class HexMap:
             self._cache_version = self.version
         new._cache = self._cache
         new._forked = True
+        new.changes = list(self.changes)
+        new._pairs = {}
+        new._pairs_parent = (self._pairs, len(self.changes))  # read through to answers valid at the fork
         return new
 
     def neighbours(self, h: tuple[int, int]) -> list[Hex]:
         return [as_hex(n) for n in self.graph.neighbors(h)]
 
     def distance_field(self, sources: Iterable[tuple[int, int]], passable: Callable[[Hex], bool] | None = None,
-                       passable_key: Hashable = None) -> dict[Hex, int]:
+                       passable_key: Hashable = None, static: bool = False) -> dict[Hex, int]:
         """Steps from the nearest source over passable cells (networkx multi-source Dijkstra, unit weights).
 
-        The passable graph is copied once and cached under ``passable_key`` (and the map version) when given."""
+        The passable graph is copied once and cached under ``passable_key`` when given: until the terrain changes
+        if ``static`` (``passable`` reads the terrain only), else under the map version."""
         if passable is None:
             g = self.graph
         elif passable_key is not None:
-            g = self.cached(("passable_graph", passable_key),
-                            lambda: self.graph.subgraph([h for h in self._cells if passable(h)]).copy())
+            cache = self.terrain_cached if static else self.cached
+            g = cache(("passable_graph", passable_key),
+                      lambda: self.graph.subgraph([h for h in self._cells if passable(h)]).copy())
         else:
             g = self.graph.subgraph([h for h in self._cells if passable(h)])
         srcs = [s for s in sources if s in g]
@@ -455,31 +507,228 @@ def bounded_dijkstra(start: T, successors: Callable[[T], Iterable[tuple[T, int]]
                      ) -> dict[T, tuple[int, list[T]]]:
     """Cheapest paths from ``start`` in a rule set's state space within ``budget`` (integer costs).
 
-    ``successors(state)`` yields ``(next_state, cost)`` with ``cost >= 0``; states must be hashable and orderable
-    by their repr for determinism.  Returns ``{state: (cost, path)}`` where ``path`` starts with ``start``.
-    The reachable part of the state graph is built lazily and searched with networkx's
-    ``single_source_dijkstra`` with ``cutoff=budget``.
-    """
-    edges: dict[tuple[T, T], int] = {}
+    ``successors(state)`` yields ``(next_state, cost)`` with ``cost >= 0``; states must be hashable.  Returns
+    ``{state: (cost, path)}`` where ``path`` starts with ``start``, in the order the states are settled.
+
+    The reachable part of the state graph is explored breadth first (keeping the cheapest cost of every edge),
+    then searched by Dijkstra's algorithm with a binary heap, ties popped in push order and each state's
+    successors scanned in the order its edges were first found: the same answers, paths and order as networkx's
+    ``single_source_dijkstra(..., cutoff=budget)`` on that graph (which this replaces without building a
+    ``DiGraph`` per search)."""
+    succ: dict[T, dict[T, int]] = {start: {}}
     frontier = [start]
     best = {start: 0}
+    limit = budget + 1
     while frontier:
         nxt = []
         for u in frontier:
             bu = best[u]
+            out = succ.get(u)
             for v, c in successors(u):
                 cost = bu + c
                 if cost > budget:
                     continue
-                e = (u, v)
-                if c < edges.get(e, budget + 1):
-                    edges[e] = c
-                if cost < best.get(v, budget + 1):
+                if out is None:
+                    out = succ[u] = {}
+                if c < out.get(v, limit):
+                    out[v] = c
+                if v not in succ:
+                    succ[v] = {}
+                if cost < best.get(v, limit):
                     best[v] = cost
                     nxt.append(v)
         frontier = nxt
-    g = nx.DiGraph()
-    g.add_node(start)
-    g.add_weighted_edges_from((u, v, c) for (u, v), c in edges.items())
-    dist, paths = nx.single_source_dijkstra(g, start, cutoff=budget, weight="weight")
+    dist: dict[T, int] = {}
+    paths: dict[T, list[T]] = {start: [start]}
+    seen = {start: 0}
+    heap: list = [(0, 0, start)]
+    count = 1
+    while heap:
+        d, _, v = heappop(heap)
+        if v in dist:
+            continue
+        dist[v] = d
+        for u, c in succ[v].items():
+            vu = d + c
+            if vu > budget:
+                continue
+            if u in dist:
+                continue
+            if u not in seen or vu < seen[u]:
+                seen[u] = vu
+                heappush(heap, (vu, count, u))
+                count += 1
+                paths[u] = paths[v] + [u]
     return {s: (dist[s], paths[s]) for s in dist}
+
+
+# --- translation-invariant sight footprints --------------------------------------------------------------------
+
+def sight_ellipse(a: tuple[int, int], b: tuple[int, int], slack: int = 3) -> list[Hex]:
+    """The hexes ``h`` with ``distance(h, a) + distance(h, b) <= distance(a, b) + slack``, in breadth-first order
+    from ``a`` (a flood fill: every such hex has a neighbour one step nearer ``a`` that is in the set too)."""
+    aq, ar = a
+    bq, br = b
+    lim = distance(a, b) + slack
+    start = Hex(aq, ar)
+    seen = {start}
+    out = [start]
+    i = 0
+    while i < len(out):
+        q, r = out[i]
+        i += 1
+        for dq, dr in DIRECTIONS:
+            nq, nr = q + dq, r + dr
+            n = Hex(nq, nr)
+            if n in seen:
+                continue
+            x, y, u, v = nq - aq, nr - ar, nq - bq, nr - br
+            if max(abs(x), abs(y), abs(x + y)) + max(abs(u), abs(v), abs(u + v)) <= lim:
+                seen.add(n)
+                out.append(n)
+    return out
+
+
+def _in_ellipse(h: tuple[int, int], dq: int, dr: int, slack: int = 3) -> bool:
+    return distance(h, (0, 0)) + distance(h, (dq, dr)) <= distance((0, 0), (dq, dr)) + slack
+
+
+@lru_cache(maxsize=4096)
+def _ellipse_offsets(dq: int, dr: int) -> tuple[Hex, ...]:
+    """The hexes that can meet a sight line from hex ``(0, 0)`` to hex ``(dq, dr)``, sorted: those of the sight
+    ellipse (slack 3) within 2 hexes of :func:`hex_line` ``(0, 0)``-``(dq, dr)``, the two end hexes left out.
+
+    Within 2 is enough: a line runs between points of the two end hexes, so each of its points lies within one
+    circumradius ``R`` of the centre-to-centre segment, which lies within ``R`` of the :func:`hex_line` hexes'
+    centres; a hex the line enters or runs beside has its centre within ``R`` of the line, so within ``3 R`` of a
+    :func:`hex_line` centre, and hexes 3 apart are at least ``4.5 R`` apart."""
+    band = set()
+    for c in hex_line((0, 0), (dq, dr)):
+        for x in range(-2, 3):
+            for y in range(max(-2, -x - 2), min(2, -x + 2) + 1):
+                band.add(Hex(c.q + x, c.r + y))
+    return tuple(sorted(h for h in band if h != (0, 0) and h != (dq, dr) and _in_ellipse(h, dq, dr)))
+
+
+@lru_cache(maxsize=4096)
+def _ellipse_arrays(dq: int, dr: int) -> tuple:
+    import numpy as np
+
+    cand = _ellipse_offsets(dq, dr)
+    q = np.array([h.q for h in cand], dtype=np.int64)
+    r = np.array([h.r for h in cand], dtype=np.int64)
+    return q, r, 3 * q, -(q + 2 * r)
+
+
+def _entered(dq: int, dr: int, o: tuple[int, int], p: tuple[int, int]) -> tuple[tuple[int, int], ...]:
+    """The hexes of the sight ellipse of ``(0, 0)``-``(dq, dr)`` (:func:`_ellipse_offsets`, sorted) whose open interior the closed segment ``o``-``p``
+    enters: :func:`segment_enters_hex` for all of them at once (numpy, int64; the same integer Cyrus-Beck clipping,
+    parameters as numerator/denominator pairs; the values stay far below 2**63 on any map)."""
+    import numpy as np
+
+    q, r, cx, cy = _ellipse_arrays(dq, dr)
+    if not len(q):
+        return ()
+    ox, oy = o
+    px, py = p
+    ok = ~((max(ox, px) <= cx - 2) | (min(ox, px) >= cx + 2) | (max(oy, py) <= cy - 1) | (min(oy, py) >= cy + 1))
+    dx, dy = px - ox, py - oy
+    n0 = np.zeros_like(cx)
+    d0 = np.ones_like(cx)
+    n1 = np.ones_like(cx)
+    d1 = np.ones_like(cx)
+    for k in range(6):
+        vax, vay = FRAME_VERTICES[k]
+        vbx, vby = FRAME_VERTICES[(k + 1) % 6]
+        ex, ey = vbx - vax, vby - vay
+        num = ex * (oy - (cy + vay)) - ey * (ox - (cx + vax))
+        den = ex * dy - ey * dx
+        if den == 0:
+            ok &= num > 0
+        elif den > 0:
+            tn = -num
+            upd = tn * d0 > n0 * den
+            n0 = np.where(upd, tn, n0)
+            d0 = np.where(upd, den, d0)
+        else:
+            upd = num * d1 < n1 * (-den)
+            n1 = np.where(upd, num, n1)
+            d1 = np.where(upd, -den, d1)
+    ok &= n0 * d1 < n1 * d0
+    idx = np.flatnonzero(ok)
+    return tuple((int(q[i]), int(r[i])) for i in idx)
+
+
+@lru_cache(maxsize=None)
+def sight_footprint(dq: int, dr: int, origin: int | None, aim: int | None
+                    ) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int, int, int, bool, bool], ...]]:
+    """What can block one sight line, relative to the firer's hex at ``(0, 0)`` (the geometry is the same on every
+    map and at every place, so it is computed once per line and shared; integers only).
+
+    The line runs, in the sight frame (:func:`frame_centre`), from the firer's centre (``origin`` ``None``) or its
+    vertex ``origin`` to the target hex ``(dq, dr)``'s centre (``aim`` ``None``) or its vertex ``aim``.  Returns
+    ``(hexes, hexsides)``: ``hexes`` the offsets ``(q, r)`` of the hexes other than firer and target, within the
+    sight ellipse (:func:`sight_ellipse`, slack 3), whose interior the closed segment enters
+    (:func:`segment_enters_hex`); ``hexsides`` ``(q1, r1, q2, r2, ok1, ok2)`` for every hexside the segment runs
+    along over a positive length (panzer_squadron.md 6.3 b) between two hexes of which at least one lies in the
+    ellipse and is neither firer nor target -- ``ok1``/``ok2`` say which (a hex that is not may not block)."""
+    a, b = Hex(0, 0), Hex(dq, dr)
+    o = frame_centre(a) if origin is None else frame_vertex(a, origin)
+    p = frame_centre(b) if aim is None else frame_vertex(b, aim)
+    cand = _ellipse_offsets(dq, dr)
+    hexes = _entered(dq, dr, o, p)
+    ox, oy = o
+    dx, dy = p[0] - ox, p[1] - oy
+    sides = []
+    if dy == 0 or dx == dy or dx == -dy:  # parallel to a hexside direction: (1, 0), (1, 1), (1, -1) in the frame
+        den = dx * dx + dy * dy
+        done = set()
+        for h in cand:
+            for k in range(6):
+                n = h.neighbour(k)
+                pair = (min(h, n), max(h, n))
+                if pair in done:
+                    continue
+                done.add(pair)
+                (ax, ay), (bx, by) = frame_vertex(h, k), frame_vertex(h, k + 1)
+                if dx * (ay - oy) - dy * (ax - ox) or dx * (by - oy) - dy * (bx - ox):
+                    continue  # not collinear
+                ta = (ax - ox) * dx + (ay - oy) * dy
+                tb = (bx - ox) * dx + (by - oy) * dy
+                if min(den, max(ta, tb)) > max(0, min(ta, tb)):
+                    h1, h2 = pair
+                    sides.append((h1.q, h1.r, h2.q, h2.r, h1 not in (a, b) and _in_ellipse(h1, dq, dr),
+                                  h2 not in (a, b) and _in_ellipse(h2, dq, dr)))
+    return hexes, tuple(sides)
+
+
+def count_clear_lines(firer: tuple[int, int], target: tuple[int, int], obstacles: Collection[tuple[int, int]],
+                      origin: int | None = None, aims: Iterable[int | None] = (None, 0, 1, 2, 3, 4, 5),
+                      hexside_blocks: str = "both") -> int:
+    """How many of the sight lines from ``firer`` (its centre, or its vertex ``origin``) to the ``aims`` of
+    ``target`` (``None`` = centre, ``k`` = vertex ``k``) no obstacle blocks (panzer_squadron.md 6.3): none enters
+    the interior of an obstacle hex and none runs along a blocking hexside -- one between two obstacle hexes
+    (``hexside_blocks`` ``both``) or next to one (``either``).  ``obstacles`` is a set of hexes; the firer's and
+    target's own hexes never block.  Exact (integer geometry of :func:`sight_footprint`), O(line length) per line.
+    """
+    fq, fr = firer
+    dq, dr = target[0] - fq, target[1] - fr
+    either = hexside_blocks != "both"
+    clear = 0
+    for aim in aims:
+        hexes, sides = sight_footprint(dq, dr, origin, aim)
+        blocked = False
+        for x, y in hexes:
+            if (fq + x, fr + y) in obstacles:
+                blocked = True
+                break
+        if not blocked:
+            for x1, y1, x2, y2, ok1, ok2 in sides:
+                o1 = ok1 and (fq + x1, fr + y1) in obstacles
+                o2 = ok2 and (fq + x2, fr + y2) in obstacles
+                if (o1 or o2) if either else (o1 and o2):
+                    blocked = True
+                    break
+        if not blocked:
+            clear += 1
+    return clear

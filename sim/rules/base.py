@@ -194,6 +194,11 @@ class Ruleset:
     def default_turn_limit(self, options: Any) -> int:
         return 20
 
+    #: Whether :meth:`passable` reads only the map's terrain and the options (never wrecks, tanks or rule-set
+    #: state): then distance fields are kept until the terrain changes instead of being rebuilt after each event
+    #: that bumps the map version (a wreck).
+    passable_is_static: bool = False
+
     def passable(self, b: BoardView, h: Any) -> bool:
         """Whether static terrain lets a tank enter ``h`` at all (used for long-range path guidance only)."""
         return h in b.map

@@ -304,6 +304,8 @@ class ASL(Ruleset):
         (CONVENTIONS.md "Lines"), so it never blocks or hinders and asking about it is never an error."""
         return asl_tables.terrain_tables().classes[b.map.sight_terrain(h)]
 
+    passable_is_static = True  # terrain and options only
+
     def passable(self, b: BoardView, h: Hex) -> bool:
         """Whether a vehicle may ever enter ``h`` (static: on the map; woods/buildings unless
         ``obstacle_entry: forbidden``)."""

@@ -35,6 +35,7 @@ of ``tests/cases/play_panzer_squadron.yaml``):
 """
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Generator, Literal, Mapping
 
 from pydantic import Field
@@ -54,6 +55,7 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
+from sim.battle import sight_matrix
 from sim.hexgrid import Hex, as_hex, bounded_dijkstra
 from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, RulesOptions, Shot
 from sim.rules.panzer_squadron import data as ps_data
@@ -68,7 +70,7 @@ from sim.rules.panzer_squadron.odds import (
     resolve_key,
     shot_odds,
 )
-from sim.rules.panzer_squadron.sight import SightRules, clear_lines, near_obstacles, shot_geometry, turret_facing_for
+from sim.rules.panzer_squadron.sight import SightRules, shot_geometry, turret_facing_for
 from sim.victory import draw, most_tanks, standard_outcome
 
 MODES = ("hold", "fire", "move", "move_and_fire", "ambush")
@@ -140,6 +142,8 @@ class PanzerSquadron(Ruleset):
     def default_turn_limit(self, options: PSOptions) -> int:
         return options.max_turns
 
+    passable_is_static = True  # terrain and options only
+
     def passable(self, b: BoardView, h: Hex) -> bool:
         return h in b.map and not self.tile(b, h).blocks_move
 
@@ -175,41 +179,37 @@ class PanzerSquadron(Ruleset):
             h for h in b.map.cells if tiles[b.map.terrain(h)].blocks_los))
 
     def sight_rules(self, options: PSOptions) -> SightRules:
-        return SightRules(options.los_origin, options.hexside_blocks, options.max_range_hexes)
+        return _sight_rules(options.los_origin, options.hexside_blocks, options.max_range_hexes)
 
     def geometry(self, b: BoardView, shooter: int, target: int, as_if: Hypo | None = None) -> dict:
-        """:func:`shot_geometry` for two tanks on the board (cached under the map version when live tanks do not
-        block sight)."""
+        """:func:`shot_geometry` for two tanks on the board.
+
+        When live tanks do not block sight the answer depends only on the two tanks and on the obstacles in the
+        pair's sight ellipse, so it is kept across map versions (:meth:`sim.hexgrid.HexMap.pair_cached`) and
+        recomputed only when a wreck appears or leaves in that ellipse or the terrain changes."""
         s, t = b.tanks[shooter], b.tanks[target]
-        hx, facing = (as_hex(as_if.hex), as_if.facing) if as_if else (s.hex, s.facing)
-        gun = facing if (as_if or s.turret_facing is None) else s.turret_facing
-        args = (hx, facing, gun, s.vehicle.turret, t.hex, t.facing, tuple(sorted(t.vehicle.armour.items())))
-        rules = self.sight_rules(b.options)
-        obstacles = self.obstacles(b)
-        if b.options.live_tanks_block_los:
-            return shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles,
-                                 rules, b.options.exceptional_modifier)
-        def lines(fr: Hex, ff: int, tg: Hex) -> int:
-            # clear lines depend on the obstacles near the segment only: Tiles near it are kept until the terrain
-            # changes, wrecks near it are added, and the exact count is cached on that set (sight.py)
-            key = ("ps_lines", fr, ff if rules.los_origin != "centre" else 0, tg)
-
-            def compute() -> int:
-                near = b.map.terrain_cached(("ps_near", fr, tg), lambda: near_obstacles(self.static_obstacles(b),
-                                                                                          fr, tg))
-                wrecks = [t.hex for t in b.wrecks()]
-                if wrecks:
-                    near = near | near_obstacles(wrecks, fr, tg)
-                return clear_lines(fr, ff, tg, near, rules, prefiltered=True)
-
-            return b.map.cached(key, compute)
-
-        return b.map.cached(("ps_geo",) + args, lambda: shot_geometry(
-            hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
-            b.options.exceptional_modifier, lines=lines))
+        if as_if:
+            hx, facing = as_hex(as_if.hex), as_if.facing
+            gun = facing
+        else:
+            hx, facing = s.hex, s.facing
+            gun = facing if s.turret_facing is None else s.turret_facing
+        opts = b.options
+        if opts.live_tanks_block_los:
+            return shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour,
+                                 self.obstacles(b), self.sight_rules(opts), opts.exceptional_modifier)
+        key = ("ps_geo", hx, facing, gun, s.vehicle.turret, t.hex, t.facing, _armour_key(t.vehicle),
+               opts.los_origin, opts.hexside_blocks, opts.max_range_hexes, opts.exceptional_modifier)
+        return b.map.pair_cached(key, hx, t.hex, lambda: shot_geometry(
+            hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, self.obstacles(b),
+            self.sight_rules(opts), opts.exceptional_modifier))
 
     def visible(self, b: BoardView, side: int) -> tuple[int, ...]:
-        """Enemy tanks that at least one live tank of ``side`` has a line of sight to (2+ clear lines)."""
+        """Enemy tanks that at least one live tank of ``side`` has a line of sight to (2+ clear lines).  Kept up to
+        date pair by pair (:class:`sim.battle.SightMatrix`) when live tanks do not block sight."""
+        m = None if b.options.live_tanks_block_los else sight_matrix(b, "ps_los", _sees)
+        if m is not None:
+            return m.visible(side)
         own = b.live_tanks(side)
         out = []
         for e in b.enemies_of(side):
@@ -629,3 +629,24 @@ def edge_of(hexmap: Any, inside: Hex, outside: Hex) -> str | None:
     if outside.q > max(qs):
         return "east"
     return "north" if (outside.r < inside.r or (outside.r == inside.r and outside.q < inside.q)) else "south"
+
+
+@lru_cache(maxsize=64)
+def _sight_rules(los_origin: str, hexside_blocks: str, max_range_hexes: int | None) -> SightRules:
+    return SightRules(los_origin, hexside_blocks, max_range_hexes)
+
+
+_ARMOUR_KEYS: dict[int, tuple[Any, tuple]] = {}
+
+
+def _armour_key(vehicle: Any) -> tuple:
+    """``vehicle.armour`` as a sorted tuple (a cache key), computed once per vehicle record."""
+    ent = _ARMOUR_KEYS.get(id(vehicle))
+    if ent is None or ent[0] is not vehicle:
+        ent = _ARMOUR_KEYS[id(vehicle)] = (vehicle, tuple(sorted(vehicle.armour.items())))
+    return ent[1]
+
+
+def _sees(b: Any, s: int, e: int) -> bool:
+    """The :class:`sim.battle.SightMatrix` pair test: ``s`` has a line of sight to ``e`` (6.4: 2+ clear lines)."""
+    return b.ruleset.geometry(b, s, e)["los"] != "blocked"

@@ -5,10 +5,10 @@ fractions only.  Used by play (through :func:`shot_geometry`) and by the geometr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Collection, Mapping
 
-from sim.hexgrid import FRONT, REAR, SIDE, Hex, aspect, distance, frame_centre, frame_vertex, in_arc, segment_enters_hex
+from sim.hexgrid import (FRONT, REAR, SIDE, Hex, aspect, count_clear_lines, distance, frame_centre, frame_vertex, in_arc,
+                         segment_enters_hex)
 
 Obstacles = Collection[Hex]
 
@@ -79,27 +79,29 @@ def line_blocked(o, p, near: list[Hex], sides: list) -> bool:
 def clear_lines(firer: Hex, firer_facing: int, target: Hex, obstacles: Obstacles, rules: SightRules,
                 prefiltered: bool = False) -> int:
     """Section 6.4: unblocked lines from the firer's origin to the target's centre and six vertices (0..7).
-    Range 1 is always 7.  The exact count depends only on the obstacles near the segment, so it is cached on
-    them (across battles on any map); ``prefiltered=True`` says ``obstacles`` already is
-    :func:`near_obstacles` of the pair."""
+    Range 1 is always 7.  Counted by :func:`sim.hexgrid.count_clear_lines` over the translation-invariant line
+    footprints shared by every map (the same count as :func:`line_blocked` over :func:`near_obstacles`, which
+    stay as the reference; ``prefiltered`` is accepted for callers that pass that set already)."""
     if distance(firer, target) <= 1:
         return 7
-    near = frozenset(obstacles) if prefiltered else near_obstacles(obstacles, firer, target)
-    if not near:
+    obs = obstacles if isinstance(obstacles, (set, frozenset)) else frozenset(obstacles)
+    if not obs:
         return 7
-    facing = firer_facing % 6 if rules.los_origin != "centre" else 0
-    return _clear_lines_near(firer, facing, target, near, rules.los_origin, rules.hexside_blocks)
+    origin = firer_facing % 6 if rules.los_origin != "centre" else None
+    return count_clear_lines(firer, target, obs, origin, hexside_blocks=rules.hexside_blocks)
 
 
-@lru_cache(maxsize=200_000)
-def _clear_lines_near(firer: Hex, facing: int, target: Hex, near: frozenset[Hex], los_origin: str,
-                      hexside_blocks: str) -> int:
-    # every obstacle touching a sight line is in ``near`` (the ellipse filter), so ``near`` is the obstacle set
+def reference_clear_lines(firer: Hex, firer_facing: int, target: Hex, obstacles: Obstacles, rules: SightRules,
+                          aims: tuple[int | None, ...] = (None, 0, 1, 2, 3, 4, 5), origin: int | None = None) -> int:
+    """The seven-line test written out directly (:func:`near_obstacles`, :func:`blocking_hexsides`,
+    :func:`line_blocked`; slow): the reference the footprint count is tested against.  ``origin`` ``None`` is the
+    firer's centre, else its vertex ``origin``; ``aims`` ``None`` is the target's centre, ``k`` its vertex ``k``."""
+    near = near_obstacles(obstacles, firer, target)
     cells = sorted(near)
-    sides = blocking_hexsides(cells, near, hexside_blocks)
-    o = frame_centre(firer) if los_origin == "centre" else frame_vertex(firer, facing)
-    aims = [frame_centre(target)] + [frame_vertex(target, k) for k in range(6)]
-    return sum(not line_blocked(o, p, cells, sides) for p in aims)
+    sides = blocking_hexsides(cells, near, rules.hexside_blocks)
+    o = frame_centre(firer) if origin is None else frame_vertex(firer, origin)
+    return sum(not line_blocked(o, frame_centre(target) if k is None else frame_vertex(target, k), cells, sides)
+               for k in aims)
 
 
 def face_vertices(face: str, facing: int) -> tuple[int, int, int]:
@@ -112,11 +114,9 @@ def face_vertices(face: str, facing: int) -> tuple[int, int, int]:
 def exceptional_lines(firer: Hex, firer_facing: int, target: Hex, target_facing: int, face: str,
                       obstacles: Obstacles, rules: SightRules) -> int:
     """7.2 step 3: unblocked lines from the firer's front point to the three vertices of ``face``."""
-    near = near_obstacles(obstacles, firer, target)
-    cells = sorted(near)
-    sides = blocking_hexsides(cells, near, rules.hexside_blocks)
-    o = frame_vertex(firer, firer_facing)
-    return sum(not line_blocked(o, frame_vertex(target, k), cells, sides) for k in face_vertices(face, target_facing))
+    obs = obstacles if isinstance(obstacles, (set, frozenset)) else frozenset(obstacles)
+    return count_clear_lines(firer, target, obs, firer_facing % 6, face_vertices(face, target_facing),
+                             rules.hexside_blocks)
 
 
 def thicker(armour: Mapping[str, int], faces) -> str:
@@ -145,7 +145,8 @@ def shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_turret: bo
     if face == SIDE:
         side_dir = (target_facing + 1) % 6 if asp.delta_sign > 0 else (target_facing + 4) % 6
         across = target.neighbour(side_dir)
-        masked = across in set(obstacles) and across != firer
+        masked = across in (obstacles if isinstance(obstacles, (set, frozenset)) else set(obstacles)) \
+            and across != firer
     out["side_masked"] = masked
     allowed = True
     reason = ""
