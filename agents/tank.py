@@ -15,11 +15,19 @@ from sim.battle import TankState
 
 class Tank(mesa.Agent):
     """One tank: ``tank_id`` (scenario order), ``label``, ``side``, ``vehicle_id``, ``hex``, ``facing``,
-    ``turret_facing``, ``status`` and ``rules_state``, all read from its :class:`TankState`."""
+    ``turret_facing``, ``status`` and ``rules_state``, all read from its :class:`TankState`.
+
+    ``unique_id`` (Mesa's agent id, the ``AgentID`` of DataCollector and ``batch_run`` rows) is the ``tank_id``
+    (Mesa numbers agents from 1; a battle's tanks keep the numbering of its scenario and event log, from 0).
+    ``shots``, ``hits`` and ``kills`` count this tank's own shots so far (kept by the model from the log)."""
 
     def __init__(self, model: mesa.Model, state: TankState):
         super().__init__(model)
         self.state = state
+        self.unique_id = state.tank_id
+        self.shots = 0
+        self.hits = 0
+        self.kills = 0
 
     def __getattr__(self, name: str) -> Any:
         if name in ("tank_id", "label", "side", "vehicle_id", "vehicle", "hex", "facing", "turret_facing",

@@ -26,7 +26,16 @@ def test_run_default_writes_parquet_and_plot(tmp_path):
     assert ev.loc[0, "kind"] == "BattleStarted" and (ev["kind"] == "ShotResolved").any()
     assert any(json.loads(x) for x in ev["rolls"])
     series = pd.read_parquet(tmp_path / "o" / "series.parquet")
-    assert len(series) == battle.loc[0, "turns"]
+    assert len(series) == battle.loc[0, "turns"] + 1  # the set-up row, then one per turn
+    assert list(series["turn"]) == list(range(battle.loc[0, "turns"] + 1))
+    assert series["winner"].iloc[-1] == battle.loc[0, "winner"]
+    shots = pd.read_parquet(tmp_path / "o" / "shots.parquet")
+    assert len(shots) == battle.loc[0, "shots"] == int((ev["kind"] == "ShotResolved").sum())
+    assert shots["kill"].sum() == battle.loc[0, "kills"]
+    tanks = pd.read_parquet(tmp_path / "o" / "tanks.parquet")
+    assert len(tanks) == (battle.loc[0, "turns"] + 1) * (battle.loc[0, "side1_tanks"] + battle.loc[0, "side2_tanks"])
+    sides = pd.read_parquet(tmp_path / "o" / "sides.parquet")
+    assert list(sides["name"]) == [battle.loc[0, "side1_name"], battle.loc[0, "side2_name"]]
     assert (tmp_path / "b.png").stat().st_size > 10_000
 
 

@@ -70,7 +70,7 @@ def _kv(items: Sequence[str]) -> dict[str, str]:
 def cmd_run(args: argparse.Namespace) -> int:
     from sim.experiments.store import write_battle
     from sim.model import BattleModel
-    from sim.runner import BattleResult, final_state, log_rows, summarise
+    from sim.runner import result_of
     from sim.scenario import PolicySpec, load_scenario, side_index
     from sim.view.render import picture_of, save_board, shots_of
 
@@ -98,9 +98,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     model = BattleModel(spec, args.seed, policies)
     model.run()
-    result = BattleResult(summarise(model, time.perf_counter() - t0), log_rows(model),
-                          model.datacollector.get_model_vars_dataframe().reset_index(drop=True).to_dict("records"),
-                          final_state(model))
+    result = result_of(model, time.perf_counter() - t0, tables=bool(args.out))
     row = result.row
     if args.out:
         paths = write_battle(result, args.out)
@@ -296,7 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one battle and print its result")
     r.add_argument("scenario", nargs="?", help="scenario file or bundled name (default: the bundled default)")
     r.add_argument("--seed", type=_seed, default=0, help="battle seed (integer >= 0)")
-    r.add_argument("--out", help="folder for battle/events/series Parquet files")
+    r.add_argument("--out", help="folder for the battle's Parquet files (battle, events, series, shots, tanks, sides)")
     r.add_argument("--plot", help="draw the final board to this image file")
     r.add_argument("--json", action="store_true", help="print the result row as JSON")
     r.add_argument("--policy", action="append", metavar="SIDE=NAME[:k=v,...]",

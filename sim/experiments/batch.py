@@ -89,6 +89,7 @@ class BaseContext:
     data: dict[str, Any]
     src: str
     zones: dict[int, list[tuple[int, int]]]
+    collect: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -111,6 +112,7 @@ class Chunk:
     tasks: tuple[Task, ...]
     events: bool = False
     watchdog_s: float | None = None
+    tables: bool = False
 
 
 _CONTEXTS: dict[str, BaseContext] = {}
@@ -135,11 +137,12 @@ def _worker_id() -> str:
 
 
 def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: float | None = None,
-         keep_model: list | None = None) -> dict[str, Any]:
+         keep_model: list | None = None, tables: bool = False) -> dict[str, Any]:
     """Play one task in this process; never raises for a battle's own failure.
 
-    Returns ``{"row": run row (see :data:`sim.experiments.store.RUN_FIELDS`), "events": [...], "series": [...]}`` (event
-    and series rows carry ``run_key``; empty unless ``events``).  A raise anywhere (bad point, policy that fails to
+    Returns ``{"row": run row (see :data:`sim.experiments.store.RUN_FIELDS`), "events": [...], "series": [...],
+    "shots": [...], "tanks": [...]}`` (each carrying ``run_key``; events and series empty unless ``events``, shots
+    and tanks unless ``tables``).  A raise anywhere (bad point, policy that fails to
     load, engine error) gives ``status="failed"`` and ``error``; exceeding ``watchdog_s`` gives ``"timeout"``.
     ``keep_model`` receives the finished BattleModel (re-runs draw it)."""
     from sim.runner import run_battle
@@ -156,7 +159,8 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
                 placed = place_tanks(data, cands, task.seed)
                 spec = validate(placed, spec.source)
                 placement = _canon({str(si): [t["hex"] for t in placed["sides"][si]["tanks"]] for si in cands})
-            res = run_battle(spec, task.seed, record_events=events, model_out=keep_model)
+            res = run_battle(spec, task.seed, record_events=events, model_out=keep_model, tables=tables,
+                             collect=ctx.collect or None)
     except BattleTimeout:
         return {"row": {**base, "status": "timeout", "wall_s": time.perf_counter() - t0,
                         "error": f"exceeded the watchdog of {watchdog_s:g} s"}, "events": [], "series": []}
@@ -173,12 +177,15 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
         evs[-1]["final_state"] = _canon(res.final_state)
     return {"row": row,
             "events": evs,
-            "series": [{"run_key": task.run_key, **s} for s in res.series] if events else []}
+            "series": [{"run_key": task.run_key, **s} for s in res.series] if events else [],
+            "shots": [{"run_key": task.run_key, **x} for x in res.shots],
+            "tanks": [{"run_key": task.run_key, **x} for x in res.tanks]}
 
 
 def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
     """The worker entry point: play every task of ``chunk`` in order (see :func:`play`)."""
-    return [play(chunk.ctx, t, events=chunk.events, watchdog_s=chunk.watchdog_s) for t in chunk.tasks]
+    return [play(chunk.ctx, t, events=chunk.events, watchdog_s=chunk.watchdog_s, tables=chunk.tables)
+            for t in chunk.tasks]
 
 
 #: Topic of the worker -> driver progress messages on a Dask cluster (``Worker.log_event``).
@@ -925,7 +932,7 @@ class _Writer:
         self.crash_before_rename = _env_int("TANKSIM_CRASH_BEFORE_RENAME")
 
     def write(self, results: list[dict[str, Any]]) -> None:
-        rows, events, series = [], [], []
+        rows, events, series, shots, tanks = [], [], [], [], []
         for r in results:
             row = dict(r["row"])
             for name, v in self.values.get(row["point_key"], {}).items():
@@ -933,10 +940,12 @@ class _Writer:
             rows.append(row)
             events += r["events"]
             series += r["series"]
+            shots += r.get("shots", [])
+            tanks += r.get("tanks", [])
         n = self.written + 1
         hook = (lambda: os._exit(CRASH_EXIT)) if self.crash_before_rename == n else None
-        store.write_run_part(self.out, self.seq, rows, self.schema, events=events, series=series,
-                             before_commit=hook)
+        store.write_run_part(self.out, self.seq, rows, self.schema, events=events, series=series, shots=shots,
+                             tanks=tanks, before_commit=hook)
         self.seq += 1
         self.written = n
         if self.crash_after == n:
@@ -946,15 +955,16 @@ class _Writer:
 def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None, scheduler: str | None = None,
             dask_local: int | None = None, new: bool = False, events: bool = False,
             watchdog_s: float | None = None, chunk_s: float | None = None, progress: bool = True,
-            pool: Pool | None = None, retry_failed: bool = False) -> BatchSummary:
+            pool: Pool | None = None, retry_failed: bool = False, tables: bool = False) -> BatchSummary:
     """Play every run of ``exp`` not yet stored in ``out_dir`` and store it there.
 
     ``workers`` / ``scheduler`` / ``dask_local``: see :func:`open_executor` (or pass an open ``pool`` to reuse
     it; it is left open); ``new``: accept a changed experiment; ``events``: also store event logs and per-turn
-    series; ``watchdog_s`` / ``chunk_s`` override the experiment's.  Ctrl-C (or SIGTERM in the CLI) stops
-    cleanly: finished chunks are stored, the summary says
-    ``interrupted``.  ``retry_failed``: play stored ``failed`` / ``timeout`` runs of the design again (their rows
-    are removed from the folder first, so each run key keeps exactly one row).  ``summary.failed_stored`` counts
+    series; ``tables``: also store the tidy shots and tanks tables (``shots/``, ``tanks/`` parts);
+    ``watchdog_s`` / ``chunk_s`` override the experiment's.  Ctrl-C (or SIGTERM in the CLI) stops cleanly:
+    finished chunks are stored, the summary says ``interrupted``.  ``retry_failed``: play stored ``failed`` /
+    ``timeout`` runs of the design again (their rows are removed from the folder first, so each run key keeps
+    exactly one row).  ``summary.failed_stored`` counts
     the design's failed or timed-out rows in the folder afterwards.  The folder is locked for the whole call
     (:func:`sim.experiments.store.folder_lock`) and verified first (:func:`prepare_folder`).  Raises
     :class:`BatchRefused`, :class:`sim.experiments.store.FolderInUse` (another process is writing the folder),
@@ -963,12 +973,12 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
     with store.folder_lock(out, "tanksim batch"):
         return _execute(exp, out, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
                         events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress, pool=pool,
-                        retry_failed=retry_failed)
+                        retry_failed=retry_failed, tables=tables)
 
 
 def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str | None, dask_local: int | None,
              new: bool, events: bool, watchdog_s: float | None, chunk_s: float | None, progress: bool,
-             pool: Pool | None, retry_failed: bool) -> BatchSummary:
+             pool: Pool | None, retry_failed: bool, tables: bool = False) -> BatchSummary:
     manifest = prepare_folder(exp, out, new)
     if retry_failed:
         drop_runs(out, set(failed_run_keys(out)) & {r.key for r in exp.runs()})
@@ -980,7 +990,7 @@ def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str 
     if runs:
         _drive(exp, out, runs, summary, workers=workers, scheduler=scheduler, dask_local=dask_local,
                events=events, watchdog_s=watchdog_s or exp.spec.watchdog_s, chunk_s=chunk_s or exp.spec.chunk_s,
-               progress=progress, pool=pool)
+               progress=progress, pool=pool, tables=tables)
     done = len(store.stored_run_keys(out) & {r.key for r in exp.runs()})
     summary.failed_stored = len(set(failed_run_keys(out)) & {r.key for r in exp.runs()})
     manifest["status"] = "complete" if done == exp.n_runs else ("interrupted" if summary.interrupted else "partial")
@@ -995,10 +1005,11 @@ def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str 
 
 def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *, workers: int | None,
            scheduler: str | None, dask_local: int | None, events: bool, watchdog_s: float, chunk_s: float,
-           progress: bool, pool: Pool | None = None) -> None:
+           progress: bool, pool: Pool | None = None, tables: bool = False) -> None:
     from tqdm import tqdm
 
-    ctx = BaseContext(exp.base_key, exp.base_data, exp.base_src, {k: list(v) for k, v in exp.zones.items()})
+    ctx = BaseContext(exp.base_key, exp.base_data, exp.base_src, {k: list(v) for k, v in exp.zones.items()},
+                      exp.spec.collect.as_mapping())
     params = {p.key: p.params_json for p in exp.points}
     todo: deque[Task] = deque(Task(r.key, r.point, r.rep, r.seed, params[r.point]) for r in runs)
     writer = _Writer(out, exp)
@@ -1022,7 +1033,8 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                 size = int(chunk_s / per)
                 size = min(size, MAX_CHUNK, math.ceil(len(todo) / (2 * pool.workers)))
             size = max(1, size)
-            return Chunk(ctx, tuple(todo.popleft() for _ in range(min(size, len(todo)))), events, watchdog_s)
+            return Chunk(ctx, tuple(todo.popleft() for _ in range(min(size, len(todo)))), events, watchdog_s,
+                         tables)
 
         def submit(chunk: Chunk, alone: bool = False) -> None:
             try:
@@ -1109,13 +1121,13 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                 row["error"] += " (it was replayed alone after its worker was lost)"
             done_fut: cf.Future = cf.Future()
             done_fut.set_result([{"row": row, "events": [], "series": []}])
-            take(done_fut, Chunk(ctx, (task,), events, watchdog_s))
+            take(done_fut, Chunk(ctx, (task,), events, watchdog_s, tables))
 
         try:
             while todo or inflight or suspects:
                 if suspects:
                     if not inflight:
-                        submit(Chunk(ctx, (suspects.popleft(),), events, watchdog_s), alone=True)
+                        submit(Chunk(ctx, (suspects.popleft(),), events, watchdog_s, tables), alone=True)
                 else:
                     while todo and len(inflight) < 2 * pool.workers:
                         submit(next_chunk())
@@ -1181,7 +1193,7 @@ def run_experiment(experiment: str | Path | Mapping[str, Any] | Experiment, out:
                    workers: int | None = None, scheduler: str | None = None, dask_local: int | None = None,
                    new: bool = False, events: bool = False, watchdog_s: float | None = None,
                    chunk_s: float | None = None, progress: bool = False, base_dir: str | Path = ".",
-                   retry_failed: bool = False) -> BatchResult:
+                   retry_failed: bool = False, tables: bool = False) -> BatchResult:
     """Run an experiment (a file path, a mapping as in a file, or a loaded :class:`Experiment`) and return its
     results as pandas DataFrames (for notebooks).
 
@@ -1203,7 +1215,7 @@ def run_experiment(experiment: str | Path | Mapping[str, Any] | Experiment, out:
     try:
         summary = execute(exp, folder, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
                           events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress,
-                          retry_failed=retry_failed)
+                          retry_failed=retry_failed, tables=tables)
         runs = load_runs(folder)
         manifest = read_manifest(folder)
         points = report.point_table(runs, manifest)

@@ -7,7 +7,7 @@ Mesa's space drawing knows grids and networks but not a hex map with facings, so
 * :func:`BoardView`: the turn / activation counter (:func:`StatusView`, text with the CSS class
   ``tanksim-counter``), the result once over, and the hex board with the last step's moves and shot lines;
 * :func:`ChartsView`: tanks alive per side and cumulative kills per turn, from the model's DataCollector
-  (columns ``alive_<side name>`` and ``cum_kills``), drawn with :func:`sim.view.render.series_figure`;
+  (columns ``alive_1`` / ``alive_2`` and ``cum_kills``), drawn with :func:`sim.view.render.series_figure`;
 * Mesa's controls (Reset, play/pause, Step: one activation, see :meth:`sim.view.app.AppModel.step`) and the inputs of
   :func:`sim.view.app.model_params` (seed, a policy per side), applied on Reset.
 
