@@ -329,7 +329,9 @@ def _init_worker(driver_alive: Any, progress: Any = None) -> None:
 @dataclass
 class Pool:
     """An open executor: ``executor`` (a ``concurrent.futures.Executor``), ``workers`` (parallel slots), ``kind``
-    (``process`` / ``dask``), ``address`` (Dask scheduler), ``restart()`` for a broken process pool, ``close()``,
+    (``process`` / ``dask``), ``address`` (Dask scheduler), ``dashboard`` (the Dask dashboard's URL, ``""`` when
+    there is none), ``lost_workers()`` (worker processes lost so far: on Dask the workers that left the cluster,
+    seen at each call; in a process pool the broken pools), ``restart()`` for a broken process pool, ``close()``,
     ``messages()`` (the workers' progress reports since the last call, see :func:`progress_sink`, each with a
     ``worker`` id) and ``kill(worker)`` (kill that worker process: ``SIGKILL`` in a process pool, which breaks the
     pool; ``Client.restart_workers`` on Dask, whose nanny starts a fresh one)."""
@@ -342,6 +344,8 @@ class Pool:
     close: Callable[[], None] = lambda: None
     messages: Callable[[], list[dict[str, Any]]] = list
     kill: Callable[[str], None] = lambda worker: None
+    dashboard: str = ""
+    lost_workers: Callable[[], int] = lambda: 0
 
 
 def default_workers() -> int:
@@ -407,7 +411,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
             if dask_local < 1:
                 raise ValueError(f"--dask-local {dask_local}: expected at least 1 worker")
             cluster = LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+                                   dashboard_address=":0" if _has_bokeh() else None)
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout="20s")
@@ -415,7 +419,22 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
         try:
             client.subscribe_topic(PROGRESS_TOPIC, lambda event: inbox.append(dict(event[1])))
             n = max(1, sum(client.nthreads().values()))
-            pool = Pool(client.get_executor(pure=False), n, "dask", str(client.scheduler.address))
+            pool = Pool(client.get_executor(pure=False), n, "dask", str(client.scheduler.address),
+                        dashboard=_dashboard_link(client))
+            seen: set[str] = set(client.scheduler_info(n_workers=-1).get("workers", {}))
+            now: set[str] = set(seen)
+
+            def lost_workers() -> int:
+                """Workers seen earlier that are no longer in the cluster (a nanny restarts a lost worker under
+                a new address, so each loss counts once)."""
+                try:
+                    now.clear()
+                    now.update(client.scheduler_info(n_workers=-1).get("workers", {}))
+                except Exception:  # noqa: BLE001 - the scheduler is unreachable: the last count stands
+                    return len(seen - now)
+                seen.update(now)
+                return len(seen - now)
+            pool.lost_workers = lost_workers
             pool.messages = lambda: [{**m, "worker": f"{m.get('worker')}#{m.get('pid')}"}
                                      for m in (inbox.popleft() for _ in range(len(inbox)))]
 
@@ -446,6 +465,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
         raise ValueError(f"--workers {n}: expected at least 1")
     holder: dict[str, Any] = {"ex": _process_pool(n), "gen": 0, "reading": True}
     pool = Pool(holder["ex"], n, "process")
+    pool.lost_workers = lambda: holder["gen"]
 
     def restart() -> None:
         _terminate(holder["ex"])
@@ -482,6 +502,21 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
         _release(holder["ex"])
 
 
+def _has_bokeh() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("bokeh") is not None
+
+
+def _dashboard_link(client: Any) -> str:
+    """The cluster's dashboard URL, or ``""`` (no dashboard: bokeh missing, or the scheduler runs none)."""
+    try:
+        return str(client.dashboard_link or "") if "dashboard" in (client.scheduler_info().get("services") or {}) \
+            else ""
+    except Exception:  # noqa: BLE001 - no link is no dashboard
+        return ""
+
+
 # --- hung workers ----------------------------------------------------------------------------------------------------
 
 #: Seconds between the driver's looks at its workers' progress.
@@ -510,6 +545,12 @@ class HangWatch:
     def __init__(self, pool: Pool):
         self.pool = pool
         self.running: dict[str, tuple[str, float, float]] = {}  # worker -> (key, watchdog s, kill at)
+        self.starts: dict[str, int] = {}  # battle -> times a worker reported starting it
+
+    def retried_beyond(self, resubmitted: set[str]) -> int:
+        """Battles reported started more than once that the driver did not submit again itself (Dask's scheduler
+        re-ran them on another worker after losing one)."""
+        return sum(1 for k, n in self.starts.items() if n > 1 and k not in resubmitted)
 
     def forget(self, keys: Iterable[str]) -> None:
         """Drop what is known about battles that finished (their chunk came back) or were given up."""
@@ -528,6 +569,7 @@ class HangWatch:
         for m in self.pool.messages():
             w, key, kind = str(m.get("worker")), str(m.get("key")), m.get("kind")
             if kind == "start":
+                self.starts[key] = self.starts.get(key, 0) + 1
                 self.forget([key])  # replayed elsewhere after a lost worker
                 limit = float(m.get("limit") or 0)
                 self.running[w] = (key, limit, now + kill_after(limit))
@@ -891,7 +933,10 @@ def comparable(df: pd.DataFrame) -> pd.DataFrame:
 class BatchSummary:
     """What one ``execute`` call did: runs in the design, already stored, played now, failed (incl. timeouts),
     parts written, wall seconds, executor kind and workers, whether it was interrupted, the worker ids seen and
-    warnings (e.g. the engine changed since the stored runs were played)."""
+    warnings (e.g. the engine changed since the stored runs were played); ``dashboard`` (the Dask dashboard URL,
+    if any), ``lost_workers`` (worker processes lost: see :attr:`Pool.lost_workers`) and ``retried`` (battles
+    played again after their worker was lost: submitted again by the driver, or re-run by Dask's scheduler on
+    another worker, seen as a second start report; each battle counts once)."""
 
     out: Path
     total: int
@@ -906,6 +951,9 @@ class BatchSummary:
     failed_stored: int = 0
     worker_ids: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
+    dashboard: str = ""
+    lost_workers: int = 0
+    retried: int = 0
 
     @property
     def rate(self) -> float:
@@ -955,13 +1003,15 @@ class _Writer:
 def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None, scheduler: str | None = None,
             dask_local: int | None = None, new: bool = False, events: bool = False,
             watchdog_s: float | None = None, chunk_s: float | None = None, progress: bool = True,
-            pool: Pool | None = None, retry_failed: bool = False, tables: bool = False) -> BatchSummary:
+            pool: Pool | None = None, retry_failed: bool = False, tables: bool = False,
+            announce: Callable[[str], None] | None = None) -> BatchSummary:
     """Play every run of ``exp`` not yet stored in ``out_dir`` and store it there.
 
     ``workers`` / ``scheduler`` / ``dask_local``: see :func:`open_executor` (or pass an open ``pool`` to reuse
     it; it is left open); ``new``: accept a changed experiment; ``events``: also store event logs and per-turn
     series; ``tables``: also store the tidy shots and tanks tables (``shots/``, ``tanks/`` parts);
-    ``watchdog_s`` / ``chunk_s`` override the experiment's.  Ctrl-C (or SIGTERM in the CLI) stops cleanly:
+    ``watchdog_s`` / ``chunk_s`` override the experiment's; ``announce(text)`` is told the Dask dashboard's URL
+    when the executor is up (the CLI prints it).  Ctrl-C (or SIGTERM in the CLI) stops cleanly:
     finished chunks are stored, the summary says ``interrupted``.  ``retry_failed``: play stored ``failed`` /
     ``timeout`` runs of the design again (their rows are removed from the folder first, so each run key keeps
     exactly one row).  ``summary.failed_stored`` counts
@@ -973,12 +1023,13 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
     with store.folder_lock(out, "tanksim batch"):
         return _execute(exp, out, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
                         events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress, pool=pool,
-                        retry_failed=retry_failed, tables=tables)
+                        retry_failed=retry_failed, tables=tables, announce=announce)
 
 
 def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str | None, dask_local: int | None,
              new: bool, events: bool, watchdog_s: float | None, chunk_s: float | None, progress: bool,
-             pool: Pool | None, retry_failed: bool, tables: bool = False) -> BatchSummary:
+             pool: Pool | None, retry_failed: bool, tables: bool = False,
+             announce: Callable[[str], None] | None = None) -> BatchSummary:
     manifest = prepare_folder(exp, out, new)
     if retry_failed:
         drop_runs(out, set(failed_run_keys(out)) & {r.key for r in exp.runs()})
@@ -990,7 +1041,7 @@ def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str 
     if runs:
         _drive(exp, out, runs, summary, workers=workers, scheduler=scheduler, dask_local=dask_local,
                events=events, watchdog_s=watchdog_s or exp.spec.watchdog_s, chunk_s=chunk_s or exp.spec.chunk_s,
-               progress=progress, pool=pool, tables=tables)
+               progress=progress, pool=pool, tables=tables, announce=announce)
     done = len(store.stored_run_keys(out) & {r.key for r in exp.runs()})
     summary.failed_stored = len(set(failed_run_keys(out)) & {r.key for r in exp.runs()})
     manifest["status"] = "complete" if done == exp.n_runs else ("interrupted" if summary.interrupted else "partial")
@@ -998,14 +1049,17 @@ def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str 
     manifest.setdefault("sessions", []).append({
         "at": manifest["updated"], "executor": summary.executor, "workers": summary.workers,
         "played": summary.played, "failed": summary.failed, "wall_s": round(summary.wall_s, 3),
-        "interrupted": summary.interrupted, "code_hash": manifest["code_hash"]})
+        "interrupted": summary.interrupted, "lost_workers": summary.lost_workers, "retried": summary.retried,
+        **({"dashboard": summary.dashboard} if summary.dashboard else {}),
+        "code_hash": manifest["code_hash"]})
     _write_manifest(out, manifest)
     return summary
 
 
 def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *, workers: int | None,
            scheduler: str | None, dask_local: int | None, events: bool, watchdog_s: float, chunk_s: float,
-           progress: bool, pool: Pool | None = None, tables: bool = False) -> None:
+           progress: bool, pool: Pool | None = None, tables: bool = False,
+           announce: Callable[[str], None] | None = None) -> None:
     from tqdm import tqdm
 
     ctx = BaseContext(exp.base_key, exp.base_data, exp.base_src, {k: list(v) for k, v in exp.zones.items()},
@@ -1019,7 +1073,9 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
     spent = {"s": 0.0, "n": 0}
     opened = _given(pool) if pool is not None else open_executor(workers, scheduler, dask_local)
     with opened as pool:  # noqa: PLR1704 - the given pool, or a new one
-        summary.executor, summary.workers = pool.kind, pool.workers
+        summary.executor, summary.workers, summary.dashboard = pool.kind, pool.workers, pool.dashboard
+        if pool.dashboard and announce is not None:
+            announce(f"Dask dashboard: {pool.dashboard}")
         inflight: dict[cf.Future, Chunk] = {}
         submitted: dict[cf.Future, cf.Executor] = {}  # which executor each future went to
         suspects: deque[Task] = deque()  # tasks of chunks whose worker died: replayed one at a time
@@ -1058,6 +1114,7 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                     pool.restart()  # once per broken pool, not once per future it took down
                 if fut not in solo:  # any battle in flight may have killed it: replay each alone to know
                     suspects.extend(chunk.tasks)
+                    resubmitted.update(t.run_key for t in chunk.tasks)
                     return
                 t = chunk.tasks[0]
                 results = [{"row": {"run_key": t.run_key, "point_key": t.point_key, "base_key": ctx.key,
@@ -1084,6 +1141,7 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                 bar.set_postfix(failed=summary.failed, refresh=False)
 
         watch = HangWatch(pool)
+        resubmitted: set[str] = set()  # battles the driver submitted again after their worker was lost
 
         def on_hang(h: Hang) -> None:
             """Kill the hung battle's worker, store a timeout row for it and play the rest of its chunk again (on
@@ -1099,6 +1157,7 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             solo.discard(fut)
             task = next(t for t in chunk.tasks if t.run_key == h.key)
             todo.extendleft(reversed([t for t in chunk.tasks if t.run_key != h.key]))
+            resubmitted.update(t.run_key for t in chunk.tasks if t.run_key != h.key)
             if pool.kind == "process":
                 for f in [f for f in inflight if submitted.get(f) is lost]:
                     ch = inflight.pop(f)
@@ -1107,6 +1166,7 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                     else:
                         submitted.pop(f, None)
                         (suspects if f in solo else todo).extendleft(reversed(ch.tasks))
+                        resubmitted.update(t.run_key for t in ch.tasks)
                         solo.discard(f)
                         watch.forget(t.run_key for t in ch.tasks)
                 if lost is pool.executor:
@@ -1166,6 +1226,11 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
         finally:
             bar.close()
             summary.wall_s = time.perf_counter() - t0
+            summary.retried = len(resubmitted) + watch.retried_beyond(resubmitted)
+            try:
+                summary.lost_workers = pool.lost_workers()
+            except Exception:  # noqa: BLE001 - a closed pool keeps its last count
+                pass
 
 
 @contextmanager
