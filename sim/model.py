@@ -18,7 +18,7 @@ from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
 from agents.tank import Tank
 from sim.actions import Action, Pass
-from sim.battle import Battle, SideInfo, TankState
+from sim.battle import BattleState, SideInfo, TankState
 from sim.dice import DiceSource, side_rng, spawn_streams
 from sim.events import (
     ActionRejected,
@@ -62,8 +62,8 @@ AGENT_REPORTERS: dict[str, Any] = {
 }
 
 
-def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
-    """A fresh :class:`Battle` in its set-up state (no events yet) for ``spec``."""
+def build_battle(spec: Scenario, dice: DiceSource | None = None) -> BattleState:
+    """A fresh :class:`BattleState` in its set-up state (no events yet) for ``spec``."""
     rs = spec.rules()
     options = spec.options()
     hexmap = spec.build_map()
@@ -80,14 +80,14 @@ def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
             tid += 1
     sides = [SideInfo(s.name, s.role, s.exit_edge) for s in spec.sides]
     hex_ext = {Hex(*f["hex"]): rs.HexExt(**{k: v for k, v in f.items() if k != "hex"}) for f in spec.map.features}
-    b = Battle(hexmap, tanks, sides, rs, options, objectives=[o.model_dump() for o in spec.objectives],
+    b = BattleState(hexmap, tanks, sides, rs, options, objectives=[o.model_dump() for o in spec.objectives],
                turn_limit=spec.effective_turn_limit(), hex_size_m=spec.map.hex_size_m,
                kill_points=spec.victory.kill_points, exit_points=spec.victory.exit_points, dice=dice, hex_ext=hex_ext)
     rs.setup(b)
     return b
 
 
-def setup_event(spec: Scenario, b: Battle) -> BattleStarted:
+def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
     """The first log event: everything needed to draw and replay the battle without its scenario file."""
     return BattleStarted(
         ruleset=b.ruleset.name,
@@ -157,7 +157,7 @@ def resolve_scenario(scenario: Scenario | str | os.PathLike[str] | None,
         data = scenario.model_dump(mode="json", exclude={"source"}, exclude_defaults=True)
         return validate(apply_overrides(data, overrides, src), src)
     if isinstance(scenario, (str, os.PathLike)):
-        return load_scenario(scenario, overrides or None)
+        return load_scenario(os.fspath(scenario), overrides or None)
     raise ScenarioError([f"BattleModel: scenario: expected a Scenario, a bundled scenario name or a YAML path, got "
                          f"{type(scenario).__name__}"])
 

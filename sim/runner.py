@@ -12,7 +12,7 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from sim.events import Status, to_json
+from sim.events import ShotResolved, Status, to_json
 from sim.model import BattleModel
 from sim.rules.base import fraction_str
 from sim.scenario import Scenario
@@ -103,7 +103,7 @@ def shot_rows(model: BattleModel, *, odds: bool = True) -> list[dict[str, Any]]:
     out = []
     for entry in b.log:
         e = entry.event
-        if e.kind != "ShotResolved":
+        if not isinstance(e, ShotResolved):
             continue
         s = b.tanks[e.shooter]
         t = b.tanks[e.target] if e.target is not None else None
