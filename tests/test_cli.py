@@ -117,3 +117,20 @@ def test_cases_unknown_ruleset_fails(tmp_path):
         {"id": "a", "kind": "odds", "given": {"x": 1}, "expect": {"p_hit": "1/2"}}]}))
     r = tanksim("cases", str(f))
     assert r.returncode == 1 and r.stdout.strip().splitlines()[-1] == "0 passed, 1 failed"
+
+
+def test_validate_and_cases_json(capsys, root):
+    from sim.cli.main import main
+
+    assert main(["validate", "default", "doctrine_experiment", "no_such_scenario_file", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is False
+    assert [(f["file"], f["ok"], f["kind"]) for f in doc["files"]] == [
+        ("default", True, "scenario"), ("doctrine_experiment", True, "experiment"),
+        ("no_such_scenario_file", False, "scenario")]
+    assert "no such file" in doc["files"][2]["errors"][0]
+    case_file = str(root / "tests" / "cases" / "panzer_squadron.yaml")
+    assert main(["cases", case_file, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["failed"] == 0 and doc["passed"] == len(doc["cases"]) > 0
+    assert {c["status"] for c in doc["cases"]} == {"pass"}

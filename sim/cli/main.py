@@ -2,8 +2,8 @@
 
 ``tanksim run [SCENARIO] [--seed N] [--out DIR] [--plot FILE.png] [--json] [--policy SIDE=NAME[:k=v,...]]``
 ``tanksim odds RULESET name=value ... [--json]`` / ``tanksim odds --scenario FILE --shooter LABEL --target LABEL``
-``tanksim cases FILE.yaml ...`` (last line ``N passed, M failed``; exit 1 on any failure)
-``tanksim validate FILE ...``
+``tanksim cases FILE.yaml ... [--json]`` (last line ``N passed, M failed``; exit 1 on any failure)
+``tanksim validate FILE ... [--json]``
 and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``.
 Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input.
 """
@@ -178,27 +178,37 @@ def cmd_odds(args: argparse.Namespace) -> int:
 
 
 def cmd_cases(args: argparse.Namespace) -> int:
+    """Run golden case files.  ``--json``: one object ``{"passed", "failed", "skipped", "cases": [{"file", "case",
+    "status" (pass / fail / skip / error), "message"}]}`` instead of the lines."""
     from sim.rules.cases import run_file
 
     passed = failed = skipped = 0
+    rows: list[dict[str, object]] = []
+    say = (lambda text: None) if args.json else print
     for f in args.files:
         try:
             results = run_file(f)
         except (OSError, ValueError) as exc:
             failed += 1
-            print(f"FAIL {f}: {exc}")
+            say(f"FAIL {f}: {exc}")
+            rows.append({"file": f, "case": None, "status": "error", "message": str(exc)})
             continue
         for r in results:
             if r.skipped:
                 skipped += 1
-                print(f"SKIP {Path(f).name} {r.case_id}: {r.message}")
+                say(f"SKIP {Path(f).name} {r.case_id}: {r.message}")
             elif r.ok:
                 passed += 1
             else:
                 failed += 1
-                print(f"FAIL {Path(f).name} {r.case_id}: {r.message}")
-    tail = f", {skipped} skipped" if skipped else ""
-    print(f"{passed} passed, {failed} failed{tail}")
+                say(f"FAIL {Path(f).name} {r.case_id}: {r.message}")
+            rows.append({"file": f, "case": r.case_id, "status": "skip" if r.skipped else "pass" if r.ok else "fail",
+                         "message": r.message or ""})
+    if args.json:
+        print(json.dumps({"passed": passed, "failed": failed, "skipped": skipped, "cases": rows}, default=str))
+    else:
+        tail = f", {skipped} skipped" if skipped else ""
+        print(f"{passed} passed, {failed} failed{tail}")
     return 1 if failed else 0
 
 
@@ -261,19 +271,29 @@ def _validate_one(f: str) -> str:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate scenario files (and experiment / tournament files, recognised by their ``factors`` /
     ``entrants``).  Runs no code from a file: plug-in doctrines are checked statically (never imported), no
-    command is started, no entrant probed; every field a battle reads is checked."""
+    command is started, no entrant probed; every field a battle reads is checked.  ``--json``: one object
+    ``{"ok", "files": [{"file", "ok", "kind", "summary" | "errors"}]}`` on stdout instead of the lines."""
     from agents.plugins import source_budget
 
     bad = 0
+    rows: list[dict[str, object]] = []
     for f in args.files:
         try:
             with source_budget():
                 line = _validate_one(f)
         except (ScenarioError, ValueError, OSError) as exc:
             bad += 1
-            print("\n".join(getattr(exc, "errors", None) or [str(exc)]), file=sys.stderr)
+            errors = list(getattr(exc, "errors", None) or [str(exc)])
+            rows.append({"file": f, "ok": False, "kind": _file_kind(f), "errors": errors})
+            if not args.json:
+                print("\n".join(errors), file=sys.stderr)
             continue
-        print(line)
+        rows.append({"file": f, "ok": True, "kind": _file_kind(f), "summary": line.removeprefix(f"{f}: ok "),
+                     "errors": []})
+        if not args.json:
+            print(line)
+    if args.json:
+        print(json.dumps({"ok": not bad, "files": rows}))
     return 1 if bad else 0
 
 
@@ -313,10 +333,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("cases", help="run golden case files against the engine")
     c.add_argument("files", nargs="+")
+    c.add_argument("--json", action="store_true", help="print the results as one JSON object")
     c.set_defaults(fn=cmd_cases)
 
     v = sub.add_parser("validate", help="validate scenario files")
     v.add_argument("files", nargs="+")
+    v.add_argument("--json", action="store_true", help="print the results as one JSON object")
     v.set_defaults(fn=cmd_validate)
     blurbs = {"batch": "run a doctrine experiment (many battles, resumable)",
               "report": "what a batch says: effects, paired differences, importance, best level, with intervals",
