@@ -190,7 +190,8 @@ class BattleModel(mesa.Model):
     (side name, ``None`` until decided or on a draw), ``winner_index`` (0-based, -1), ``reason``, ``points_1``/
     ``points_2`` (victory points once ended); agent columns per tank (:data:`AGENT_REPORTERS`, plus each
     rule-set state key every tank has at set-up, e.g. ``marker``, ``dt``, ``ost``, ``shocked``).  The Mesa
-    ``AgentID`` (``unique_id``) of a tank equals its ``tank_id`` (scenario order, from 0).  Rows are keyed by
+    ``AgentID`` (``unique_id``, numbered from 1 by Mesa) of a tank is its ``tank_id + 1``; the ``tank_id`` column
+    is the event log's id (scenario order, from 0).  Rows are keyed by
     Mesa's ``model.time``, which equals the turn when the model is driven by ``step()`` / ``run()`` /
     ``batch_run``; the ``turn`` column is the game turn in any case.
 
@@ -214,6 +215,8 @@ class BattleModel(mesa.Model):
         self.ruleset = self.battle.ruleset
         self.controllers: list[SideController] = []
         self.resolved_policies: list[dict] = []
+        #: The Mesa agents, in tank id order (``unique_id == tank_id + 1``); each carries its doctrine.
+        self.tank_agents = [Tank(self, t) for t in self.battle.tanks]
         for si, side in enumerate(spec.sides):
             pspec: PolicySpec | EntrantPolicy = side.policy
             given = None
@@ -233,15 +236,18 @@ class BattleModel(mesa.Model):
             timeout = side.decision_timeout_s if decision_timeout_s is None else (decision_timeout_s or None)
             main = given if given is not None else load_policy(pspec.name, pspec.params,
                                                                 entrant=isinstance(pspec, EntrantPolicy))
-            self.controllers.append(SideController(
-                si, main, side_rng(streams[1 + si]), per_tank,
-                decision_timeout_s=timeout, on_fault=on_fault or side.on_fault, max_faults=side.max_faults))
+            own = {tid0 + i: self.tank_agents[tid0 + i] for i in range(len(side.tanks))}
+            ctrl = SideController(si, main, side_rng(streams[1 + si]), per_tank, tanks=own,
+                                  decision_timeout_s=timeout, on_fault=on_fault or side.on_fault,
+                                  max_faults=side.max_faults)
+            for tank in own.values():
+                tank.controller = ctrl
+            self.controllers.append(ctrl)
             if given is not None:
                 self.resolved_policies.append({"name": str(getattr(given, "name", type(given).__name__)),
                                                "params": dict(getattr(given, "params", {}))})
             else:
                 self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
-        self.tank_agents = [Tank(self, t) for t in self.battle.tanks]
         self.outcome: Outcome | None = None
         self.ended = False
         self._gen = None

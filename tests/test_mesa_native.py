@@ -1,5 +1,5 @@
 """Mesa-native data: ``mesa.batch_run`` on ``BattleModel`` (rng / seed, scenario names and objects, dotted-path
-overrides), per-tank agent reporters, the turn-0 row, agent ids equal to tank ids, and extra reporters named in data
+overrides), per-tank agent reporters, the turn-0 row, agent ids mapped to tank ids, and extra reporters named in data
 (``collect:``), plug-ins checked without importing them."""
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_batch_run_gives_per_tank_data_matching_headless_runs():
         turns = ref["turns"]
         assert len(run) == (turns + 1) * n_tanks  # one row per tank per turn, the set-up (turn 0) first
         assert sorted(run["turn"].unique()) == list(range(turns + 1))
-        assert (run["AgentID"] == run["tank_id"]).all()
+        assert (run["AgentID"] == run["tank_id"] + 1).all()  # Mesa numbers agents from 1 (agents/tank.py)
         assert sorted(run["tank_id"].unique()) == list(range(n_tanks))
         last = run[run["turn"] == turns]
         assert (last["winner"].fillna("") == (ref["winner"] or "")).all()

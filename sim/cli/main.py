@@ -180,7 +180,7 @@ def cmd_odds(args: argparse.Namespace) -> int:
 def cmd_cases(args: argparse.Namespace) -> int:
     """Run golden case files.  ``--json``: one object ``{"passed", "failed", "skipped", "cases": [{"file", "case",
     "status" (pass / fail / skip / error), "message"}]}`` instead of the lines."""
-    from sim.rules.cases import run_file
+    from sim.play_cases import run_file
 
     passed = failed = skipped = 0
     rows: list[dict[str, object]] = []
