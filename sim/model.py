@@ -173,7 +173,7 @@ class BattleModel(mesa.Model):
     held in memory); ``decision_timeout_s``: overrides the scenario's limit (``0`` disables limits, e.g. for
     determinism tests); ``dice``: the rule dice to use instead of the seeded stream (e.g.
     :class:`~sim.dice.FixedDice` for play cases); ``collect``: extra reporters ``{"model": {name: spec},
-    "agents": {name: spec}}`` (:mod:`sim.collect`); any other keyword is a dotted-path scenario override
+    "agents": {name: spec}}`` (:mod:`agents.collect`); any other keyword is a dotted-path scenario override
     (``turn_limit=8``, ``**{"sides.0.policy.name": "hold"}``), so ``mesa.batch_run`` can vary scenario fields::
 
         mesa.batch_run(BattleModel, parameters={"scenario": "default", "rng": range(10),
@@ -266,7 +266,7 @@ class BattleModel(mesa.Model):
         #: Column names of the extra agent reporters (``collect``), in order.
         self.extra_agent_columns: list[str] = []
         if collect:
-            from sim.collect import reporters
+            from agents.collect import reporters
 
             extra_model, extra_agents = reporters(collect)
             model_reps.update(extra_model)

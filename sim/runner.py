@@ -225,7 +225,7 @@ def run_battle(spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None
                model_out: list | None = None, tables: bool = False,
                collect: Mapping[str, Mapping[str, str]] | None = None) -> BattleResult:
     """Play one battle to its end and return its :class:`BattleResult` (``model_out`` receives the model;
-    ``tables``: also the shots, tanks and sides tables; ``collect``: extra reporters, see :mod:`sim.collect`)."""
+    ``tables``: also the shots, tanks and sides tables; ``collect``: extra reporters, see :mod:`agents.collect`)."""
     t0 = time.perf_counter()
     model = BattleModel(spec, seed, policies, decision_timeout_s=decision_timeout_s, on_fault=on_fault,
                         collect=collect)

@@ -9,7 +9,7 @@ import mesa
 import pandas as pd
 import pytest
 
-from sim.collect import ReporterError, check_collect
+from agents.collect import ReporterError, check_collect
 from sim.model import BattleModel, SeedError
 from sim.runner import run_battle
 from sim.scenario import ScenarioError, load_scenario

@@ -9,7 +9,7 @@ may itself be a factor (``path: setup, levels: [fixed, random]``); a **design** 
 ``latin_hypercube`` or ``nolh`` with ``n`` points, or ``sobol`` with ``n`` base samples:
 :mod:`sim.experiments.samplers`);
 **replications** per point and a root **seed**; optional extra data columns, ``collect: {model: {NAME: SPEC},
-agents: {NAME: SPEC}}`` (dotted attributes or plug-in functions, :mod:`sim.collect`; not part of the identity)::
+agents: {NAME: SPEC}}`` (dotted attributes or plug-in functions, :mod:`agents.collect`; not part of the identity)::
 
     name: doctrine_experiment
     scenario: default                     # bundled name, or a path relative to this file
@@ -46,8 +46,8 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agents.collect import CollectSpec
 from sim import scenario as scn
-from sim.collect import CollectSpec
 from sim.scenario import ScenarioError
 
 #: Parameter name of the set-up factor (not a scenario path).
