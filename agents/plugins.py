@@ -456,3 +456,43 @@ def check_params(cls_name: str, defaults: Mapping[str, Any] | None, bounds: Mapp
         if out:
             raise PolicyLoadError(f"{cls_name}: parameter {k}={short(value)} is out of range [{lo_hi[0]}, "
                                   f"{lo_hi[1]}]")
+
+
+def check_function(name: Any, what: str = "reporter") -> str | None:
+    """Check a ``package.module:function`` plug-in name statically, the way :func:`check_plugin` checks a doctrine:
+    the module is located with the import system's finders and its source parsed (nothing imported), and it must
+    bind ``function`` with a top-level ``def`` (or re-export one with ``from ... import``, followed up to
+    :data:`MAX_HOPS` modules).  An already imported module is looked up as it is.  Returns the module's source path
+    (``None`` for an imported module).  Raises :class:`PolicyLoadError` naming what was not found."""
+    if not isinstance(name, str) or ":" not in name:
+        raise PolicyLoadError(f"{what} {short(name)}: expected package.module:function")
+    name = name.strip()
+    if len(name) > MAX_NAME:
+        raise PolicyLoadError(f"{what} {short(name)}: longer than {MAX_NAME} characters")
+    mod_name, _, fn = name.partition(":")
+    parts = mod_name.split(".")
+    if not all(p.isidentifier() and not keyword.iskeyword(p) for p in parts) or not fn.isidentifier() \
+            or keyword.iskeyword(fn):
+        raise PolicyLoadError(f"{what} {short(name)}: expected package.module:function")
+    for hop in range(MAX_HOPS + 1):
+        if mod_name in PROCESS_MODULES or any(mod_name.startswith(m + ".") for m in PROCESS_MODULES):
+            raise PolicyLoadError(f"{what} {name!r}: {mod_name} is process machinery, not a plug-in module")
+        where = locate(mod_name)
+        if not isinstance(where, _Source):
+            obj = vars(where).get(fn)
+            if obj is None or isinstance(obj, type) or not callable(obj):
+                raise PolicyLoadError(f"{what} {name!r}: module {mod_name!r} has no function {fn!r}")
+            return None
+        st = _binding(where, fn)
+        if isinstance(st, ast.FunctionDef):
+            return where.path
+        if isinstance(st, ast.ImportFrom) and hop < MAX_HOPS:
+            alias = next(a for a in st.names if (a.asname or a.name) == fn)
+            mod_name, fn = _absolute(where, st), alias.name
+            if not mod_name:
+                break
+            continue
+        if st is None:
+            raise PolicyLoadError(f"{what} {name!r}: module {mod_name!r} has no function {fn!r}")
+        raise PolicyLoadError(f"{what} {name!r}: {fn!r} in {mod_name!r} is not a function defined with def")
+    raise PolicyLoadError(f"{what} {name!r}: could not follow {fn!r} to its def within {MAX_HOPS} imports")

@@ -25,11 +25,15 @@ class Tank(mesa.Agent):
     """One tank: ``tank_id`` (scenario order), ``label``, ``side``, ``vehicle_id``, ``hex``, ``facing``,
     ``turret_facing``, ``status`` and ``rules_state``, all read from its :class:`TankState`; ``policy``, the
     doctrine that answers its own decisions (its per-tank doctrine, else its side's; ``None`` until the model
-    assigns one)."""
+    assigns one).
+    ``shots``, ``hits`` and ``kills`` count this tank's own shots so far (kept by the model from the log)."""
 
     def __init__(self, model: mesa.Model, state: TankState, policy: Policy | None = None):
         super().__init__(model)
         self.state = state
+        self.shots = 0
+        self.hits = 0
+        self.kills = 0
         self._policy = policy
         #: The side's controller (set by the model): a tank without a doctrine of its own follows its side's.
         self.controller: Any = None

@@ -8,9 +8,11 @@ stream, so one side's policy never shifts the other's draws or the dice.
 """
 from __future__ import annotations
 
+import os
 from typing import Any, Callable, Mapping
 
 import mesa
+import numpy as np
 
 from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
@@ -30,9 +32,34 @@ from sim.events import (
 )
 from sim.hexgrid import Hex
 from sim.rules.base import Decision, Outcome
-from sim.scenario import PolicySpec, Scenario
+from sim.scenario import PolicySpec, Scenario, ScenarioError, apply_overrides, load_scenario, validate
 
 _DECISIVE = (StatusChanged,)
+
+
+def _hex_pair(tank: Tank) -> tuple[int, int] | None:
+    h = tank.hex
+    return None if h is None else (h.q, h.r)
+
+
+def _state_reporter(key: str) -> Callable[[Tank], Any]:
+    def report(tank: Tank) -> Any:
+        return tank.rules_state.get(key)
+    report.__name__ = f"rules_state_{key}"
+    return report
+
+
+#: Agent reporters of every battle (one row per tank per collected turn): ``turn`` (the game turn),
+#: ``tank_id``, ``label``, ``side`` (0-based index), ``vehicle``, ``hex`` (``(q, r)``, ``None`` off the board),
+#: ``facing``, ``turret_facing`` (vertex 0..5; ``None`` without a turret), ``status``, ``tank_shots`` /
+#: ``tank_hits`` / ``tank_kills`` (this tank's own, cumulative; prefixed because ``mesa.batch_run`` merges model
+#: and agent columns into one row), ``rules_state`` (the rule set's per-tank values, a dict).
+AGENT_REPORTERS: dict[str, Any] = {
+    "turn": lambda tank: tank.model.battle.turn, "tank_id": "tank_id", "label": "label", "side": "side",
+    "vehicle": "vehicle_id", "hex": _hex_pair,
+    "facing": "facing", "turret_facing": "turret_facing", "status": "status",
+    "tank_shots": "shots", "tank_hits": "hits", "tank_kills": "kills", "rules_state": "rules_state",
+}
 
 
 def build_battle(spec: Scenario, dice: DiceSource | None = None) -> BattleState:
@@ -75,26 +102,113 @@ def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
         objectives=tuple(b.objectives))
 
 
+#: What ``rng=`` / ``seed=`` were not given as (distinguishes "not given" from an explicit ``None``).
+_UNSET: Any = object()
+#: Scenario a :class:`BattleModel` plays when none is named.
+DEFAULT_SCENARIO = "default"
+
+
+class SeedError(ValueError):
+    """``rng`` / ``seed`` missing (``None``), not an integer, or two different values."""
+
+
+def battle_seed(rng: Any = _UNSET, seed: Any = _UNSET) -> int:
+    """The battle's integer seed from ``rng`` (Mesa 3's name) or its alias ``seed``; ``0`` when neither is given.
+
+    DECISION: a battle always has an explicit integer seed (determinism: the same scenario and seed give the same
+    log).  ``None`` (Mesa's "fresh entropy") is refused rather than drawn at random, because ``mesa.batch_run``
+    passes ``seed=None`` for its own ``rng`` argument when that is not given, *replacing* a ``"seed"`` entry of
+    ``parameters`` (it names the model's seed argument ``seed`` when the signature has one): a silent ``None``
+    there would play every run with the same or a random seed.  So ``parameters={"rng": range(10)}`` and
+    ``batch_run(..., rng=range(10))`` work, and ``parameters={"seed": ...}`` fails loudly with the fix.
+
+    Raises :class:`SeedError`."""
+    given = {name: v for name, v in (("rng", rng), ("seed", seed)) if v is not _UNSET and v is not None}
+    if not given:
+        if rng is _UNSET and seed is _UNSET:
+            return 0
+        raise SeedError("BattleModel: no seed (rng=None): a battle needs an integer seed. With mesa.batch_run use "
+                        "parameters={'rng': [...]} or batch_run(..., rng=[...]); batch_run replaces a 'seed' "
+                        "parameter by its own rng argument (None when not given)")
+    for name, v in given.items():
+        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < 0:
+            raise SeedError(f"BattleModel: {name}={v!r}: expected an integer seed >= 0 (a numpy Generator or "
+                            f"SeedSequence is not accepted: the battle spawns its own streams from the integer)")
+    values = {int(v) for v in given.values()}
+    if len(values) > 1:
+        raise SeedError(f"BattleModel: rng={given['rng']} and seed={given['seed']} differ; give one of them")
+    return values.pop()
+
+
+def resolve_scenario(scenario: Scenario | str | os.PathLike[str] | None,
+                     overrides: Mapping[str, Any] | None = None) -> Scenario:
+    """The validated :class:`Scenario` a model plays: ``scenario`` is a :class:`Scenario`, a bundled name
+    (``"default"``) or a path to a YAML file (``None``: :data:`DEFAULT_SCENARIO`); ``overrides`` are dotted paths
+    as experiments use them (:func:`sim.scenario.apply_overrides`: ``turn_limit``,
+    ``sides.attacker.policy.name``, ``sides.0.policy.params.min_odds``, ...), applied before validation.
+
+    Raises :class:`~sim.scenario.ScenarioError` (file: field path: expectation) or ``FileNotFoundError``."""
+    if scenario is None:
+        scenario = DEFAULT_SCENARIO
+    if isinstance(scenario, Scenario):
+        if not overrides:
+            return scenario
+        src = scenario.source or scenario.name
+        data = scenario.model_dump(mode="json", exclude={"source"}, exclude_defaults=True)
+        return validate(apply_overrides(data, overrides, src), src)
+    if isinstance(scenario, (str, os.PathLike)):
+        return load_scenario(os.fspath(scenario), overrides or None)
+    raise ScenarioError([f"BattleModel: scenario: expected a Scenario, a bundled scenario name or a YAML path, got "
+                         f"{type(scenario).__name__}"])
+
+
 class BattleModel(mesa.Model):
     """A battle as a Mesa model.
 
-    ``spec``: the validated :class:`Scenario`; ``seed``: the battle's seed; ``policies``: optional per-side
-    overrides ``{side_index: PolicySpec | (name, params) | EntrantPolicy | policy object}`` (plug-in doctrines
-    only, except an :class:`agents.controllers.EntrantPolicy`, which tournaments use for isolated entrants; an
-    object with ``decide(obs, decision)`` given from Python is used as it is, e.g. a trained policy held in memory);
-    ``decision_timeout_s``: overrides the scenario's limit (``0`` disables limits, e.g. for determinism tests);
-    ``dice``: the rule dice to use instead of the seeded stream (e.g. :class:`~sim.dice.FixedDice` for play cases).
+    ``scenario``: a validated :class:`Scenario`, a bundled scenario name or a YAML path (:func:`resolve_scenario`);
+    ``rng``: the battle's integer seed (``seed=`` is an alias; see :func:`battle_seed`); ``policies``: optional
+    per-side overrides ``{side_index: PolicySpec | (name, params) | EntrantPolicy | policy object}`` (plug-in
+    doctrines only, except an :class:`agents.controllers.EntrantPolicy`, which tournaments use for isolated
+    entrants; an object with ``decide(obs, decision)`` given from Python is used as it is, e.g. a trained policy
+    held in memory); ``decision_timeout_s``: overrides the scenario's limit (``0`` disables limits, e.g. for
+    determinism tests); ``dice``: the rule dice to use instead of the seeded stream (e.g.
+    :class:`~sim.dice.FixedDice` for play cases); ``collect``: extra reporters ``{"model": {name: spec},
+    "agents": {name: spec}}`` (:mod:`agents.collect`); any other keyword is a dotted-path scenario override
+    (``turn_limit=8``, ``**{"sides.0.policy.name": "hold"}``), so ``mesa.batch_run`` can vary scenario fields::
+
+        mesa.batch_run(BattleModel, parameters={"scenario": "default", "rng": range(10),
+                                                "sides.0.policy.name": ["advance", "hold"]},
+                       data_collection_period=1, display_progress=False)
+
     ``battle`` holds the state, ``outcome`` the result once ``ended``.  ``decision_listeners`` are called as
     ``fn(decision, action)`` for every decision answered (also those answered from a plan), before the action is
     sent to the rules.
+
+    Data (``datacollector``): one row per game turn plus a turn-0 row at set-up, collected when the turn ends (or
+    the battle ends mid-turn); model columns ``turn``, ``alive_1``/``alive_2`` (fighting tanks by side index,
+    1-based like the run rows' ``side1_*``), ``shots``/``hits``/``kills`` (this turn) and ``cum_*``, ``winner``
+    (side name, ``None`` until decided or on a draw), ``winner_index`` (0-based, -1), ``reason``, ``points_1``/
+    ``points_2`` (victory points once ended); agent columns per tank (:data:`AGENT_REPORTERS`, plus each
+    rule-set state key every tank has at set-up, e.g. ``marker``, ``dt``, ``ost``, ``shocked``).  The Mesa
+    ``AgentID`` (``unique_id``, numbered from 1 by Mesa) of a tank is its ``tank_id + 1``; the ``tank_id`` column
+    is the event log's id (scenario order, from 0).  Rows are keyed by
+    Mesa's ``model.time``, which equals the turn when the model is driven by ``step()`` / ``run()`` /
+    ``batch_run``; the ``turn`` column is the game turn in any case.
+
+    Raises :class:`~sim.scenario.ScenarioError` / ``FileNotFoundError`` for a bad scenario or override,
+    :class:`SeedError` for a bad seed.
     """
 
-    def __init__(self, spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None = None,
-                 decision_timeout_s: float | None = None, on_fault: str | None = None,
-                 dice: DiceSource | None = None):
-        super().__init__(rng=seed)
+    def __init__(self, scenario: Scenario | str | os.PathLike[str] | None = None, rng: Any = _UNSET,
+                 policies: Mapping[int, Any] | None = None, decision_timeout_s: float | None = None,
+                 on_fault: str | None = None, dice: DiceSource | None = None, *, seed: Any = _UNSET,
+                 collect: Mapping[str, Mapping[str, str]] | None = None, **overrides: Any):
+        battle_seed_ = battle_seed(rng, seed)
+        spec = resolve_scenario(scenario, overrides)
+        super().__init__(rng=battle_seed_)
         self.spec = spec
-        self.seed = seed
+        self.seed = battle_seed_
+        seed = battle_seed_
         streams = spawn_streams(seed, 1 + len(spec.sides))
         self.dice = dice if dice is not None else DiceSource(streams[0])
         self.battle = build_battle(spec, self.dice)
@@ -142,34 +256,86 @@ class BattleModel(mesa.Model):
         self._counts = {"shots": 0, "hits": 0, "kills": 0}
         self._turn_counts = dict(self._counts)
         self._last_known = [dict() for _ in spec.sides]
+        #: One entry per ``ShotResolved`` (``seq``, shooter / target hex and facing at that moment): the shots
+        #: table's positions (:func:`sim.runner.shot_rows`).
+        self.shot_places: list[dict[str, Any]] = []
         self.decisions = 0
         self.decision_listeners: list[Callable[[Any, Action], None]] = []
-        self.datacollector = mesa.DataCollector(model_reporters=self._reporters())
+        model_reps = self._reporters()
+        agent_reps = self._agent_reporters(set(model_reps))
+        #: Column names of the extra agent reporters (``collect``), in order.
+        self.extra_agent_columns: list[str] = []
+        if collect:
+            from agents.collect import reporters
+
+            extra_model, extra_agents = reporters(collect)
+            model_reps.update(extra_model)
+            agent_reps.update(extra_agents)
+            self.extra_agent_columns = list(extra_agents)
+        self.datacollector = mesa.DataCollector(model_reporters=model_reps, agent_reporters=agent_reps)
         self.battle.listeners.append(self._on_event)
         self.battle.emit(setup_event(spec, self.battle))
-        self._collected_turn = None
+        self._collected_turn: int | None = None
+        self._collect()  # the turn-0 row: the set-up
 
     # --- data collection --------------------------------------------------------------------------------------
-    def _reporters(self) -> dict:
+    def _reporters(self) -> dict[str, Any]:
+        """Model reporters: see the class docstring (per-side columns by 1-based side index)."""
         reps: dict[str, Any] = {"turn": lambda m: m.battle.turn}
-        for si, s in enumerate(self.spec.sides):
-            reps[f"alive_{s.name}"] = lambda m, si=si: len(m.battle.live_tanks(si))
+        for si in range(len(self.spec.sides)):
+            reps[f"alive_{si + 1}"] = lambda m, si=si: len(m.battle.live_tanks(si))
         for k in ("shots", "hits", "kills"):
             reps[k] = lambda m, k=k: m._turn_counts[k]
             reps[f"cum_{k}"] = lambda m, k=k: m._counts[k]
+        reps["winner"] = lambda m: (None if m.outcome is None or m.outcome.winner is None
+                                    else m.battle.sides[m.outcome.winner].name)
+        reps["winner_index"] = lambda m: -1 if m.outcome is None or m.outcome.winner is None else m.outcome.winner
+        reps["reason"] = lambda m: "" if m.outcome is None else m.outcome.reason
+        for si in range(len(self.spec.sides)):
+            reps[f"points_{si + 1}"] = lambda m, si=si: (
+                None if m.outcome is None or len(m.outcome.points) <= si else m.outcome.points[si])
+        return reps
+
+    def _agent_reporters(self, taken: set[str]) -> dict[str, Any]:
+        """Agent reporters: :data:`AGENT_REPORTERS` plus the rule-set state keys every tank has at set-up (a key
+        that would clash with a model column in ``taken`` or a fixed agent column is left out)."""
+        reps: dict[str, Any] = dict(AGENT_REPORTERS)
+        tanks = self.battle.tanks
+        common = [k for k in (tanks[0].rules_state if tanks else {})
+                  if all(k in t.rules_state for t in tanks) and k not in reps and k not in taken]
+        for k in common:
+            reps[k] = _state_reporter(k)
         return reps
 
     def _on_event(self, entry: Any) -> None:
         e = entry.event
         if e.kind == "ShotResolved":
+            shooter = self.tank_agents[e.shooter] if 0 <= e.shooter < len(self.tank_agents) else None
+            self.shot_places.append(self._shot_place(entry))
             self._counts["shots"] += 1
             self._turn_counts["shots"] += 1
+            if shooter is not None:
+                shooter.shots += 1
             if e.hit:
                 self._counts["hits"] += 1
                 self._turn_counts["hits"] += 1
+                if shooter is not None:
+                    shooter.hits += 1
             if e.kill:
                 self._counts["kills"] += 1
                 self._turn_counts["kills"] += 1
+                if shooter is not None:
+                    shooter.kills += 1
+
+    def _shot_place(self, entry: Any) -> dict[str, Any]:
+        """Where the shooter and the target stood (hex, facing) when the shot was resolved: the events apply at
+        once, so this is the board the shot was rolled on (its effects follow as later events)."""
+        e = entry.event
+        b = self.battle
+        s = b.tanks[e.shooter]
+        t = b.tanks[e.target] if e.target is not None else None
+        return {"seq": entry.seq, "shooter_hex": s.hex, "shooter_facing": s.facing,
+                "target_hex": None if t is None else t.hex, "target_facing": None if t is None else t.facing}
 
     def _collect(self) -> None:
         if self._collected_turn == self.battle.turn:

@@ -12,8 +12,9 @@ from typing import Any, Mapping
 
 import pandas as pd
 
-from sim.events import Status, to_json
+from sim.events import ShotResolved, Status, to_json
 from sim.model import BattleModel
+from sim.rules.base import fraction_str
 from sim.scenario import Scenario
 
 
@@ -22,14 +23,19 @@ class BattleResult:
     """Result of one battle.
 
     ``row``: one flat mapping (scenario, rule set, seed, winner, reason, turns, losses per side, shots, hits, kills,
-    policies, the deciding shot); ``events``: list of log rows (``seq, turn, kind, data, rolls``); ``series``: per-turn
-    rows from the DataCollector; ``final_state``: tank positions and statuses at the end (for replays and checks).
+    policies, the deciding shot); ``events``: list of log rows (:func:`log_rows`); ``series``: per-turn rows from
+    the DataCollector (:func:`series_rows`); ``final_state``: tank positions and statuses at the end (for replays
+    and checks); the tidy tables, when asked for (``run_battle(..., tables=True)``): ``shots`` (:func:`shot_rows`),
+    ``tanks`` (:func:`tank_rows`) and ``sides`` (:func:`side_rows`, the side-index lookup).
     """
 
     row: dict[str, Any]
     events: list[dict[str, Any]] = field(default_factory=list)
     series: list[dict[str, Any]] = field(default_factory=list)
     final_state: list[dict[str, Any]] = field(default_factory=list)
+    shots: list[dict[str, Any]] = field(default_factory=list)
+    tanks: list[dict[str, Any]] = field(default_factory=list)
+    sides: list[dict[str, Any]] = field(default_factory=list)
 
     def events_frame(self) -> pd.DataFrame:
         return pd.DataFrame(self.events, columns=["seq", "turn", "kind", "data", "rolls"])
@@ -38,10 +44,137 @@ class BattleResult:
         return pd.DataFrame(self.series)
 
 
+#: Typed columns of a log row that only ``ShotResolved`` rows fill (``None`` elsewhere): the shot's details stay in
+#: ``data`` too, but need no JSON parsing to filter or join.
+SHOT_EVENT_COLUMNS = ("shooter", "target", "result", "hit", "kill")
+
+
 def log_rows(model: BattleModel) -> list[dict[str, Any]]:
-    """The event log as plain rows; ``data`` and ``rolls`` are JSON strings."""
-    return [{"seq": e.seq, "turn": e.turn, "kind": e.event.kind, "data": to_json(e.event.payload()),
-             "rolls": to_json([[r.die, r.value, r.label] for r in e.rolls])} for e in model.battle.log]
+    """The event log as plain rows: ``seq``, ``turn``, ``kind``, ``data`` and ``rolls`` (JSON text: the event's
+    payload, and ``[die, value, label]`` per roll), plus :data:`SHOT_EVENT_COLUMNS` (typed, ``ShotResolved`` rows
+    only)."""
+    rows = []
+    for e in model.battle.log:
+        ev = e.event
+        row: dict[str, Any] = {"seq": e.seq, "turn": e.turn, "kind": ev.kind, "data": to_json(ev.payload()),
+                               "rolls": to_json([[r.die, r.value, r.label] for r in e.rolls])}
+        shot = ev.kind == "ShotResolved"
+        for c in SHOT_EVENT_COLUMNS:
+            row[c] = getattr(ev, c) if shot else None
+        rows.append(row)
+    return rows
+
+
+def series_rows(model: BattleModel) -> list[dict[str, Any]]:
+    """The DataCollector's model rows (one per collected turn, the set-up first) as plain dicts, missing values as
+    ``None`` (not pandas' NaN)."""
+    dc = model.datacollector
+    names = list(dc.model_vars)
+    n = len(dc.model_vars[names[0]]) if names else 0
+    return [{k: dc.model_vars[k][i] for k in names} for i in range(n)]
+
+
+def _face(details: Mapping[str, Any]) -> str | None:
+    for k in ("face", "hull_face", "aspect"):
+        v = details.get(k)
+        if isinstance(v, str):
+            return v
+    return None
+
+
+def shot_rows(model: BattleModel, *, odds: bool = True) -> list[dict[str, Any]]:
+    """One row per shot (``ShotResolved``; Hummel Quest rams too, with ``attack`` = ``ram``), in log order.
+
+    Columns (see ``docs/batch.md``): ``seq``, ``turn``, ``ruleset``; ``shooter`` / ``target`` (tank ids; target
+    ``None`` for a structure), ``*_label``, ``*_side`` (0-based side index), ``*_vehicle``; ``shooter_q`` /
+    ``shooter_r`` / ``shooter_facing`` and the target's (where they stood when the shot was resolved), ``range``
+    (hexes, as the rule set measured it), ``range_m`` (``range`` x the scenario's ``hex_size_m``), ``face`` (the
+    target's face struck as the rule set logged it: front / side / rear, ``None`` when no face applied, e.g. an
+    ASL miss), ``attack`` (``fire`` or ``ram``), ``reaction``; ``p_hit`` / ``p_kill`` (exact fractions as text,
+    :meth:`sim.rules.base.Ruleset.logged_odds` of the logged key) and ``p_hit_float`` / ``p_kill_float``;
+    ``rolls`` (``[{die, value, label}]`` consumed by this event), ``hit``, ``kill``, ``result``; ``key`` and
+    ``details`` (the rule set's odds primitives and figures, JSON text).
+
+    ``odds=False`` leaves the probability columns ``None`` (a rule set without :meth:`logged_odds`).  Raises
+    nothing for a shot whose odds cannot be rebuilt: its probability columns are ``None``."""
+    b = model.battle
+    places = {p["seq"]: p for p in model.shot_places}
+    rs = b.ruleset
+    out = []
+    for entry in b.log:
+        e = entry.event
+        if not isinstance(e, ShotResolved):
+            continue
+        s = b.tanks[e.shooter]
+        t = b.tanks[e.target] if e.target is not None else None
+        d = dict(e.details)
+        place = places.get(entry.seq, {})
+        sh, th = place.get("shooter_hex"), place.get("target_hex")
+        rng = d.get("range")
+        p_hit = p_kill = None
+        if odds:
+            try:
+                o = rs.logged_odds(json.loads(to_json(e.key)))
+                p_hit, p_kill = o.p_hit, o.p_kill
+            except (TypeError, ValueError, KeyError, NotImplementedError):
+                pass
+        out.append({
+            "seq": entry.seq, "turn": entry.turn, "ruleset": rs.name,
+            "shooter": e.shooter, "shooter_label": s.label, "shooter_side": s.side, "shooter_vehicle": s.vehicle_id,
+            "target": e.target, "target_label": None if t is None else t.label,
+            "target_side": None if t is None else t.side, "target_vehicle": None if t is None else t.vehicle_id,
+            "shooter_q": None if sh is None else sh.q, "shooter_r": None if sh is None else sh.r,
+            "shooter_facing": place.get("shooter_facing"),
+            "target_q": None if th is None else th.q, "target_r": None if th is None else th.r,
+            "target_facing": place.get("target_facing"),
+            "range": rng if isinstance(rng, int) and not isinstance(rng, bool) else None,
+            "range_m": rng * b.hex_size_m if isinstance(rng, int) and not isinstance(rng, bool) else None,
+            "face": _face(d), "attack": "ram" if d.get("attack") == "ram" else "fire", "reaction": bool(e.reaction),
+            "p_hit": None if p_hit is None else fraction_str(p_hit),
+            "p_kill": None if p_kill is None else fraction_str(p_kill),
+            "p_hit_float": None if p_hit is None else float(p_hit),
+            "p_kill_float": None if p_kill is None else float(p_kill),
+            "rolls": [{"die": r.die, "value": r.value, "label": r.label} for r in entry.rolls],
+            "hit": bool(e.hit), "kill": bool(e.kill), "result": e.result,
+            "key": to_json(e.key), "details": to_json(d),
+        })
+    return out
+
+
+def tank_rows(model: BattleModel) -> list[dict[str, Any]]:
+    """One row per tank per collected turn (the set-up row first), from the DataCollector's agent reporters:
+    ``turn``, ``tank_id``, ``label``, ``side`` (0-based), ``vehicle``, ``q`` / ``r`` (``None`` off the board),
+    ``facing``, ``turret_facing``, ``status``, ``shots`` / ``hits`` / ``kills`` (the tank's own so far) and
+    ``rules_state`` (JSON text: DT / OST, marker, acquisition, ...); extra agent reporters of an experiment's
+    ``collect:`` follow as their own columns."""
+    dc = model.datacollector
+    fixed = {"turn", "tank_id", "label", "side", "vehicle", "hex", "facing", "turret_facing", "status",
+             "tank_shots", "tank_hits", "tank_kills", "rules_state"}
+    extra = [k for k in model.extra_agent_columns if k in dc.agent_reporters]
+    names = list(dc.agent_reporters)
+    out = []
+    for _time, records in sorted(dc._agent_records.items()):
+        for rec in records:
+            v = dict(zip(names, rec[2:]))
+            h = v.get("hex")
+            row = {"turn": v["turn"], "tank_id": v["tank_id"], "label": v["label"], "side": v["side"],
+                   "vehicle": v["vehicle"], "q": None if h is None else h[0], "r": None if h is None else h[1],
+                   "facing": v["facing"], "turret_facing": v["turret_facing"], "status": v["status"],
+                   "shots": v["tank_shots"], "hits": v["tank_hits"], "kills": v["tank_kills"],
+                   "rules_state": to_json(v["rules_state"])}
+            for k in extra:
+                if k not in fixed:
+                    row[k] = v[k]
+            out.append(row)
+    return out
+
+
+def side_rows(model: BattleModel) -> list[dict[str, Any]]:
+    """The side lookup of per-side columns: ``side`` (0-based index, as in ``tanks.side`` and ``shots.*_side``),
+    ``column`` (the 1-based suffix of ``alive_1`` / ``points_1`` / ``side1_*``), ``name``, ``role``, ``tanks``."""
+    b = model.battle
+    return [{"side": si, "column": si + 1, "name": s.name, "role": s.role,
+             "tanks": sum(1 for t in b.tanks if t.side == si)} for si, s in enumerate(b.sides)]
 
 
 def final_state(model: BattleModel) -> list[dict[str, Any]]:
@@ -89,14 +222,23 @@ def summarise(model: BattleModel, wall_s: float = 0.0) -> dict[str, Any]:
 
 def run_battle(spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None = None, *,
                record_events: bool = True, decision_timeout_s: float | None = None, on_fault: str | None = None,
-               model_out: list | None = None) -> BattleResult:
-    """Play one battle to its end and return its :class:`BattleResult` (``model_out`` receives the model)."""
+               model_out: list | None = None, tables: bool = False,
+               collect: Mapping[str, Mapping[str, str]] | None = None) -> BattleResult:
+    """Play one battle to its end and return its :class:`BattleResult` (``model_out`` receives the model;
+    ``tables``: also the shots, tanks and sides tables; ``collect``: extra reporters, see :mod:`agents.collect`)."""
     t0 = time.perf_counter()
-    model = BattleModel(spec, seed, policies, decision_timeout_s=decision_timeout_s, on_fault=on_fault)
+    model = BattleModel(spec, seed, policies, decision_timeout_s=decision_timeout_s, on_fault=on_fault,
+                        collect=collect)
     model.run()
     wall = time.perf_counter() - t0
     if model_out is not None:
         model_out.append(model)
-    series = model.datacollector.get_model_vars_dataframe().reset_index(drop=True).to_dict("records")
-    return BattleResult(summarise(model, wall), log_rows(model) if record_events else [], series,
-                        final_state(model))
+    return result_of(model, wall, record_events=record_events, tables=tables)
+
+
+def result_of(model: BattleModel, wall_s: float = 0.0, *, record_events: bool = True, tables: bool = False
+              ) -> BattleResult:
+    """The :class:`BattleResult` of a finished (or stopped) model."""
+    return BattleResult(summarise(model, wall_s), log_rows(model) if record_events else [], series_rows(model),
+                        final_state(model), shot_rows(model) if tables else [], tank_rows(model) if tables else [],
+                        side_rows(model) if tables else [])

@@ -564,6 +564,12 @@ class Scenario(_Model):
     def _rs(cls, v: Any) -> Any:
         return {"name": v} if isinstance(v, str) else v
 
+    def __iter__(self) -> Any:
+        """Not iterable (pydantic models iterate their fields): so ``mesa.batch_run(parameters={"scenario":
+        spec})`` takes a Scenario as one value instead of expanding it field by field.  Use ``model_dump()`` for
+        the fields.  Raises ``TypeError``."""
+        raise TypeError("a Scenario is one value, not a sequence of fields (use model_dump())")
+
     # --- derived ----------------------------------------------------------------------------------------------
     def rules(self) -> rules_base.Ruleset:
         return rules_base.get(self.ruleset.name)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import small_ps_scenario
-from sim.runner import final_state, log_rows, run_battle
+from sim.runner import final_state, log_rows, run_battle, series_rows
 from sim.scenario import load_scenario
 from sim.view.app import AppModel, main, model_params, parse_seed, policy_choices
 
@@ -49,8 +49,7 @@ def test_stepping_plays_the_same_battle_as_a_headless_run(small_file):
     assert steps == sum(1 for e in ref.events if e["kind"] == "Activated")
     assert log_rows(m) == ref.events
     assert final_state(m) == ref.final_state
-    series = m.datacollector.get_model_vars_dataframe().reset_index(drop=True).to_dict("records")
-    assert series == ref.series  # one DataCollector row per turn, as in a headless run
+    assert series_rows(m) == ref.series  # one DataCollector row per turn, as in a headless run
 
 
 def test_step_turn_and_marks(small_file):

@@ -5,6 +5,7 @@ start-up of worker processes.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import signal
@@ -97,6 +98,12 @@ def test_same_results_on_one_and_two_workers_and_dask(tmp_path, reference):
     pytest.importorskip("distributed")
     dask = run_experiment(p, tmp_path / "dask", dask_local=2)
     assert dask.summary.executor == "dask" and dask.summary.workers == 2
+    if importlib.util.find_spec("bokeh") is not None:  # the dashboard needs bokeh (tanksim[dask])
+        assert dask.summary.dashboard.startswith("http://")
+    assert dask.summary.lost_workers == 0 and dask.summary.retried == 0
+    session = read_manifest(tmp_path / "dask")["sessions"][-1]
+    assert session["lost_workers"] == 0 and session["retried"] == 0
+    assert session.get("dashboard", "") == dask.summary.dashboard
     pd.testing.assert_frame_equal(comparable(dask.runs), comparable(reference.runs))
     assert dask.runs["worker"].nunique() >= 2
 
@@ -279,6 +286,11 @@ def test_a_battle_that_kills_its_worker_fails_alone_and_the_rest_completes(tmp_p
     errors = res.runs.loc[res.runs["status"] == "failed", "error"]
     assert errors.str.startswith("worker lost while playing this battle alone: BrokenProcessPool").all()
     assert store.read_parts(tmp_path / "out")["run_key"].is_unique
+    # each killer battle broke a pool when replayed alone (and its first chunk's pool before that), and each was
+    # submitted again after its first chunk was lost
+    assert res.summary.lost_workers >= 3 + 1 and res.summary.retried >= 3
+    session = read_manifest(tmp_path / "out")["sessions"][-1]
+    assert (session["lost_workers"], session["retried"]) == (res.summary.lost_workers, res.summary.retried)
 
 
 def test_rerun_from_reproduces_a_stored_battle_and_events_are_stored(tmp_path, capsys):

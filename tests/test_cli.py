@@ -26,7 +26,16 @@ def test_run_default_writes_parquet_and_plot(tmp_path):
     assert ev.loc[0, "kind"] == "BattleStarted" and (ev["kind"] == "ShotResolved").any()
     assert any(json.loads(x) for x in ev["rolls"])
     series = pd.read_parquet(tmp_path / "o" / "series.parquet")
-    assert len(series) == battle.loc[0, "turns"]
+    assert len(series) == battle.loc[0, "turns"] + 1  # the set-up row, then one per turn
+    assert list(series["turn"]) == list(range(battle.loc[0, "turns"] + 1))
+    assert series["winner"].iloc[-1] == battle.loc[0, "winner"]
+    shots = pd.read_parquet(tmp_path / "o" / "shots.parquet")
+    assert len(shots) == battle.loc[0, "shots"] == int((ev["kind"] == "ShotResolved").sum())
+    assert shots["kill"].sum() == battle.loc[0, "kills"]
+    tanks = pd.read_parquet(tmp_path / "o" / "tanks.parquet")
+    assert len(tanks) == (battle.loc[0, "turns"] + 1) * (battle.loc[0, "side1_tanks"] + battle.loc[0, "side2_tanks"])
+    sides = pd.read_parquet(tmp_path / "o" / "sides.parquet")
+    assert list(sides["name"]) == [battle.loc[0, "side1_name"], battle.loc[0, "side2_name"]]
     assert (tmp_path / "b.png").stat().st_size > 10_000
 
 
@@ -108,3 +117,20 @@ def test_cases_unknown_ruleset_fails(tmp_path):
         {"id": "a", "kind": "odds", "given": {"x": 1}, "expect": {"p_hit": "1/2"}}]}))
     r = tanksim("cases", str(f))
     assert r.returncode == 1 and r.stdout.strip().splitlines()[-1] == "0 passed, 1 failed"
+
+
+def test_validate_and_cases_json(capsys, root):
+    from sim.cli.main import main
+
+    assert main(["validate", "default", "doctrine_experiment", "no_such_scenario_file", "--json"]) == 1
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] is False
+    assert [(f["file"], f["ok"], f["kind"]) for f in doc["files"]] == [
+        ("default", True, "scenario"), ("doctrine_experiment", True, "experiment"),
+        ("no_such_scenario_file", False, "scenario")]
+    assert "no such file" in doc["files"][2]["errors"][0]
+    case_file = str(root / "tests" / "cases" / "panzer_squadron.yaml")
+    assert main(["cases", case_file, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["failed"] == 0 and doc["passed"] == len(doc["cases"]) > 0
+    assert {c["status"] for c in doc["cases"]} == {"pass"}

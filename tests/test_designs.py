@@ -86,7 +86,7 @@ def test_adding_design_kinds_keeps_older_experiment_hashes(tmp_path):
     """``second_order`` is absent from the identity when unset, so folders of older experiments still resume."""
     e = load_experiment(write(tmp_path, {"factors": [{"path": "turn_limit", "levels": [3, 4]}]}))
     d = e.spec.model_dump(mode="json", exclude={"name", "description", "max_runs", "watchdog_s", "chunk_s",
-                                                "scenario"})
+                                                "scenario", "collect"})  # collect: newer, never in the identity
     d["design"].pop("second_order")
     d["base"] = e.base_key
     from sim.experiments.design import _hash

@@ -107,7 +107,9 @@ def test_battle_ends_mid_turn_and_collects_once_per_turn():
     res = run_battle(load_scenario("default"), seed=3, model_out=models)
     m = models[0]
     df = m.datacollector.get_model_vars_dataframe()
-    assert list(df["turn"]) == list(range(1, res.row["turns"] + 1))
+    assert list(df["turn"]) == list(range(0, res.row["turns"] + 1))  # the set-up row, then one per turn
+    assert df["winner"].iloc[-1] == res.row["winner"] and df["reason"].iloc[-1] == res.row["reason"]
+    assert df["winner"].iloc[:-1].isna().all()
     assert df["cum_kills"].iloc[-1] == res.row["kills"] == sum(df["kills"])
     last = [e for e in m.battle.log if e.event.kind == "TurnStarted"][-1].seq
     assert not any(e.event.kind == "BattleStateSet" and e.event.key == "turns_completed" and e.turn == res.row["turns"]

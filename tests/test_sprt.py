@@ -260,3 +260,17 @@ def test_elo_estimate_is_the_leaderboard_method_and_finite_at_a_perfect_score():
     points, games = S.points_and_games([1, 2, 3, 4, 5])        # pairs: 0, 0.5, 1, 1.5, 2 points each
     assert (points, games) == (2 * 0.5 + 3 * 1 + 4 * 1.5 + 5 * 2, 30)
     assert S.points_and_games([3, 1, 4]) == (4.5, 8)
+
+
+def test_match_json_prints_the_summary_alone(duel, capsys):
+    import json
+
+    from sim.cli.tournaments import match_main
+
+    rc = match_main(["hold", "advance", "--scenario", duel, "--max-games", "4", "--workers", "1",
+                     "--decision-timeout", "0", "--json"])
+    got = capsys.readouterr()
+    doc = json.loads(got.out)
+    assert rc == (0 if doc["verdict"] else 1)
+    assert doc["pairs"] == 2 and doc["games"] == 4 and sum(doc["pentanomial"]) == 2
+    assert doc["a"] == "hold" and "pair    1:" in got.err

@@ -2,6 +2,7 @@
 output."""
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pandas as pd
@@ -82,6 +83,13 @@ def test_round_robin_both_sides_and_identical_on_one_and_two_workers(tmp_path, c
     assert "Ranked by Elo" in flat and "openskill (Plackett-Luce) is the live-ladder view" in flat
     assert "Meta-game" in out and "Stable mixes" in out
     assert "played 0 games (12 already stored)" in out
+    assert main([str(f), "--out", str(tmp_path / "w2"), "--no-progress", "--no-plots", "--json"]) == 0
+    got = capsys.readouterr()
+    doc = json.loads(got.out)  # stdout is the JSON object alone; the report went to stderr
+    assert "Leaderboard" in got.err and doc["games"] == 12 and doc["played"] == 0
+    assert [r["entrant"] for r in doc["leaderboard"]] == list(r1.leaderboard["entrant"])
+    assert doc["leaderboard"][0]["elo"] == pytest.approx(float(r1.leaderboard["elo"].iloc[0]))
+    assert set(doc["head_to_head"]) == set(t.names)
     for name in ("leaderboard", "head_to_head", "by_scenario", "by_ruleset", "side_bias", "games"):
         assert (tmp_path / "w2" / f"{name}.parquet").is_file() and (tmp_path / "w2" / f"{name}.csv").is_file()
     for png in ("leaderboard.png", "elo.png", "head_to_head.png", "metagame.png"):

@@ -2,8 +2,8 @@
 
 ``tanksim run [SCENARIO] [--seed N] [--out DIR] [--plot FILE.png] [--json] [--policy SIDE=NAME[:k=v,...]]``
 ``tanksim odds RULESET name=value ... [--json]`` / ``tanksim odds --scenario FILE --shooter LABEL --target LABEL``
-``tanksim cases FILE.yaml ...`` (last line ``N passed, M failed``; exit 1 on any failure)
-``tanksim validate FILE ...``
+``tanksim cases FILE.yaml ... [--json]`` (last line ``N passed, M failed``; exit 1 on any failure)
+``tanksim validate FILE ... [--json]``
 and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``,
 ``catalog`` (:mod:`sim.cli.catalog`) and ``generate`` (:mod:`sim.cli.generate`).
 Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input.
@@ -73,7 +73,7 @@ def _kv(items: Sequence[str]) -> dict[str, str]:
 def cmd_run(args: argparse.Namespace) -> int:
     from sim.experiments.store import write_battle
     from sim.model import BattleModel
-    from sim.runner import BattleResult, final_state, log_rows, summarise
+    from sim.runner import result_of
     from sim.scenario import PolicySpec, load_scenario, side_index
     from sim.view.render import picture_of, save_board, shots_of
 
@@ -101,9 +101,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     t0 = time.perf_counter()
     model = BattleModel(spec, args.seed, policies)
     model.run()
-    result = BattleResult(summarise(model, time.perf_counter() - t0), log_rows(model),
-                          model.datacollector.get_model_vars_dataframe().reset_index(drop=True).to_dict("records"),
-                          final_state(model))
+    result = result_of(model, time.perf_counter() - t0, tables=bool(args.out))
     row = result.row
     if args.out:
         paths = write_battle(result, args.out)
@@ -183,27 +181,37 @@ def cmd_odds(args: argparse.Namespace) -> int:
 
 
 def cmd_cases(args: argparse.Namespace) -> int:
+    """Run golden case files.  ``--json``: one object ``{"passed", "failed", "skipped", "cases": [{"file", "case",
+    "status" (pass / fail / skip / error), "message"}]}`` instead of the lines."""
     from sim.play_cases import run_file
 
     passed = failed = skipped = 0
+    rows: list[dict[str, object]] = []
+    say = (lambda text: None) if args.json else print
     for f in args.files:
         try:
             results = run_file(f)
         except (OSError, ValueError) as exc:
             failed += 1
-            print(f"FAIL {f}: {exc}")
+            say(f"FAIL {f}: {exc}")
+            rows.append({"file": f, "case": None, "status": "error", "message": str(exc)})
             continue
         for r in results:
             if r.skipped:
                 skipped += 1
-                print(f"SKIP {Path(f).name} {r.case_id}: {r.message}")
+                say(f"SKIP {Path(f).name} {r.case_id}: {r.message}")
             elif r.ok:
                 passed += 1
             else:
                 failed += 1
-                print(f"FAIL {Path(f).name} {r.case_id}: {r.message}")
-    tail = f", {skipped} skipped" if skipped else ""
-    print(f"{passed} passed, {failed} failed{tail}")
+                say(f"FAIL {Path(f).name} {r.case_id}: {r.message}")
+            rows.append({"file": f, "case": r.case_id, "status": "skip" if r.skipped else "pass" if r.ok else "fail",
+                         "message": r.message or ""})
+    if args.json:
+        print(json.dumps({"passed": passed, "failed": failed, "skipped": skipped, "cases": rows}, default=str))
+    else:
+        tail = f", {skipped} skipped" if skipped else ""
+        print(f"{passed} passed, {failed} failed{tail}")
     return 1 if failed else 0
 
 
@@ -266,19 +274,29 @@ def _validate_one(f: str) -> str:
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate scenario files (and experiment / tournament files, recognised by their ``factors`` /
     ``entrants``).  Runs no code from a file: plug-in doctrines are checked statically (never imported), no
-    command is started, no entrant probed; every field a battle reads is checked."""
+    command is started, no entrant probed; every field a battle reads is checked.  ``--json``: one object
+    ``{"ok", "files": [{"file", "ok", "kind", "summary" | "errors"}]}`` on stdout instead of the lines."""
     from agents.plugins import source_budget
 
     bad = 0
+    rows: list[dict[str, object]] = []
     for f in args.files:
         try:
             with source_budget():
                 line = _validate_one(f)
         except (ScenarioError, ValueError, OSError) as exc:
             bad += 1
-            print("\n".join(getattr(exc, "errors", None) or [str(exc)]), file=sys.stderr)
+            errors = list(getattr(exc, "errors", None) or [str(exc)])
+            rows.append({"file": f, "ok": False, "kind": _file_kind(f), "errors": errors})
+            if not args.json:
+                print("\n".join(errors), file=sys.stderr)
             continue
-        print(line)
+        rows.append({"file": f, "ok": True, "kind": _file_kind(f), "summary": line.removeprefix(f"{f}: ok "),
+                     "errors": []})
+        if not args.json:
+            print(line)
+    if args.json:
+        print(json.dumps({"ok": not bad, "files": rows}))
     return 1 if bad else 0
 
 
@@ -299,7 +317,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one battle and print its result")
     r.add_argument("scenario", nargs="?", help="scenario file or bundled name (default: the bundled default)")
     r.add_argument("--seed", type=_seed, default=0, help="battle seed (integer >= 0)")
-    r.add_argument("--out", help="folder for battle/events/series Parquet files")
+    r.add_argument("--out", help="folder for the battle's Parquet files (battle, events, series, shots, tanks, sides)")
     r.add_argument("--plot", help="draw the final board to this image file")
     r.add_argument("--json", action="store_true", help="print the result row as JSON")
     r.add_argument("--policy", action="append", metavar="SIDE=NAME[:k=v,...]",
@@ -318,10 +336,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("cases", help="run golden case files against the engine")
     c.add_argument("files", nargs="+")
+    c.add_argument("--json", action="store_true", help="print the results as one JSON object")
     c.set_defaults(fn=cmd_cases)
 
     v = sub.add_parser("validate", help="validate scenario files")
     v.add_argument("files", nargs="+")
+    v.add_argument("--json", action="store_true", help="print the results as one JSON object")
     v.set_defaults(fn=cmd_validate)
     blurbs = {"batch": "run a doctrine experiment (many battles, resumable)",
               "report": "what a batch says: effects, paired differences, importance, best level, with intervals",

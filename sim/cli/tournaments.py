@@ -13,12 +13,17 @@ SPRT (:mod:`sim.tournaments.sprt`; logistic Elo, or normalized Elo with ``model=
 game limit is reached, printing the running LLR after every pair, then the Elo estimate with the leaderboard's interval
 (Bradley-Terry with virtual draws, profile likelihood) and the nElo estimate.
 
+``--json`` (both): the human report goes to stderr and stdout gets one JSON object: for a tournament its
+``tournament`` name, ``games`` / ``played`` / ``stored_before`` / ``interrupted``, the ``leaderboard`` rows and the
+``head_to_head`` matrix (missing values as ``null``); for a match the summary ``match.json`` holds.
+
 Exit codes: 0 done (a match reached a verdict), 1 a match without a verdict within its game limit or an interrupted
 tournament, 2 bad usage or input (including entrants that cannot be loaded).
 """
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import math
 import sys
@@ -30,6 +35,26 @@ from typing import Any
 from sim.scenario import ScenarioError
 
 
+def json_safe(x: Any) -> Any:
+    """``x`` with NaN / infinite floats as ``None`` and numpy scalars as Python values (strict JSON)."""
+    if hasattr(x, "item") and not isinstance(x, (list, tuple, dict)):
+        try:
+            x = x.item()
+        except (ValueError, AttributeError):
+            pass
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    if isinstance(x, dict):
+        return {str(k): json_safe(v) for k, v in x.items()}
+    if isinstance(x, list | tuple):
+        return [json_safe(v) for v in x]
+    return x
+
+
+def _frame_records(df: Any) -> list[dict[str, Any]]:
+    return [] if df is None else [json_safe(r) for r in df.to_dict("records")]
+
+
 def _executor_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--workers", type=int, help="local worker processes (default: the file's, else cores)")
     p.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
@@ -38,8 +63,6 @@ def _executor_args(p: argparse.ArgumentParser) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``tanksim tournament FILE --out DIR``; returns the exit code."""
-    from sim.tournaments import tournament as T
-
     p = argparse.ArgumentParser(prog="tanksim tournament", description="Round-robin (or gauntlet) tournament of "
                                                                        "doctrines.")
     p.add_argument("file", help="tournament YAML file")
@@ -48,7 +71,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--new", action="store_true", help="accept a folder holding a different tournament")
     p.add_argument("--no-plots", action="store_true")
     p.add_argument("--no-progress", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the results as one JSON object (report to stderr)")
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if not args.json:
+        return _tournament(args, None)
+    out: dict[str, Any] = {}
+    with contextlib.redirect_stdout(sys.stderr):
+        rc = _tournament(args, out)
+    if out:
+        print(json.dumps(out, sort_keys=True))
+    return rc
+
+
+def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
+    from sim.tournaments import tournament as T
+
     try:
         t = T.load_tournament(args.file)
         games = T.schedule(t)
@@ -84,6 +121,13 @@ def main(argv: Sequence[str] | None = None) -> int:
           + where
           + f"; ratings and tables in {analysed:.1f} s")
     print(f"results in {args.out}: " + ", ".join(sorted({p.name for p in written if p.suffix != '.csv'})))
+    if as_json is not None:
+        h2h = res.head_to_head
+        as_json.update(tournament=t.spec.name, format=t.spec.format, games=len(games), played=summary.played,
+                       stored_before=summary.stored_before, interrupted=summary.interrupted, out=str(args.out),
+                       leaderboard=_frame_records(res.leaderboard),
+                       head_to_head=json_safe({str(r): dict(h2h.loc[r]) for r in h2h.index}),
+                       files=sorted(str(p) for p in written))
     if summary.interrupted:
         print("interrupted: run the same command again to finish", file=sys.stderr)
         return 1
@@ -115,11 +159,6 @@ def _pairs(sc: Any, label: str, a: Any, b: Any, seed: int, n_pairs: int, decisio
 
 def match_main(argv: Sequence[str] | None = None) -> int:
     """``tanksim match A B --scenario FILE --sprt ...``; returns the exit code."""
-    from sim.scenario import load_scenario
-    from sim.tournaments import ratings as R
-    from sim.tournaments import sprt as S
-    from sim.tournaments import tournament as T
-
     p = argparse.ArgumentParser(prog="tanksim match", description="SPRT match between two doctrines on mirrored "
                                                                   "game pairs.")
     p.add_argument("a", help="entrant A: NAME[:param=value,...]")
@@ -135,8 +174,25 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--battle-timeout", type=float, default=600.0, help="watchdog seconds per battle (0 = off)")
     p.add_argument("--out", help="folder for the match's games (Parquet + CSV) and summary JSON")
     p.add_argument("--quiet", action="store_true", help="print only the verdict")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object (report to stderr)")
     _executor_args(p)
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    if not args.json:
+        return _match(args, None)
+    out: dict[str, Any] = {}
+    with contextlib.redirect_stdout(sys.stderr):
+        rc = _match(args, out)
+    if out:
+        print(json.dumps(out, sort_keys=True))
+    return rc
+
+
+def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
+    from sim.scenario import load_scenario
+    from sim.tournaments import ratings as R
+    from sim.tournaments import sprt as S
+    from sim.tournaments import tournament as T
+
     try:
         test = S.SequentialTest(S.parse_sprt(args.sprt))
         if args.max_games < 2:
@@ -218,12 +274,15 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     else:
         print(f"verdict: none -- the LLR {test.llr:+.3f} stayed inside ({lo:+.3f}, {hi:+.3f}) within "
               f"{n_games} games")
+    match_summary = {"a": na, "b": nb, "scenario": sc.name, "ruleset": sc.ruleset.name,
+                     "sprt": e.text(), "bounds": [lo, hi], "pairs": test.pairs,
+                     "pentanomial": test.counts, "llr": test.llr, "verdict": test.result,
+                     "elo": [elo, elo_lo, elo_hi], "nelo": [nelo, nelo_lo, nelo_hi],
+                     "model": e.model, "wall_s": wall}
+    if as_json is not None:
+        as_json.update(json_safe({**match_summary, "games": n_games, "skipped_pairs": skipped, "score": score}))
     if args.out:
-        _write_match(Path(args.out), games, {"a": na, "b": nb, "scenario": sc.name, "ruleset": sc.ruleset.name,
-                                             "sprt": e.text(), "bounds": [lo, hi], "pairs": test.pairs,
-                                             "pentanomial": test.counts, "llr": test.llr, "verdict": test.result,
-                                             "elo": [elo, elo_lo, elo_hi], "nelo": [nelo, nelo_lo, nelo_hi],
-                                             "model": e.model, "wall_s": wall})
+        _write_match(Path(args.out), games, match_summary)
         print(f"games and summary in {args.out}")
     return 0 if test.result else 1
 

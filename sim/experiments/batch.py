@@ -97,6 +97,7 @@ class BaseContext:
     data: dict[str, Any]
     src: str
     zones: dict[int, list[tuple[int, int]]]
+    collect: dict[str, dict[str, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -119,6 +120,7 @@ class Chunk:
     tasks: tuple[Task, ...]
     events: bool = False
     watchdog_s: float | None = None
+    tables: bool = False
 
 
 _CONTEXTS: dict[str, BaseContext] = {}
@@ -143,11 +145,12 @@ def _worker_id() -> str:
 
 
 def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: float | None = None,
-         keep_model: list | None = None) -> dict[str, Any]:
+         keep_model: list | None = None, tables: bool = False) -> dict[str, Any]:
     """Play one task in this process; never raises for a battle's own failure.
 
-    Returns ``{"row": run row (see :data:`sim.experiments.store.RUN_FIELDS`), "events": [...], "series": [...]}`` (event
-    and series rows carry ``run_key``; empty unless ``events``).  A raise anywhere (bad point, policy that fails to
+    Returns ``{"row": run row (see :data:`sim.experiments.store.RUN_FIELDS`), "events": [...], "series": [...],
+    "shots": [...], "tanks": [...]}`` (each carrying ``run_key``; events and series empty unless ``events``, shots
+    and tanks unless ``tables``).  A raise anywhere (bad point, policy that fails to
     load, engine error) gives ``status="failed"`` and ``error``; exceeding ``watchdog_s`` gives ``"timeout"``.
     ``keep_model`` receives the finished BattleModel (re-runs draw it)."""
     from sim.runner import run_battle
@@ -164,7 +167,8 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
                 placed = place_tanks(data, cands, task.seed)
                 spec = validate(placed, spec.source)
                 placement = _canon({str(si): [t["hex"] for t in placed["sides"][si]["tanks"]] for si in cands})
-            res = run_battle(spec, task.seed, record_events=events, model_out=keep_model)
+            res = run_battle(spec, task.seed, record_events=events, model_out=keep_model, tables=tables,
+                             collect=ctx.collect or None)
     except BattleTimeout:
         return {"row": {**base, "status": "timeout", "wall_s": time.perf_counter() - t0,
                         "error": f"exceeded the watchdog of {watchdog_s:g} s"}, "events": [], "series": []}
@@ -181,12 +185,15 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
         evs[-1]["final_state"] = _canon(res.final_state)
     return {"row": row,
             "events": evs,
-            "series": [{"run_key": task.run_key, **s} for s in res.series] if events else []}
+            "series": [{"run_key": task.run_key, **s} for s in res.series] if events else [],
+            "shots": [{"run_key": task.run_key, **x} for x in res.shots],
+            "tanks": [{"run_key": task.run_key, **x} for x in res.tanks]}
 
 
 def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
     """The worker entry point: play every task of ``chunk`` in order (see :func:`play`)."""
-    return [play(chunk.ctx, t, events=chunk.events, watchdog_s=chunk.watchdog_s) for t in chunk.tasks]
+    return [play(chunk.ctx, t, events=chunk.events, watchdog_s=chunk.watchdog_s, tables=chunk.tables)
+            for t in chunk.tasks]
 
 
 #: Topic of the worker -> driver progress messages on a Dask cluster (``Worker.log_event``).
@@ -330,7 +337,9 @@ def _init_worker(driver_alive: Any, progress: Any = None) -> None:
 @dataclass
 class Pool:
     """An open executor: ``executor`` (a ``concurrent.futures.Executor``), ``workers`` (parallel slots), ``kind``
-    (``process`` / ``dask``), ``address`` (Dask scheduler), ``restart()`` for a broken process pool, ``close()``,
+    (``process`` / ``dask``), ``address`` (Dask scheduler), ``dashboard`` (the Dask dashboard's URL, ``""`` when
+    there is none), ``lost_workers()`` (worker processes lost so far: on Dask the workers that left the cluster,
+    seen at each call; in a process pool the broken pools), ``restart()`` for a broken process pool, ``close()``,
     ``messages()`` (the workers' progress reports since the last call, see :func:`progress_sink`, each with a
     ``worker`` id) and ``kill(worker)`` (kill that worker process: ``SIGKILL`` in a process pool, which breaks the
     pool; ``Client.restart_workers`` on Dask, whose nanny starts a fresh one)."""
@@ -343,6 +352,8 @@ class Pool:
     close: Callable[[], None] = lambda: None
     messages: Callable[[], list[dict[str, Any]]] = list
     kill: Callable[[str], None] = lambda worker: None
+    dashboard: str = ""
+    lost_workers: Callable[[], int] = lambda: 0
 
 
 def default_workers() -> int:
@@ -408,7 +419,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
             if dask_local < 1:
                 raise ValueError(f"--dask-local {dask_local}: expected at least 1 worker")
             cluster = LocalCluster(n_workers=dask_local, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+                                   dashboard_address=":0" if _has_bokeh() else None)
             client = Client(cluster)
         else:
             client = Client(scheduler, timeout="20s")
@@ -416,7 +427,22 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
         try:
             client.subscribe_topic(PROGRESS_TOPIC, lambda event: inbox.append(dict(event[1])))
             n = max(1, sum(client.nthreads().values()))
-            pool = Pool(client.get_executor(pure=False), n, "dask", str(client.scheduler.address))
+            pool = Pool(client.get_executor(pure=False), n, "dask", str(client.scheduler.address),
+                        dashboard=_dashboard_link(client))
+            seen: set[str] = set(client.scheduler_info(n_workers=-1).get("workers", {}))
+            now: set[str] = set(seen)
+
+            def lost_workers() -> int:
+                """Workers seen earlier that are no longer in the cluster (a nanny restarts a lost worker under
+                a new address, so each loss counts once)."""
+                try:
+                    now.clear()
+                    now.update(client.scheduler_info(n_workers=-1).get("workers", {}))
+                except Exception:  # noqa: BLE001 - the scheduler is unreachable: the last count stands
+                    return len(seen - now)
+                seen.update(now)
+                return len(seen - now)
+            pool.lost_workers = lost_workers
             pool.messages = lambda: [{**m, "worker": f"{m.get('worker')}#{m.get('pid')}"}
                                      for m in (inbox.popleft() for _ in range(len(inbox)))]
 
@@ -447,6 +473,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
         raise ValueError(f"--workers {n}: expected at least 1")
     holder: dict[str, Any] = {"ex": _process_pool(n), "gen": 0, "reading": True}
     pool = Pool(holder["ex"], n, "process")
+    pool.lost_workers = lambda: holder["gen"]
 
     def restart() -> None:
         _terminate(holder["ex"])
@@ -483,6 +510,21 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
         _release(holder["ex"])
 
 
+def _has_bokeh() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("bokeh") is not None
+
+
+def _dashboard_link(client: Any) -> str:
+    """The cluster's dashboard URL, or ``""`` (no dashboard: bokeh missing, or the scheduler runs none)."""
+    try:
+        return str(client.dashboard_link or "") if "dashboard" in (client.scheduler_info().get("services") or {}) \
+            else ""
+    except Exception:  # noqa: BLE001 - no link is no dashboard
+        return ""
+
+
 # --- hung workers ----------------------------------------------------------------------------------------------------
 
 #: Seconds between the driver's looks at its workers' progress.
@@ -511,6 +553,12 @@ class HangWatch:
     def __init__(self, pool: Pool):
         self.pool = pool
         self.running: dict[str, tuple[str, float, float]] = {}  # worker -> (key, watchdog s, kill at)
+        self.starts: dict[str, int] = {}  # battle -> times a worker reported starting it
+
+    def retried_beyond(self, resubmitted: set[str]) -> int:
+        """Battles reported started more than once that the driver did not submit again itself (Dask's scheduler
+        re-ran them on another worker after losing one)."""
+        return sum(1 for k, n in self.starts.items() if n > 1 and k not in resubmitted)
 
     def forget(self, keys: Iterable[str]) -> None:
         """Drop what is known about battles that finished (their chunk came back) or were given up."""
@@ -529,6 +577,7 @@ class HangWatch:
         for m in self.pool.messages():
             w, key, kind = str(m.get("worker")), str(m.get("key")), m.get("kind")
             if kind == "start":
+                self.starts[key] = self.starts.get(key, 0) + 1
                 self.forget([key])  # replayed elsewhere after a lost worker
                 limit = float(m.get("limit") or 0)
                 self.running[w] = (key, limit, now + kill_after(limit))
@@ -773,7 +822,10 @@ def comparable(df: pd.DataFrame) -> pd.DataFrame:
 class BatchSummary:
     """What one ``execute`` call did: runs in the design, already stored, played now, failed (incl. timeouts),
     parts written, wall seconds, executor kind and workers, whether it was interrupted, the worker ids seen and
-    warnings (e.g. the engine changed since the stored runs were played)."""
+    warnings (e.g. the engine changed since the stored runs were played); ``dashboard`` (the Dask dashboard URL,
+    if any), ``lost_workers`` (worker processes lost: see :attr:`Pool.lost_workers`) and ``retried`` (battles
+    played again after their worker was lost: submitted again by the driver, or re-run by Dask's scheduler on
+    another worker, seen as a second start report; each battle counts once)."""
 
     out: Path
     total: int
@@ -788,6 +840,9 @@ class BatchSummary:
     failed_stored: int = 0
     worker_ids: set[str] = field(default_factory=set)
     warnings: list[str] = field(default_factory=list)
+    dashboard: str = ""
+    lost_workers: int = 0
+    retried: int = 0
 
     @property
     def rate(self) -> float:
@@ -814,7 +869,7 @@ class _Writer:
         self.crash_before_rename = _env_int("TANKSIM_CRASH_BEFORE_RENAME")
 
     def write(self, results: list[dict[str, Any]]) -> None:
-        rows, events, series = [], [], []
+        rows, events, series, shots, tanks = [], [], [], [], []
         for r in results:
             row = dict(r["row"])
             for name, v in self.values.get(row["point_key"], {}).items():
@@ -822,10 +877,12 @@ class _Writer:
             rows.append(row)
             events += r["events"]
             series += r["series"]
+            shots += r.get("shots", [])
+            tanks += r.get("tanks", [])
         n = self.written + 1
         hook = (lambda: os._exit(CRASH_EXIT)) if self.crash_before_rename == n else None
-        store.write_run_part(self.out, self.seq, rows, self.schema, events=events, series=series,
-                             before_commit=hook)
+        store.write_run_part(self.out, self.seq, rows, self.schema, events=events, series=series, shots=shots,
+                             tanks=tanks, before_commit=hook)
         self.seq += 1
         self.written = n
         if self.crash_after == n:
@@ -835,15 +892,18 @@ class _Writer:
 def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None, scheduler: str | None = None,
             dask_local: int | None = None, new: bool = False, events: bool = False,
             watchdog_s: float | None = None, chunk_s: float | None = None, progress: bool = True,
-            pool: Pool | None = None, retry_failed: bool = False) -> BatchSummary:
+            pool: Pool | None = None, retry_failed: bool = False, tables: bool = False,
+            announce: Callable[[str], None] | None = None) -> BatchSummary:
     """Play every run of ``exp`` not yet stored in ``out_dir`` and store it there.
 
     ``workers`` / ``scheduler`` / ``dask_local``: see :func:`open_executor` (or pass an open ``pool`` to reuse
     it; it is left open); ``new``: accept a changed experiment; ``events``: also store event logs and per-turn
-    series; ``watchdog_s`` / ``chunk_s`` override the experiment's.  Ctrl-C (or SIGTERM in the CLI) stops
-    cleanly: finished chunks are stored, the summary says
-    ``interrupted``.  ``retry_failed``: play stored ``failed`` / ``timeout`` runs of the design again (their rows
-    are removed from the folder first, so each run key keeps exactly one row).  ``summary.failed_stored`` counts
+    series; ``tables``: also store the tidy shots and tanks tables (``shots/``, ``tanks/`` parts);
+    ``watchdog_s`` / ``chunk_s`` override the experiment's; ``announce(text)`` is told the Dask dashboard's URL
+    when the executor is up (the CLI prints it).  Ctrl-C (or SIGTERM in the CLI) stops cleanly:
+    finished chunks are stored, the summary says ``interrupted``.  ``retry_failed``: play stored ``failed`` /
+    ``timeout`` runs of the design again (their rows are removed from the folder first, so each run key keeps
+    exactly one row).  ``summary.failed_stored`` counts
     the design's failed or timed-out rows in the folder afterwards.  The folder is locked for the whole call
     (:func:`sim.experiments.store.folder_lock`) and verified first (:func:`prepare_folder`).  Raises
     :class:`BatchRefused`, :class:`sim.experiments.store.FolderInUse` (another process is writing the folder),
@@ -852,12 +912,13 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
     with store.folder_lock(out, "tanksim batch"):
         return _execute(exp, out, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
                         events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress, pool=pool,
-                        retry_failed=retry_failed)
+                        retry_failed=retry_failed, tables=tables, announce=announce)
 
 
 def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str | None, dask_local: int | None,
              new: bool, events: bool, watchdog_s: float | None, chunk_s: float | None, progress: bool,
-             pool: Pool | None, retry_failed: bool) -> BatchSummary:
+             pool: Pool | None, retry_failed: bool, tables: bool = False,
+             announce: Callable[[str], None] | None = None) -> BatchSummary:
     manifest = prepare_folder(exp, out, new)
     if retry_failed:
         drop_runs(out, set(failed_run_keys(out)) & {r.key for r in exp.runs()})
@@ -869,7 +930,7 @@ def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str 
     if runs:
         _drive(exp, out, runs, summary, workers=workers, scheduler=scheduler, dask_local=dask_local,
                events=events, watchdog_s=watchdog_s or exp.spec.watchdog_s, chunk_s=chunk_s or exp.spec.chunk_s,
-               progress=progress, pool=pool)
+               progress=progress, pool=pool, tables=tables, announce=announce)
     done = len(store.stored_run_keys(out) & {r.key for r in exp.runs()})
     summary.failed_stored = len(set(failed_run_keys(out)) & {r.key for r in exp.runs()})
     manifest["status"] = "complete" if done == exp.n_runs else ("interrupted" if summary.interrupted else "partial")
@@ -877,17 +938,21 @@ def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str 
     manifest.setdefault("sessions", []).append({
         "at": manifest["updated"], "executor": summary.executor, "workers": summary.workers,
         "played": summary.played, "failed": summary.failed, "wall_s": round(summary.wall_s, 3),
-        "interrupted": summary.interrupted, "code_hash": manifest["code_hash"]})
+        "interrupted": summary.interrupted, "lost_workers": summary.lost_workers, "retried": summary.retried,
+        **({"dashboard": summary.dashboard} if summary.dashboard else {}),
+        "code_hash": manifest["code_hash"]})
     _write_manifest(out, manifest)
     return summary
 
 
 def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *, workers: int | None,
            scheduler: str | None, dask_local: int | None, events: bool, watchdog_s: float, chunk_s: float,
-           progress: bool, pool: Pool | None = None) -> None:
+           progress: bool, pool: Pool | None = None, tables: bool = False,
+           announce: Callable[[str], None] | None = None) -> None:
     from tqdm import tqdm
 
-    ctx = BaseContext(exp.base_key, exp.base_data, exp.base_src, {k: list(v) for k, v in exp.zones.items()})
+    ctx = BaseContext(exp.base_key, exp.base_data, exp.base_src, {k: list(v) for k, v in exp.zones.items()},
+                      exp.spec.collect.as_mapping())
     params = {p.key: p.params_json for p in exp.points}
     todo: deque[Task] = deque(Task(r.key, r.point, r.rep, r.seed, params[r.point]) for r in runs)
     writer = _Writer(out, exp)
@@ -897,7 +962,9 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
     spent = {"s": 0.0, "n": 0}
     opened = _given(pool) if pool is not None else open_executor(workers, scheduler, dask_local)
     with opened as pool:  # noqa: PLR1704 - the given pool, or a new one
-        summary.executor, summary.workers = pool.kind, pool.workers
+        summary.executor, summary.workers, summary.dashboard = pool.kind, pool.workers, pool.dashboard
+        if pool.dashboard and announce is not None:
+            announce(f"Dask dashboard: {pool.dashboard}")
         inflight: dict[cf.Future, Chunk] = {}
         submitted: dict[cf.Future, cf.Executor] = {}  # which executor each future went to
         suspects: deque[Task] = deque()  # tasks of chunks whose worker died: replayed one at a time
@@ -911,7 +978,8 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                 size = int(chunk_s / per)
                 size = min(size, MAX_CHUNK, math.ceil(len(todo) / (2 * pool.workers)))
             size = max(1, size)
-            return Chunk(ctx, tuple(todo.popleft() for _ in range(min(size, len(todo)))), events, watchdog_s)
+            return Chunk(ctx, tuple(todo.popleft() for _ in range(min(size, len(todo)))), events, watchdog_s,
+                         tables)
 
         def submit(chunk: Chunk, alone: bool = False) -> None:
             try:
@@ -935,6 +1003,7 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                     pool.restart()  # once per broken pool, not once per future it took down
                 if fut not in solo:  # any battle in flight may have killed it: replay each alone to know
                     suspects.extend(chunk.tasks)
+                    resubmitted.update(t.run_key for t in chunk.tasks)
                     return
                 t = chunk.tasks[0]
                 results = [{"row": {"run_key": t.run_key, "point_key": t.point_key, "base_key": ctx.key,
@@ -961,6 +1030,7 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                 bar.set_postfix(failed=summary.failed, refresh=False)
 
         watch = HangWatch(pool)
+        resubmitted: set[str] = set()  # battles the driver submitted again after their worker was lost
 
         def on_hang(h: Hang) -> None:
             """Kill the hung battle's worker, store a timeout row for it and play the rest of its chunk again (on
@@ -976,6 +1046,7 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             solo.discard(fut)
             task = next(t for t in chunk.tasks if t.run_key == h.key)
             todo.extendleft(reversed([t for t in chunk.tasks if t.run_key != h.key]))
+            resubmitted.update(t.run_key for t in chunk.tasks if t.run_key != h.key)
             if pool.kind == "process":
                 for f in [f for f in inflight if submitted.get(f) is lost]:
                     ch = inflight.pop(f)
@@ -984,6 +1055,7 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                     else:
                         submitted.pop(f, None)
                         (suspects if f in solo else todo).extendleft(reversed(ch.tasks))
+                        resubmitted.update(t.run_key for t in ch.tasks)
                         solo.discard(f)
                         watch.forget(t.run_key for t in ch.tasks)
                 if lost is pool.executor:
@@ -998,13 +1070,13 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
                 row["error"] += " (it was replayed alone after its worker was lost)"
             done_fut: cf.Future = cf.Future()
             done_fut.set_result([{"row": row, "events": [], "series": []}])
-            take(done_fut, Chunk(ctx, (task,), events, watchdog_s))
+            take(done_fut, Chunk(ctx, (task,), events, watchdog_s, tables))
 
         try:
             while todo or inflight or suspects:
                 if suspects:
                     if not inflight:
-                        submit(Chunk(ctx, (suspects.popleft(),), events, watchdog_s), alone=True)
+                        submit(Chunk(ctx, (suspects.popleft(),), events, watchdog_s, tables), alone=True)
                 else:
                     while todo and len(inflight) < 2 * pool.workers:
                         submit(next_chunk())
@@ -1043,6 +1115,11 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
         finally:
             bar.close()
             summary.wall_s = time.perf_counter() - t0
+            summary.retried = len(resubmitted) + watch.retried_beyond(resubmitted)
+            try:
+                summary.lost_workers = pool.lost_workers()
+            except Exception:  # noqa: BLE001 - a closed pool keeps its last count
+                pass
 
 
 @contextmanager
@@ -1070,7 +1147,7 @@ def run_experiment(experiment: str | Path | Mapping[str, Any] | Experiment, out:
                    workers: int | None = None, scheduler: str | None = None, dask_local: int | None = None,
                    new: bool = False, events: bool = False, watchdog_s: float | None = None,
                    chunk_s: float | None = None, progress: bool = False, base_dir: str | Path = ".",
-                   retry_failed: bool = False) -> BatchResult:
+                   retry_failed: bool = False, tables: bool = False) -> BatchResult:
     """Run an experiment (a file path, a mapping as in a file, or a loaded :class:`Experiment`) and return its
     results as pandas DataFrames (for notebooks).
 
@@ -1092,7 +1169,7 @@ def run_experiment(experiment: str | Path | Mapping[str, Any] | Experiment, out:
     try:
         summary = execute(exp, folder, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
                           events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress,
-                          retry_failed=retry_failed)
+                          retry_failed=retry_failed, tables=tables)
         runs = load_runs(folder)
         manifest = read_manifest(folder)
         points = report.point_table(runs, manifest)

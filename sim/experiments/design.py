@@ -8,7 +8,8 @@ tank of a side that has a **deployment** zone is placed by the run's seed on a f
 may itself be a factor (``path: setup, levels: [fixed, random]``); a **design** (``full_factorial``,
 ``latin_hypercube`` or ``nolh`` with ``n`` points, or ``sobol`` with ``n`` base samples:
 :mod:`sim.experiments.samplers`);
-**replications** per point and a root **seed**::
+**replications** per point and a root **seed**; optional extra data columns, ``collect: {model: {NAME: SPEC},
+agents: {NAME: SPEC}}`` (dotted attributes or plug-in functions, :mod:`agents.collect`; not part of the identity)::
 
     name: doctrine_experiment
     scenario: default                     # bundled name, or a path relative to this file
@@ -52,6 +53,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from agents.collect import CollectSpec
 from sim import generate as gen
 from sim import scenario as scn
 from sim.scenario import ScenarioError
@@ -182,6 +184,7 @@ class ExperimentSpec(_Model):
     max_runs: int = Field(100_000, ge=1, le=MAX_RUNS)
     watchdog_s: scn.Seconds = 300.0
     chunk_s: float = Field(3.0, gt=0, le=3600, allow_inf_nan=False)
+    collect: CollectSpec = Field(default_factory=CollectSpec)
 
     @field_validator("design", mode="before")
     @classmethod
@@ -316,7 +319,7 @@ def _hash(x: Any, n: int) -> str:
 
 
 #: Experiment fields that do not decide the runs (left out of :func:`experiment_identity`).
-IDENTITY_EXCLUDED = frozenset({"name", "description", "max_runs", "watchdog_s", "chunk_s", "scenario"})
+IDENTITY_EXCLUDED = frozenset({"name", "description", "max_runs", "watchdog_s", "chunk_s", "scenario", "collect"})
 
 
 def experiment_identity(fields: Mapping[str, Any], base_key: str) -> str:

@@ -41,8 +41,39 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+#: The event log (:func:`sim.runner.log_rows`): ``data`` / ``rolls`` as JSON text, and the shot columns typed
+#: (filled on ``ShotResolved`` rows only).
 EVENT_SCHEMA = pa.schema([("seq", pa.int64()), ("turn", pa.int64()), ("kind", pa.string()), ("data", pa.string()),
-                          ("rolls", pa.string())])
+                          ("rolls", pa.string()), ("shooter", pa.int64()), ("target", pa.int64()),
+                          ("result", pa.string()), ("hit", pa.bool_()), ("kill", pa.bool_())])
+#: One roll of a shot: the die (``d10``, ``d6``, ...), its natural value and the rule set's label.
+ROLL_TYPE = pa.struct([("die", pa.string()), ("value", pa.int64()), ("label", pa.string())])
+#: ``shots.parquet``: one row per shot (:func:`sim.runner.shot_rows`; columns documented in docs/batch.md).
+SHOT_SCHEMA = pa.schema([
+    ("seq", pa.int64()), ("turn", pa.int32()), ("ruleset", pa.string()),
+    ("shooter", pa.int32()), ("shooter_label", pa.string()), ("shooter_side", pa.int8()),
+    ("shooter_vehicle", pa.string()),
+    ("target", pa.int32()), ("target_label", pa.string()), ("target_side", pa.int8()), ("target_vehicle", pa.string()),
+    ("shooter_q", pa.int32()), ("shooter_r", pa.int32()), ("shooter_facing", pa.int8()),
+    ("target_q", pa.int32()), ("target_r", pa.int32()), ("target_facing", pa.int8()),
+    ("range", pa.int32()), ("range_m", pa.int64()), ("face", pa.string()), ("attack", pa.string()),
+    ("reaction", pa.bool_()),
+    ("p_hit", pa.string()), ("p_kill", pa.string()), ("p_hit_float", pa.float64()), ("p_kill_float", pa.float64()),
+    ("rolls", pa.list_(ROLL_TYPE)), ("hit", pa.bool_()), ("kill", pa.bool_()), ("result", pa.string()),
+    ("key", pa.string()), ("details", pa.string()),
+])
+#: ``tanks.parquet``: one row per tank per turn, the set-up (turn 0) first (:func:`sim.runner.tank_rows`); an
+#: experiment's extra agent reporters follow as typed columns.
+TANK_SCHEMA = pa.schema([
+    ("turn", pa.int32()), ("tank_id", pa.int32()), ("label", pa.string()), ("side", pa.int8()),
+    ("vehicle", pa.string()), ("q", pa.int32()), ("r", pa.int32()), ("facing", pa.int8()),
+    ("turret_facing", pa.int8()), ("status", pa.string()), ("shots", pa.int32()), ("hits", pa.int32()),
+    ("kills", pa.int32()), ("rules_state", pa.string()),
+])
+#: ``sides.parquet``: the lookup of per-side columns (:func:`sim.runner.side_rows`): ``side`` (0-based index),
+#: ``column`` (the 1-based suffix of ``alive_1``, ``points_1``, ``side1_*``), name, role, tanks.
+SIDE_SCHEMA = pa.schema([("side", pa.int8()), ("column", pa.int8()), ("name", pa.string()), ("role", pa.string()),
+                         ("tanks", pa.int32())])
 #: The journal of part checksums (see the module docstring).
 LEDGER = "parts.jsonl"
 #: The lock file of a results folder.
@@ -50,7 +81,9 @@ LOCK = ".lock"
 #: Where bad parts are moved.
 QUARANTINE = "quarantine"
 #: The part folders of a results folder, in commit order (a runs part is the commit point of its chunk).
-KINDS = ("events", "series", "runs")
+KINDS = ("events", "series", "shots", "tanks", "runs")
+#: The opt-in part folders of a chunk (written before its runs part).
+SIDE_KINDS = tuple(k for k in KINDS if k != "runs")
 #: Manifest file names a ledger folds its checkpoint into (batch, tournament).
 MANIFEST_NAMES = ("manifest.json", "tournament.json")
 #: Manifest format with part checksums.
@@ -129,25 +162,60 @@ def _write_tmp_text(text: str, path: Path) -> Path:
     return tmp
 
 
+def _not_nan(v: Any) -> Any:
+    return None if isinstance(v, float) and v != v else v
+
+
 def events_table(events: list[dict[str, Any]], extra: dict[str, Any] | None = None) -> pa.Table:
-    """The event rows as a table with the explicit event schema (plus constant ``extra`` columns)."""
-    cols = {name: [e[name] for e in events] for name in EVENT_SCHEMA.names}
+    """The event rows as a table with the explicit event schema (plus constant ``extra`` columns); a row without
+    the typed shot columns (read from a log stored before them) gets nulls there, as does a pandas NaN."""
+    cols = {name: [_not_nan(e.get(name)) for e in events] for name in EVENT_SCHEMA.names}
     table = pa.table(cols, schema=EVENT_SCHEMA)
     for k, v in (extra or {}).items():
         table = table.append_column(k, pa.array([v] * len(events)))
     return table
 
 
+def _plain_value(v: Any) -> Any:
+    if v is None or isinstance(v, (bool, int, float, str)):
+        return v
+    return json.dumps(v, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def typed_table(rows: list[dict[str, Any]], fixed: pa.Schema) -> pa.Table:
+    """``rows`` as a table: the ``fixed`` schema's columns first (explicit types), then any other column of the
+    rows typed by :func:`value_type` (a value that is not a bool, number or text is stored as JSON text)."""
+    cols = list(dict.fromkeys(k for r in rows for k in r))
+    extra = [c for c in cols if c not in fixed.names]
+    fields = list(zip(fixed.names, fixed.types))
+    prepared = rows
+    if extra:
+        prepared = [{**r, **{c: _plain_value(r.get(c)) for c in extra}} for r in rows]
+        fields += [(c, value_type([r.get(c) for r in prepared])) for c in extra]
+    return pa.Table.from_pylist(prepared, schema=pa.schema(fields))
+
+
+def series_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """Per-turn DataCollector rows (:func:`sim.runner.series_rows`), every column typed by :func:`value_type`."""
+    return typed_table(rows, pa.schema([]))
+
+
 def write_battle(result: Any, out_dir: str | Path) -> dict[str, Path]:
-    """Write one :class:`~sim.runner.BattleResult` (battle, events and series Parquet files, ``final_state.json``)
-    with their checksums in ``DIR/parts.jsonl``; returns the paths written."""
+    """Write one :class:`~sim.runner.BattleResult` (``battle.parquet``, ``events.parquet``, ``series.parquet``,
+    and when the result has them the tidy tables ``shots.parquet``, ``tanks.parquet`` and ``sides.parquet`` with
+    their explicit schemas, plus ``final_state.json``) with their checksums in ``DIR/parts.jsonl``; returns the
+    paths written."""
     out = Path(out_dir)
     paths = {"battle": out / "battle.parquet", "events": out / "events.parquet", "series": out / "series.parquet"}
     staged = {paths["battle"]: _write_tmp(pa.Table.from_pandas(pd.DataFrame([result.row]), preserve_index=False),
                                           paths["battle"]),
               paths["events"]: _write_tmp(events_table(result.events), paths["events"]),
-              paths["series"]: _write_tmp(pa.Table.from_pandas(result.series_frame(), preserve_index=False),
-                                          paths["series"])}
+              paths["series"]: _write_tmp(series_table(result.series), paths["series"])}
+    for name, schema in (("shots", SHOT_SCHEMA), ("tanks", TANK_SCHEMA), ("sides", SIDE_SCHEMA)):
+        rows = getattr(result, name, None)
+        if rows or (name == "shots" and getattr(result, "tanks", None)):  # a battle without a shot: an empty table
+            paths[name] = out / f"{name}.parquet"
+            staged[paths[name]] = _write_tmp(typed_table(list(rows or []), schema), paths[name])
     if getattr(result, "final_state", None):
         paths["final_state"] = out / "final_state.json"
         staged[paths["final_state"]] = _write_tmp_text(json.dumps(result.final_state, sort_keys=True, indent=1),
@@ -532,7 +600,7 @@ def quarantine(out_dir: str | Path, problems: Iterable[PartProblem]) -> Path | N
                                        "plays them.\n", encoding="utf-8")
     PartLedger(out).record_removal(seqs)
     for seq in seqs:
-        for kind in ("runs", "events", "series"):
+        for kind in ("runs", *SIDE_KINDS):
             src = out / kind / f"part-{seq:06d}.parquet"
             if src.is_file():
                 (dest / kind).mkdir(exist_ok=True)
@@ -635,12 +703,13 @@ def lock_holder(out_dir: str | Path) -> str | None:
 
 
 # --- batch results folders -------------------------------------------------------------------------------------------
-# A batch's output folder holds ``manifest.json`` and three part folders written only by the driver:
-# ``runs/part-NNNNNN.parquet`` (one row per battle, :func:`run_schema`), and with ``--events``
+# A batch's output folder holds ``manifest.json`` and part folders written only by the driver:
+# ``runs/part-NNNNNN.parquet`` (one row per battle, :func:`run_schema`), with ``--events``
 # ``events/part-NNNNNN.parquet`` (``run_key`` + :data:`EVENT_SCHEMA` + ``final_state`` on each battle's last row)
-# and ``series/part-NNNNNN.parquet`` (``run_key`` + the per-turn DataCollector columns).  A runs part is the commit
-# point of its chunk: event and series parts without their runs part are leftovers of an interrupted write and are
-# removed on resume.
+# and ``series/part-NNNNNN.parquet`` (``run_key`` + the per-turn DataCollector columns), and with ``--tables``
+# ``shots/`` and ``tanks/`` parts (``run_key`` + :data:`SHOT_SCHEMA` / :data:`TANK_SCHEMA`; the runs part's
+# ``side1_name`` / ``side2_name`` are the side lookup).  A runs part is the commit point of its chunk: other parts
+# without their runs part are leftovers of an interrupted write and are removed on resume.
 
 #: The fixed columns of a runs part, in order (factor columns follow, typed per factor).
 RUN_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
@@ -659,6 +728,9 @@ RUN_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
 #: (:func:`sim.runner.final_state`, JSON) on its last event row only (null elsewhere).
 EVENT_PART_SCHEMA = pa.schema([("run_key", pa.string()), *zip(EVENT_SCHEMA.names, EVENT_SCHEMA.types),
                                ("final_state", pa.string())])
+#: The columns of a shots / tanks part: the battle's id, then :data:`SHOT_SCHEMA` / :data:`TANK_SCHEMA`.
+SHOT_PART_SCHEMA = pa.schema([("run_key", pa.string()), *zip(SHOT_SCHEMA.names, SHOT_SCHEMA.types)])
+TANK_PART_SCHEMA = pa.schema([("run_key", pa.string()), *zip(TANK_SCHEMA.names, TANK_SCHEMA.types)])
 #: Columns that differ between otherwise identical runs (left out when comparing result tables).
 VOLATILE_COLUMNS = ("worker", "wall_s")
 _PANDAS_INTS = {pa.int8(): pd.Int8Dtype(), pa.int16(): pd.Int16Dtype(), pa.int32(): pd.Int32Dtype(),
@@ -702,7 +774,7 @@ def clean_partial(out_dir: str | Path) -> list[Path]:
     out = Path(out_dir)
     removed = [p for d in (out, *(out / k for k in KINDS)) if d.is_dir() for p in d.glob("*.tmp")]
     committed = {_seq(p) for p in part_paths(out, "runs")}
-    removed += [p for k in ("events", "series") for p in part_paths(out, k) if _seq(p) not in committed]
+    removed += [p for k in SIDE_KINDS for p in part_paths(out, k) if _seq(p) not in committed]
     for p in removed:
         p.unlink(missing_ok=True)
     return removed
@@ -717,11 +789,13 @@ def next_part_number(out_dir: str | Path) -> int:
 
 def write_run_part(out_dir: str | Path, seq: int, rows: list[dict[str, Any]], schema: pa.Schema, *,
                    events: list[dict[str, Any]] | None = None, series: list[dict[str, Any]] | None = None,
+                   shots: list[dict[str, Any]] | None = None, tanks: list[dict[str, Any]] | None = None,
                    before_commit: Any = None) -> Path:
-    """Write one chunk's parts: every temporary file first (events, series, runs), then their checksums to the
-    ledger, then the renames, the runs part last (the commit point).  ``events`` rows carry ``run_key`` (and
-    optionally ``final_state``), ``series`` rows ``run_key``.  ``before_commit`` (tests) is called right before
-    the runs part's rename.  Returns the runs part's path.  Only the folder's lock holder calls it."""
+    """Write one chunk's parts: every temporary file first (events, series, shots, tanks, runs), then their
+    checksums to the ledger, then the renames, the runs part last (the commit point).  ``events`` rows carry
+    ``run_key`` (and optionally ``final_state``); ``series``, ``shots`` and ``tanks`` rows ``run_key``.
+    ``before_commit`` (tests) is called right before the runs part's rename.  Returns the runs part's path.  Only
+    the folder's lock holder calls it."""
     out = Path(out_dir)
     name = f"part-{seq:06d}.parquet"
     staged: dict[Path, Path] = {}
@@ -731,12 +805,14 @@ def write_run_part(out_dir: str | Path, seq: int, rows: list[dict[str, Any]], sc
         staged[out / "events" / name] = _write_tmp(t, out / "events" / name)
         counts[out / "events" / name] = t.num_rows
     if series:
-        cols = list(dict.fromkeys(k for r in series for k in r))
-        fields = [("run_key", pa.string())] + [(c, value_type([r.get(c) for r in series])) for c in cols
-                                                if c != "run_key"]
-        t = pa.Table.from_pylist(series, schema=pa.schema(fields))
+        t = typed_table(series, pa.schema([("run_key", pa.string())]))
         staged[out / "series" / name] = _write_tmp(t, out / "series" / name)
         counts[out / "series" / name] = t.num_rows
+    for kind, part_rows, part_schema in (("shots", shots, SHOT_PART_SCHEMA), ("tanks", tanks, TANK_PART_SCHEMA)):
+        if part_rows:
+            t = typed_table(part_rows, part_schema)
+            staged[out / kind / name] = _write_tmp(t, out / kind / name)
+            counts[out / kind / name] = t.num_rows
     path = out / "runs" / name
     t = pa.Table.from_pylist(rows, schema=schema)
     staged[path] = _write_tmp(t, path)

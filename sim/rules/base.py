@@ -244,6 +244,13 @@ class Ruleset:
     def odds(self, key: Hashable) -> Odds:
         raise NotImplementedError
 
+    def logged_odds(self, key: Mapping[str, Any]) -> Odds:
+        """Exact odds of a shot already played, from the ``key`` mapping its ``ShotResolved`` event logged (JSON
+        values: lists for tuples); the same :meth:`odds` the shot was rolled against.  Used by the shots table
+        (:func:`sim.runner.shot_rows`).  Default: :meth:`odds` of the mapping itself.  Raises ``TypeError`` /
+        ``ValueError`` / :class:`CaseError` for a key this rule set never logs."""
+        return self.odds(key)  # type: ignore[arg-type]
+
     def resolve(self, b: Battle, shot: Shot, dice: DiceSource) -> None:
         raise NotImplementedError
 

@@ -382,7 +382,8 @@ def board_rgb(battle: Any, title: str = "", size: float = 6.0) -> Any:
 
 def series_figure(series: Any, side_names: list[str], size: tuple[float, float] = (6.0, 4.5)) -> Any:
     """Two stacked panels in the shared STYLE from a battle's per-turn DataCollector frame ``series`` (a pandas
-    DataFrame with ``turn``, ``alive_<side name>`` and ``cum_kills`` columns; may be empty): tanks alive per side and
+    DataFrame with ``turn``, ``alive_1`` / ``alive_2`` (by side index; ``alive_<side name>`` in series stored before
+    the side-index columns) and ``cum_kills`` columns; may be empty): tanks alive per side and
     cumulative kills against the turn.  Returns a matplotlib ``Figure``.  Raises ``KeyError`` if a non-empty frame
     lacks a column."""
     from matplotlib.figure import Figure
@@ -394,7 +395,8 @@ def series_figure(series: Any, side_names: list[str], size: tuple[float, float] 
         empty = series is None or len(series) == 0
         for i, name in enumerate(side_names):
             if not empty:
-                ax1.plot(series["turn"], series[f"alive_{name}"], marker="o", color=SIDE_COLOURS[i % 4], label=name)
+                col = f"alive_{i + 1}" if f"alive_{i + 1}" in series else f"alive_{name}"
+                ax1.plot(series["turn"], series[col], marker="o", color=SIDE_COLOURS[i % 4], label=name)
         ax1.set_ylabel("tanks alive")
         if side_names and not empty:
             ax1.legend(loc="best", fontsize=8)

@@ -556,6 +556,15 @@ class HummelQuest(Ruleset):
             return Odds(a.p_hit, a.p_kill, vals)
         raise TypeError(f"not a hummel_quest odds key: {key!r}")
 
+    def logged_odds(self, key: Mapping[str, Any]) -> Odds:
+        """Odds of a logged attack: its key is ``RamKey.as_dict()`` (a ram: it has ``pool``) or
+        ``ShotKey.as_dict()`` (weapons as a list of mappings)."""
+        if "pool" in key:
+            return self.odds(RamKey(**dict(key)))
+        fields = {k: v for k, v in key.items() if k != "weapons"}
+        weapons = tuple(WeaponKey(**dict(w)) for w in key.get("weapons", ()))
+        return self.odds(ShotKey(weapons=weapons, **fields))
+
     def shot_params(self, b: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         """The §17.1 parameters of the shot ``shooter`` -> ``target`` for its first firing weapon (the odds command
         takes one weapon)."""

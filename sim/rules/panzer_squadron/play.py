@@ -250,6 +250,10 @@ class PanzerSquadron(Ruleset):
     def odds(self, key: PSKey) -> Odds:
         return shot_odds(key)
 
+    def logged_odds(self, key: Mapping[str, Any]) -> Odds:
+        """Odds of a logged shot: its key is ``PSKey._asdict()`` (penetration, armour, modifier)."""
+        return shot_odds(PSKey(**{f: int(key[f]) for f in PSKey._fields}))
+
     def resolve(self, b: Battle, shot: Shot, dice: DiceSource, reaction: bool = False) -> None:
         """Roll ``shot``, emit :class:`ShotResolved` (with its rolls), turn the turret if needed, and destroy the
         target on a kill (it becomes a wreck, D11)."""
