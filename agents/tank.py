@@ -8,16 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-import mesa
-
 from sim.battle import TankState
+from sim.mesa_core import Agent, Model
 
 
-class Tank(mesa.Agent):
+class Tank(Agent):
     """One tank: ``tank_id`` (scenario order), ``label``, ``side``, ``vehicle_id``, ``hex``, ``facing``,
     ``turret_facing``, ``status`` and ``rules_state``, all read from its :class:`TankState`."""
 
-    def __init__(self, model: mesa.Model, state: TankState):
+    def __init__(self, model: Model, state: TankState):
         super().__init__(model)
         self.state = state
 

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any, Callable, Mapping
 
-import mesa
-
 from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
 from agents.tank import Tank
@@ -29,6 +27,7 @@ from sim.events import (
     TurnStarted,
 )
 from sim.hexgrid import Hex
+from sim.mesa_core import DataCollector, Model
 from sim.rules.base import Decision, Outcome
 from sim.scenario import PolicySpec, Scenario
 
@@ -75,7 +74,7 @@ def setup_event(spec: Scenario, b: Battle) -> BattleStarted:
         objectives=tuple(b.objectives))
 
 
-class BattleModel(mesa.Model):
+class BattleModel(Model):
     """A battle as a Mesa model.
 
     ``spec``: the validated :class:`Scenario`; ``seed``: the battle's seed; ``policies``: optional per-side
@@ -139,7 +138,7 @@ class BattleModel(mesa.Model):
         self._last_known = [dict() for _ in spec.sides]
         self.decisions = 0
         self.decision_listeners: list[Callable[[Any, Action], None]] = []
-        self.datacollector = mesa.DataCollector(model_reporters=self._reporters())
+        self.datacollector = DataCollector(model_reporters=self._reporters())
         self.battle.listeners.append(self._on_event)
         self.battle.emit(setup_event(spec, self.battle))
         self._collected_turn = None

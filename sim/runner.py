@@ -8,13 +8,14 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Mapping
 
 from sim.events import Status, to_json
 from sim.model import BattleModel
 from sim.scenario import Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -32,9 +33,11 @@ class BattleResult:
     final_state: list[dict[str, Any]] = field(default_factory=list)
 
     def events_frame(self) -> pd.DataFrame:
+        import pandas as pd  # not at module level: a battle never needs pandas (start-up cost, issue 14)
         return pd.DataFrame(self.events, columns=["seq", "turn", "kind", "data", "rolls"])
 
     def series_frame(self) -> pd.DataFrame:
+        import pandas as pd
         return pd.DataFrame(self.series)
 
 
@@ -42,6 +45,13 @@ def log_rows(model: BattleModel) -> list[dict[str, Any]]:
     """The event log as plain rows; ``data`` and ``rolls`` are JSON strings."""
     return [{"seq": e.seq, "turn": e.turn, "kind": e.event.kind, "data": to_json(e.event.payload()),
              "rolls": to_json([[r.die, r.value, r.label] for r in e.rolls])} for e in model.battle.log]
+
+
+def series_rows(model: BattleModel) -> list[dict[str, Any]]:
+    """The DataCollector's model rows, one per collected turn (the records of ``get_model_vars_dataframe()``,
+    built without pandas)."""
+    cols = model.datacollector.model_vars
+    return [dict(zip(cols, vals)) for vals in zip(*cols.values())]
 
 
 def final_state(model: BattleModel) -> list[dict[str, Any]]:
@@ -97,6 +107,5 @@ def run_battle(spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None
     wall = time.perf_counter() - t0
     if model_out is not None:
         model_out.append(model)
-    series = model.datacollector.get_model_vars_dataframe().reset_index(drop=True).to_dict("records")
-    return BattleResult(summarise(model, wall), log_rows(model) if record_events else [], series,
+    return BattleResult(summarise(model, wall), log_rows(model) if record_events else [], series_rows(model),
                         final_state(model))

@@ -70,7 +70,7 @@ def _kv(items: Sequence[str]) -> dict[str, str]:
 def cmd_run(args: argparse.Namespace) -> int:
     from sim.experiments.store import write_battle
     from sim.model import BattleModel
-    from sim.runner import BattleResult, final_state, log_rows, summarise
+    from sim.runner import BattleResult, final_state, log_rows, series_rows, summarise
     from sim.scenario import PolicySpec, load_scenario, side_index
     from sim.view.render import picture_of, save_board, shots_of
 
@@ -99,8 +99,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     model = BattleModel(spec, args.seed, policies)
     model.run()
     result = BattleResult(summarise(model, time.perf_counter() - t0), log_rows(model),
-                          model.datacollector.get_model_vars_dataframe().reset_index(drop=True).to_dict("records"),
-                          final_state(model))
+                          series_rows(model), final_state(model))
     row = result.row
     if args.out:
         paths = write_battle(result, args.out)
