@@ -26,7 +26,7 @@ from sim.events import (
     StatusChanged,
     TurnStarted,
 )
-from sim.hexgrid import Hex
+from sim.hexgrid import Hex, HexMap
 from sim.mesa_core import DataCollector, Model
 from sim.rules.base import Decision, Outcome
 from sim.scenario import PolicySpec, Scenario
@@ -34,11 +34,15 @@ from sim.scenario import PolicySpec, Scenario
 _DECISIVE = (StatusChanged,)
 
 
-def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
-    """A fresh :class:`Battle` in its set-up state (no events yet) for ``spec``."""
+def build_battle(spec: Scenario, dice: DiceSource | None = None, board: HexMap | None = None) -> Battle:
+    """A fresh :class:`Battle` in its set-up state (no events yet) for ``spec``.
+
+    ``board``: a pristine board built from this scenario (``spec.build_map()``) to reuse: the battle plays on
+    ``board.for_another_battle()``, which shares its terrain cache (batch workers, issue 14); the event log is the
+    same as with a board built afresh."""
     rs = spec.rules()
     options = spec.options()
-    hexmap = spec.build_map()
+    hexmap = spec.build_map() if board is None else board.for_another_battle()
     tanks = []
     tid = 0
     for si, side in enumerate(spec.sides):
@@ -82,7 +86,8 @@ class BattleModel(Model):
     only, except an :class:`agents.controllers.EntrantPolicy`, which tournaments use for isolated entrants; an
     object with ``decide(obs, decision)`` given from Python is used as it is, e.g. a trained policy held in memory);
     ``decision_timeout_s``: overrides the scenario's limit (``0`` disables limits, e.g. for determinism tests);
-    ``dice``: the rule dice to use instead of the seeded stream (e.g. :class:`~sim.dice.FixedDice` for play cases).
+    ``dice``: the rule dice to use instead of the seeded stream (e.g. :class:`~sim.dice.FixedDice` for play cases);
+    ``board``: a pristine board of this scenario to reuse (see :func:`build_battle`).
     ``battle`` holds the state, ``outcome`` the result once ``ended``.  ``decision_listeners`` are called as
     ``fn(decision, action)`` for every decision answered (also those answered from a plan), before the action is
     sent to the rules.
@@ -90,13 +95,13 @@ class BattleModel(Model):
 
     def __init__(self, spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None = None,
                  decision_timeout_s: float | None = None, on_fault: str | None = None,
-                 dice: DiceSource | None = None):
+                 dice: DiceSource | None = None, board: HexMap | None = None):
         super().__init__(rng=seed)
         self.spec = spec
         self.seed = seed
         streams = spawn_streams(seed, 1 + len(spec.sides))
         self.dice = dice if dice is not None else DiceSource(streams[0])
-        self.battle = build_battle(spec, self.dice)
+        self.battle = build_battle(spec, self.dice, board)
         self.ruleset = self.battle.ruleset
         self.controllers: list[SideController] = []
         self.resolved_policies: list[dict] = []

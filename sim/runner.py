@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from sim.events import Status, to_json
+from sim.hexgrid import HexMap
 from sim.model import BattleModel
 from sim.scenario import Scenario
 
@@ -99,10 +100,11 @@ def summarise(model: BattleModel, wall_s: float = 0.0) -> dict[str, Any]:
 
 def run_battle(spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None = None, *,
                record_events: bool = True, decision_timeout_s: float | None = None, on_fault: str | None = None,
-               model_out: list | None = None) -> BattleResult:
-    """Play one battle to its end and return its :class:`BattleResult` (``model_out`` receives the model)."""
+               model_out: list | None = None, board: HexMap | None = None) -> BattleResult:
+    """Play one battle to its end and return its :class:`BattleResult` (``model_out`` receives the model;
+    ``board``: a pristine board of ``spec`` to reuse, see :func:`sim.model.build_battle`)."""
     t0 = time.perf_counter()
-    model = BattleModel(spec, seed, policies, decision_timeout_s=decision_timeout_s, on_fault=on_fault)
+    model = BattleModel(spec, seed, policies, decision_timeout_s=decision_timeout_s, on_fault=on_fault, board=board)
     model.run()
     wall = time.perf_counter() - t0
     if model_out is not None:
