@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from sim.dice import DiceExhausted, DiceSource, FixedDice
-from sim.rules import asl_odds as o
 from sim.rules.asl import ASL, Options, ca_turns, hull_down_hexsides, target_face
+from sim.rules.asl import odds as o
 from sim.rules.base import CaseError
 
 CASES_FILE = Path(__file__).parent / "cases" / "asl.yaml"

@@ -35,13 +35,12 @@ of ``tests/cases/play_panzer_squadron.yaml``):
 """
 from __future__ import annotations
 
-from fractions import Fraction
-from functools import lru_cache
-from typing import Any, Generator, Literal, Mapping, NamedTuple
+from typing import Any, Generator, Literal, Mapping
 
 from pydantic import Field
 
 from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
+from sim.battle import Battle, BoardView
 from sim.dice import DiceSource
 from sim.events import (
     Activated,
@@ -56,27 +55,23 @@ from sim.events import (
     TurretTurned,
 )
 from sim.hexgrid import Hex, as_hex, bounded_dijkstra
-from sim.rules import ps_data
-from sim.rules.base import (
-    CaseError,
-    Decision,
-    Hypo,
-    Illegal,
-    Legal,
-    Odds,
-    Outcome,
-    Ruleset,
-    RulesOptions,
-    Shot,
-    fraction_str,
+from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, RulesOptions, Shot
+from sim.rules.panzer_squadron import data as ps_data
+from sim.rules.panzer_squadron.data import DEFAULT_TILES, Tile, Vehicle, catalog, find_vehicle
+from sim.rules.panzer_squadron.odds import (
+    IN_MOVEMENT,
+    STATIONARY,
+    PSKey,
+    key_from_params,
+    net_modifier,
+    odds_json,
+    resolve_key,
+    shot_odds,
 )
-from sim.rules.ps_data import DEFAULT_TILES, FACES, Tile, Vehicle, catalog, find_vehicle
-from sim.rules.ps_sight import SightRules, clear_lines, near_obstacles, shot_geometry, turret_facing_for
+from sim.rules.panzer_squadron.sight import SightRules, clear_lines, near_obstacles, shot_geometry, turret_facing_for
 from sim.victory import draw, most_tanks, standard_outcome
 
-STATIONARY, IN_MOVEMENT = "stationary", "in_movement"
 MODES = ("hold", "fire", "move", "move_and_fire", "ambush")
-HIT_BONUSES = (0, 10, 20, 30, 50)
 FIRE_COST = 3
 #: Movement points to leave the board across the side's exit edge (section 11; decided: as open ground).
 EXIT_COST = 1
@@ -108,181 +103,6 @@ class PSTankExt(RulesOptions):
     turret_facing: int | None = Field(None, ge=0, le=5)
 
 
-class PSKey(NamedTuple):
-    """The odds primitives of one shot: ``penetration``, ``armour`` of the face hit, net ``modifier``."""
-
-    penetration: int
-    armour: int
-    modifier: int
-
-
-# --- shot procedure (section 8) ---------------------------------------------------------------------------------
-
-def hit_bonus(modified: int) -> int | None:
-    """D6: the hit table read on the modified d10; ``None`` is a miss (5 or less)."""
-    if modified <= 5:
-        return None
-    if modified <= 7:
-        return 0
-    if modified >= 11:
-        return 50
-    return {8: 10, 9: 20, 10: 30}[modified]
-
-
-def penetration_result(penetration: int, bonus: int, armour: int, natural: int) -> tuple[str, int | None]:
-    """D7: natural 96-100 ``auto_kill``, 01-05 ``dud`` (read first); else ``destroyed`` if the total exceeds the
-    armour, ``ricochet`` if not (equality ricochets).  Returns ``(result, total or None)``."""
-    if natural >= 96:
-        return "auto_kill", None
-    if natural <= 5:
-        return "dud", None
-    total = penetration + bonus + natural
-    return ("destroyed" if total > armour else "ricochet"), total
-
-
-def resolve_key(key: PSKey, dice: DiceSource) -> dict[str, Any]:
-    """Roll one shot (section 8 steps 4-5): ``d10`` then, on a hit, ``d100``.  Returns ``result``,
-    ``modified_d10``, ``bonus`` (hits), ``total`` (destroyed / ricochet), ``hit`` and ``kill``."""
-    d = dice.roll("d10", "to_hit")
-    v = d + key.modifier
-    out: dict[str, Any] = {"modified_d10": v, "natural_d10": d}
-    b = hit_bonus(v)
-    if b is None:
-        out.update(result="miss", hit=False, kill=False)
-        return out
-    r = dice.roll("d100", "penetration")
-    result, total = penetration_result(key.penetration, b, key.armour, r)
-    out.update(result=result, bonus=b, natural_d100=r, hit=True, kill=result in ("destroyed", "auto_kill"))
-    if total is not None:
-        out["total"] = total
-    return out
-
-
-@lru_cache(maxsize=65536)
-def shot_odds(key: PSKey) -> Odds:
-    """Exact odds of one legal shot (D22), by enumerating the 10 x 100 natural rolls with ``Fraction``."""
-    p_bonus = {b: Fraction(0) for b in HIT_BONUSES}
-    for d in range(1, 11):
-        b = hit_bonus(d + key.modifier)
-        if b is not None:
-            p_bonus[b] += Fraction(1, 10)
-    p_hit = sum(p_bonus.values(), Fraction(0))
-    p_pen = Fraction(0)
-    for b, pb in p_bonus.items():
-        if pb:
-            t = key.armour - key.penetration - b
-            p_pen += pb * Fraction(min(90, max(0, 95 - t)), 100)
-    p_auto = p_hit / 20
-    p_dud = p_hit / 20
-    p_kill = p_auto + p_pen
-    values = {
-        "p_hit": p_hit, "p_miss": 1 - p_hit, "p_kill": p_kill, "p_auto_kill": p_auto, "p_penetrate": p_pen,
-        "p_ricochet": p_hit - p_dud - p_kill, "p_dud": p_dud,
-        "hit_bonus": {str(b): p for b, p in p_bonus.items()},
-    }
-    return Odds(p_hit, p_kill, values)
-
-
-def net_modifier(*, modifier: int = 0, firer_status: str | None = None, turret_rotated: bool = False,
-                 target_moving: bool = False, partial_cover: bool = False, range_hexes: int | None = None,
-                 tile_modifier: int = 0, cover_modifier: int | None = None) -> int:
-    """Section 8 step 3: the sum of the shot modifiers.  ``cover_modifier`` overrides the -1 of ``partial_cover``
-    (the masked side's ``exceptional_modifier``)."""
-    m = modifier + tile_modifier
-    if firer_status == STATIONARY:
-        m += 1
-    elif firer_status == IN_MOVEMENT:
-        m -= 1
-    if turret_rotated:
-        m -= 2
-    if target_moving:
-        m -= 1
-    if cover_modifier is not None:
-        m += cover_modifier
-    elif partial_cover:
-        m -= 1
-    if range_hexes is not None and range_hexes <= 5:
-        m += 1
-    return m
-
-
-_BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
-_PARAMS = ("penetration", "armour", "firer", "target", "face", "modifier", "firer_status", "turret_rotated",
-           "target_moving", "partial_cover", "range_hexes", "tile_modifier")
-
-
-def _int(name: str, v: Any, lo: int | None = None) -> int:
-    try:
-        x = int(str(v).strip())
-    except ValueError:
-        raise CaseError(f"{name}={v!r}: expected an integer") from None
-    if lo is not None and x < lo:
-        raise CaseError(f"{name}={x}: expected an integer >= {lo}")
-    return x
-
-
-def _bool(name: str, v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    s = str(v).strip().lower()
-    if s not in _BOOL:
-        raise CaseError(f"{name}={v!r}: expected true or false")
-    return _BOOL[s]
-
-
-def key_from_params(params: Mapping[str, Any]) -> tuple[PSKey, dict[str, Any]]:
-    """Parse the odds parameters of section 14 into a :class:`PSKey` and the echo fields of the JSON.
-    Raises :class:`CaseError` for unknown names, malformed values or conflicting sources."""
-    unknown = [k for k in params if k not in _PARAMS]
-    if unknown:
-        raise CaseError(f"unknown parameter(s) {', '.join(unknown)}; expected: {', '.join(_PARAMS)}")
-    if "penetration" in params and "firer" in params:
-        raise CaseError("give either penetration or firer, not both")
-    if "armour" in params and "target" in params:
-        raise CaseError("give either armour or target (with face), not both")
-    echo: dict[str, Any] = {}
-    try:
-        if "firer" in params:
-            pen = find_vehicle(str(params["firer"])).penetration
-        elif "penetration" in params:
-            pen = _int("penetration", params["penetration"], 0)
-        else:
-            raise CaseError("penetration (or firer) is required")
-        if "target" in params:
-            face = str(params.get("face", "")).strip()
-            if face not in FACES:
-                raise CaseError(f"face={face!r}: expected one of front, side, rear (required with target)")
-            arm = find_vehicle(str(params["target"])).armour[face]
-        elif "armour" in params:
-            arm = _int("armour", params["armour"], 0)
-        else:
-            raise CaseError("armour (or target and face) is required")
-    except KeyError as exc:
-        raise CaseError(str(exc.args[0])) from None
-    status = params.get("firer_status")
-    if status is not None and status not in (STATIONARY, IN_MOVEMENT):
-        raise CaseError(f"firer_status={status!r}: expected stationary or in_movement")
-    m = net_modifier(
-        modifier=_int("modifier", params.get("modifier", 0)), firer_status=status,
-        turret_rotated=_bool("turret_rotated", params.get("turret_rotated", False)),
-        target_moving=_bool("target_moving", params.get("target_moving", False)),
-        partial_cover=_bool("partial_cover", params.get("partial_cover", False)),
-        range_hexes=_int("range_hexes", params["range_hexes"], 1) if "range_hexes" in params else None,
-        tile_modifier=_int("tile_modifier", params.get("tile_modifier", 0)))
-    echo.update(penetration=pen, armour=arm, net_modifier=m)
-    return PSKey(pen, arm, m), echo
-
-
-def odds_json(key: PSKey) -> dict[str, Any]:
-    """The ``--json`` object of section 14 for ``key`` (exact fraction strings)."""
-    o = shot_odds(key)
-    out: dict[str, Any] = {"ruleset": "panzer_squadron", "penetration": key.penetration, "armour": key.armour,
-                           "net_modifier": key.modifier}
-    for k, v in o.values.items():
-        out[k] = {b: fraction_str(p) for b, p in v.items()} if isinstance(v, dict) else fraction_str(v)
-    return out
-
-
 # --- the rule set ------------------------------------------------------------------------------------------------
 
 class PanzerSquadron(Ruleset):
@@ -305,7 +125,7 @@ class PanzerSquadron(Ruleset):
         return ps_data.catalog_records()
 
     def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: Any = None) -> Vehicle:
-        """A card in the catalog's schema (section 2; :class:`~sim.rules.ps_data.VehicleRecord`)."""
+        """A card in the catalog's schema (section 2; :class:`~sim.rules.panzer_squadron.data.VehicleRecord`)."""
         return ps_data.vehicle_from_record(vid, record)
 
     def has_turret(self, vehicle: Vehicle) -> bool:
@@ -320,14 +140,14 @@ class PanzerSquadron(Ruleset):
     def default_turn_limit(self, options: PSOptions) -> int:
         return options.max_turns
 
-    def passable(self, b: Any, h: Hex) -> bool:
+    def passable(self, b: BoardView, h: Hex) -> bool:
         return h in b.map and not self.tile(b, h).blocks_move
 
-    def tile(self, b: Any, h: Hex) -> Tile:
+    def tile(self, b: BoardView, h: Hex) -> Tile:
         return self.tiles(b.options)[b.map.terrain(h)]
 
     # set-up ----------------------------------------------------------------------------------------------------
-    def setup(self, b: Any) -> None:
+    def setup(self, b: Battle) -> None:
         for t in b.tanks:
             ext = t.ext or {}
             t.rules_state.setdefault("marker", ext.get("status") or b.options.initial_status)
@@ -340,7 +160,7 @@ class PanzerSquadron(Ruleset):
                 t.turret_facing = ext["turret_facing"]
 
     # sight -----------------------------------------------------------------------------------------------------
-    def obstacles(self, b: Any) -> frozenset[Hex]:
+    def obstacles(self, b: BoardView) -> frozenset[Hex]:
         """Obstacle hexes (6.1): ``blocks_los`` Tiles and wrecks, cached under the map version; plus live tanks
         when ``live_tanks_block_los``."""
         base = b.map.cached(("ps_obstacles",), lambda: self.static_obstacles(b) | {t.hex for t in b.wrecks()})
@@ -348,7 +168,7 @@ class PanzerSquadron(Ruleset):
             return base | {t.hex for t in b.live_tanks()}
         return base
 
-    def static_obstacles(self, b: Any) -> frozenset[Hex]:
+    def static_obstacles(self, b: BoardView) -> frozenset[Hex]:
         """The Tiles that block sight (kept until the terrain changes)."""
         tiles = self.tiles(b.options)
         return b.map.terrain_cached(("ps_tile_obstacles",), lambda: frozenset(
@@ -357,7 +177,7 @@ class PanzerSquadron(Ruleset):
     def sight_rules(self, options: PSOptions) -> SightRules:
         return SightRules(options.los_origin, options.hexside_blocks, options.max_range_hexes)
 
-    def geometry(self, b: Any, shooter: int, target: int, as_if: Hypo | None = None) -> dict:
+    def geometry(self, b: BoardView, shooter: int, target: int, as_if: Hypo | None = None) -> dict:
         """:func:`shot_geometry` for two tanks on the board (cached under the map version when live tanks do not
         block sight)."""
         s, t = b.tanks[shooter], b.tanks[target]
@@ -371,7 +191,7 @@ class PanzerSquadron(Ruleset):
                                  rules, b.options.exceptional_modifier)
         def lines(fr: Hex, ff: int, tg: Hex) -> int:
             # clear lines depend on the obstacles near the segment only: Tiles near it are kept until the terrain
-            # changes, wrecks near it are added, and the exact count is cached on that set (ps_sight)
+            # changes, wrecks near it are added, and the exact count is cached on that set (sight.py)
             key = ("ps_lines", fr, ff if rules.los_origin != "centre" else 0, tg)
 
             def compute() -> int:
@@ -388,7 +208,7 @@ class PanzerSquadron(Ruleset):
             hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
             b.options.exceptional_modifier, lines=lines))
 
-    def visible(self, b: Any, side: int) -> tuple[int, ...]:
+    def visible(self, b: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks that at least one live tank of ``side`` has a line of sight to (2+ clear lines)."""
         own = b.live_tanks(side)
         out = []
@@ -398,7 +218,7 @@ class PanzerSquadron(Ruleset):
         return tuple(out)
 
     # shots -----------------------------------------------------------------------------------------------------
-    def shot(self, b: Any, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
+    def shot(self, b: BoardView, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
              ) -> Shot | Illegal:
         """The shot ``shooter`` -> ``target`` now (or from the hypothetical ``as_if`` position), or why not."""
         if not isinstance(target, int) or not 0 <= target < len(b.tanks):
@@ -430,7 +250,7 @@ class PanzerSquadron(Ruleset):
     def odds(self, key: PSKey) -> Odds:
         return shot_odds(key)
 
-    def resolve(self, b: Any, shot: Shot, dice: DiceSource, reaction: bool = False) -> None:
+    def resolve(self, b: Battle, shot: Shot, dice: DiceSource, reaction: bool = False) -> None:
         """Roll ``shot``, emit :class:`ShotResolved` (with its rolls), turn the turret if needed, and destroy the
         target on a kill (it becomes a wreck, D11)."""
         s = b.tanks[shot.shooter]
@@ -445,21 +265,22 @@ class PanzerSquadron(Ruleset):
         if r["kill"]:
             b.emit(StatusChanged(shot.target, Status.DESTROYED, r["result"], by=shot.shooter))
 
-    def shot_params(self, b: Any, shooter: int, target: int) -> dict[str, Any] | Illegal:
+    def shot_params(self, b: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         sh = self.shot(b, shooter, target)
         if isinstance(sh, Illegal):
             return sh
         return {"penetration": sh.key.penetration, "armour": sh.key.armour, "modifier": sh.key.modifier}
 
     # movement --------------------------------------------------------------------------------------------------
-    def _enterable(self, b: Any, h: Hex) -> bool:
+    def _enterable(self, b: BoardView, h: Hex) -> bool:
         if h not in b.map:
             return False
         if self.tile(b, h).blocks_move:
             return False
         return not b.occupants(h)
 
-    def move_options(self, b: Any, tank: int, state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int, Action]]:
+    def move_options(self, b: BoardView, tank: int, state: tuple[Hex, int]
+                     ) -> list[tuple[tuple[Hex, int], int, Action]]:
         """Legal single moves from ``state = (hex, facing)`` (D13): enter a front neighbour at the Tile's cost,
         pivot one vertex for 1, or (``allow_reverse``) back into a rear neighbour for cost + 1."""
         h, f = state
@@ -475,13 +296,13 @@ class PanzerSquadron(Ruleset):
             out.append(((h, nf), 1, Pivot(tank, nf)))
         return out
 
-    def reachable(self, b: Any, tank: int, budget: int) -> dict:
+    def reachable(self, b: BoardView, tank: int, budget: int) -> dict:
         """``{(hex, facing): (cost, path)}`` within ``budget`` movement points."""
         t = b.tanks[tank]
         succ = lambda st: [(n, c) for n, c, _ in self.move_options(b, tank, st)]  # noqa: E731
         return bounded_dijkstra((t.hex, t.facing), succ, budget)
 
-    def plan_to(self, b: Any, tank: int, path: list, then: Action | None = None, end_status: str | None = None
+    def plan_to(self, b: BoardView, tank: int, path: list, then: Action | None = None, end_status: str | None = None
                 ) -> Plan:
         """A :class:`Plan` following ``path`` (states from :meth:`reachable`)."""
         steps = []
@@ -489,7 +310,7 @@ class PanzerSquadron(Ruleset):
             steps.append(Step(tank, h1) if h1 != h0 else Pivot(tank, f1))
         return Plan(tank, tuple(steps), then=then, end_status=end_status)
 
-    def exit_steps(self, b: Any, tank: int, state: tuple[Hex, int] | None = None) -> list[Step]:
+    def exit_steps(self, b: BoardView, tank: int, state: tuple[Hex, int] | None = None) -> list[Step]:
         """Front steps off the board across the side's exit edge from ``state`` (default: where the tank stands),
         each costing :data:`EXIT_COST` (section 11, decided: like entering open ground, across a front hexside)."""
         t = b.tanks[tank]
@@ -504,12 +325,12 @@ class PanzerSquadron(Ruleset):
                 out.append(Step(tank, n))
         return out
 
-    def exit_step(self, b: Any, tank: int) -> Step | None:
+    def exit_step(self, b: BoardView, tank: int) -> Step | None:
         """The first of :meth:`exit_steps` from where the tank stands, or ``None``."""
         steps = self.exit_steps(b, tank)
         return steps[0] if steps else None
 
-    def entry_cost(self, b: Any, tank: int, state: tuple[Hex, int]) -> int | None:
+    def entry_cost(self, b: BoardView, tank: int, state: tuple[Hex, int]) -> int | None:
         """Fewest movement points to enter a hex (or leave across the exit edge) from ``state = (hex, facing)``:
         pivots (1 point per vertex) then one entry (D13).  ``None`` when no entry is possible at any cost.  The
         compulsory hex (section 4) is owed while this is within the points left."""
@@ -525,18 +346,18 @@ class PanzerSquadron(Ruleset):
         return best
 
     # turn ------------------------------------------------------------------------------------------------------
-    def _modes(self, b: Any, tid: int) -> tuple[str, ...]:
+    def _modes(self, b: BoardView, tid: int) -> tuple[str, ...]:
         t = b.tanks[tid]
         ok = list(MODES)
         if t.rules_state["marker"] != STATIONARY and not b.options.moving_may_fire_in_place:
             ok.remove("fire")
         return tuple(ok)
 
-    def _targets(self, b: Any, tid: int) -> tuple[int, ...]:
+    def _targets(self, b: BoardView, tid: int) -> tuple[int, ...]:
         return tuple(e.tank_id for e in b.enemies_of(b.tanks[tid].side)
                      if not isinstance(self.shot(b, tid, e.tank_id), Illegal))
 
-    def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+    def play_turn(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One game turn (D15): initiative, then the sides alternate activating one tank each."""
         first = yield from self._initiative(b, dice)
         side = first
@@ -563,7 +384,7 @@ class PanzerSquadron(Ruleset):
             yield from self._activation(b, dice, act.actor, act.mode)
             side = (side + 1) % nsides
 
-    def _initiative(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, int]:
+    def _initiative(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, int]:
         if b.options.initiative == "alternate":
             first = 0 if b.turn % 2 == 1 else 1
             b.emit(RuleEvent("initiative", None, {"first": first, "method": "alternate"}))
@@ -578,7 +399,7 @@ class PanzerSquadron(Ruleset):
             b.emit(RuleEvent("initiative_tie", None, {"rolls": rolls}))
         yield  # pragma: no cover  (makes this a generator)
 
-    def _activation(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+    def _activation(self, b: Battle, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
         t = b.tanks[tid]
         if not t.alive or t.hex is None:  # e.g. withdrawn after policy faults while the side was choosing
             return
@@ -604,7 +425,7 @@ class PanzerSquadron(Ruleset):
             if not b.ended:
                 b.emit(BattleStateSet("active", None))
 
-    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+    def play_activation(self, b: Battle, dice: DiceSource, side: int, action: Action
                         ) -> Generator[Decision, Action | None, None]:
         """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): the activation that the legal answer
         ``action`` (an :class:`Activate`) to ``side``'s ``activate`` decision starts, D15 -- re-centring, the
@@ -612,7 +433,7 @@ class PanzerSquadron(Ruleset):
         not played."""
         yield from self._activation(b, dice, action.actor, action.mode)
 
-    def _recentre(self, b: Any, tid: int) -> Generator[Decision, Action | None, None]:
+    def _recentre(self, b: Battle, tid: int) -> Generator[Decision, Action | None, None]:
         """Section 5.3: at the start of its activation an off-centre turret may be set back to the hull facing at
         no cost: at once with ``auto_recentre_turret``, else the owner is asked (``recentre_turret`` decision:
         ``Special("recentre_turret")`` turns it back, ``Pass``, the default, keeps it)."""
@@ -627,11 +448,11 @@ class PanzerSquadron(Ruleset):
         if isinstance(act, Special) and legal.contains(act):
             b.emit(TurretTurned(tid, t.facing))
 
-    def _set_marker(self, b: Any, tid: int, marker: str) -> None:
+    def _set_marker(self, b: Battle, tid: int, marker: str) -> None:
         if b.tanks[tid].alive and b.tanks[tid].rules_state["marker"] != marker:
             b.emit(TankStateSet(tid, "marker", marker))
 
-    def _fire_decision(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, bool]:
+    def _fire_decision(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, bool]:
         t = b.tanks[tid]
         legal = Legal(contains=lambda a: isinstance(a, Pass) or (
             isinstance(a, Fire) and a.actor == tid and not isinstance(self.shot(b, tid, a.target), Illegal)),
@@ -642,7 +463,7 @@ class PanzerSquadron(Ruleset):
             return True
         return False
 
-    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+    def _move(self, b: Battle, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
         """Section 4: roll the allowance (D14), then one ``move_step`` decision per step until the move ends.
 
         The compulsory hex: a tank that started in movement owes one hex entry while any entry is affordable from
@@ -736,7 +557,7 @@ class PanzerSquadron(Ruleset):
                 marker = IN_MOVEMENT if entered else STATIONARY
             self._set_marker(b, tid, marker)
 
-    def _ambushes(self, b: Any, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
+    def _ambushes(self, b: Battle, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
         """D16: after the mover entered a hex, ambushers of the other side that may fire at it are asked, one shot
         each, in the order their side chooses.  Returns True if anyone fired."""
         m = b.tanks[mover]
@@ -764,7 +585,7 @@ class PanzerSquadron(Ruleset):
         return fired_any
 
     # outcome ---------------------------------------------------------------------------------------------------
-    def outcome(self, b: Any) -> Outcome | None:
+    def outcome(self, b: BoardView) -> Outcome | None:
         """D21: last tank lost loses at once; after the turn limit, victory points or ``turn_limit_result``."""
         return standard_outcome(b, most_tanks if b.options.turn_limit_result == "most_tanks" else draw)
 

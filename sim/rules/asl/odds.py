@@ -25,7 +25,7 @@ from functools import lru_cache
 from typing import Any, Mapping
 
 from sim.dice import DiceSource
-from sim.rules.asl_tables import (
+from sim.rules.asl.tables import (
     AMMO_TYPES,
     COLOURS,
     SIZES,

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from sim.rules.base import RulesOptions, VehicleError, validation_problems
 
 #: Project copy of the stat blocks (§5).
-CATALOG_PATH = Path(__file__).resolve().parent / "data" / "hummel_quest_vehicles.yaml"
+CATALOG_PATH = Path(__file__).resolve().parent.parent / "data" / "hummel_quest_vehicles.yaml"
 
 
 #: Trust limits on stat-block numbers (§5 gives only lower bounds; these keep exact odds and pools small):

@@ -1,9 +1,9 @@
 """Rule set ``hummel_quest``: the battle rules of Hummel Quest (HQ), a tabletop RPG of sentient tanks.
 
 Specification: ``docs/rules/hummel_quest.md`` (section numbers below as "§n"); seed
-``002_b8ef7e6e5aa0f847.txt``.  The exact odds and the rolled stages live in :mod:`sim.rules.hq_odds`, the stat
-blocks and options in :mod:`sim.rules.hq_stats`; this module adds the board (sight, cover, flight, rams) and the
-sequence of play.
+``002_b8ef7e6e5aa0f847.txt``.  The exact odds and the rolled stages live in :mod:`sim.rules.hummel_quest.odds`,
+the stat blocks and options in :mod:`sim.rules.hummel_quest.stats`, the board in ``board``, ``sight``, ``panic``
+(flight) and ``ramming``; this module holds the sequence of play.
 
 Units: distances in hexes (cube distance) unless named ``*_m`` (metres = hexes x ``hex_size_m``); Speed ``S`` in
 hexes per round = ``floor(speed_m / hex_size_m)``; half Speed ``H = ceil(S / 2)``; one round = one engine turn.
@@ -74,14 +74,12 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import Callable, Generator, Hashable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Generator, Hashable, Iterable, Mapping
 from fractions import Fraction
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
+from sim.battle import Battle, BoardView
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,
@@ -95,21 +93,23 @@ from sim.events import (
     TankStateSet,
     TerrainChanged,
 )
-from sim.hexgrid import DIRECTIONS, Hex, as_hex, aspect, bounded_dijkstra, direction_to, distance, hex_line
-from sim.rules import hq_odds, hq_stats
-from sim.rules.base import (
-    CaseError,
-    Decision,
-    Hypo,
-    Illegal,
-    Legal,
-    Odds,
-    Outcome,
-    Ruleset,
-    RulesOptions,
-    Shot,
+from sim.hexgrid import Hex, as_hex, aspect, bounded_dijkstra, direction_to, distance
+from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, Shot
+from sim.rules.hummel_quest import odds as hq_odds
+from sim.rules.hummel_quest import stats as hq_stats
+from sim.rules.hummel_quest.board import (
+    TERRAIN,
+    HexFlags,
+    HQBoard,
+    HQHexExt,
+    HQTankExt,
+    _ext_get,
+    default_facing,
+    flags,
+    half_speed,
 )
-from sim.rules.hq_odds import (
+from sim.rules.hummel_quest.geometry import geometry_case
+from sim.rules.hummel_quest.odds import (
     RamKey,
     ShotKey,
     WeaponKey,
@@ -120,348 +120,15 @@ from sim.rules.hq_odds import (
     ram_odds,
     tn_to_hit,
 )
-from sim.rules.hq_stats import DEFAULT_OPTIONS, HQOptions, StatBlockError, Vehicle, catalog
+from sim.rules.hummel_quest.panic import FleePlan, flee_plan
+from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
+from sim.rules.hummel_quest.sight import Sight, sight
+from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, catalog
 from sim.victory import has_points_victory, victory_points
 
-#: The rule set's options (§16); see :class:`sim.rules.hq_stats.HQOptions`.
+#: The rule set's options (§16); see :class:`sim.rules.hummel_quest.stats.HQOptions`.
 Options = HQOptions
 
-__all__ = [
-    "TERRAIN",
-    "FleePlan",
-    "HQBoard",
-    "HexFlags",
-    "HummelQuest",
-    "Options",
-    "Sight",
-    "StatBlockError",
-    "flee_plan",
-    "line_pair",
-    "ram_legal",
-    "ram_line",
-    "sectors_of",
-    "sight",
-]
-
-
-# --- terrain (§7.5, §14) -----------------------------------------------------------------------------------------
-
-@dataclass(frozen=True)
-class HexFlags:
-    """Terrain flags of one hex (§7.5): ``passable``, ``blocks_los``, ``hard_cover``, ``tall`` (blocks Artillery
-    Sights), and ``structure`` = ``(dur, dt)`` of a standing structure or ``None`` (§14)."""
-
-    passable: bool = True
-    blocks_los: bool = False
-    hard_cover: bool = False
-    tall: bool = False
-    structure: tuple[int, int] | None = None
-
-
-def flags(passable: bool = True, blocks_los: bool = False, hard_cover: bool = False, tall: bool | None = None,
-          structure: tuple[int, int] | None = None) -> HexFlags:
-    """:class:`HexFlags` with the spec's defaults: ``tall`` defaults to ``blocks_los``; a structure hex is
-    impassable (§14)."""
-    return HexFlags(passable and structure is None, blocks_los, hard_cover, blocks_los if tall is None else tall,
-                    structure)
-
-
-#: Named terrain of the map (DECISION: the spec names flags, not terrain types; these are the project's names).
-TERRAIN: dict[str, HexFlags] = {
-    "open": flags(),
-    "woods": flags(blocks_los=True),                       # tall: hides from sight and sights
-    "smoke": flags(blocks_los=True, tall=False),           # blocks sight, not Artillery Sights (§7.6)
-    "rocks": flags(hard_cover=True),                       # passable hard cover
-    "rubble": flags(hard_cover=True),                      # what a destroyed structure becomes (§14)
-    "wall": flags(passable=False, hard_cover=True),        # low wall: cover, no sight block
-    "building": flags(passable=False, blocks_los=True, hard_cover=True),
-    "hill": flags(passable=False, blocks_los=True),
-    "water": flags(passable=False),
-}
-#: Flags of a hex off the map (never entered; does not block sight).
-OFF_MAP = HexFlags(passable=False)
-
-
-class StructureSpec(BaseModel):
-    """A structure on a hex (§14): Durability ``dur`` and Damage Threshold ``dt`` (structural points)."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    dur: int = Field(ge=0)
-    dt: int = Field(ge=1)
-
-
-class HQHexExt(RulesOptions):
-    """Per-hex scenario block (``map.features``): overrides of the terrain's flags and an optional structure
-    (§7.5, §14).  ``None`` keeps the terrain's value."""
-
-    passable: bool | None = None
-    blocks_los: bool | None = None
-    hard_cover: bool | None = None
-    tall: bool | None = None
-    structure: StructureSpec | None = None
-
-
-class HQTankExt(RulesOptions):
-    """Per-tank scenario block (``rules``): starting ``dt`` / ``ost`` below the stat block's values (a damaged or
-    shaken tank), ``None`` = the stat block's."""
-
-    dt: int | None = Field(None, ge=0)
-    ost: int | None = Field(None, ge=0)
-
-
-def _ext_get(ext: Any, name: str) -> Any:
-    if ext is None:
-        return None
-    if isinstance(ext, Mapping):
-        return ext.get(name)
-    return getattr(ext, name, None)
-
-
-# --- the board as the rules see it --------------------------------------------------------------------------------
-
-class HQBoard:
-    """What the geometry rules read: which hexes are on the map, their :class:`HexFlags`, and which hold a tank
-    (any state; a tank that fled is off the board).  Built from a battle or from a golden case's board."""
-
-    def __init__(self, cells: Any, flags_of: Callable[[Hex], HexFlags], occupant: Callable[[Hex], int | None]):
-        self._cells = cells
-        self._flags_of = flags_of
-        self._occupant = occupant
-        self._edge: dict[Hex, bool] = {}
-
-    def on_map(self, h: tuple[int, int]) -> bool:
-        return h in self._cells
-
-    def flags(self, h: tuple[int, int]) -> HexFlags:
-        return self._flags_of(h) if h in self._cells else OFF_MAP
-
-    def occupant(self, h: tuple[int, int]) -> int | None:
-        return self._occupant(h) if h in self._cells else None
-
-    def occupied(self, h: tuple[int, int]) -> bool:
-        return self.occupant(h) is not None
-
-    def enterable(self, h: tuple[int, int]) -> bool:
-        """On the map, passable and empty (one tank per hex, §2)."""
-        return self.on_map(h) and self.flags(h).passable and not self.occupied(h)
-
-    def is_edge(self, h: tuple[int, int]) -> bool:
-        """An edge hex has fewer than six on-map neighbours (§11.2)."""
-        h = Hex(*h)
-        if h not in self._edge:
-            self._edge[h] = any(n not in self._cells for n in h.neighbours())
-        return self._edge[h]
-
-
-# --- sight (§7.5, §7.6) ------------------------------------------------------------------------------------------
-
-def line_pair(a: tuple[int, int], b: tuple[int, int]) -> tuple[tuple[Hex, ...], tuple[Hex, ...]]:
-    """Lines A and B of §7.5 from ``a`` to ``b`` (both ends included).
-
-    Line A is :func:`sim.hexgrid.hex_line` (nudge ``(+1e-6, +2e-6, -3e-6)``).  Line B has the opposite nudge; it is
-    computed as the negation of line A between the negated end hexes, which is the same floating-point computation
-    with the sign of every term flipped (cube rounding is symmetric under negation), so it reuses the cached line.
-    """
-    la = hex_line(Hex(*a), Hex(*b))
-    lb = tuple(Hex(-h.q, -h.r) for h in hex_line(Hex(-a[0], -a[1]), Hex(-b[0], -b[1])))
-    return la, lb
-
-
-@dataclass(frozen=True)
-class Sight:
-    """Sight from one hex to another (§7.5): ``visibility`` ``visible`` / ``partial`` / ``hidden``, ``half_cover``
-    (target at least half behind hard cover: +1 TN, Reinforced Turret), ``direct_shot`` (not hidden), and
-    ``tall_both`` (both lines cross a ``tall`` hex: Artillery Sights cannot locate, §7.6)."""
-
-    visibility: str
-    half_cover: bool
-    direct_shot: bool
-    tall_both: bool = False
-    lines: tuple[tuple[Hex, ...], ...] = ()
-
-
-def sight(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], *, los_rule: str = "two_lines",
-          tanks_give_cover: bool = True) -> Sight:
-    """Visibility and half hard cover from ``frm`` to ``to`` (§7.5), tanks never blocking sight.
-
-    ``two_lines``: both lines blocked -> hidden; one -> partial (direct shot, half cover); none -> visible, with half
-    cover if a line is covered (its last intermediate hex has ``hard_cover`` or holds a tank when
-    ``tanks_give_cover``) or the target's own hex has ``hard_cover``.  ``one_line``: line A only, blocked = hidden.
-    """
-    la, lb = line_pair(frm, to)
-    lines = (la,) if los_rule == "one_line" else (la, lb)
-    blocked = []
-    covered = []
-    tall = []
-    for ln in lines:
-        mid = ln[1:-1]
-        blocked.append(any(board.flags(h).blocks_los for h in mid))
-        tall.append(any(board.flags(h).tall for h in mid))
-        last = mid[-1] if mid else None
-        covered.append(last is not None and (board.flags(last).hard_cover
-                                              or (tanks_give_cover and board.occupied(last))))
-    own = board.flags(to).hard_cover
-    nb = sum(blocked)
-    if los_rule == "one_line":
-        if nb:
-            return Sight("hidden", False, False, all(tall), lines)
-        return Sight("visible", covered[0] or own, True, all(tall), lines)
-    if nb == 2:
-        return Sight("hidden", False, False, all(tall), lines)
-    if nb == 1:
-        return Sight("partial", True, True, all(tall), lines)
-    return Sight("visible", any(covered) or own, True, all(tall), lines)
-
-
-# --- flight (§11.2) -------------------------------------------------------------------------------------------------
-
-#: Sector k (0..5) holds bearings [60k, 60k + 60): the cube components in decreasing order (§11.2 exact test).
-_SECTOR_ORDER: tuple[tuple[int, int, int], ...] = (
-    (0, 2, 1),  # 0: q > s > r
-    (2, 0, 1),  # 1: s > q > r
-    (2, 1, 0),  # 2: s > r > q
-    (1, 2, 0),  # 3: r > s > q
-    (1, 0, 2),  # 4: r > q > s
-    (0, 1, 2),  # 5: q > r > s
-)
-
-
-def sectors_of(v: tuple[int, int]) -> tuple[int, ...]:
-    """Sectors (§11.2) of the axial vector ``v`` (enemy minus fleeing tank): one sector, or the two beside an edge
-    when two cube components are equal (the non-strict test admits exactly those two)."""
-    q, r = v
-    c = (q, r, -q - r)
-    if c == (0, 0, 0):
-        return ()
-    return tuple(k for k, (i, j, m) in enumerate(_SECTOR_ORDER) if c[i] >= c[j] >= c[m])
-
-
-@dataclass(frozen=True)
-class FleePlan:
-    """A flee move (§11.2): ``sector_counts`` by k, chosen ``direction`` and ``aim_hex`` (``None`` when no enemy is
-    counted), ``path`` (hexes entered, in order), ``end_hex`` and ``left_map``."""
-
-    sector_counts: tuple[int, ...]
-    direction: int | None
-    aim_hex: Hex | None
-    path: tuple[Hex, ...]
-    end_hex: Hex
-    left_map: bool
-
-
-def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Iterable[tuple[int, int]], *,
-              leaves_map_at_edge: bool = True) -> FleePlan:
-    """The flee move of a panicked tank at ``c`` with Speed ``speed_hexes`` from the counted ``enemies`` (§11.2).
-
-    Direction: the sector with the fewest counted enemies; ties by the aim hex ``c + S * dir_k`` (largest minimum
-    distance to an enemy, then largest sum, then lowest k).  Straight along ``dir_k`` if all S hexes are enterable;
-    otherwise a breadth-first search over enterable hexes (neighbours in direction order, first predecessor kept) to
-    the aim hex, or to the reached hex nearest to it (ties: fewer steps, lower q, lower r), cut to S steps.
-    ``left_map`` (§11.2 item 6, with ``leaves_map_at_edge``): the move made at least one step and ends on an edge
-    hex.  A flee of no step (boxed in, or the start hex is already the nearest to the aim) stays on its hex, on an
-    edge hex too (§11.1: it remains in the same spot).
-    """
-    c = Hex(*c)
-    es = [Hex(*e) for e in enemies]
-    counts = [0] * 6
-    for e in es:
-        for k in sectors_of((e.q - c.q, e.r - c.r)):
-            counts[k] += 1
-    if not es:
-        return FleePlan(tuple(counts), None, None, (), c, False)
-    s = speed_hexes
-    fewest = min(counts)
-
-    def aim(k: int) -> Hex:
-        d = DIRECTIONS[k]
-        return Hex(c.q + s * d.q, c.r + s * d.r)
-
-    def rank(k: int) -> tuple:
-        ds = [distance(aim(k), e) for e in es]
-        return (-min(ds), -sum(ds), k)
-
-    k = min((k for k in range(6) if counts[k] == fewest), key=rank)
-    a = aim(k)
-    straight = tuple(Hex(c.q + i * DIRECTIONS[k].q, c.r + i * DIRECTIONS[k].r) for i in range(1, s + 1))
-    if all(board.enterable(h) for h in straight):
-        path = straight
-    else:
-        pred: dict[Hex, Hex | None] = {c: None}
-        steps = {c: 0}
-        queue = deque([c])
-        while queue:
-            u = queue.popleft()
-            for n in u.neighbours():
-                if n not in pred and board.enterable(n):
-                    pred[n] = u
-                    steps[n] = steps[u] + 1
-                    queue.append(n)
-        goal = a if a in pred else min(pred, key=lambda h: (distance(h, a), steps[h], h.q, h.r))
-        rev = []
-        h = goal
-        while h != c:
-            rev.append(h)
-            h = pred[h]
-        path = tuple(reversed(rev))[:s]
-    end = path[-1] if path else c
-    left = leaves_map_at_edge and bool(path) and board.is_edge(end)
-    return FleePlan(tuple(counts), k, a, path, end, left)
-
-
-# --- rams (§12.1) ---------------------------------------------------------------------------------------------------
-
-def ram_line(a: tuple[int, int], t: tuple[int, int]) -> tuple[Hex, ...]:
-    """Intermediate hexes of line A from the rammer to the target (both ends excluded), in order (§12.1)."""
-    return hex_line(Hex(*a), Hex(*t))[1:-1]
-
-
-def ram_legal(board: HQBoard, a: tuple[int, int], t: tuple[int, int], speed_hexes: int) -> bool:
-    """Whether a tank at ``a`` with Speed ``speed_hexes`` may ram the tank at ``t`` by geometry (§12.1):
-    ``H <= d <= S`` with ``H = ceil(S / 2)`` and every intermediate hex of line A on the map, passable and empty.
-    The caller checks the rammer's state (not panicked, not incapacitated, not moved, S >= 1)."""
-    s = speed_hexes
-    if s < 1:
-        return False
-    d = distance(a, t)
-    if not (-(-s // 2)) <= d <= s:
-        return False
-    return all(board.enterable(h) for h in ram_line(a, t))
-
-
-def evade_options(board: HQBoard, t: tuple[int, int], max_steps: int) -> dict[Hex, tuple[int, list[Hex]]]:
-    """Hexes the rammed tank at ``t`` may evade to (§12.3): 1..``max_steps`` steps in any direction through
-    enterable (on-map, passable, empty) hexes of ``board``, ``{hex: (steps, path)}`` with ``path`` starting at
-    ``t``.  The caller's ``board`` has the rammer on the hex it stands on at the check (the last intermediate hex
-    of the ram line, its origin if adjacent): that hex is closed, every other hex of the line is open."""
-    t = Hex(*t)
-    if max_steps < 1:
-        return {}
-    succ = lambda h: [(n, 1) for n in h.neighbours() if board.enterable(n)]
-    reach = bounded_dijkstra(t, succ, max_steps)
-    return {h: (c, p) for h, (c, p) in reach.items() if h != t}
-
-
-def evade_default(options: Mapping[Hex, tuple[int, list]], old: tuple[int, int]) -> Hex | None:
-    """DECISION ``evade_default = farthest`` (§12.3): the option farthest from the old hex; ties fewer steps,
-    lower q, lower r."""
-    if not options:
-        return None
-    return min(options, key=lambda h: (-distance(h, old), options[h][0], h.q, h.r))
-
-
-def default_facing(facing: int, last_step: int | None) -> int:
-    """DECISION ``default_facing = keep_if_front`` (§4): keep facing f if the last step direction k is a front
-    hexside of it (f = k or f = k + 1 mod 6), else face k."""
-    if last_step is None:
-        return facing
-    if facing % 6 in (last_step % 6, (last_step + 1) % 6):
-        return facing
-    return last_step % 6
-
-
-def half_speed(s: int) -> int:
-    """``H = ceil(S / 2)`` (§2, DECISION ``half_speed_rounding = ceil``)."""
-    return -(-s // 2)
 
 
 # --- the rule set ---------------------------------------------------------------------------------------------------
@@ -519,15 +186,15 @@ class HummelQuest(Ruleset):
 
     # --- state helpers ----------------------------------------------------------------------------------------
     @staticmethod
-    def _opts(b: Any) -> HQOptions:
+    def _opts(b: BoardView) -> HQOptions:
         o = getattr(b, "options", None)
         return o if isinstance(o, HQOptions) else DEFAULT_OPTIONS
 
-    def hex_size(self, b: Any) -> int:
+    def hex_size(self, b: BoardView) -> int:
         """Metres per hex: the battle's map scale (DECISION), else the ``hex_size_m`` option."""
         return int(getattr(b, "hex_size_m", None) or self._opts(b).hex_size_m)
 
-    def speed_hexes(self, b: Any, tid: int) -> int:
+    def speed_hexes(self, b: BoardView, tid: int) -> int:
         """Speed S in hexes per round (§2)."""
         return b.tanks[tid].vehicle.speed_m // self.hex_size(b)
 
@@ -557,7 +224,7 @@ class HummelQuest(Ruleset):
         return not self.is_out(t) and self.ost(t) > 0
 
     # --- board ------------------------------------------------------------------------------------------------
-    def hex_flags(self, b: Any, h: Hex) -> HexFlags:
+    def hex_flags(self, b: BoardView, h: Hex) -> HexFlags:
         """Terrain flags of ``h``: the terrain's (:data:`TERRAIN`) with the per-hex ``map.features`` overrides; a
         collapsed structure leaves ``rubble`` (§14).  Cached per map version."""
         cache = b.map.cached(("hq_flags",), dict)
@@ -590,7 +257,7 @@ class HummelQuest(Ruleset):
         cache[h] = out
         return out
 
-    def board(self, b: Any, *, moved: tuple[int, Hex] | None = None) -> HQBoard:
+    def board(self, b: BoardView, *, moved: tuple[int, Hex] | None = None) -> HQBoard:
         """The :class:`HQBoard` of battle ``b``; ``moved = (tank, hex)`` places one tank elsewhere (what-if)."""
         def occupant(h: Hex) -> int | None:
             occ = b.occupants(h)
@@ -601,21 +268,21 @@ class HummelQuest(Ruleset):
             return occ[0] if occ else None
         return HQBoard(b.map, lambda h: self.hex_flags(b, h), occupant)
 
-    def passable(self, b: Any, h: Hex) -> bool:
+    def passable(self, b: BoardView, h: Hex) -> bool:
         """On the map and passable terrain (occupancy not considered)."""
         return h in b.map and self.hex_flags(b, h).passable
 
-    def sight(self, b: Any, frm: Hex, to: Hex, board: HQBoard | None = None) -> Sight:
+    def sight(self, b: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> Sight:
         o = self._opts(b)
         return sight(board or self.board(b), frm, to, los_rule=o.los_rule, tanks_give_cover=o.tanks_give_cover)
 
-    def los(self, b: Any, frm: Hex, to: Hex, board: HQBoard | None = None) -> bool:
+    def los(self, b: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> bool:
         """"LOS" of the spec (§7.5): not hidden and range within ``max_sight_m``."""
         if distance(frm, to) * self.hex_size(b) > self._opts(b).max_sight_m:
             return False
         return self.sight(b, frm, to, board).direct_shot
 
-    def visible(self, b: Any, side: int) -> tuple[int, ...]:
+    def visible(self, b: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order."""
         own = [t for t in b.tanks if t.side == side and not self.is_out(t)]
         board = self.board(b)
@@ -628,7 +295,7 @@ class HummelQuest(Ruleset):
         return tuple(out)
 
     # --- set-up -----------------------------------------------------------------------------------------------
-    def setup(self, b: Any) -> None:
+    def setup(self, b: Battle) -> None:
         """Initial runtime state of every tank (§5.1), no dice and no events.  Weapons start loaded, except on an
         ambushed side, where they count as fired in round 1 (§7.4).  Warns when a Speed is not a whole number of
         hexes or the ``hex_size_m`` option disagrees with the map."""
@@ -661,10 +328,10 @@ class HummelQuest(Ruleset):
                 t.status = Status.INCAPACITATED
 
     # --- shots (§7, §8, §13, §14) -----------------------------------------------------------------------------
-    def _ready(self, b: Any, t: Any, w: Any) -> bool:
+    def _ready(self, b: BoardView, t: Any, w: Any) -> bool:
         return int(t.rules_state.get(f"ready.{w.id}", 1)) <= max(1, int(getattr(b, "turn", 1) or 1))
 
-    def _moved_half(self, b: Any, tid: int, as_if: Hypo | None) -> bool:
+    def _moved_half(self, b: BoardView, tid: int, as_if: Hypo | None) -> bool:
         t = b.tanks[tid]
         h = half_speed(self.speed_hexes(b, tid))
         moved = int(t.rules_state.get("moved_hexes", 0)) if b.rules_state.get("active") == tid else 0
@@ -672,7 +339,7 @@ class HummelQuest(Ruleset):
             moved = moved + distance(t.hex, as_if.hex) if as_if.moved else moved
         return moved >= h and moved > 0
 
-    def _located(self, b: Any, s: Any, hx: Hex, target_hex: Hex, board: HQBoard, target_id: int | None
+    def _located(self, b: BoardView, s: Any, hx: Hex, target_hex: Hex, board: HQBoard, target_id: int | None
                  ) -> tuple[bool, bool]:
         """(located at all, located only by the shooter's own Artillery Sights) for indirect fire (§13)."""
         o = self._opts(b)
@@ -689,7 +356,7 @@ class HummelQuest(Ruleset):
             return True, True
         return False, False
 
-    def shot(self, b: Any, shooter: int, target: Any, fire: Action | None = None, as_if: Hypo | None = None
+    def shot(self, b: BoardView, shooter: int, target: Any, fire: Action | None = None, as_if: Hypo | None = None
              ) -> Shot | Illegal:
         """The attack ``shooter`` -> ``target`` now (or from ``as_if``), or why not.
 
@@ -769,7 +436,7 @@ class HummelQuest(Ruleset):
             return Shot(shooter, target, key, None if indirect else face, info)
         return Illegal(reason)
 
-    def _weapon_pool(self, b: Any, s: Any, fire: Action | None) -> list | Illegal:
+    def _weapon_pool(self, b: BoardView, s: Any, fire: Action | None) -> list | Illegal:
         ws = list(s.vehicle.weapons)
         if isinstance(fire, Fire) and fire.weapons:
             ids = list(fire.weapons)
@@ -787,7 +454,7 @@ class HummelQuest(Ruleset):
             return Illegal("no ready weapon")
         return pool
 
-    def structure_at(self, b: Any, h: Hex) -> tuple[int, int] | None:
+    def structure_at(self, b: BoardView, h: Hex) -> tuple[int, int] | None:
         """``(dur, dt now)`` of the standing structure on ``h``, or ``None`` (§14)."""
         if h not in b.map:
             return None
@@ -797,7 +464,7 @@ class HummelQuest(Ruleset):
         dt_now = int(b.rules_state.get(f"structure_dt:{h.q},{h.r}", st[1]))
         return None if dt_now <= 0 else (st[0], dt_now)
 
-    def _structure_shot(self, b: Any, shooter: int, h: Hex, fire: Action | None, as_if: Hypo | None
+    def _structure_shot(self, b: BoardView, shooter: int, h: Hex, fire: Action | None, as_if: Hypo | None
                         ) -> Shot | Illegal:
         """An attack on a structure (§14): no To Hit roll; bunker busters only (option); the band's Firepower
         needed; the hex visible (direct) or at least ``min_indirect_m`` away (indirect; always located)."""
@@ -838,7 +505,7 @@ class HummelQuest(Ruleset):
             return Shot(shooter, None, key, None, info)
         return Illegal("structure out of reach (sight, range or Firepower)")
 
-    def ram_shot(self, b: Any, attacker: int, target: Any) -> Shot | Illegal:
+    def ram_shot(self, b: BoardView, attacker: int, target: Any) -> Shot | Illegal:
         """The ram ``attacker`` -> ``target`` (§12), or why not: the attacker can act and has not moved this turn,
         the target is an enemy tank on the board (any state), and :func:`ram_legal` holds."""
         if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(b.tanks):
@@ -857,7 +524,7 @@ class HummelQuest(Ruleset):
         return Shot(attacker, target, key, None, {"attack": "ram", "distance": distance(a.hex, t.hex),
                                                   "line": ram_line(a.hex, t.hex)})
 
-    def ram_key(self, b: Any, attacker: int, target: int) -> RamKey:
+    def ram_key(self, b: BoardView, attacker: int, target: int) -> RamKey:
         """The :class:`RamKey` of a ram (§12.2, §12.3): pool, capped TN, both damages (``strike_mod`` 0)."""
         o = self._opts(b)
         a, t = b.tanks[attacker].vehicle, b.tanks[target].vehicle
@@ -870,7 +537,7 @@ class HummelQuest(Ruleset):
                       ost_hit_timing=o.ost_hit_timing, return_applies=applies)
 
     def odds(self, key: Hashable) -> Odds:
-        """Exact odds of a shot or ram key (cached in :mod:`sim.rules.hq_odds`).  ``p_kill`` = probability that
+        """Exact odds of a shot or ram key (cached in :mod:`.odds`).  ``p_kill`` = probability that
         the attack incapacitates the target given its DT now; ``values`` holds ``expected_damage``, ``damage``,
         ``p_ost_loss``, ``p_core_destroyed`` (and for rams ``return_damage``, ``p_attacker_incapacitated``)."""
         if isinstance(key, RamKey):
@@ -889,7 +556,7 @@ class HummelQuest(Ruleset):
             return Odds(a.p_hit, a.p_kill, vals)
         raise TypeError(f"not a hummel_quest odds key: {key!r}")
 
-    def shot_params(self, b: Any, shooter: int, target: int) -> dict[str, Any] | Illegal:
+    def shot_params(self, b: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         """The §17.1 parameters of the shot ``shooter`` -> ``target`` for its first firing weapon (the odds command
         takes one weapon)."""
         sh = self.shot(b, shooter, target)
@@ -908,8 +575,8 @@ class HummelQuest(Ruleset):
                 "target_dt": sh.key.target_dt}
 
     # --- resolution (emits) -----------------------------------------------------------------------------------
-    def resolve(self, b: Any, shot: Shot, dice: DiceSource) -> None:
-        """Roll ``shot`` through the stages of :mod:`sim.rules.hq_odds`, emit its events, then run the OST event
+    def resolve(self, b: Battle, shot: Shot, dice: DiceSource) -> None:
+        """Roll ``shot`` through the stages of :mod:`.odds`, emit its events, then run the OST event
         queue (§10).  A ram resolved here (outside play) takes the default evasion (§12.3)."""
         if isinstance(shot.key, RamKey):
             gen = self._ram(b, dice, shot)
@@ -947,7 +614,7 @@ class HummelQuest(Ruleset):
                 **{k: v for k, v in shot.info.items() if k in ("range_m", "band", "indirect", "visibility",
                                                               "half_cover", "aspect", "weapons", "roll_mod")}}
 
-    def _after_fire(self, b: Any, shot: Shot) -> None:
+    def _after_fire(self, b: Battle, shot: Shot) -> None:
         """Reload bookkeeping (§7.4: fired in round r, ready in round r + reload + 1) and the used sights focus."""
         s = b.tanks[shot.shooter]
         rnd = max(1, int(getattr(b, "turn", 1) or 1))
@@ -958,7 +625,7 @@ class HummelQuest(Ruleset):
         if shot.target is not None and s.rules_state.get("sights_focus") == shot.target:
             b.emit(TankStateSet(s.tank_id, "sights_focus", None))
 
-    def _resolve_structure(self, b: Any, shot: Shot, dice: DiceSource) -> None:
+    def _resolve_structure(self, b: Battle, shot: Shot, dice: DiceSource) -> None:
         h = shot.info["structure"]
         roll = hq_odds.roll_attack(shot.key, dice)
         before = shot.key.target_dt
@@ -975,8 +642,8 @@ class HummelQuest(Ruleset):
             b.emit(RuleEvent("structure_destroyed", shot.shooter, {"hex": [h.q, h.r]}))
             b.emit(TerrainChanged(h, "rubble"))
 
-    def _apply_effect(self, b: Any, tid: int, eff: Any, by: int | None, cause: str, queue: deque) -> None:
-        """Emit an :class:`~sim.rules.hq_odds.Effect` on tank ``tid`` and queue its DT-0 / OST-0 events (§10)."""
+    def _apply_effect(self, b: Battle, tid: int, eff: Any, by: int | None, cause: str, queue: deque) -> None:
+        """Emit an :class:`~.odds.Effect` on tank ``tid`` and queue its DT-0 / OST-0 events (§10)."""
         t = b.tanks[tid]
         if eff.dt_after != eff.dt_before:
             b.emit(TankStateSet(tid, "dt", eff.dt_after))
@@ -994,13 +661,13 @@ class HummelQuest(Ruleset):
         if eff.became_panicked:
             self._panic(b, tid, cause, queue)
 
-    def _panic(self, b: Any, tid: int, cause: str, queue: deque) -> None:
+    def _panic(self, b: Battle, tid: int, cause: str, queue: deque) -> None:
         t = b.tanks[tid]
         b.emit(TankStateSet(tid, "panicked", True))
         b.emit(RuleEvent("panic", tid, {"cause": cause, "hex": [t.hex.q, t.hex.r]}))
         queue.append(("panicked", tid, t.hex))
 
-    def _run_queue(self, b: Any, queue: deque) -> None:
+    def _run_queue(self, b: Battle, queue: deque) -> None:
         """The FIFO event queue of §10: for each event, witnesses (ascending id) each lose ``ost_witness_loss``
         (a witness reaching 0 panics and queues its own event); a ``panicked`` event then makes its tank flee at
         once unless it was incapacitated meanwhile.  Witness: same side, not the tank itself, not incapacitated,
@@ -1024,7 +691,7 @@ class HummelQuest(Ruleset):
             if kind == "panicked" and not self.is_out(subject) and self.ost(subject) <= 0:
                 self._flee(b, tid)
 
-    def _counted_enemies(self, b: Any, tid: int) -> list[Hex]:
+    def _counted_enemies(self, b: BoardView, tid: int) -> list[Hex]:
         """Enemies counted by a flee move (§11.2, ``flee_counts``)."""
         o = self._opts(b)
         t = b.tanks[tid]
@@ -1035,13 +702,13 @@ class HummelQuest(Ruleset):
             es = [e for e in es if any(self.los(b, a.hex, e.hex, board) for a in eyes)]
         return [e.hex for e in es]
 
-    def flee_plan(self, b: Any, tid: int) -> FleePlan:
+    def flee_plan(self, b: BoardView, tid: int) -> FleePlan:
         """The flee move tank ``tid`` would make now (§11.2)."""
         t = b.tanks[tid]
         return flee_plan(self.board(b), t.hex, self.speed_hexes(b, tid), self._counted_enemies(b, tid),
                          leaves_map_at_edge=self._opts(b).panic_leaves_map_at_edge)
 
-    def _flee(self, b: Any, tid: int) -> None:
+    def _flee(self, b: Battle, tid: int) -> None:
         """Emit a flee move (§11.2): a ``flee`` RuleEvent, one ``Moved`` per hex (the hull turning by the default
         facing rule at each step), and ``fled`` status when it ends on an edge hex."""
         plan = self.flee_plan(b, tid)
@@ -1053,13 +720,13 @@ class HummelQuest(Ruleset):
             b.emit(TankStateSet(tid, "fled", True))
             b.emit(StatusChanged(tid, Status.FLED, "fled off the map", None))
 
-    def _walk(self, b: Any, tid: int, path: Iterable[Hex]) -> None:
+    def _walk(self, b: Battle, tid: int, path: Iterable[Hex]) -> None:
         t = b.tanks[tid]
         for h in path:
             k = direction_to(t.hex, h)
             b.emit(Moved(tid, Hex(*h), default_facing(t.facing, k), 1))
 
-    def _ram(self, b: Any, dice: DiceSource, shot: Shot) -> Generator[Decision, Action | None, None]:
+    def _ram(self, b: Battle, dice: DiceSource, shot: Shot) -> Generator[Decision, Action | None, None]:
         """Resolve a ram (§12): the Interaction pool (and overkill 2d10) via :func:`hq_odds.roll_ram`; the rammer
         drives the line to its last intermediate hex (``Moved`` events before the ``ShotResolved``); on a miss the
         target evades (decision ``evade`` to its side, the rammer's hex closed, §12.3) and the rammer steps into its
@@ -1127,7 +794,7 @@ class HummelQuest(Ruleset):
         self._run_queue(b, queue)
 
     # --- movement ---------------------------------------------------------------------------------------------
-    def reachable(self, b: Any, tank: int, budget: int) -> dict:
+    def reachable(self, b: BoardView, tank: int, budget: int) -> dict:
         """``{hex: (hexes moved, path)}`` within ``budget`` steps through on-map, passable, empty hexes (§4);
         turning is free, so the state is the hex alone."""
         t = b.tanks[tank]
@@ -1135,13 +802,13 @@ class HummelQuest(Ruleset):
         succ = lambda h: [(n, 1) for n in h.neighbours() if board.enterable(n)]
         return bounded_dijkstra(t.hex, succ, max(0, budget))
 
-    def plan_to(self, b: Any, tank: int, path: list, then: Action | None = None, end_status: str | None = None
+    def plan_to(self, b: BoardView, tank: int, path: list, then: Action | None = None, end_status: str | None = None
                 ) -> Plan:
         """A :class:`Plan` of ``Step`` actions along ``path`` (from :meth:`reachable`)."""
         return Plan(tank, tuple(Step(tank, as_hex(h)) for h in path[1:]), then=then, end_status=end_status)
 
     # --- the round (§3, §4, §11) ------------------------------------------------------------------------------
-    def initiative(self, b: Any, dice: DiceSource) -> list[int]:
+    def initiative(self, b: Battle, dice: DiceSource) -> list[int]:
         """Roll initiative for the round (§3) and return the turn order.
 
         Every tank not out rolls d10 + Reflexes (+ ``ambush_initiative_bonus`` for the ambushing side in round 1),
@@ -1179,7 +846,7 @@ class HummelQuest(Ruleset):
                                               "order": order}))
         return order
 
-    def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+    def play_turn(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One round (§3): initiative, then each tank's turn in that order; the victory test after every turn
         ends the round early when the battle is decided (the engine then ends it)."""
         o = self._opts(b)
@@ -1198,10 +865,10 @@ class HummelQuest(Ruleset):
             if self._decided(b):
                 return
 
-    def _decided(self, b: Any) -> bool:
+    def _decided(self, b: BoardView) -> bool:
         return self._elimination(b) is not None
 
-    def _turn(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+    def _turn(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
         t = b.tanks[tid]
         b.emit(BattleStateSet("active", tid))
         if t.rules_state.get("moved_hexes", 0):
@@ -1217,7 +884,7 @@ class HummelQuest(Ruleset):
             if not b.ended:
                 b.emit(BattleStateSet("active", None))
 
-    def _panic_turn(self, b: Any, dice: DiceSource, tid: int) -> None:
+    def _panic_turn(self, b: Battle, dice: DiceSource, tid: int) -> None:
         """§11.1: Mentality pool check (TN ``panic_check_tn``, ``panic_check_successes``); pass -> OST 1, no move
         and no action; fail -> flee move, nothing else."""
         o = self._opts(b)
@@ -1233,7 +900,7 @@ class HummelQuest(Ruleset):
         else:
             self._flee(b, tid)
 
-    def _expire_focus(self, b: Any, tid: int) -> None:
+    def _expire_focus(self, b: Battle, tid: int) -> None:
         """A sights focus lasts until the end of the tank's next turn (§7.6)."""
         t = b.tanks[tid]
         rnd = int(getattr(b, "turn", 1) or 1)
@@ -1241,22 +908,22 @@ class HummelQuest(Ruleset):
         if t.rules_state.get("sights_focus") is not None and fr is not None and fr < rnd:
             b.emit(TankStateSet(tid, "sights_focus", None))
 
-    def _ram_targets(self, b: Any, tid: int) -> tuple[int, ...]:
+    def _ram_targets(self, b: BoardView, tid: int) -> tuple[int, ...]:
         return tuple(e.tank_id for e in b.tanks if e.side != b.tanks[tid].side
                      and not isinstance(self.ram_shot(b, tid, e.tank_id), Illegal))
 
-    def _targets(self, b: Any, tid: int) -> tuple[int, ...]:
+    def _targets(self, b: BoardView, tid: int) -> tuple[int, ...]:
         """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed)."""
         return tuple(e.tank_id for e in b.tanks if e.side != b.tanks[tid].side and not self.is_out(e)
                      and not isinstance(self.shot(b, tid, e.tank_id), Illegal))
 
-    def _modes(self, b: Any, tid: int) -> tuple[str, ...]:
+    def _modes(self, b: BoardView, tid: int) -> tuple[str, ...]:
         modes = ["hold", "fire", "move", "move_and_fire"]
         if self._ram_targets(b, tid):
             modes.append("ram")
         return tuple(modes)
 
-    def _specials(self, b: Any, tid: int) -> tuple[str, ...]:
+    def _specials(self, b: BoardView, tid: int) -> tuple[str, ...]:
         out = []
         if b.tanks[tid].vehicle.features.artillery_sights:
             out.append("focus")
@@ -1264,10 +931,10 @@ class HummelQuest(Ruleset):
             out.append("intimidate")
         return tuple(out)
 
-    def _ram_ok(self, b: Any, tid: int, a: Action) -> bool:
+    def _ram_ok(self, b: BoardView, tid: int, a: Action) -> bool:
         return isinstance(a, Ram) and a.actor == tid and not isinstance(self.ram_shot(b, tid, a.target), Illegal)
 
-    def _normal_turn(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+    def _normal_turn(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
         t = b.tanks[tid]
         s = self.speed_hexes(b, tid)
         modes = self._modes(b, tid)
@@ -1282,7 +949,8 @@ class HummelQuest(Ruleset):
             act = Activate(tid, "hold")
         yield from self._activated(b, dice, tid, act)
 
-    def _activated(self, b: Any, dice: DiceSource, tid: int, act: Action) -> Generator[Decision, Action | None, None]:
+    def _activated(self, b: Battle, dice: DiceSource, tid: int, act: Action
+                   ) -> Generator[Decision, Action | None, None]:
         """The tank's turn after its ``activate`` answer ``act`` (a legal ``Activate`` or ``Ram``), §4."""
         t = b.tanks[tid]
         if isinstance(act, Ram):
@@ -1304,7 +972,7 @@ class HummelQuest(Ruleset):
         if mode in ("fire", "move_and_fire") and self.can_act(t):
             yield from self._attack(b, dice, tid, chosen)
 
-    def strength(self, b: Any, tank: int, damage: int = 0) -> Fraction:
+    def strength(self, b: BoardView, tank: int, damage: int = 0) -> Fraction:
         """Search hook (:meth:`sim.rules.base.Ruleset.strength`): the DT a tank keeps after ``damage`` more points,
         over its stat block's DT (§5, §9); 0 once it is out (§15)."""
         t = b.tanks[tank]
@@ -1312,7 +980,7 @@ class HummelQuest(Ruleset):
             return Fraction(0)
         return Fraction(max(0, min(self.dt(t), t.vehicle.dt) - damage), max(1, t.vehicle.dt))
 
-    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+    def play_activation(self, b: Battle, dice: DiceSource, side: int, action: Action
                         ) -> Generator[Decision, Action | None, None]:
         """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): the rest of the turn of ``action.actor``
         after its ``activate`` decision answered ``action`` (a legal ``Activate`` or ``Ram``): the same code as in
@@ -1324,13 +992,13 @@ class HummelQuest(Ruleset):
         if not b.ended:
             b.emit(BattleStateSet("active", None))
 
-    def _best_ram(self, b: Any, tid: int, targets: tuple[int, ...]) -> int:
+    def _best_ram(self, b: BoardView, tid: int, targets: tuple[int, ...]) -> int:
         def k(x: int) -> tuple:
             o = self.odds(self.ram_key(b, tid, x))
             return (o.p_kill, o.expected_damage, -x)
         return max(targets, key=k)
 
-    def _ram_decision(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+    def _ram_decision(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
         t = b.tanks[tid]
         targets = self._ram_targets(b, tid)
         if not targets:
@@ -1341,7 +1009,7 @@ class HummelQuest(Ruleset):
         if isinstance(act, Ram) and legal.contains(act):
             yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
 
-    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str
+    def _move(self, b: Battle, dice: DiceSource, tid: int, mode: str
               ) -> Generator[Decision, Action | None, tuple[bool, Action | None]]:
         """The move of §4 step 1, one decision per step.  Returns ``(rammed, attack)``: ``rammed`` when a ram
         replaced the move and the attack; ``attack`` is a ``Fire`` or attack ``Special`` answered at a step in
@@ -1402,7 +1070,7 @@ class HummelQuest(Ruleset):
             b.emit(Pivoted(tid, f))
         return False, chosen
 
-    def _attack_ok(self, b: Any, tid: int, a: Action) -> bool:
+    def _attack_ok(self, b: BoardView, tid: int, a: Action) -> bool:
         """Whether ``a`` is a legal §4 step 2 attack of ``tid`` now: a ``Fire`` with a legal shot, or a ``focus`` /
         ``intimidate`` ``Special`` of this rule set."""
         if isinstance(a, Fire):
@@ -1411,7 +1079,7 @@ class HummelQuest(Ruleset):
             return a.actor == tid and a.name in self._specials(b, tid) and self._special_ok(b, tid, a)
         return False
 
-    def _attack(self, b: Any, dice: DiceSource, tid: int, chosen: Action | None = None
+    def _attack(self, b: Battle, dice: DiceSource, tid: int, chosen: Action | None = None
                 ) -> Generator[Decision, Action | None, None]:
         """§4 step 2: one attack (a shot, a sights focus, intimidation, or a ram if the tank has not moved).
         ``chosen``: an attack already answered at the last ``move_step`` (no ``fire`` decision then)."""
@@ -1440,7 +1108,7 @@ class HummelQuest(Ruleset):
         elif isinstance(act, Ram):
             yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
 
-    def _special_ok(self, b: Any, tid: int, a: Special) -> bool:
+    def _special_ok(self, b: BoardView, tid: int, a: Special) -> bool:
         tgt = a.args.get("target")
         if not isinstance(tgt, int) or isinstance(tgt, bool) or not 0 <= tgt < len(b.tanks):
             return False
@@ -1457,7 +1125,7 @@ class HummelQuest(Ruleset):
                 distance(s.hex, t.hex) * self.hex_size(b) <= o.intimidation_range_m
         return False
 
-    def _do_special(self, b: Any, dice: DiceSource, tid: int, a: Special) -> None:
+    def _do_special(self, b: Battle, dice: DiceSource, tid: int, a: Special) -> None:
         """Focus the Artillery Sights (§7.6: Perception pool, TN ``sights_focus_tn``, 1 success) or intimidate
         (§10 option: HumanCom pool, TN 6, 1 success; the target loses 1 OST)."""
         o = self._opts(b)
@@ -1485,12 +1153,12 @@ class HummelQuest(Ruleset):
             self._run_queue(b, queue)
 
     # --- victory (§15) ----------------------------------------------------------------------------------------
-    def _not_out(self, b: Any, t: Any) -> bool:
+    def _not_out(self, b: BoardView, t: Any) -> bool:
         if self.is_out(t):
             return False
         return not (self._opts(b).panicked_counts_as_out and self.ost(t) <= 0)
 
-    def _elimination(self, b: Any) -> Outcome | None:
+    def _elimination(self, b: BoardView) -> Outcome | None:
         left = [s for s in b.side_ids() if any(self._not_out(b, t) for t in b.tanks if t.side == s)]
         if len(left) == 1:
             return Outcome(left[0], f"{b.sides[left[0]].name} is the only side with tanks not out",
@@ -1499,7 +1167,7 @@ class HummelQuest(Ruleset):
             return Outcome(None, "no side has a tank left that is not out", victory_points(b))
         return None
 
-    def outcome(self, b: Any) -> Outcome | None:
+    def outcome(self, b: BoardView) -> Outcome | None:
         """§15: at most one side with tanks not out -> it wins (none: draw); after the last round a draw listing the
         tanks not out with DT and OST (victory points decide instead when the scenario has objectives)."""
         out = self._elimination(b)
@@ -1523,7 +1191,7 @@ class HummelQuest(Ruleset):
 
     # --- odds command and golden cases (§17, §18) -------------------------------------------------------------
     def odds_from_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
-        """``tanksim odds hummel_quest name=value ...`` (§17); see :func:`sim.rules.hq_odds.odds_from_params`."""
+        """``tanksim odds hummel_quest name=value ...`` (§17); see :func:`.odds.odds_from_params`."""
         return hq_odds.odds_from_params(params)
 
     def run_case(self, case: Mapping[str, Any]) -> dict[str, Any]:
@@ -1546,70 +1214,3 @@ class HummelQuest(Ruleset):
         raise CaseError(f"unknown case kind {kind!r}")
 
 
-# --- geometry golden cases (§18) ---------------------------------------------------------------------------------
-
-def _case_board(g: Mapping[str, Any], tanks: Mapping[str, Hex]) -> HQBoard:
-    bd = g.get("board") or {}
-    from sim.hexgrid import hexagon_hexes
-    cells = frozenset(hexagon_hexes(int(bd.get("radius", 10))))
-    imp = {as_hex(h) for h in bd.get("impassable", [])}
-    blk = {as_hex(h) for h in bd.get("blocks_los", [])}
-    cov = {as_hex(h) for h in bd.get("hard_cover", [])}
-    tall = {as_hex(h) for h in bd.get("tall", [])} if "tall" in bd else None
-    where = {h: i for i, h in enumerate(tanks.values())}
-
-    def fl(h: Hex) -> HexFlags:
-        return flags(passable=h not in imp, blocks_los=h in blk, hard_cover=h in cov,
-                     tall=None if tall is None else h in tall)
-
-    return HQBoard(cells, fl, lambda h: where.get(h))
-
-
-def geometry_case(g: Mapping[str, Any]) -> dict[str, Any]:
-    """A §18 geometry case.  ``given`` may also hold §16 option names (e.g. ``los_rule``, ``band_edges``)."""
-    from pydantic import ValidationError
-    query = g.get("query")
-    optnames = {k: v for k, v in g.items() if k in HQOptions.model_fields}
-    try:
-        o = HQOptions.model_validate(optnames)
-    except ValidationError as exc:
-        raise CaseError(f"bad option in geometry case: {exc}") from None
-    hs = o.hex_size_m
-    tanks_raw = list(g.get("tanks") or [])
-    tanks = {str(t["id"]): as_hex(t["hex"]) for t in tanks_raw}
-    tank_rec = {str(t["id"]): t for t in tanks_raw}
-    if query == "range":
-        d = distance(as_hex(g["shooter"]), as_hex(g["target"]))
-        band = band_of(d * hs, o.band_edges)
-        return {"range_hexes": d, "range_m": d * hs, "band": band.number, "band_tn": band.tn,
-                "fp_needed": band.fp_needed}
-    if query == "aspect":
-        tgt = as_hex(g["target"])
-        f = int(g["target_facing"])
-        return {"aspect": {str(k): aspect(tgt, f, as_hex(v)).face for k, v in (g.get("shooters") or {}).items()}}
-    if query == "visibility":
-        board = _case_board(g, tanks)
-        sg = sight(board, as_hex(g["shooter"]), as_hex(g["target"]), los_rule=o.los_rule,
-                   tanks_give_cover=o.tanks_give_cover)
-        return {"visibility": sg.visibility, "half_cover": sg.half_cover, "direct_shot": sg.direct_shot,
-                "line_a": [list(h) for h in sg.lines[0]], "line_b": [list(h) for h in sg.lines[-1]]}
-    if query == "flee":
-        board = _case_board(g, tanks)
-        me = str(g["tank"])
-        rec = tank_rec[me]
-        enemies = [tanks[k] for k, t in tank_rec.items() if t.get("side") != rec.get("side")
-                   and not t.get("incapacitated") and not t.get("fled")]
-        plan = flee_plan(board, tanks[me], int(rec["speed_m"]) // hs, enemies,
-                         leaves_map_at_edge=o.panic_leaves_map_at_edge)
-        return {"sector_counts": list(plan.sector_counts), "direction": plan.direction,
-                "aim_hex": None if plan.aim_hex is None else list(plan.aim_hex), "end_hex": list(plan.end_hex),
-                "path": [list(h) for h in plan.path], "left_map": plan.left_map}
-    if query == "ram_legal":
-        board = _case_board(g, tanks)
-        me = str(g["attacker"])
-        rec = tank_rec[me]
-        s = int(rec["speed_m"]) // hs
-        ok = not rec.get("panicked") and not rec.get("incapacitated") and not rec.get("moved_hexes")
-        return {"ram_legal": {k: bool(ok and ram_legal(board, tanks[me], tanks[k], s))
-                              for k, t in tank_rec.items() if t.get("side") != rec.get("side")}}
-    raise CaseError(f"unknown geometry query {query!r}; expected range, aspect, visibility, flee, ram_legal")

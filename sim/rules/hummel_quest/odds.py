@@ -734,7 +734,7 @@ def parse_params(params: Mapping[str, object], *, outcome: bool = False):
     from pydantic import ValidationError
 
     from sim.rules.base import CaseError
-    from sim.rules.hq_stats import HQOptions
+    from sim.rules.hummel_quest.stats import HQOptions
 
     if not isinstance(params, Mapping):
         raise CaseError(f"parameters must be a mapping of name -> value, got {type(params).__name__}")
