@@ -270,9 +270,9 @@ def fmt_cases(rows: list[dict[str, Any]]) -> str:
         if "error" in r:
             lines.append(f"{r['case']:<11} {r['error']}")
             continue
+        fl = f"{r['floor_s']:>8.3f} {r['ratio'] or float('nan'):>6.1f}" if "floor_s" in r else f"{'-':>8} {'-':>6}"
         lines.append(f"{r['case']:<11} {r['cpu_s']:>8.3f} {r['turns']:>5} {r['decisions']:>9} "
-                     f"{r['ms_per_decision'] or 0:>7.2f} {r.get('floor_s', float('nan')):>8.3f} "
-                     f"{r.get('ratio') or float('nan'):>6.1f} {r.get('sight', ''):>7} {r.get('moves', ''):>6} "
+                     f"{r['ms_per_decision'] or 0:>7.2f} {fl} {r.get('sight', ''):>7} {r.get('moves', ''):>6} "
                      f"{r.get('odds', ''):>5}")
     return "\n".join(lines)
 
