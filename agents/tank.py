@@ -15,20 +15,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import mesa
-
 from agents.policies.base import Policy
 from sim.battle import TankState
+from sim.mesa_core import Agent, Model
 
 
-class Tank(mesa.Agent):
+class Tank(Agent):
     """One tank: ``tank_id`` (scenario order), ``label``, ``side``, ``vehicle_id``, ``hex``, ``facing``,
     ``turret_facing``, ``status`` and ``rules_state``, all read from its :class:`TankState`; ``policy``, the
     doctrine that answers its own decisions (its per-tank doctrine, else its side's; ``None`` until the model
     assigns one).
     ``shots``, ``hits`` and ``kills`` count this tank's own shots so far (kept by the model from the log)."""
 
-    def __init__(self, model: mesa.Model, state: TankState, policy: Policy | None = None):
+    def __init__(self, model: Model, state: TankState, policy: Policy | None = None):
         super().__init__(model)
         self.state = state
         self.shots = 0

@@ -79,7 +79,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     _CONTEXTS[exp.base_key] = BaseContext(exp.base_key, exp.base_data, exp.base_src, {})
-    _, spec, _ = _point(exp.base_key, exp.points[0].params_json)
+    _, spec, _, _ = _point(exp.base_key, exp.points[0].params_json)
     run_battle(spec, 12345, record_events=False)
     serial = math.inf
     for _ in range(args.repeat):

@@ -1,48 +1,339 @@
-"""Battle speed benchmark (not a test): the default battle and a 50-v-50 battle on 25 x 25.
+"""Battle speed benchmark (not a test): CPU per battle, decisions, ms per decision and the ratio to a floor (issue 14).
 
-Reports turns/s, battles/s, decisions/s (timed without tracing) and peak memory (a separate tracemalloc pass over
-one battle, and the process's peak RSS).  Run: ``python benchmarks/battle.py [N]``.
+Cases (all ``advance`` vs ``greedy``, 25 x 25 map, 20 turns unless named otherwise): Panzer Squadron 50 v 50 and
+25 v 25, ASL 50 v 50 and 25 v 25, a Hummel Quest 50 v 50 that lasts many rounds (50 m hexes: the sides start 1.1 km
+apart and close), and the bundled ``default`` scenario.  Then two growth tables: tanks per side 5/20/50/100 (PS,
+25 x 25, 10 turns) and map sizes 10/25/50/100 (PS, 10 tanks a side, 10 turns).
+
+Figures are CPU seconds of this process (``time.process_time()``: the machine is shared, wall time is not a
+measure), after imports, the median of ``--reps`` battles at seeds 1..reps.
+
+The floor ("what the battle cannot do without"), measured in the same run: one more battle at seed 1 records every
+*distinct* call of the rule set's three queries -- the pair sight test, the movement search ``reachable`` and the
+shot ``odds`` -- with a copy of the board at that state (:func:`sim.search.fork`).  The sight test is Panzer
+Squadron's exact seven-line count ``clear_lines`` (a pure function: keyed by its arguments), ASL's ``los`` and Hummel
+Quest's ``sight`` (keyed by the two hexes, the terrain version and the wrecks: what they read); ``reachable`` is
+keyed by the tank, budget and the whole board state (every tank's hex, facings and status, the terrain version, the
+battle's rule-set state); ``odds`` by its key.  The floor is the CPU of calling each distinct call once,
+directly, on its copy, with the board's caches and the rule modules' memo caches (``functools`` caches) emptied
+first: the rule work of that battle done once each and nothing else.  ``ratio`` = CPU per battle / floor; 1.0 would
+mean the engine, doctrines and observations cost nothing beyond the distinct rule queries.
+
+Run: ``python benchmarks/battle.py [--reps N] [--quick] [--json] [--cases a,b] [--no-growth] [--no-floor]``.
+``--quick``: 1 rep, 10 turns, no 100-tank or 100 x 100 growth rows (a smoke run, figures not comparable).
+``--json``: one JSON object (``cases``, ``growth_tanks``, ``growth_maps``, ``startup``) instead of the tables.
+Start-up (CPU of ``python -c "import sim.runner"``, median of 5 fresh interpreters) and the peak RSS of one
+process that imports and plays the PS 50 v 50 battle are measured in child processes.
 """
 from __future__ import annotations
 
+import argparse
+import functools
+import json
 import resource
+import statistics
+import subprocess
 import sys
 import time
-import tracemalloc
+from pathlib import Path
+from typing import Any, Callable
 
-from sim.runner import run_battle
-from sim.scenario import load_scenario, validate
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from sim.runner import run_battle  # noqa: E402
+from sim.scenario import Scenario, load_scenario, validate  # noqa: E402
+
+#: Vehicles per rule set: (first side, second side).
+VEHICLES = {"panzer_squadron": ("t34_85", "pz_iv_h"), "asl": ("t34_m41", "pzkpfw_iiih"),
+            "hummel_quest": ("hq_example_medium", "hq_example_medium")}
+#: The rule set's pair sight test (the floor's "sight" calls).
+SIGHT = {"panzer_squadron": "geometry", "asl": "los", "hummel_quest": "sight"}
 
 
-def big_scenario(n: int = 50) -> dict:
-    west = [[q, r - q // 2] for q in range(0, 4) for r in range(0, 25, 2)][:n]
-    east = [[q, r - q // 2] for q in range(21, 25) for r in range(0, 25, 2)][:n]
-    return {"name": f"{n}v{n}", "ruleset": "panzer_squadron", "turn_limit": 12,
-            "map": {"width": 25, "height": 25, "terrain": [{"tile": "woods", "center": [12, 6], "radius": 2}]},
-            "sides": [{"name": "West", "policy": "advance", "tanks": [{"vehicle": "t34_85", "hex": h} for h in west]},
-                      {"name": "East", "policy": "hold",
-                       "tanks": [{"vehicle": "pz_iv_h", "hex": h, "facing": 3} for h in east]}]}
+def big_scenario(n: int = 50, ruleset: str = "panzer_squadron", size: int = 25, turns: int = 20,
+                 policies: tuple[str, str] = ("advance", "greedy"), hex_size_m: int | None = None) -> dict[str, Any]:
+    """An ``n`` v ``n`` battle on a ``size`` x ``size`` rectangle: the first side in the westmost columns facing
+    east, the second in the eastmost facing west (tanks on alternate rows, as many columns as needed), a wood in
+    the middle.  Raises ``ValueError`` if the two deployments would not leave two empty columns between them."""
+    rows = list(range(0, size, 2))
+    cols = -(-n // len(rows))
+    if 2 * cols + 2 > size:
+        raise ValueError(f"{n} tanks a side do not fit on a {size} x {size} map")
+    west = [[q, r - q // 2] for q in range(cols) for r in rows][:n]
+    east = [[q, r - q // 2] for q in range(size - 1, size - 1 - cols, -1) for r in rows][:n]
+    a, b = VEHICLES[ruleset]
+    wood = {"tile": "woods", "center": [size // 2, size // 4], "radius": max(1, size // 12)}
+    mp: dict[str, Any] = {"shape": "rectangle", "width": size, "height": size, "terrain": [wood]}
+    if hex_size_m:
+        mp["hex_size_m"] = hex_size_m
+    rules: dict[str, Any] = {"name": ruleset}
+    if ruleset == "hummel_quest":
+        rules["options"] = {"max_rounds": turns}
+    return {"name": f"{ruleset}_{n}v{n}_{size}x{size}", "ruleset": rules, "turn_limit": turns, "map": mp,
+            "sides": [{"name": "West", "policy": policies[0], "tanks": [{"vehicle": a, "hex": h, "facing": 1}
+                                                                          for h in west]},
+                      {"name": "East", "policy": policies[1], "tanks": [{"vehicle": b, "hex": h, "facing": 4}
+                                                                          for h in east]}]}
 
 
-def bench(name: str, spec, n: int) -> None:
-    t0 = time.perf_counter()
-    turns = decisions = 0
-    for seed in range(n):
-        r = run_battle(spec, seed, record_events=False)
-        turns += r.row["turns"]
-        decisions += r.row["decisions"]
-    dt = time.perf_counter() - t0
-    tracemalloc.start()
-    run_battle(spec, 0, record_events=False)
-    _, peak = tracemalloc.get_traced_memory()
-    tracemalloc.stop()
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(f"{name:>10}: {n} battles in {dt:.2f} s: {n / dt:.2f} battles/s, {turns / dt:.1f} turns/s, "
-          f"{decisions / dt:.0f} decisions/s; peak traced memory of one battle {peak / 2**20:.1f} MiB, "
-          f"process peak RSS {rss:.0f} MiB")
+def cases(turns: int = 20) -> dict[str, Callable[[], Scenario]]:
+    """The named benchmark cases (built lazily: a case that fails to validate fails alone)."""
+    def mk(**kw: Any) -> Callable[[], Scenario]:
+        return lambda: validate(big_scenario(**kw), kw.get("ruleset", "panzer_squadron"))
+    return {"ps_50v50": mk(n=50, turns=turns), "ps_25v25": mk(n=25, turns=turns),
+            "asl_50v50": mk(n=50, ruleset="asl", turns=turns), "asl_25v25": mk(n=25, ruleset="asl", turns=turns),
+            "hq_50v50": mk(n=50, ruleset="hummel_quest", turns=turns, hex_size_m=50),
+            "default": lambda: load_scenario("default")}
+
+
+# --- timing ---------------------------------------------------------------------------------------------------
+def timed(spec: Scenario, seeds: list[int]) -> dict[str, Any]:
+    """CPU s per battle, decisions and turns: the medians over the battles at ``seeds``."""
+    cpu, dec, turns = [], [], []
+    for s in seeds:
+        t0 = time.process_time()
+        r = run_battle(spec, s, record_events=False, decision_timeout_s=0)
+        cpu.append(time.process_time() - t0)
+        dec.append(r.row["decisions"])
+        turns.append(r.row["turns"])
+    c, d = statistics.median(cpu), statistics.median(dec)
+    return {"cpu_s": round(c, 4), "decisions": d, "turns": statistics.median(turns),
+            "ms_per_decision": round(1000 * c / d, 3) if d else None, "runs": len(seeds)}
+
+
+# --- floor ----------------------------------------------------------------------------------------------------
+def _freeze(x: Any) -> Any:
+    try:
+        hash(x)
+        return x
+    except TypeError:
+        return repr(x)
+
+
+def _state(b: Any) -> tuple:
+    return (tuple((t.hex, t.facing, t.turret_facing, t.status) for t in b.tanks), b.map.terrain_version,
+            repr(sorted(b.rules_state.items())) if isinstance(b.rules_state, dict) else None)
+
+
+def _sight_state(b: Any) -> tuple:
+    """What a pair sight test reads besides its two hexes: the terrain and the wrecks (the obstacles)."""
+    return (b.map.terrain_version, tuple(sorted(t.hex for t in b.tanks if t.status == "destroyed" and t.hex)))
+
+
+def _memo_caches() -> list[Any]:
+    out = []
+    for name, mod in list(sys.modules.items()):
+        if mod is None or not (name.startswith("sim.rules") or name in ("sim.hexgrid", "sim.battle")):
+            continue
+        for v in list(vars(mod).values()):
+            if callable(getattr(v, "cache_clear", None)):
+                out.append(v)
+    return out
+
+
+def snapshot(b: Any) -> Any:
+    """A copy of the board ``b`` (a :class:`~sim.battle.Battle`, a search copy, or a :class:`~sim.battle.HypoView`
+    of one) in its present state, independent of later events."""
+    from sim.battle import HypoView
+    from sim.search import fork
+
+    if isinstance(b, HypoView):
+        return HypoView(snapshot(b._b), b._tid, b._new, b.tanks[b._tid].facing)
+    return fork(b)
+
+
+def floor(spec: Scenario, seed: int = 1) -> dict[str, Any]:
+    """Record the distinct rule queries of the battle ``spec`` at ``seed`` and time them called directly (see the
+    module docstring).  Returns ``{"floor_s", "sight", "moves", "odds"}`` (distinct calls per kind)."""
+    rs = spec.rules()
+    kinds = {"sight": SIGHT[rs.name], "moves": "reachable", "odds": "odds"}
+    calls: dict[str, dict[Any, tuple]] = {k: {} for k in kinds}
+    snaps: dict[tuple, Any] = {}
+    depth = [0]
+    originals = {}
+
+    def wrap(kind: str, meth: str) -> None:
+        orig = getattr(rs, meth)
+        originals[meth] = orig
+
+        @functools.wraps(orig)
+        def rec(*args: Any, **kw: Any) -> Any:
+            if depth[0] == 0:
+                if kind == "odds":
+                    key = _freeze(args[0]) if args else _freeze(tuple(sorted(kw.items())))
+                    calls[kind].setdefault(key, (None, args, kw))
+                else:
+                    b = args[0]
+                    st = (id(b), _sight_state(b) if kind == "sight" else _state(b))
+                    key = (st, tuple(_freeze(a) for a in args[1:]), _freeze(tuple(sorted(kw.items()))))
+                    if key not in calls[kind]:
+                        if st not in snaps:
+                            snaps[st] = snapshot(b)
+                        calls[kind][key] = (st, args[1:], kw)
+            depth[0] += 1
+            try:
+                return orig(*args, **kw)
+            finally:
+                depth[0] -= 1
+        setattr(rs, meth, rec)
+
+    pure = None  # Panzer Squadron: the exact seven-line test is a pure function of its arguments
+    g = getattr(getattr(type(rs), SIGHT[rs.name], None), "__globals__", {})
+    if rs.name == "panzer_squadron" and callable(g.get("clear_lines")):
+        pure = g["clear_lines"]
+
+        def lines(*args: Any, **kw: Any) -> Any:
+            calls["sight"].setdefault((tuple(_freeze(a) for a in args), _freeze(tuple(sorted(kw.items())))),
+                                      (None, args, kw))
+            return pure(*args, **kw)
+        g["clear_lines"] = lines
+        kinds.pop("sight")
+    for k, m in kinds.items():
+        wrap(k, m)
+    try:
+        run_battle(spec, seed, record_events=False, decision_timeout_s=0)
+    finally:
+        for m in originals:
+            delattr(rs, m)  # the instance attribute goes; the class method shows through again
+        if pure is not None:
+            g["clear_lines"] = pure
+            kinds["sight"] = "clear_lines"
+    for c in _memo_caches():
+        c.cache_clear()
+    for snap in snaps.values():  # cold boards: no answer of the battle left in them
+        snap.map._cache = {}
+        snap.map._static = {}
+    total = 0.0
+    for k, m in kinds.items():
+        meth = pure if (k == "sight" and pure is not None) else getattr(rs, m)
+        for st, args, kw in calls[k].values():
+            t0 = time.process_time()
+            if st is None:
+                meth(*args, **kw)
+            else:
+                meth(snaps[st], *args, **kw)
+            total += time.process_time() - t0
+    return {"floor_s": round(total, 4), **{k: len(v) for k, v in calls.items()}}
+
+
+# --- start-up and memory --------------------------------------------------------------------------------------
+def startup(n: int = 5) -> float:
+    """Median CPU s of ``python -c "import sim.runner"`` in ``n`` fresh interpreters (user + system)."""
+    out = []
+    for _ in range(n):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        subprocess.run([sys.executable, "-c", "import sim.runner"], cwd=ROOT, check=True)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        out.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return round(statistics.median(out), 3)
+
+
+def peak_rss(turns: int = 20) -> float:
+    """Peak RSS (MiB) of one fresh process that imports the runner and plays the PS 50 v 50 battle at seed 1."""
+    code = ("import resource, sys; sys.path.insert(0, '.'); from benchmarks.battle import cases; "
+            "from sim.runner import run_battle; "
+            f"run_battle(cases({turns})['ps_50v50'](), 1, record_events=False, decision_timeout_s=0); "
+            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True)
+    return round(int(out.stdout.split()[-1]) / 1024, 1)
+
+
+# --- main -----------------------------------------------------------------------------------------------------
+def run_case(name: str, make: Callable[[], Scenario], seeds: list[int], with_floor: bool) -> dict[str, Any]:
+    try:
+        spec = make()
+        row: dict[str, Any] = {"case": name, **timed(spec, seeds)}
+        if with_floor:
+            fl = floor(spec, seeds[0])
+            row.update(fl)
+            row["ratio"] = round(row["cpu_s"] / fl["floor_s"], 1) if fl["floor_s"] else None
+    except Exception as exc:  # noqa: BLE001 - a case that fails is reported, the others still run
+        row = {"case": name, "error": f"{type(exc).__name__}: {str(exc)[:300]}"}
+    return row
+
+
+def growth(rows: list[tuple[str, dict[str, Any]]], seeds: list[int]) -> list[dict[str, Any]]:
+    out = []
+    for label, kw in rows:
+        r = run_case(label, lambda kw=kw, label=label: validate(big_scenario(**kw), label), seeds, with_floor=False)
+        out.append(r)
+    return out
+
+
+def fmt_cases(rows: list[dict[str, Any]]) -> str:
+    head = (f"{'case':<11} {'CPU s':>8} {'turns':>5} {'decisions':>9} {'ms/dec':>7} {'floor s':>8} {'ratio':>6} "
+            f"{'sight':>7} {'moves':>6} {'odds':>5}")
+    lines = [head]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"{r['case']:<11} {r['error']}")
+            continue
+        fl = f"{r['floor_s']:>8.3f} {r['ratio'] or float('nan'):>6.1f}" if "floor_s" in r else f"{'-':>8} {'-':>6}"
+        lines.append(f"{r['case']:<11} {r['cpu_s']:>8.3f} {r['turns']:>5} {r['decisions']:>9} "
+                     f"{r['ms_per_decision'] or 0:>7.2f} {fl} {r.get('sight', ''):>7} {r.get('moves', ''):>6} "
+                     f"{r.get('odds', ''):>5}")
+    return "\n".join(lines)
+
+
+def fmt_growth(title: str, rows: list[dict[str, Any]]) -> str:
+    lines = [title, f"{'':<14}" + "".join(f"{r['case']:>10}" for r in rows)]
+    for key, lab, f in (("cpu_s", "CPU s/battle", "{:>10.3f}"), ("ms_per_decision", "ms/decision", "{:>10.2f}"),
+                        ("decisions", "decisions", "{:>10}")):
+        lines.append(f"{lab:<14}" + "".join(f.format(r[key]) if key in r and r[key] is not None
+                                            else f"{'error':>10}" for r in rows))
+    errs = [f"  {r['case']}: {r['error']}" for r in rows if "error" in r]
+    return "\n".join(lines + errs)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description="tanksim battle speed benchmark (issue 14)")
+    ap.add_argument("--reps", type=int, default=3, help="battles per case (seeds 1..N), median reported")
+    ap.add_argument("--quick", action="store_true", help="1 rep, 10 turns, no 100-tank / 100 x 100 rows")
+    ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--cases", default="", help="comma-separated case names (default: all)")
+    ap.add_argument("--no-growth", action="store_true")
+    ap.add_argument("--no-floor", action="store_true")
+    ap.add_argument("--no-startup", action="store_true", help="skip start-up CPU and peak RSS")
+    a = ap.parse_args(argv)
+    reps = 1 if a.quick else a.reps
+    turns = 10 if a.quick else 20
+    seeds = list(range(1, reps + 1))
+    todo = cases(turns)
+    if a.cases:
+        unknown = [c for c in a.cases.split(",") if c not in todo]
+        if unknown:
+            ap.error(f"--cases: unknown {unknown}; known: {', '.join(todo)}")
+        todo = {c: todo[c] for c in a.cases.split(",")}
+    out: dict[str, Any] = {"reps": reps, "turns": turns, "quick": a.quick}
+    out["cases"] = []
+    if not a.json:
+        print(f"CPU s per battle: median of {reps} (seeds 1..{reps}); floor and distinct calls at seed 1")
+        print(fmt_cases([]), flush=True)
+    for name, make in todo.items():
+        out["cases"].append(run_case(name, make, seeds, not a.no_floor))
+        if not a.json:
+            print(fmt_cases(out["cases"][-1:]).splitlines()[-1], flush=True)
+    if not a.no_growth:
+        ns = (5, 20, 50) if a.quick else (5, 20, 50, 100)
+        sizes = (10, 25, 50) if a.quick else (10, 25, 50, 100)
+        out["growth_tanks"] = growth([(f"{n} tanks", {"n": n, "turns": 10}) for n in ns], seeds)
+        if not a.json:
+            print(fmt_growth("\nGrowth in tanks per side (PS, 25 x 25, 10 turns)", out["growth_tanks"]), flush=True)
+        out["growth_maps"] = growth([(f"{s} x {s}", {"n": 10, "size": s, "turns": 10}) for s in sizes], seeds)
+        if not a.json:
+            print(fmt_growth("\nGrowth in map size (PS, 10 tanks a side, 10 turns)", out["growth_maps"]), flush=True)
+    if not a.no_startup:
+        out["startup"] = {"import_sim_runner_cpu_s": startup(), "ps_50v50_peak_rss_mib": peak_rss(turns)}
+        if not a.json:
+            s = out["startup"]
+            print(f"\nimport sim.runner: {s['import_sim_runner_cpu_s']:.3f} CPU s (median of 5); one process "
+                  f"playing ps_50v50: peak RSS {s['ps_50v50_peak_rss_mib']:.0f} MiB")
+    if a.json:
+        print(json.dumps(out))
+    return 0
 
 
 if __name__ == "__main__":
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-    bench("default", load_scenario("default"), n)
-    bench("50v50", validate(big_scenario(50), "50v50"), max(1, n // 10))
+    sys.exit(main())

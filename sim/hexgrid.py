@@ -480,6 +480,23 @@ class HexMap:
         new._pairs_parent = (self._pairs, len(self.changes))  # read through to answers valid at the fork
         return new
 
+    def for_another_battle(self) -> "HexMap":
+        """A fresh board with this board's cells and terrain for another battle of the same scenario (batch workers
+        reuse one built board per scenario, issue 14).
+
+        The copy is built like a new board (its own graph, so its own occupancy, versions and dynamic cache) but
+        shares this board's terrain cache (:meth:`terrain_cached`: answers that depend on the static map only, such
+        as line geometry and tile obstacles), so the next battle starts with the answers earlier battles computed.
+        Sharing is safe: a terrain change on either board moves that board to a new terrain version, whose first
+        :meth:`terrain_cached` call starts a new dict.  Raises ``ValueError`` if this board's terrain has changed
+        (only a pristine, never-played board is a template)."""
+        if self.terrain_version:
+            raise ValueError("for_another_battle: the template board's terrain has changed (use a pristine board)")
+        terrain = {h: t for h, t in self.graph.nodes(data="terrain") if t != "open"}
+        new = HexMap(sorted(self._cells), terrain, shape_key=self.shape_key, description=self.description)
+        new._static = self._static
+        return new
+
     def neighbours(self, h: tuple[int, int]) -> list[Hex]:
         return [as_hex(n) for n in self.graph.neighbors(h)]
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 from typing import Any, Callable, Mapping
 
-import mesa
 import numpy as np
 
 from agents.controllers import EntrantPolicy, SideController, load_policy
@@ -30,7 +29,8 @@ from sim.events import (
     StatusChanged,
     TurnStarted,
 )
-from sim.hexgrid import Hex
+from sim.hexgrid import Hex, HexMap
+from sim.mesa_core import DataCollector, Model
 from sim.rules.base import Decision, Outcome
 from sim.scenario import PolicySpec, Scenario, ScenarioError, apply_overrides, load_scenario, validate
 
@@ -62,11 +62,15 @@ AGENT_REPORTERS: dict[str, Any] = {
 }
 
 
-def build_battle(spec: Scenario, dice: DiceSource | None = None) -> BattleState:
-    """A fresh :class:`BattleState` in its set-up state (no events yet) for ``spec``."""
+def build_battle(spec: Scenario, dice: DiceSource | None = None, board: HexMap | None = None) -> BattleState:
+    """A fresh :class:`BattleState` in its set-up state (no events yet) for ``spec``.
+
+    ``board``: a pristine board built from this scenario (``spec.build_map()``) to reuse: the battle plays on
+    ``board.for_another_battle()``, which shares its terrain cache (batch workers, issue 14); the event log is the
+    same as with a board built afresh."""
     rs = spec.rules()
     options = spec.options()
-    hexmap = spec.build_map()
+    hexmap = spec.build_map() if board is None else board.for_another_battle()
     tanks = []
     tid = 0
     for si, side in enumerate(spec.sides):
@@ -162,7 +166,7 @@ def resolve_scenario(scenario: Scenario | str | os.PathLike[str] | None,
                          f"{type(scenario).__name__}"])
 
 
-class BattleModel(mesa.Model):
+class BattleModel(Model):
     """A battle as a Mesa model.
 
     ``scenario``: a validated :class:`Scenario`, a bundled scenario name or a YAML path (:func:`resolve_scenario`);
@@ -202,7 +206,8 @@ class BattleModel(mesa.Model):
     def __init__(self, scenario: Scenario | str | os.PathLike[str] | None = None, rng: Any = _UNSET,
                  policies: Mapping[int, Any] | None = None, decision_timeout_s: float | None = None,
                  on_fault: str | None = None, dice: DiceSource | None = None, *, seed: Any = _UNSET,
-                 collect: Mapping[str, Mapping[str, str]] | None = None, **overrides: Any):
+                 collect: Mapping[str, Mapping[str, str]] | None = None, board: HexMap | None = None,
+                 **overrides: Any):
         battle_seed_ = battle_seed(rng, seed)
         spec = resolve_scenario(scenario, overrides)
         super().__init__(rng=battle_seed_)
@@ -211,7 +216,7 @@ class BattleModel(mesa.Model):
         seed = battle_seed_
         streams = spawn_streams(seed, 1 + len(spec.sides))
         self.dice = dice if dice is not None else DiceSource(streams[0])
-        self.battle = build_battle(spec, self.dice)
+        self.battle = build_battle(spec, self.dice, board)
         self.ruleset = self.battle.ruleset
         self.controllers: list[SideController] = []
         self.resolved_policies: list[dict] = []
@@ -272,7 +277,7 @@ class BattleModel(mesa.Model):
             model_reps.update(extra_model)
             agent_reps.update(extra_agents)
             self.extra_agent_columns = list(extra_agents)
-        self.datacollector = mesa.DataCollector(model_reporters=model_reps, agent_reporters=agent_reps)
+        self.datacollector = DataCollector(model_reporters=model_reps, agent_reporters=agent_reps)
         self.battle.listeners.append(self._on_event)
         self.battle.emit(setup_event(spec, self.battle))
         self._collected_turn: int | None = None

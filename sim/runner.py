@@ -8,14 +8,16 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import Any, Mapping
-
-import pandas as pd
+from typing import TYPE_CHECKING, Any, Mapping
 
 from sim.events import ShotResolved, Status, to_json
+from sim.hexgrid import HexMap
 from sim.model import BattleModel
 from sim.rules.base import fraction_str
 from sim.scenario import Scenario
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 
 @dataclass
@@ -38,9 +40,11 @@ class BattleResult:
     sides: list[dict[str, Any]] = field(default_factory=list)
 
     def events_frame(self) -> pd.DataFrame:
+        import pandas as pd  # not at module level: a battle never needs pandas (start-up cost, issue 14)
         return pd.DataFrame(self.events, columns=["seq", "turn", "kind", "data", "rolls"])
 
     def series_frame(self) -> pd.DataFrame:
+        import pandas as pd
         return pd.DataFrame(self.series)
 
 
@@ -177,6 +181,13 @@ def side_rows(model: BattleModel) -> list[dict[str, Any]]:
              "tanks": sum(1 for t in b.tanks if t.side == si)} for si, s in enumerate(b.sides)]
 
 
+def series_rows(model: BattleModel) -> list[dict[str, Any]]:
+    """The DataCollector's model rows, one per collected turn (the records of ``get_model_vars_dataframe()``,
+    built without pandas)."""
+    cols = model.datacollector.model_vars
+    return [dict(zip(cols, vals)) for vals in zip(*cols.values())]
+
+
 def final_state(model: BattleModel) -> list[dict[str, Any]]:
     return [{"tank_id": t.tank_id, "label": t.label, "side": t.side, "vehicle": t.vehicle_id,
              "hex": None if t.hex is None else [t.hex.q, t.hex.r], "facing": t.facing,
@@ -223,12 +234,14 @@ def summarise(model: BattleModel, wall_s: float = 0.0) -> dict[str, Any]:
 def run_battle(spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None = None, *,
                record_events: bool = True, decision_timeout_s: float | None = None, on_fault: str | None = None,
                model_out: list | None = None, tables: bool = False,
-               collect: Mapping[str, Mapping[str, str]] | None = None) -> BattleResult:
+               collect: Mapping[str, Mapping[str, str]] | None = None, board: HexMap | None = None
+               ) -> BattleResult:
     """Play one battle to its end and return its :class:`BattleResult` (``model_out`` receives the model;
-    ``tables``: also the shots, tanks and sides tables; ``collect``: extra reporters, see :mod:`agents.collect`)."""
+    ``tables``: also the shots, tanks and sides tables; ``collect``: extra reporters, see :mod:`agents.collect`; ``board``: a pristine board of ``spec`` to reuse, see
+    :func:`sim.model.build_battle`)."""
     t0 = time.perf_counter()
     model = BattleModel(spec, seed, policies, decision_timeout_s=decision_timeout_s, on_fault=on_fault,
-                        collect=collect)
+                        collect=collect, board=board)
     model.run()
     wall = time.perf_counter() - t0
     if model_out is not None:

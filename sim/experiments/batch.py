@@ -127,9 +127,12 @@ _CONTEXTS: dict[str, BaseContext] = {}
 
 
 @functools.lru_cache(maxsize=256)
-def _point(base_key: str, params: str) -> tuple[dict[str, Any], Any, dict[int, list[tuple[int, int]]] | None]:
-    """Worker cache, keyed by hashes: the point's scenario data, its validated Scenario and, when it places tanks
-    at random, the candidate hexes per zoned side.  Raises ``ScenarioError`` for an invalid point."""
+def _point(base_key: str, params: str) -> tuple[dict[str, Any], Any, dict[int, list[tuple[int, int]]] | None, Any]:
+    """Worker cache, keyed by hashes: the point's scenario data, its validated Scenario, when it places tanks
+    at random the candidate hexes per zoned side, and the point's built board (a pristine
+    :class:`~sim.hexgrid.HexMap`: every battle of the point plays on ``board.for_another_battle()``, which shares
+    the terrain cache, so a worker builds the board and its static geometry once per point, not once per battle;
+    random placement moves tanks only, never the map).  Raises ``ScenarioError`` for an invalid point."""
     ctx = _CONTEXTS[base_key]
     p = json.loads(params)
     setup = p.pop(SETUP, "fixed")
@@ -137,7 +140,7 @@ def _point(base_key: str, params: str) -> tuple[dict[str, Any], Any, dict[int, l
     data = point_data(ctx.data, p, src)
     spec = validate(data, src)
     cands = placement_candidates(spec, ctx.zones) if setup == "random" else None
-    return data, spec, cands
+    return data, spec, cands, spec.build_map()
 
 
 def _worker_id() -> str:
@@ -161,13 +164,13 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
     t0 = time.perf_counter()
     try:
         with watchdog(watchdog_s, task.run_key):
-            data, spec, cands = _point(ctx.key, task.params)
+            data, spec, cands, board = _point(ctx.key, task.params)
             placement = None
             if cands is not None:
                 placed = place_tanks(data, cands, task.seed)
                 spec = validate(placed, spec.source)
                 placement = _canon({str(si): [t["hex"] for t in placed["sides"][si]["tanks"]] for si in cands})
-            res = run_battle(spec, task.seed, record_events=events, model_out=keep_model, tables=tables,
+            res = run_battle(spec, task.seed, record_events=events, model_out=keep_model, tables=tables, board=board,
                              collect=ctx.collect or None)
     except BattleTimeout:
         return {"row": {**base, "status": "timeout", "wall_s": time.perf_counter() - t0,

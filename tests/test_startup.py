@@ -1,0 +1,56 @@
+"""Start-up (issue 14): importing the battle runner does not import what a battle never uses.
+
+Not timed (CPU figures live in ``benchmarks/battle.py``); it checks which modules a fresh interpreter has loaded.
+"""
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+PROBE = """
+import json, sys
+import sim.runner
+from sim.mesa_core import LazyModule
+loaded = sorted(m for m, mod in sys.modules.items() if mod is not None and not isinstance(mod, LazyModule)
+                and m.split('.')[0] in ('pandas', 'scipy', 'pyarrow', 'matplotlib', 'mesa'))
+print(json.dumps(loaded))
+"""
+
+
+def _run(code: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    return out.stdout
+
+
+def test_runner_import_leaves_out_pandas_scipy_and_mesa_wings():
+    loaded = json.loads(_run(PROBE))
+    heavy = [m for m in loaded if m.split(".")[0] in ("pandas", "scipy", "pyarrow", "matplotlib")]
+    assert heavy == []
+    assert "mesa.model" in loaded and "mesa.agent" in loaded and "mesa.datacollection" in loaded
+    assert not any(m.startswith(("mesa.discrete_space", "mesa.batchrunner", "mesa.experimental.continuous_space"))
+                   for m in loaded)
+
+
+def test_full_mesa_and_pandas_still_load_on_use():
+    code = """
+import sim.runner, mesa, pandas
+from mesa.discrete_space import OrthogonalMooreGrid
+from sim.mesa_core import Model, Agent, DataCollector
+assert mesa.Model is Model and mesa.Agent is Agent and mesa.DataCollector is DataCollector
+assert callable(mesa.batch_run) and isinstance(mesa.__version__, str)
+from sim.runner import run_battle
+from sim.scenario import load_scenario
+out = []
+r = run_battle(load_scenario('default'), 0, record_events=False, model_out=out)
+old = out[0].datacollector.get_model_vars_dataframe().reset_index(drop=True).to_dict("records")
+assert r.series == old and r.series_frame().to_dict("records") == old, (r.series, old)
+assert all(type(v) is int for row in r.series for k, v in row.items()), r.series[0]
+print(type(pandas.DataFrame).__name__, len(r.series))
+"""
+    out = _run(code).split()
+    assert out[0] == "type" and int(out[1]) >= 1
