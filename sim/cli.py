@@ -4,7 +4,8 @@
 ``tanksim odds RULESET name=value ... [--json]`` / ``tanksim odds --scenario FILE --shooter LABEL --target LABEL``
 ``tanksim cases FILE.yaml ...`` (last line ``N passed, M failed``; exit 1 on any failure)
 ``tanksim validate FILE ...``
-and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``.
+and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``,
+``oracle`` (:mod:`sim.oracle`), ``compare-rulesets`` (:mod:`sim.compare`).
 Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input.
 """
 from __future__ import annotations
@@ -29,6 +30,8 @@ EXTERNAL = {
     "match": "sim.tournament_cli:match_main",
     "replay": "sim.replay:main",
     "app": "sim.app:main",
+    "oracle": "sim.oracle:main",
+    "compare-rulesets": "sim.compare:main",
 }
 
 
@@ -325,7 +328,9 @@ def build_parser() -> argparse.ArgumentParser:
               "power": "battles per design point needed to detect a difference, from a pilot batch",
               "tournament": "round robin or gauntlet between doctrines: ratings, meta-game",
               "match": "two doctrines, side-swapped pairs until an SPRT verdict",
-              "replay": "a stored battle as a GIF", "app": "step a battle in the browser"}
+              "replay": "a stored battle as a GIF", "app": "step a battle in the browser",
+              "oracle": "exact theory of a small fixed-odds engagement (absorbing Markov chain), beside simulation",
+              "compare-rulesets": "doctrines under several rule sets: interaction, Kendall tau, robust doctrine"}
     for name in EXTERNAL:
         sub.add_parser(name, help=f"{blurbs.get(name, '')} (see 'tanksim {name} --help')", add_help=False)
     return p

@@ -122,7 +122,8 @@ class BattleModel(mesa.Model):
                                                                 entrant=isinstance(pspec, EntrantPolicy))
             self.controllers.append(SideController(
                 si, main, side_rng(streams[1 + si]), per_tank,
-                decision_timeout_s=timeout, on_fault=on_fault or side.on_fault, max_faults=side.max_faults))
+                decision_timeout_s=timeout, on_fault=on_fault or side.on_fault, max_faults=side.max_faults,
+                activation_order=side.activation_order))
             if given is not None:
                 self.resolved_policies.append({"name": str(getattr(given, "name", type(given).__name__)),
                                                "params": dict(getattr(given, "params", {}))})

@@ -123,7 +123,7 @@ def test_isolated_doctrines_play_exactly_as_in_process(scenario):
 
     if scenario == "ps":
         spec = validate(DUEL)
-        names = [n for n in BUILTIN if n not in ("random", "learned")]   # random draws (learned: masked random)
+        names = [n for n in BUILTIN if n not in ("random", "learned", "random_target")]  # random draws
         pairs = list(zip(names[::2], names[1::2] + names[:1]))      # every doctrine plays at least once
     else:
         from sim.scenario import load_scenario

@@ -3,7 +3,8 @@ neutral queries of :class:`agents.observation.Observation`, so it plays unchange
 
 ``BUILTIN`` maps the names a scenario (``sides[].policy: {name, params}``), a tournament or ``tanksim run --policy
 SIDE=NAME[:param=value,...]`` may use to the classes: ``hold``, ``advance``, ``flank``, ``cover``, ``rush``,
-``greedy``, ``random``, ``focus_fire``, ``objective``, ``learned`` (any callable from observation arrays to an action
+``greedy``, ``random``, ``focus_fire``, ``objective``, ``random_target`` (hold, fire at a uniformly random
+enemy: the square-law firer of :mod:`sim.oracle`), ``learned`` (any callable from observation arrays to an action
 index, e.g. a policy trained in :mod:`sim.env`).  Any other policy is named ``package.module:ClassName``
 (a plug-in; see ``docs/plugin_example.py`` for a complete one).
 """
@@ -19,6 +20,7 @@ from agents.policies.hold import Hold
 from agents.policies.learned import Learned
 from agents.policies.objective import Objective
 from agents.policies.random_policy import RandomPolicy
+from agents.policies.random_target import RandomTarget
 from agents.policies.rush import Rush
 
 BUILTIN: dict[str, type[Policy]] = {
@@ -31,8 +33,9 @@ BUILTIN: dict[str, type[Policy]] = {
     "random": RandomPolicy,
     "focus_fire": FocusFire,
     "objective": Objective,
+    "random_target": RandomTarget,
     "learned": Learned,
 }
 
 __all__ = ["BUILTIN", "Doctrine", "Policy", "Hold", "Advance", "Flank", "Cover", "Rush", "Greedy", "RandomPolicy",
-           "FocusFire", "Objective", "Learned"]
+           "FocusFire", "Objective", "RandomTarget", "Learned"]
