@@ -850,7 +850,9 @@ def compare(sol: Solution, frame: Any, sides: Sequence[str], confidence: float =
     """The chain beside simulated battles: one row per quantity (each side's win rate, the draw rate, each side's
     mean survivors given a win, the mean duration) with ``oracle`` (float), ``simulated`` (mean), ``lo``, ``hi``
     (Wilson for rates, Student t for means, at ``confidence``: :mod:`sim.analysis`), ``n`` and ``inside`` (the
-    oracle value lies in the interval; ``None`` without an interval).  ``frame`` holds one row per battle with
+    oracle value lies in the interval; ``None`` without an interval).  A mean whose battles all gave one value
+    ``v`` (no spread: the t interval is the point) is judged instead by the chain's P(``v``) against the Wilson
+    lower bound of ``n`` out of ``n`` (row ``note``).  ``frame`` holds one row per battle with
     columns ``winner_index`` (-1 draw), ``side1_alive``, ``side2_alive``, ``turns``."""
     import numpy as np
 
@@ -860,11 +862,22 @@ def compare(sol: Solution, frame: Any, sides: Sequence[str], confidence: float =
     n = len(w)
     rows = []
 
-    def add(what: str, oracle: Number | None, sim: float, lo: float, hi: float, k: int) -> None:
+    def add(what: str, oracle: Number | None, sim: float, lo: float, hi: float, k: int,
+            sample: Any = None, law: Mapping[int, Number] | None = None) -> None:
         o = _fl(oracle)
         inside = None if o is None or math.isnan(lo) else bool(lo - 1e-12 <= o <= hi + 1e-12)
-        rows.append({"quantity": what, "oracle": o, "simulated": sim, "lo": lo, "hi": hi, "n": k,
-                     "inside": inside})
+        row = {"quantity": what, "oracle": o, "simulated": sim, "lo": lo, "hi": hi, "n": k, "inside": inside}
+        if sample is not None and law is not None and len(sample) >= 2 and np.all(sample == sample[0]):
+            # no spread: the t interval is the point itself, which no non-degenerate mean can meet; judge
+            # instead the share of battles at that value (all k of them) against its probability in the chain
+            v = int(sample[0])
+            total = sum((float(q) for q in law.values()), 0.0)
+            p_v = float(law.get(v, 0)) / total if total else math.nan
+            wlo, _whi = wilson(k, k, confidence)
+            row["inside"] = bool(p_v >= wlo - 1e-12)
+            row["note"] = (f"every battle at {v}: P({v}) = {p_v:.4g} in the chain against the Wilson bound "
+                           f"{wlo:.4g} of {k}/{k}")
+        rows.append(row)
 
     for s in (0, 1):
         k = int((w == s).sum())
@@ -875,11 +888,12 @@ def compare(sol: Solution, frame: Any, sides: Sequence[str], confidence: float =
         alive = frame[f"side{s + 1}_alive"].to_numpy(dtype=float)[w == s]
         lo, hi = mean_interval(alive, confidence)
         add(f"{sides[s]} survivors if it wins", sol.expected_survivors_given_win(s),
-            float(alive.mean()) if len(alive) else math.nan, lo, hi, len(alive))
+            float(alive.mean()) if len(alive) else math.nan, lo, hi, len(alive), alive, sol.survivors(s))
     if sol.duration() is not None:
         turns = frame["turns"].to_numpy(dtype=float)
         lo, hi = mean_interval(turns, confidence)
-        add("duration (turns)", sol.expected_duration(), float(np.mean(turns)) if n else math.nan, lo, hi, n)
+        add("duration (turns)", sol.expected_duration(), float(np.mean(turns)) if n else math.nan, lo, hi, n,
+            turns, sol.duration())
     return rows
 
 
