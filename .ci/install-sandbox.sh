@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Make sure the tools of the isolated entrants' sandbox (sim/sandbox.py) are there: util-linux (unshare, setpriv,
+# Make sure the tools of the isolated entrants' sandbox (agents/sandbox.py) are there: util-linux (unshare, setpriv,
 # prlimit, findmnt), mount (mount, umount), bash and coreutils (env).  Debian ships them all by default (util-linux,
 # bash and coreutils are Essential, mount is Priority: required), so this normally does nothing.
 set -euo pipefail

@@ -22,10 +22,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from agents import plugins
-from agents.actions import Action, Activate, Plan, Special
 from agents.observation import frozen_decision
 from agents.plugins import PolicyLoadError
 from agents.policies import BUILTIN, Policy
+from sim.actions import Action, Activate, Plan, Special
 
 __all__ = ["EntrantPolicy", "Fault", "PolicyLoadError", "SideController", "check_policy", "load_policy"]
 
@@ -33,7 +33,7 @@ __all__ = ["EntrantPolicy", "Fault", "PolicyLoadError", "SideController", "check
 @dataclass(frozen=True)
 class EntrantPolicy:
     """A policy defined by a tournament entrant (the organiser's tournament file or a ``tanksim match`` command
-    line): the only way to play a process-spawning policy (an isolated entrant, ``sim.isolation:RemotePolicy``
+    line): the only way to play a process-spawning policy (an isolated entrant, ``agents.isolation:RemotePolicy``
     with a ``command``).  Pass it in :class:`sim.model.BattleModel`'s ``policies``; a scenario, an experiment or a
     results folder can only give a :class:`sim.scenario.PolicySpec`, which names plug-in doctrines only."""
 

@@ -65,7 +65,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from agents.actions import Action, Activate, Fire, Pass, Pivot, Ram, Special, Step
+from sim.actions import Action, Activate, Fire, Pass, Pivot, Ram, Special, Step
 from sim.hexgrid import Hex
 
 #: Decision kinds of the three rule sets (DESIGN.md); anything else is ``other``, no decision is ``none``.
@@ -234,7 +234,7 @@ class ActionTable:
         return f"slot {slot}: {TARGET_VERBS[t]} enemy slot {j}"
 
     def action(self, index: int, decision: Any, hexes: Mapping[int, Hex | None]) -> Action:
-        """The :class:`~agents.actions.Action` index ``index`` stands for at ``decision`` (``hexes``: where the
+        """The :class:`~sim.actions.Action` index ``index`` stands for at ``decision`` (``hexes``: where the
         side's own tanks stand, for steps).  Raises ``IndexError`` outside ``0 .. size - 1``."""
         index = int(index)
         if not 0 <= index < self.size:

@@ -36,7 +36,7 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any, Mapping
 
-from agents.actions import Ram
+from sim.actions import Ram
 from sim.battle import HypoView
 from sim.hexgrid import Hex, as_hex, cube_vector, distance, in_arc, rotate_cube
 from sim.rules.base import Decision, Hypo, Illegal, Legal, Odds
@@ -647,3 +647,39 @@ class Observation(StateQueries):
             return total
 
         return self._shared_memo(("threat", self.side, hidden, known, tid, h, facing, self._remembered()), compute)
+
+    # --- search ---------------------------------------------------------------------------------------------------
+    def hidden_ids(self) -> tuple[int, ...]:
+        """Ids of the live enemies on the board that the side does not know for this decision (the complement of
+        :meth:`known_ids` among the live enemies), in id order.  Knowing *which* ids are hidden tells nothing the
+        side does not know (it knows the enemy's order of battle and which of its tanks are out); their positions
+        and states stay hidden."""
+        return self._hidden()
+
+    def determinize(self, ghosts: Mapping[int, tuple[Any, int, int | None, Mapping[str, Any]]] | None = None,
+                    dice: Any = None) -> Any:
+        """A search copy of the battle as this side may know it (a *determinization*, for planning doctrines).
+
+        The copy (:func:`sim.search.fork`) holds the side's own tanks and every tank out of the fight as they are,
+        the known enemies (not in :meth:`hidden_ids`) as they are, and each hidden enemy only as the caller
+        remembers it: ``ghosts[enemy_id] = (hex, facing, turret_facing, rules_state)`` -- where and as the side
+        last saw it -- places it so (if the hex is on the map and holds no other tank); a hidden enemy
+        without a ghost is off the board in the copy (``hex`` ``None``, empty ``rules_state``).  Nothing of a hidden
+        enemy's true hex, facing or state reaches the copy.  The battle-level rule-set state (phase, active tank,
+        structures) is public and copied.  ``dice`` are attached to the copy (see :class:`sim.search.SampledDice`).
+
+        Returns a :class:`sim.search.SearchBattle` the caller may change freely (events apply to it only)."""
+        from sim.search import fork
+
+        hidden = self.hidden_ids()
+        place = {}
+        taken = {t.hex for t in self._b.tanks if t.hex is not None and t.tank_id not in hidden}
+        for e, g in sorted((ghosts or {}).items()):
+            if e not in hidden:
+                continue
+            h = as_hex(g[0])
+            if h in self._b.map and h not in taken:
+                place[e] = (h, int(g[1]), g[2], dict(g[3]))
+                taken.add(h)
+        return fork(self._b, dice=dice, remove=hidden, place=place)
+

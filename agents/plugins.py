@@ -13,7 +13,7 @@ attribute look-ups only: nothing is called).
 The actual import happens only when a battle is really played (:func:`agents.controllers.load_policy`): an
 in-process plug-in is code the user chose to run, and it can reach everything in its process.
 
-Process-spawning policies (isolated entrants, :class:`sim.isolation.RemotePolicy`, anything with a ``command``)
+Process-spawning policies (isolated entrants, :class:`agents.isolation.RemotePolicy`, anything with a ``command``)
 are never plug-ins: a policy class declaring ``spawns_processes = True``, a subclass of ``RemotePolicy``, any class
 of the modules in :data:`PROCESS_MODULES`, and parameters holding a ``command`` or ``entrant`` key are refused
 here; they exist only in tournament entrant definitions (the organiser's tournament file, ``tanksim match``).
@@ -37,7 +37,7 @@ from sim.scenario import clip, short
 KNOWN_BASES = frozenset({"Policy", "Doctrine", "Hold", "Advance", "Flank", "Cover", "Rush", "Greedy",
                          "RandomPolicy", "FocusFire", "Objective"})
 #: Modules holding the process machinery of isolated entrants: none of their classes is a plug-in.
-PROCESS_MODULES = ("sim.isolation", "agents.remote")
+PROCESS_MODULES = ("agents.isolation", "agents.remote")
 #: Class names that are process-spawning policies wherever they appear as a base.
 PROCESS_BASES = frozenset({"RemotePolicy"})
 #: Parameter keys that only an isolated entrant may carry (at any depth of ``params``).

@@ -1,4 +1,4 @@
-"""The child side of the entrant isolation protocol (the parent side is :mod:`sim.isolation`).
+"""The child side of the entrant isolation protocol (the parent side is :mod:`agents.isolation`).
 
 An isolated entrant runs in its own process.  It never holds the battle, the model, the dice or the other side's
 controller: all it gets is what its side's :class:`~agents.observation.Observation` would tell it, serialised to
@@ -91,8 +91,8 @@ from fractions import Fraction
 from types import MappingProxyType
 from typing import Any
 
-from agents import actions as A
 from agents.observation import StateQueries
+from sim import actions as A
 from sim.hexgrid import Hex, as_hex
 from sim.rules.base import parse_fraction
 
@@ -110,7 +110,7 @@ class ProtocolError(ValueError):
 @dataclasses.dataclass(frozen=True)
 class PathPlan(A.Action):
     """A move plan made in the child: the parent turns ``path`` (states from ``reachable``) into the rule set's
-    :class:`~agents.actions.Plan` with ``legal.plan_to``."""
+    :class:`~sim.actions.Plan` with ``legal.plan_to``."""
 
     path: tuple = ()
     then: A.Action | None = None
@@ -154,7 +154,7 @@ def _int_or_none(v: Any, what: str) -> int | None:
 
 
 def action_from_json(d: Any, plan_hook: Callable[[dict], A.Action] | None = None) -> A.Action:
-    """An :class:`~agents.actions.Action` from protocol JSON; a ``Plan`` given by ``to``/``path`` goes through
+    """An :class:`~sim.actions.Action` from protocol JSON; a ``Plan`` given by ``to``/``path`` goes through
     ``plan_hook`` (the parent's), a ``Plan`` with ``steps`` is built directly.  Raises :class:`ProtocolError`."""
     if not isinstance(d, dict) or d.get("type") not in ACTION_TYPES:
         raise ProtocolError(f"action must be an object with type one of {', '.join(ACTION_TYPES)}; got {d!r}"[:300])

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from sim.batch import BaseContext, Chunk, comparable, execute, load_runs, open_executor, run_chunk
-from sim.experiment import experiment_from_mapping
+from sim.experiments.batch import BaseContext, Chunk, comparable, execute, load_runs, open_executor, run_chunk
+from sim.experiments.design import experiment_from_mapping
 from sim.runner import run_battle
 
 
@@ -34,7 +34,7 @@ def experiment(n: int, chunk_s: float) -> dict:
 def warm(pool, exp) -> None:
     """One battle per worker, so imports and caches are paid before timing."""
     ctx = BaseContext(exp.base_key, exp.base_data, exp.base_src, {})
-    from sim.batch import Task
+    from sim.experiments.batch import Task
 
     futs = [pool.executor.submit(run_chunk, Chunk(ctx, (Task(f"warm{i}", "warm", i, 10_000 + i, "{}"),)))
             for i in range(pool.workers)]
@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     exp = experiment_from_mapping(experiment(args.battles, args.chunk_seconds), "<bench>", Path("."))
     runs = exp.runs()
-    from sim.batch import (
+    from sim.experiments.batch import (
         _CONTEXTS,
         _point,
     )

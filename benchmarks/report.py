@@ -1,4 +1,4 @@
-"""Report speed: seconds for ``sim.report.analyse_runs`` (every section, bootstraps included) on a synthetic
+"""Report speed: seconds for ``sim.experiments.report.analyse_runs`` (every section, bootstraps included) on a synthetic
 results table shaped like the bundled doctrine experiment (4 x 4 doctrines x 25 replications = 400 battles, common
 random numbers), and per section.  Goal: under 10 s for the whole report on one core of an idle machine.
 
@@ -14,8 +14,8 @@ from itertools import product
 import numpy as np
 import pandas as pd
 
-from sim import analysis
-from sim.report import analyse_runs
+from sim.experiments import analysis
+from sim.experiments.report import analyse_runs
 
 LEVELS = ["hold", "advance", "flank", "cover"]
 

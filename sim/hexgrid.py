@@ -274,6 +274,34 @@ def rectangle_hexes(width: int, height: int) -> list[Hex]:
     return [Hex(q, r) for q in range(width) for r in range(-(q // 2), -(q // 2) + height)]
 
 
+def offset_to_axial(column: int, row: int) -> Hex:
+    """The axial hex of ``column``, ``row`` in flat-top "odd-q" offset coordinates (odd columns drawn half a hex
+    lower): ``q = column``, ``r = row - column // 2``.  Row 0 is the top (north) row, so a ``width`` x ``height``
+    block of offset cells is exactly :func:`rectangle_hexes` (``map.layout`` pictures use this)."""
+    return Hex(column, row - column // 2)
+
+
+def axial_to_offset(h: tuple[int, int]) -> tuple[int, int]:
+    """``(column, row)`` of an axial hex: the inverse of :func:`offset_to_axial`."""
+    return h[0], h[1] + h[0] // 2
+
+
+def components(cells: Iterable[tuple[int, int]]) -> list[list[Hex]]:
+    """The connected parts of a set of hexes (six-neighbour adjacency), largest first (ties: the part holding the
+    smallest hex first); each part sorted.  networkx ``connected_components`` on the cells' graph."""
+    g = nx.Graph()
+    cellset = {as_hex(c) for c in cells}
+    g.add_nodes_from(cellset)
+    for h in cellset:
+        for k in (0, 4, 5):
+            n = h.neighbour(k)
+            if n in cellset:
+                g.add_edge(h, n)
+    parts = [sorted(c) for c in nx.connected_components(g)]
+    parts.sort(key=lambda c: (-len(c), c[0]))
+    return parts
+
+
 def parallelogram_hexes(width: int, height: int) -> list[Hex]:
     """Hexes ``q = 0..width-1``, ``r = 0..height-1`` (a rhombus-shaped board)."""
     return [Hex(q, r) for q in range(width) for r in range(height)]
@@ -321,6 +349,7 @@ class HexMap:
         self.description = description
         self._cache: dict[Hashable, object] = {}
         self._cache_version = 0
+        self._forked = False
 
     def __contains__(self, h: object) -> bool:
         return h in self._cells
@@ -346,7 +375,12 @@ class HexMap:
         return self.graph.nodes[h]["terrain"] if h in self._cells else OFF_MAP_TERRAIN
 
     def set_terrain(self, h: tuple[int, int], name: str) -> None:
-        """Change a cell's terrain and bump both versions (only ``events.apply`` should call this in a battle)."""
+        """Change a cell's terrain and bump both versions (only ``events.apply`` should call this in a battle).
+        A :meth:`fork` first takes its own copy of the graph and of the terrain cache (copy on write)."""
+        if self._forked:
+            self.graph = self.graph.copy()
+            self._static = {}
+            self._forked = False
         self.graph.nodes[h]["terrain"] = name
         self.terrain_version += 1
         self.bump()
@@ -355,7 +389,7 @@ class HexMap:
         """Like :meth:`cached`, but kept until the *terrain* changes (not flushed by wrecks or other obstacles):
         for answers that depend on the static map only."""
         if self._static_version != self.terrain_version:
-            self._static.clear()
+            self._static = {}  # a new dict: a fork may still share the old one
             self._static_version = self.terrain_version
         try:
             return self._static[key]  # type: ignore[return-value]
@@ -369,13 +403,32 @@ class HexMap:
     def cached(self, key: Hashable, compute: Callable[[], T]) -> T:
         """Return the value cached under ``key`` for the current version, computing it on a miss."""
         if self._cache_version != self.version:
-            self._cache.clear()
+            self._cache = {}  # a new dict: forks made at the old version may still share the old one
             self._cache_version = self.version
         try:
             return self._cache[key]  # type: ignore[return-value]
         except KeyError:
             v = self._cache[key] = compute()
             return v
+
+    def fork(self) -> "HexMap":
+        """A copy of this map for a search copy of a battle (:mod:`sim.search`), made in O(cached answers).
+
+        The fork shares the static graph and the terrain cache (:meth:`terrain_cached`) with this map until its
+        own terrain changes (then :meth:`set_terrain` copies them first, so this map never sees the change).  It
+        also shares the dynamic cache (:meth:`cached`) while both are at the version of the fork: answers cached
+        there depend only on the key and on the obstacles of that version, which are the same on both boards;
+        the first bump on either side gives that side a new cache.  The graph's node attributes other than
+        ``terrain`` (a battle's ``tanks``) are the original battle's: a search copy keeps its own occupancy
+        (``sim.search.SearchBattle``)."""
+        new = object.__new__(HexMap)
+        new.__dict__.update(self.__dict__)
+        if self._cache_version != self.version:
+            self._cache = {}
+            self._cache_version = self.version
+        new._cache = self._cache
+        new._forked = True
+        return new
 
     def neighbours(self, h: tuple[int, int]) -> list[Hex]:
         return [as_hex(n) for n in self.graph.neighbors(h)]

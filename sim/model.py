@@ -12,10 +12,10 @@ from typing import Any, Callable, Mapping
 
 import mesa
 
-from agents.actions import Action, Pass
 from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
 from agents.tank import Tank
+from sim.actions import Action, Pass
 from sim.battle import Battle, SideInfo, TankState
 from sim.dice import DiceSource, side_rng, spawn_streams
 from sim.events import (
@@ -44,7 +44,7 @@ def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
     tid = 0
     for si, side in enumerate(spec.sides):
         for t in side.tanks:
-            veh = rs.vehicle(t.vehicle)
+            veh = spec.vehicle(t.vehicle)
             ext = rs.TankExt(**t.rules).model_dump()
             tanks.append(TankState(
                 tank_id=tid, label=t.label or f"{side.name[:1].upper()}{tid + 1}", side=si, vehicle_id=t.vehicle,

@@ -18,6 +18,8 @@ import math
 import os
 import reprlib
 import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from typing import Annotated, Any, Literal, Mapping
@@ -27,9 +29,27 @@ import yaml.composer
 import yaml.constructor
 import yaml.reader
 import yaml.resolver
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    TypeAdapter,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
-from sim.hexgrid import Hex, HexMap, hexagon_hexes, parallelogram_hexes, rectangle_hexes
+from sim.hexgrid import (
+    Hex,
+    HexMap,
+    axial_to_offset,
+    components,
+    hexagon_hexes,
+    offset_to_axial,
+    parallelogram_hexes,
+    rectangle_hexes,
+)
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -59,6 +79,12 @@ MAX_FEATURES = 10_000
 MAX_OBJECTIVES = 1_000
 #: Most tanks per side.
 MAX_TANKS = 100
+#: Most records in a scenario's ``vehicles:`` block.
+MAX_VEHICLES = 200
+#: Most characters of a ``map.layout`` picture (at most :data:`MAX_SIDE` lines of :data:`MAX_SIDE` characters),
+#: and most entries of its ``map.legend``.
+MAX_LAYOUT_CHARS = MAX_SIDE * (MAX_SIDE + 2)
+MAX_LEGEND = 100
 #: Longest battle (turns), whether given by ``turn_limit`` or by the rule set's default from its options.
 MAX_TURNS = 1_000
 #: Largest |number| in a rule-set block (``ruleset.options``, ``tanks[].rules``, ``map.features``).
@@ -182,24 +208,47 @@ class SideSpec(_Model):
 
 
 class Columns:
-    """The hexes of a board column by column: ``spans[q] = (r_low, r_high)`` (inclusive).  Every bundled board
-    shape has one contiguous run of rows per column, so clipping a region to a board costs one step per column."""
+    """The hexes of a board column by column: ``spans[q]`` is one ``(r_low, r_high)`` run (inclusive) or a sorted
+    tuple of disjoint runs.  The built-in shapes have one run per column; a ``cells`` or ``layout`` board may have
+    several.  Clipping a region to a board costs one step per run."""
 
-    def __init__(self, spans: Mapping[int, tuple[int, int]]):
-        self.spans = dict(spans)
-        self.q_low = min(self.spans, default=0)
-        self.q_high = max(self.spans, default=-1)
+    def __init__(self, spans: Mapping[int, tuple[int, int] | tuple[tuple[int, int], ...]]):
+        self.runs: dict[int, tuple[tuple[int, int], ...]] = {
+            q: ((v,) if isinstance(v[0], int) else tuple(v)) for q, v in spans.items()}  # type: ignore[misc]
+        self.q_low = min(self.runs, default=0)
+        self.q_high = max(self.runs, default=-1)
+
+    @classmethod
+    def of_cells(cls, cells: Iterable[tuple[int, int]]) -> Columns:
+        """The :class:`Columns` of any set of hexes."""
+        by_q: dict[int, list[int]] = {}
+        for q, r in cells:
+            by_q.setdefault(q, []).append(r)
+        spans: dict[int, tuple[tuple[int, int], ...]] = {}
+        for q, rs in by_q.items():
+            rs.sort()
+            runs, lo, prev = [], rs[0], rs[0]
+            for r in rs[1:]:
+                if r > prev + 1:
+                    runs.append((lo, prev))
+                    lo = r
+                prev = r
+            runs.append((lo, prev))
+            spans[q] = tuple(runs)
+        return cls(spans)
 
     def __contains__(self, h: Any) -> bool:
-        span = self.spans.get(h[0])
-        return span is not None and span[0] <= h[1] <= span[1]
+        runs = self.runs.get(h[0])
+        return runs is not None and any(lo <= h[1] <= hi for lo, hi in runs)
 
-    def clip(self, q: int, r_low: int, r_high: int) -> tuple[int, int] | None:
-        span = self.spans.get(q)
-        if span is None:
-            return None
-        lo, hi = max(r_low, span[0]), min(r_high, span[1])
-        return (lo, hi) if lo <= hi else None
+    def clip(self, q: int, r_low: int, r_high: int) -> list[tuple[int, int]]:
+        """The parts of rows ``r_low .. r_high`` of column ``q`` on the board, as ``(low, high)`` runs."""
+        out = []
+        for lo0, hi0 in self.runs.get(q, ()):
+            lo, hi = max(r_low, lo0), min(r_high, hi0)
+            if lo <= hi:
+                out.append((lo, hi))
+        return out
 
 
 #: Every hex any legal board may hold (deployment zones are clipped to it before the board is known).
@@ -237,14 +286,12 @@ class TerrainSpec(_Model):
             (cq, cr), rad = self.center, self.radius
             for q in range(max(cq - rad, columns.q_low), min(cq + rad, columns.q_high) + 1):
                 dq = q - cq
-                run = columns.clip(q, cr + max(-rad, -dq - rad), cr + min(rad, -dq + rad))
-                if run:
+                for run in columns.clip(q, cr + max(-rad, -dq - rad), cr + min(rad, -dq + rad)):
                     out.append((q, *run))
         if self.rect is not None:
             (q0, q1), (r0, r1) = self.rect["q"], self.rect["r"]
             for q in range(max(q0, columns.q_low), min(q1, columns.q_high) + 1):
-                run = columns.clip(q, r0, r1)
-                if run:
+                for run in columns.clip(q, r0, r1):
                     out.append((q, *run))
         return out
 
@@ -261,37 +308,233 @@ class TerrainSpec(_Model):
         return out
 
 
+#: The legend every ``map.layout`` starts from (a file's own ``map.legend`` adds to it or overrides it).
+DEFAULT_LEGEND: dict[str, str | None] = {".": "open"}
+LegendChar = Annotated[str, Field(min_length=1, max_length=1)]
+
+
+@dataclass(frozen=True)
+class Board:
+    """The hexes of a map before any terrain entry: ``cells`` in a fixed order, the ``terrain`` a layout paints,
+    ``problems`` (``(field path, message)`` pairs: ragged rows, unknown characters, duplicate or disconnected
+    cells), and ``where``: a hex's place in the file (``line 3, column 7`` of the picture, or ``map.cells[4]``)."""
+
+    cells: tuple[Hex, ...]
+    terrain: Mapping[Hex, str] = field(default_factory=dict)
+    problems: tuple[tuple[str, str], ...] = ()
+    where: Mapping[Hex, str] = field(default_factory=dict)
+    lines: int = 0
+    width: int = 0
+
+
+def parse_layout(text: str, legend: Mapping[str, str | None]) -> Board:
+    """The board a ``map.layout`` picture draws: one character per hex, line ``i`` (from 1, top = north) and
+    column ``j`` (from 1) being offset cell ``(j - 1, i - 1)`` of a flat-top board whose odd columns sit half a
+    hex lower, i.e. axial ``q = j - 1``, ``r = (i - 1) - (j - 1) // 2`` (:func:`sim.hexgrid.offset_to_axial`; a
+    full picture of W x H characters is exactly the ``rectangle`` board of W x H).  ``legend`` maps each
+    character to a terrain name, or to ``None`` for "no hex here".  The final newline of a YAML block is dropped
+    and a ``\r`` before a line break ignored.
+
+    Problems (never raised; :attr:`Board.problems`, each naming the line and column): more than
+    :data:`MAX_SIDE` lines or columns, rows of different lengths (ragged), characters not in the legend, an empty
+    board, parts of the board not connected to the largest part (isolated cells included)."""
+    lines = [ln[:-1] if ln.endswith("\r") else ln for ln in text.split("\n")]
+    while lines and lines[-1] == "":
+        lines.pop()
+    problems: list[tuple[str, str]] = []
+    if not lines:
+        return Board((), problems=(("map.layout", "the picture is empty; draw one character per hex"),))
+    width = len(lines[0])
+    if len(lines) > MAX_SIDE:
+        problems.append(("map.layout", f"{len(lines)} lines; a picture has at most {MAX_SIDE} lines"))
+    if width > MAX_SIDE:
+        problems.append(("map.layout", f"line 1: {width} characters; a picture is at most {MAX_SIDE} wide"))
+    ragged = [i for i, ln in enumerate(lines) if len(ln) != width]
+    for i in ragged[:3]:
+        problems.append(("map.layout", f"line {i + 1}: {len(lines[i])} characters where line 1 has {width}: every "
+                                       f"line is one row with one character per column (ragged rows)"))
+    if len(ragged) > 3:
+        problems.append(("map.layout", f"{len(ragged)} lines in all differ in length from line 1"))
+    if problems:
+        return Board((), problems=tuple(problems), lines=len(lines), width=width)
+    unknown: dict[str, list] = {}
+    cells: list[Hex] = []
+    terrain: dict[Hex, str] = {}
+    where: dict[Hex, str] = {}
+    for i, ln in enumerate(lines):
+        for j, ch in enumerate(ln):
+            if ch not in legend:
+                u = unknown.setdefault(ch, [i, j, 0])
+                u[2] += 1
+                continue
+            name = legend[ch]
+            if name is None:
+                continue
+            h = offset_to_axial(j, i)
+            cells.append(h)
+            where[h] = f"line {i + 1}, column {j + 1}"
+            if name != "open":
+                terrain[h] = name
+    known = ", ".join(repr(c) for c in sorted(legend))
+    for ch, (i, j, n) in list(unknown.items())[:5]:
+        more = f" ({n} times)" if n > 1 else ""
+        problems.append(("map.layout", f"line {i + 1}, column {j + 1}: the character {ch!r}{more} is not in "
+                                       f"map.legend (it has {clip(known, 200)}); add it, e.g. {{{ch!r}: woods}}"))
+    if len(unknown) > 5:
+        problems.append(("map.layout", f"{len(unknown) - 5} more characters are not in map.legend"))
+    if not problems and not cells:
+        problems.append(("map.layout", "the picture holds no hex: every character maps to null (no hex)"))
+    if not problems:
+        problems += _disconnected(cells, where, "map.layout")
+    return Board(tuple(cells), terrain, tuple(problems), where, len(lines), width)
+
+
+def draw_layout(cells: Iterable[tuple[int, int]], terrain: Mapping[tuple[int, int], str],
+                chars: Mapping[str, str], no_hex: str = "-") -> str:
+    """The ``map.layout`` picture of a board (the inverse of :func:`parse_layout`): one line per offset row, one
+    character per column, ``chars[terrain]`` for a hex (terrain ``open`` where ``terrain`` has none), ``no_hex``
+    where the picture's rectangle holds no hex; lines end with ``\n``.  Raises ``ValueError`` for a hex left of
+    column 0 or above row 0 (shifting a picture would rename its hexes) or a terrain without a character."""
+    cellset = {Hex(*c) for c in cells}
+    if not cellset:
+        return ""
+    offs = {h: axial_to_offset(h) for h in cellset}
+    if min(c for c, _ in offs.values()) < 0 or min(r for _, r in offs.values()) < 0:
+        raise ValueError("a layout starts at column 0, row 0 (axial [0, 0]); this board has hexes left of or above it")
+    width = 1 + max(c for c, _ in offs.values())
+    height = 1 + max(r for _, r in offs.values())
+    grid = [[no_hex] * width for _ in range(height)]
+    for h, (c, r) in offs.items():
+        name = terrain.get(h, "open")
+        if name not in chars:
+            raise ValueError(f"no layout character for terrain {name!r}")
+        grid[r][c] = chars[name]
+    return "".join("".join(row) + "\n" for row in grid)
+
+
+def _disconnected(cells: Sequence[Hex], where: Mapping[Hex, str], path: str) -> list[tuple[str, str]]:
+    """Problems naming each part of the board that no chain of neighbouring hexes joins to its largest part."""
+    parts = components(cells)
+    out: list[tuple[str, str]] = []
+    for part in parts[1:4]:
+        first = min(part, key=lambda h: (axial_to_offset(h)[1], axial_to_offset(h)[0]))
+        at = where.get(first, "")
+        pre = f"{at}: " if at and not at.startswith("map.") else ""
+        p = at if at.startswith("map.") else path
+        if len(part) == 1:
+            what = f"hex [{first.q}, {first.r}] is an isolated cell: none of its six neighbours is on the board"
+        else:
+            what = (f"hex [{first.q}, {first.r}] and {len(part) - 1} more form a part of the board that no chain of "
+                    f"neighbouring hexes joins to the main part ({len(parts[0])} hexes)")
+        out.append((p, f"{pre}{what}; a board is one connected piece"))
+    if len(parts) > 4:
+        out.append((path, f"the board falls into {len(parts)} separate parts"))
+    return out
+
+
+def cells_board(cells: Sequence[tuple[int, int]]) -> Board:
+    """The board of an explicit ``map.cells`` list: problems for an empty list, a hex listed twice and parts not
+    connected to the largest part (each named by its index in the list)."""
+    where: dict[Hex, str] = {}
+    problems: list[tuple[str, str]] = []
+    out: list[Hex] = []
+    for i, c in enumerate(cells):
+        h = Hex(*c)
+        if h in where:
+            if len(problems) < 5:
+                problems.append((f"map.cells[{i}]", f"[{h.q}, {h.r}] is listed twice (first at {where[h]})"))
+            continue
+        where[h] = f"map.cells[{i}]"
+        out.append(h)
+    if not out:
+        problems.append(("map.cells", "a cells map lists at least one hex [q, r]"))
+    if not problems:
+        problems += _disconnected(out, where, "map.cells")
+    return Board(tuple(out), {}, tuple(problems), where)
+
+
 class MapSpec(_Model):
     """The board: ``shape`` rectangle (columns x rows in axial names, see :func:`rectangle_hexes`), parallelogram
-    (``width``, ``height`` at most :data:`MAX_SIDE`) or hexagon (``radius`` at most :data:`MAX_RADIUS`);
-    ``hex_size_m`` metres per hex; ``terrain`` entries; ``features`` per-hex rule-set blocks (``{hex, ...}``)."""
+    (``width``, ``height`` at most :data:`MAX_SIDE`), hexagon (``radius`` at most :data:`MAX_RADIUS`), ``cells``
+    (an explicit list ``cells: [[q, r], ...]``, at most :data:`MAX_HEXES`) or ``layout`` (a text picture, one
+    character per hex, with a ``legend`` mapping characters to terrain names or to ``null`` for no hex: see
+    :func:`parse_layout`); ``hex_size_m`` metres per hex; ``terrain`` entries (painted over a layout's);
+    ``features`` per-hex rule-set blocks (``{hex, ...}``).  A map with ``layout`` (or ``cells``) and no ``shape``
+    takes that shape."""
 
-    shape: Literal["rectangle", "parallelogram", "hexagon"] = "rectangle"
+    shape: Literal["rectangle", "parallelogram", "hexagon", "cells", "layout"] = "rectangle"
     width: int = Field(25, ge=1, le=MAX_SIDE)
     height: int = Field(25, ge=1, le=MAX_SIDE)
     radius: int = Field(12, ge=1, le=MAX_RADIUS)
+    cells: list[HexPair] | None = Field(None, max_length=MAX_HEXES)
+    layout: str | None = Field(None, max_length=MAX_LAYOUT_CHARS)
+    legend: dict[LegendChar, Name | None] = Field(default_factory=dict, max_length=MAX_LEGEND)
     hex_size_m: int = Field(10, ge=1, le=100_000)
     terrain: list[TerrainSpec] = Field(default_factory=list, max_length=MAX_TERRAIN)
     features: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_FEATURES)
 
-    def cells(self) -> list[Hex]:
-        if self.shape == "rectangle":
-            return rectangle_hexes(self.width, self.height)
-        if self.shape == "parallelogram":
-            return parallelogram_hexes(self.width, self.height)
-        return hexagon_hexes(self.radius)
+    _board: Board | None = PrivateAttr(None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _shape_of(cls, data: Any) -> Any:
+        if isinstance(data, Mapping) and "shape" not in data:
+            if "layout" in data:
+                return {**data, "shape": "layout"}
+            if "cells" in data:
+                return {**data, "shape": "cells"}
+        return data
+
+    def full_legend(self) -> dict[str, str | None]:
+        """:data:`DEFAULT_LEGEND` with this map's ``legend`` over it."""
+        return {**DEFAULT_LEGEND, **self.legend}
+
+    def board(self) -> Board:
+        """The board's hexes (and a layout's terrain), computed once; check :attr:`Board.problems` first."""
+        if self._board is None:
+            if self.shape == "layout":
+                self._board = parse_layout(self.layout or "", self.full_legend())
+            elif self.shape == "cells":
+                self._board = cells_board(self.cells or [])
+            elif self.shape == "rectangle":
+                self._board = Board(tuple(rectangle_hexes(self.width, self.height)))
+            elif self.shape == "parallelogram":
+                self._board = Board(tuple(parallelogram_hexes(self.width, self.height)))
+            else:
+                self._board = Board(tuple(hexagon_hexes(self.radius)))
+        return self._board
+
+    def cells_list(self) -> list[Hex]:
+        """The board's hexes (every shape)."""
+        return list(self.board().cells)
 
     def columns(self) -> Columns:
-        """The board's hexes as :class:`Columns` (the same hexes as :meth:`cells`)."""
+        """The board's hexes as :class:`Columns` (the same hexes as :meth:`cells_list`)."""
         if self.shape == "rectangle":
             return Columns({q: (-(q // 2), -(q // 2) + self.height - 1) for q in range(self.width)})
         if self.shape == "parallelogram":
             return Columns({q: (0, self.height - 1) for q in range(self.width)})
-        rad = self.radius
-        return Columns({q: (max(-rad, -q - rad), min(rad, -q + rad)) for q in range(-rad, rad + 1)})
+        if self.shape == "hexagon":
+            rad = self.radius
+            return Columns({q: (max(-rad, -q - rad), min(rad, -q + rad)) for q in range(-rad, rad + 1)})
+        return Columns.of_cells(self.board().cells)
+
+    def shape_key(self) -> tuple[Any, ...]:
+        """What identifies the board's hexes (static geometry is shared between boards with one key)."""
+        if self.shape in ("cells", "layout"):
+            digest = hashlib.sha256(json.dumps(sorted(self.board().cells)).encode()).hexdigest()[:16]
+            return ("cells", len(self.board().cells), digest)
+        return (self.shape, self.width, self.height, self.radius)
 
     def size_text(self) -> str:
-        return f"radius {self.radius}" if self.shape == "hexagon" else f"{self.width} x {self.height}"
+        if self.shape == "hexagon":
+            return f"radius {self.radius}"
+        if self.shape == "layout":
+            b = self.board()
+            return f"{b.width} x {b.lines} layout, {len(b.cells)} hexes"
+        if self.shape == "cells":
+            return f"{len(self.board().cells)} listed hexes"
+        return f"{self.width} x {self.height}"
 
 
 class ObjectiveSpec(_Model):
@@ -309,6 +552,24 @@ class VictorySpec(_Model):
     exit_points: int = Field(1, ge=0, le=1_000_000)
 
 
+#: A vehicle id of a scenario's ``vehicles:`` block: letters, digits, ``_`` and ``-`` (so a dotted path such as
+#: ``vehicles.t34_1944.mp`` names one field).
+VehicleKey = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_-]+$")]
+
+
+def merge_record(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
+    """``base`` with ``over`` merged field by field: where both hold a mapping the two merge key by key (at any
+    depth); any other value of ``over`` (a number, a text, a list, ``null``) replaces ``base``'s.  Neither input is
+    changed."""
+    out = copy.deepcopy(dict(base))
+    for k, v in over.items():
+        if isinstance(v, Mapping) and isinstance(out.get(k), Mapping):
+            out[k] = merge_record(out[k], v)
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
 class RulesetSpec(_Model):
     name: Name = "panzer_squadron"
     options: dict[str, Any] = Field(default_factory=dict)
@@ -324,8 +585,11 @@ class Scenario(_Model):
     turn_limit: int | None = Field(None, ge=1, le=MAX_TURNS)
     objectives: list[ObjectiveSpec] = Field(default_factory=list, max_length=MAX_OBJECTIVES)
     victory: VictorySpec = Field(default_factory=VictorySpec)
+    vehicles: dict[VehicleKey, dict[str, Any]] = Field(default_factory=dict, max_length=MAX_VEHICLES)
     sides: list[SideSpec] = Field(min_length=2, max_length=2)
     source: str = ""
+
+    _vehicles: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     @field_validator("ruleset", mode="before")
     @classmethod
@@ -339,17 +603,49 @@ class Scenario(_Model):
     def options(self) -> Any:
         return self.rules().Options(**self.ruleset.options)
 
+    def vehicle_record(self, vid: str) -> dict[str, Any]:
+        """The record of the scenario's vehicle ``vid`` in its rule set's catalog schema: the ``vehicles:`` entry
+        itself, or, when it names a ``base`` catalog vehicle, that catalog record with the entry's fields merged
+        over it (:func:`merge_record`).  Raises ``KeyError`` if ``vid`` is not in ``vehicles``, and
+        :class:`~sim.rules.base.VehicleError` (path ``base``) for an unknown base."""
+        rec = dict(self.vehicles[vid])
+        if "base" not in rec:
+            return rec
+        base = rec.pop("base")
+        rs = self.rules()
+        if not isinstance(base, str):
+            raise rules_base.VehicleError([("base", f"expected the id of a {rs.name} catalog vehicle (text), got "
+                                                    f"{type(base).__name__}")], vid)
+        cat = rs.catalog_records()
+        if base not in cat:
+            raise rules_base.VehicleError([("base", f"unknown {rs.name} catalog vehicle {short(base)}; known: "
+                                                    f"{clip(', '.join(cat), 300)} (tanksim catalog {rs.name})")], vid)
+        return merge_record(cat[base], rec)
+
+    def vehicle(self, vid: str, options: Any = None) -> Any:
+        """The rule set's vehicle object for ``vid``: built from the ``vehicles:`` block when defined there (by the
+        rule set's own catalog schema, ``options`` or the scenario's options deciding missing data; cached), else
+        the rule set's catalog vehicle.  Raises ``KeyError`` for an unknown id and
+        :class:`~sim.rules.base.VehicleError` for a bad record."""
+        if vid not in self.vehicles:
+            return self.rules().vehicle(vid)
+        if vid not in self._vehicles:
+            opts = options if options is not None else self.options()
+            self._vehicles[vid] = self.rules().vehicle_from_record(vid, self.vehicle_record(vid), opts)
+        return self._vehicles[vid]
+
     def effective_turn_limit(self) -> int:
         return self.turn_limit or self.rules().default_turn_limit(self.options())
 
     def build_map(self) -> HexMap:
+        """The board as a :class:`HexMap`: a layout's terrain, then each ``terrain`` entry in order."""
         columns = self.map.columns()
-        terrain: dict[Hex, str] = {}
+        terrain: dict[Hex, str] = dict(self.map.board().terrain)
         for t in self.map.terrain:
             for h in t.cells(columns):
                 terrain[h] = t.tile
-        key = (self.map.shape, self.map.width, self.map.height, self.map.radius)
-        return HexMap(self.map.cells(), terrain, shape_key=key, description=self.map.size_text())
+        return HexMap(self.map.cells_list(), terrain, shape_key=self.map.shape_key(),
+                      description=self.map.size_text())
 
     def digest(self) -> str:
         """A stable hash of the resolved scenario (without its source path)."""
@@ -432,6 +728,49 @@ def _check_block(value: Any, path: str, limit: float, errors: list[str], src: st
 _HEX = TypeAdapter(HexPair)
 
 
+def _map_field_errors(m: MapSpec, names: set[str] | None, ruleset: str, src: str) -> list[str]:
+    """The map's fields must fit its shape: a layout has ``layout`` (and maybe ``legend``), a cells map ``cells``,
+    the other shapes neither; width and height belong to rectangles and parallelograms.  Legend terrain names
+    must be the rule set's (``names``, when known)."""
+    out = []
+    given = m.model_fields_set
+    own = {"rectangle": {"width", "height"}, "parallelogram": {"width", "height"},
+           "hexagon": {"radius", "width", "height"}, "cells": {"cells"}, "layout": {"layout", "legend"}}[m.shape]
+    for f in ("width", "height", "cells", "layout", "legend"):
+        if f in given and f not in own:
+            hint = {"layout": "the picture gives the board", "cells": "the list gives the board"}.get(m.shape, "")
+            out.append(f"{src}: map.{f}: a {m.shape} map has no {f}" + (f" ({hint})" if hint else "")
+                       + (f"; set shape: {f}" if f in ("cells", "layout") else ""))
+    if m.shape == "layout" and m.layout is None:
+        out.append(f"{src}: map.layout: a layout map needs its picture (one character per hex, see map.legend)")
+    if m.shape == "cells" and m.cells is None:
+        out.append(f"{src}: map.cells: a cells map needs its list of hexes [[q, r], ...]")
+    if m.shape in ("cells", "layout") and "radius" in given:
+        out.append(f"{src}: map.radius: only a hexagon map has a radius")
+    if names is not None and m.shape == "layout":
+        for ch, name in m.legend.items():
+            if name is not None and name not in names:
+                out.append(f"{src}: map.legend.{ch!r}: unknown terrain {short(name)} for {ruleset}; expected one of "
+                           f"{', '.join(sorted(names))}, or null for no hex")
+    return out
+
+
+def _check_vehicles(sc: Scenario, opts: Any, src: str, errors: list[str]) -> None:
+    """Each ``vehicles:`` entry, merged over its ``base`` if it names one, is checked by the rule set's own
+    catalog schema (``vehicle_from_record``); problems name ``vehicles.ID.field.path``."""
+    for vid, rec in sc.vehicles.items():
+        where = f"vehicles.{vid}"
+        n_before = len(errors)
+        _check_block(rec, where, MAX_BLOCK_NUMBER, errors, src)
+        if len(errors) > n_before:
+            continue
+        try:
+            sc.vehicle(vid, opts)
+        except rules_base.VehicleError as exc:
+            for p, msg in exc.problems[:10]:
+                errors.append(f"{src}: {where}{'.' + p if p and not p.startswith('[') else p}: {msg}")
+
+
 def validate(data: Mapping[str, Any], src: str = "<scenario>") -> Scenario:
     """Validate a scenario mapping; raises :class:`ScenarioError` with every problem found (at most
     :data:`MAX_ERRORS` lines).
@@ -468,9 +807,17 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
             opts = rs.Options(**sc.ruleset.options)
         except ValidationError as exc:
             errors += _fmt_validation(src, exc, "ruleset.options")
+    names = set(rs.terrain_names(opts)) if opts is not None else None
+    map_errors = _map_field_errors(sc.map, names, rs.name, src)
+    if map_errors:
+        raise ScenarioError(errors + map_errors)
+    board = sc.map.board()
+    if board.problems:
+        raise ScenarioError(errors + [f"{src}: {p}: {m}" for p, m in board.problems])
     columns = sc.map.columns()
     size = sc.map.size_text()
-    names = set(rs.terrain_names(opts)) if opts is not None else None
+    if opts is not None:
+        _check_vehicles(sc, opts, src, errors)
     cover = 0
     for i, t in enumerate(sc.map.terrain):
         if names is not None and t.tile not in names:
@@ -517,10 +864,11 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
     for si, side in enumerate(sc.sides):
         for ti, t in enumerate(side.tanks):
             where = f"{src}: sides[{si}].tanks[{ti}]"
-            try:
-                rs.vehicle(t.vehicle)
-            except KeyError as exc:
-                errors.append(f"{where}.vehicle: {clip(str(exc.args[0]), 300)}")
+            if t.vehicle not in sc.vehicles:
+                try:
+                    rs.vehicle(t.vehicle)
+                except KeyError as exc:
+                    errors.append(f"{where}.vehicle: {clip(str(exc.args[0]), 300)} (or define it under vehicles:)")
             h = t.hex
             if h not in columns:
                 errors.append(f"{where}.hex: {list(t.hex)} is off the map ({size})")

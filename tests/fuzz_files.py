@@ -7,7 +7,7 @@ test, a seeded ``random.Random`` in the benchmark, so both run the same fuzzer).
 non-finite numbers, 5,000-digit integers, wrong types, wrong arity of hex pairs, huge shapes (boards, terrain rects and
 discs, off-map hex lists of 20,000), duplicated list elements (tanks, levels, entrants), dropped and unknown keys, deep
 nesting (60 and 1,000 levels), alias bombs inside ``policy.params``, recursive aliases, hostile policy names
-(``this:x``, ``antigravity:X``, ``sim.isolation:RemotePolicy`` with a command, ``os:system``), YAML tags, binary
+(``this:x``, ``antigravity:X``, ``agents.isolation:RemotePolicy`` with a command, ``os:system``), YAML tags, binary
 junk, NUL and unicode text, truncation.
 
 :func:`check_file` loads one file the way ``tanksim validate`` does and, for an accepted scenario, builds its
@@ -77,10 +77,10 @@ ODD_VALUES: list[Any] = [None, True, "", "x" * 100_000, "\u202e\u0645\u0631\u062
                          float("inf"), float("-inf"), float("nan"), 1e308, "../../etc/passwd", "\t\n",
                          "1e9999999", "9" * 5000, "1/0", "-1e-9999999"]
 POLICY_NAMES: list[Any] = [
-    "this:x", "antigravity:X", "os:system", "subprocess:Popen", "sim.isolation:RemotePolicy", "agents.remote:main",
+    "this:x", "antigravity:X", "os:system", "subprocess:Popen", "agents.isolation:RemotePolicy", "agents.remote:main",
     "no_such_mod_xyz:Bot", "a.b.c.d:E", ":", "x:", ":Y", "hold:extra", "1bad:Name", "sim.scenario:Scenario",
     "agents.policies:Doctrine", "agents.policies.base:Policy", "agents.policies:Hold", "collections:OrderedDict",
-    {"name": "sim.isolation:RemotePolicy", "params": {"entrant": {"command": ["/bin/sh", "-c", "id > PWNED"]}}},
+    {"name": "agents.isolation:RemotePolicy", "params": {"entrant": {"command": ["/bin/sh", "-c", "id > PWNED"]}}},
     {"name": "advance", "params": {"command": ["/bin/sh", "-c", "id > PWNED"]}},
     {"name": "agents.policies:Hold", "params": {"entrant": {"name": "x", "command": ["true"]}}},
     {"name": "advance", "params": {"min_odds": float("inf")}}, {"name": "advance", "params": {"candidates": 10**30}},
@@ -335,9 +335,9 @@ def _seed_kind(seed_name: str) -> str:
 def check_file(path: Path, seed_name: str, decisions: int = 4) -> Outcome:
     """Load ``path`` as ``tanksim validate`` would (its kind from its seed file) and, for an accepted scenario,
     build the battle and answer ``decisions`` decisions.  Never raises (see the module docstring)."""
-    from sim.experiment import load_experiment
+    from sim.experiments.design import load_experiment
     from sim.scenario import load_scenario
-    from sim.tournament import load_tournament
+    from sim.tournaments.tournament import load_tournament
 
     src = str(path)
     seed_kind = _seed_kind(seed_name)
@@ -359,11 +359,11 @@ def check_file(path: Path, seed_name: str, decisions: int = 4) -> Outcome:
         return Outcome("traceback", time.process_time() - t0, _tail(exc))
     try:  # what the file was accepted for must work: nothing a battle reads was left unchecked
         if seed_kind == "tournament":
-            from sim.tournament import check_entrants
+            from sim.tournaments.tournament import check_entrants
 
             check_entrants([e for e in loaded.entrants if e.isolation != "process"])  # no process is started
         elif seed_kind == "scenario":
-            from sim.isolation import close_policies
+            from agents.isolation import close_policies
             from sim.model import BattleModel
 
             model = BattleModel(loaded, 1, decision_timeout_s=0)

@@ -14,7 +14,7 @@ from __future__ import annotations
 from fractions import Fraction
 from types import SimpleNamespace
 
-from agents.actions import Fire, Pass, Step
+from sim.actions import Fire, Pass, Step
 from sim.events import Moved, RuleEvent, ShotResolved, Status, StatusChanged, TankStateSet, TerrainChanged
 from sim.hexgrid import distance
 from sim.rules.base import Decision, Illegal, Legal, Odds, Ruleset, Shot

@@ -1,4 +1,5 @@
-"""sim.analysis on small synthetic results tables: every statistic against scipy / statsmodels or an exact answer."""
+"""sim.experiments.analysis on small synthetic results tables: every statistic against scipy / statsmodels or an exact
+answer."""
 from __future__ import annotations
 
 import json
@@ -15,9 +16,9 @@ from statsmodels.stats.anova import anova_lm
 from statsmodels.stats.power import NormalIndPower, TTestPower
 from statsmodels.stats.proportion import confint_proportions_2indep, proportion_effectsize
 
-from sim import analysis as A
-from sim import designs
-from sim.report import analyse_runs
+from sim.experiments import analysis as A
+from sim.experiments import samplers as designs
+from sim.experiments.report import analyse_runs
 
 
 def synth(factors: dict[str, list], reps: int, draw, *, crn: bool = True, paths: dict[str, str] | None = None,
@@ -222,7 +223,7 @@ def test_type2_sums_of_squares_equal_statsmodels_on_an_unbalanced_table():
 
 def test_sobol_importance_recovers_known_indices():
     """y = 10 u1 + u2 on two uniform factors: S1 = 100/101 and 1/101, no interaction (exact)."""
-    from sim.experiment import Factor
+    from sim.experiments.design import Factor
 
     fs = [Factor("u1", "p1", (), True, 0.0, 1.0), Factor("u2", "p2", (), True, 0.0, 1.0)]
     d = designs.build("sobol", fs, seed=3, n=256)

@@ -6,9 +6,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import small_ps_scenario
-from sim.app import AppModel, main, model_params, parse_seed, policy_choices
 from sim.runner import final_state, log_rows, run_battle
 from sim.scenario import load_scenario
+from sim.view.app import AppModel, main, model_params, parse_seed, policy_choices
 
 
 @pytest.fixture
@@ -94,7 +94,7 @@ def test_page_renders_and_steps_without_a_browser(monkeypatch, small_file):
     v = pytest.importorskip("ipyvuetify")
     monkeypatch.setenv("TANKSIM_APP_SCENARIO", small_file)
     monkeypatch.setenv("TANKSIM_APP_SEED", "2")
-    from sim.app_board import Page
+    from sim.view.board import Page
 
     @solara.component
     def Wrapped():

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from sim.dice import DiceExhausted, DiceSource, FixedDice
-from sim.rules import asl_odds as o
 from sim.rules.asl import ASL, Options, ca_turns, hull_down_hexsides, target_face
+from sim.rules.asl import odds as o
 from sim.rules.base import CaseError
 
 CASES_FILE = Path(__file__).parent / "cases" / "asl.yaml"
@@ -399,7 +399,7 @@ def test_full_shot_is_fast():
 
 import json  # noqa: E402
 
-from agents.actions import Activate, Fire, Pass, Pivot, Special, Step  # noqa: E402
+from sim.actions import Activate, Fire, Pass, Pivot, Special, Step  # noqa: E402
 from sim.battle import MemoryBattle  # noqa: E402
 from sim.events import BattleStateSet, StatusChanged, TankStateSet, TurretTurned, event_from_payload  # noqa: E402
 from sim.hexgrid import Hex, parallelogram_hexes  # noqa: E402

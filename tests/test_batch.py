@@ -16,8 +16,8 @@ import pytest
 import yaml
 
 from conftest import small_ps_scenario, tanksim_cmd
-from sim import store
-from sim.batch import (
+from sim.experiments import store
+from sim.experiments.batch import (
     BatchRefused,
     BattleTimeout,
     comparable,
@@ -216,7 +216,7 @@ class Flaky(Hold):
 
 
 def test_hanging_battles_time_out_exit_1_and_retry_failed_replaces_their_rows(tmp_path, monkeypatch, capsys):
-    from sim.batch_cli import main as batch_main
+    from sim.cli.experiments import main as batch_main
 
     marker = tmp_path / "hang"
     marker.write_text("x")
@@ -246,7 +246,7 @@ def test_hanging_battles_time_out_exit_1_and_retry_failed_replaces_their_rows(tm
 
 
 def test_bad_input_files_get_clear_errors(tmp_path, capsys):
-    from sim.batch_cli import main as batch_main
+    from sim.cli.experiments import main as batch_main
 
     (tmp_path / "bin.yaml").write_bytes(bytes(range(128, 256)) * 3)
     assert batch_main([str(tmp_path / "bin.yaml"), "--out", str(tmp_path / "o")]) == 2
@@ -258,7 +258,7 @@ def test_bad_input_files_get_clear_errors(tmp_path, capsys):
 
 
 def test_bundled_experiment_names_resolve_like_tanksim_run(monkeypatch, tmp_path):
-    from sim.experiment import load_experiment
+    from sim.experiments.design import load_experiment
 
     monkeypatch.chdir(tmp_path)  # nothing named doctrine_experiment here
     exp = load_experiment("doctrine_experiment")
@@ -304,7 +304,7 @@ def test_rerun_from_reproduces_a_stored_battle_and_events_are_stored(tmp_path, c
     assert "reproduced: the stored result and this run agree" in capsys.readouterr().out
     assert cli_main(["run", "--from", str(out), "--battle", "ffffffff"]) == 2
     assert "is not stored there" in capsys.readouterr().err
-    from sim.replay import read_event_rows
+    from sim.view.replay import read_event_rows
 
     rows, chosen = read_event_rows(out, battle=row["run_key"])
     assert chosen == row["run_key"] and rows["kind"].iloc[0] == "BattleStarted"

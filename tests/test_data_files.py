@@ -1,7 +1,7 @@
 """A data file never runs code or commands (issue 11, section 1).
 
 Scenarios, experiments, results folders and ``--policy`` values name plug-in doctrines only: an isolated entrant
-(``sim.isolation:RemotePolicy``), a ``command`` parameter or any process-spawning policy class is refused with an
+(``agents.isolation:RemotePolicy``), a ``command`` parameter or any process-spawning policy class is refused with an
 error naming the file and the field, and the command is never started.  ``validate`` checks a plug-in name without
 importing the module or any package ``__init__`` (``this:x`` prints nothing; a module that writes a file when
 imported writes nothing); the import happens only when a battle is played.  Only tournament entrants
@@ -25,7 +25,7 @@ ZEN = "Beautiful is better than ugly"
 
 
 def _remote(marker):
-    return {"name": "sim.isolation:RemotePolicy",
+    return {"name": "agents.isolation:RemotePolicy",
             "params": {"entrant": {"name": "x", "command": ["/bin/sh", "-c", f"id > {marker}"]}}}
 
 
@@ -66,7 +66,7 @@ def plugins(tmp_path, monkeypatch):
                                  "    def decide(self, obs, decision):\n        return decision.default\n",
                                  encoding="utf-8")
     (tmp_path / "spawners.py").write_text(
-        "from sim.isolation import RemotePolicy as RP\nfrom agents.policies import Hold\n\n"
+        "from agents.isolation import RemotePolicy as RP\nfrom agents.policies import Hold\n\n"
         "class Sneaky(RP):\n    pass\n\n"
         "class Declared(Hold):\n    spawns_processes = True\n\n"
         "class Reexport(Sneaky):\n    pass\n", encoding="utf-8")
@@ -93,18 +93,18 @@ def test_validate_refuses_an_isolated_entrant_and_never_runs_its_command(tmp_pat
     f = _scenario_file(tmp_path, _remote(marker))
     r = _tanksim("validate", str(f), cwd=tmp_path)
     assert r.returncode == 1 and "Traceback" not in r.stderr
-    assert f"{f}: sides[0].policy: policy 'sim.isolation:RemotePolicy': params.entrant: a command or isolated " \
+    assert f"{f}: sides[0].policy: policy 'agents.isolation:RemotePolicy': params.entrant: a command or isolated " \
            f"entrant is allowed only in a tournament's entrant definitions" in r.stderr
     code, text = cli("run", f)
     assert code == 2 and "allowed only in a tournament's entrant definitions" in text
     # without a command in the parameters the class itself is refused, and a per-tank policy too
     d = small_ps_scenario()
-    d["sides"][1]["tanks"][0]["policy"] = {"name": "sim.isolation:RemotePolicy"}
+    d["sides"][1]["tanks"][0]["policy"] = {"name": "agents.isolation:RemotePolicy"}
     d["sides"][0]["policy"] = {"name": "agents.remote:RemoteObservation"}
     with pytest.raises(ScenarioError) as err:
         validate(d, "t.yaml")
     text = "\n".join(err.value.errors)
-    assert "t.yaml: sides[1].tanks[0].policy: policy 'sim.isolation:RemotePolicy': a process-spawning policy " \
+    assert "t.yaml: sides[1].tanks[0].policy: policy 'agents.isolation:RemotePolicy': a process-spawning policy " \
            "(isolated entrant) is allowed only in a tournament's entrant definitions" in text
     assert "t.yaml: sides[0].policy: policy 'agents.remote:RemoteObservation': a process-spawning policy" in text
     assert not marker.exists()
@@ -118,7 +118,7 @@ def test_an_experiment_level_and_an_override_cannot_start_a_command(tmp_path, cl
     f = tmp_path / "exp.yaml"
     f.write_text(yaml.safe_dump(exp), encoding="utf-8")
     code, text = cli("validate", f)
-    assert code == 1 and f"{f}: factors[0].levels[1]: policy 'sim.isolation:RemotePolicy': " \
+    assert code == 1 and f"{f}: factors[0].levels[1]: policy 'agents.isolation:RemotePolicy': " \
                          f"params.entrant: a command" in text
     exp = {"scenario": "small.yaml", "replications": 1,
            "overrides": {"sides.Red.policy.params.command": ["/bin/sh", "-c", f"id > {marker}"]}}
@@ -129,7 +129,7 @@ def test_an_experiment_level_and_an_override_cannot_start_a_command(tmp_path, cl
 
 
 def test_a_results_folder_whose_manifest_names_a_command_runs_nothing(tmp_path, cli):
-    from sim.batch import BaseContext, Task, play, run_experiment
+    from sim.experiments.batch import BaseContext, Task, play, run_experiment
 
     marker = tmp_path / "PWNED"
     _scenario_file(tmp_path, "hold", "small.yaml")
@@ -159,7 +159,7 @@ def test_a_results_folder_whose_manifest_names_a_command_runs_nothing(tmp_path, 
 
 def test_policy_option_on_the_command_line_names_plugins_only(tmp_path, cli):
     f = _scenario_file(tmp_path, "hold")
-    code, text = cli("run", f, "--policy", "Red=sim.isolation:RemotePolicy")
+    code, text = cli("run", f, "--policy", "Red=agents.isolation:RemotePolicy")
     assert code == 2 and "process-spawning policy" in text
     with pytest.raises(PolicyLoadError, match="a command or isolated entrant is allowed only"):
         load_policy("hold", {"command": ["true"]})
@@ -219,12 +219,12 @@ def test_only_a_tournament_entrant_may_be_isolated(tmp_path):
     sc = validate(small_ps_scenario(turn_limit=1), "s.yaml")
     entrant = {"name": "e", "policy": "hold", "params": {}, "command": None}
     with pytest.raises(PolicyLoadError, match="allowed only in a tournament's entrant definitions"):
-        BattleModel(sc, 0, {0: ("sim.isolation:RemotePolicy", {"entrant": entrant})})
+        BattleModel(sc, 0, {0: ("agents.isolation:RemotePolicy", {"entrant": entrant})})
     with pytest.raises(PolicyLoadError, match="process-spawning policy"):
-        BattleModel(sc, 0, {0: ("sim.isolation:RemotePolicy", {})})
-    from sim.isolation import close_policies
+        BattleModel(sc, 0, {0: ("agents.isolation:RemotePolicy", {})})
+    from agents.isolation import close_policies
 
-    m = BattleModel(sc, 0, {0: EntrantPolicy("sim.isolation:RemotePolicy", {
+    m = BattleModel(sc, 0, {0: EntrantPolicy("agents.isolation:RemotePolicy", {
         "entrant": entrant, "limits": {"cpu_s": 120, "memory_mb": 2048, "decision_wall_s": 60,
                                        "startup_wall_s": 120}})})
     try:
@@ -249,7 +249,7 @@ def test_validate_a_tournament_starts_no_entrant_and_imports_no_plugin(tmp_path,
     code, text = cli("validate", f)
     assert code == 1 and f"{f}: entrants[1].policy: policy 'this:x': module 'this' has no class 'x'" in text
     assert ZEN not in text and not marker.exists()
-    t["entrants"][1] = {"name": "zen", "policy": "sim.isolation:RemotePolicy",
+    t["entrants"][1] = {"name": "zen", "policy": "agents.isolation:RemotePolicy",
                         "params": {"entrant": {"command": ["/bin/sh", "-c", f"id > {marker}"]}}}
     f.write_text(yaml.safe_dump(t), encoding="utf-8")
     code, text = cli("validate", f)

@@ -7,8 +7,8 @@ import yaml
 from scipy.stats import qmc
 
 from conftest import small_ps_scenario
-from sim import designs
-from sim.experiment import Factor, load_experiment
+from sim.experiments import samplers as designs
+from sim.experiments.design import Factor, load_experiment
 from sim.scenario import ScenarioError
 
 
@@ -89,6 +89,6 @@ def test_adding_design_kinds_keeps_older_experiment_hashes(tmp_path):
                                                 "scenario"})
     d["design"].pop("second_order")
     d["base"] = e.base_key
-    from sim.experiment import _hash
+    from sim.experiments.design import _hash
 
     assert e.identity() == _hash(d, 16)

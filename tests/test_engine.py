@@ -8,9 +8,9 @@ import sys
 
 import pytest
 
-from agents.actions import Fire, Step
 from agents.policies.base import Policy
 from conftest import ROOT, small_ps_scenario
+from sim.actions import Fire, Step
 from sim.events import event_from_payload
 from sim.model import BattleModel, build_battle
 from sim.rules import base as rules_base

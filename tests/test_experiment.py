@@ -8,7 +8,13 @@ import pytest
 import yaml
 
 from conftest import ROOT, small_ps_scenario, tanksim_cmd
-from sim.experiment import experiment_from_mapping, load_experiment, place_tanks, placement_candidates, run_identity
+from sim.experiments.design import (
+    experiment_from_mapping,
+    load_experiment,
+    place_tanks,
+    placement_candidates,
+    run_identity,
+)
 from sim.scenario import ScenarioError, validate
 
 

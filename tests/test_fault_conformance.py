@@ -14,9 +14,9 @@ from collections import Counter
 
 import pytest
 
-from agents.actions import Activate, Fire, Plan, Ram, Special, Step
 from agents.controllers import load_policy
 from agents.policies.base import Policy
+from sim.actions import Activate, Fire, Plan, Ram, Special, Step
 from sim.events import ActionRejected, Moved, PolicyFault, Status, StatusChanged, event_from_payload
 from sim.hexgrid import Hex
 from sim.model import BattleModel, build_battle

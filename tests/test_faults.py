@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from agents.actions import Fire, Plan, Step
 from agents.controllers import Fault, SideController
 from agents.policies.base import Doctrine, Policy
 from conftest import small_ps_scenario
+from sim.actions import Fire, Plan, Step
 from sim.events import Status, event_from_payload
 from sim.hexgrid import Hex
 from sim.model import BattleModel, build_battle
@@ -42,7 +42,7 @@ class BadPlan(Policy):
         if decision.kind == "move_step":
             return Plan(obs.actor, ("north",))
         if decision.kind == "activate":
-            from agents.actions import Activate
+            from sim.actions import Activate
             return Activate(decision.actors[0], "move")
         return decision.default
 
@@ -64,7 +64,7 @@ class Illegal(Policy):
 
     def decide(self, obs, decision):
         if decision.kind == "activate":
-            from agents.actions import Activate
+            from sim.actions import Activate
             a = next((x for x in decision.actors if "fire" in obs.modes(x)), decision.actors[0])
             return Activate(a, "fire" if "fire" in obs.modes(a) else "hold")
         if decision.kind == "fire":

@@ -1,4 +1,4 @@
-"""Hostile isolated entrants (tests/hostile_entrant.py) against the sandbox (sim.sandbox): every attack fails,
+"""Hostile isolated entrants (tests/hostile_entrant.py) against the sandbox (agents.sandbox): every attack fails,
 as seen from outside the sandbox, and games and tournaments finish with the right rows."""
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from test_isolation import DUEL, remote_spec
 
-from sim import sandbox as SB
+from agents import sandbox as SB
 from sim.scenario import PolicySpec, validate
 
 HOSTILE = Path(__file__).with_name("hostile_entrant.py")
@@ -38,7 +38,7 @@ def hostile(mode: str, *args: object) -> dict:
 
 def battle(entrants: dict, seed: int = 1, events: bool = False):
     """Play DUEL with ``entrants`` ({side: PolicySpec}); returns (row, events, {side: (stderr, usage, uid)})."""
-    from sim.isolation import RemotePolicy, close_policies
+    from agents.isolation import RemotePolicy, close_policies
     from sim.runner import run_battle
 
     holder: list = []
@@ -127,7 +127,7 @@ def test_memory_limit_binds_all_processes_together(hold_row):
 
 
 def test_cpu_limit_binds_all_processes_together():
-    from sim.tournament import fault_kind
+    from sim.tournaments.tournament import fault_kind
 
     lim = {**LIMITS, "cpu_s": 2}
     row, _, seen = battle({0: remote_spec(hostile("burners", 4), lim), 1: PolicySpec(name="hold")})
@@ -159,7 +159,7 @@ def test_environment_and_command_lines_of_others_cannot_be_read(monkeypatch, hol
 
 def test_the_sandbox_seen_from_outside():
     """Uid, namespaces, descriptors, environment and limits of a live entrant, read from the host's /proc."""
-    from sim.isolation import RemotePolicy, child_env
+    from agents.isolation import RemotePolicy, child_env
 
     sh = ["/bin/sh", "-c", """read hello; printf '%s\\n' '{"type": "ready", "name": "sh"}'; sleep 60"""]
     pol = RemotePolicy({"name": "sh", "command": sh}, LIMITS)
@@ -186,7 +186,7 @@ def test_the_sandbox_seen_from_outside():
 
 
 def test_an_entrant_cannot_kill_itself_by_signal_to_void_its_game():
-    from sim.tournament import fault_kind
+    from sim.tournaments.tournament import fault_kind
 
     row, _, seen = battle({0: remote_spec(hostile("selfkill"), LIMITS), 1: PolicySpec(name="hold")})
     assert hostile_report(seen[0][0])["alive_after"]           # its signals were sent, and it lived on
@@ -195,7 +195,7 @@ def test_an_entrant_cannot_kill_itself_by_signal_to_void_its_game():
 
 
 def test_an_entrant_cannot_void_its_game_through_a_cpu_limit_it_lowered_itself():
-    from sim.tournament import fault_kind
+    from sim.tournaments.tournament import fault_kind
 
     row, _, seen = battle({0: remote_spec(hostile("lowercpu"), LIMITS), 1: PolicySpec(name="hold")})
     assert hostile_report(seen[0][0])["lowered"] == [1, 1], seen[0]
@@ -205,7 +205,7 @@ def test_an_entrant_cannot_void_its_game_through_a_cpu_limit_it_lowered_itself()
 
 
 def test_an_entrant_stopped_from_outside_is_void_not_a_timeout(tmp_path):
-    from sim.tournament import fault_kind
+    from sim.tournaments.tournament import fault_kind
 
     tmp_path.chmod(0o755)
     stopper = Killer(tmp_path / "go", 1, sig=signal.SIGSTOP)
@@ -244,7 +244,7 @@ class Killer(threading.Thread):
 
 
 def victim_tournament(tmp_path: Path, times: int):
-    from sim import tournament as T
+    from sim.tournaments import tournament as T
 
     bots = tmp_path / "bots"
     bots.mkdir()
@@ -277,7 +277,7 @@ def test_a_game_whose_entrant_is_killed_from_outside_is_void_and_replayed(tmp_pa
 
 
 def test_a_game_killed_from_outside_every_time_is_stored_void(tmp_path):
-    from sim import tournament as T
+    from sim.tournaments import tournament as T
 
     tmp_path.chmod(0o755)
     sc = validate(DUEL)
@@ -300,7 +300,7 @@ def test_a_game_killed_from_outside_every_time_is_stored_void(tmp_path):
 def test_hostile_entrants_in_a_tournament_get_the_right_rows(tmp_path):
     """Two attackers (each other's isolated opponent) and an honest in-process entrant in one round robin: every
     game is hold v hold."""
-    from sim import tournament as T
+    from sim.tournaments import tournament as T
 
     ents = [{"name": "hold", "policy": "hold"}]
     for mode, args in (("signal", ()), ("forkers", (40,))):
@@ -321,7 +321,7 @@ def test_hostile_entrants_in_a_tournament_get_the_right_rows(tmp_path):
 
 
 def test_without_the_sandbox_it_is_said_at_start_up_and_in_the_manifest(tmp_path, monkeypatch):
-    from sim import tournament as T
+    from sim.tournaments import tournament as T
 
     monkeypatch.setenv("TANKSIM_SANDBOX", "off")
     SB.confinement.cache_clear()

@@ -10,10 +10,10 @@ import pytest
 import yaml
 
 from conftest import small_ps_scenario
-from sim.experiment import experiment_from_mapping
+from sim.experiments.design import experiment_from_mapping
 from sim.model import BattleModel, build_battle
 from sim.scenario import MAX_ERRORS, ScenarioError, load_scenario, parse_yaml, validate
-from sim.tournament import TournamentError, tournament_from_mapping
+from sim.tournaments.tournament import TournamentError, tournament_from_mapping
 
 
 def _errors(data, src="h.yaml"):
@@ -289,7 +289,7 @@ def test_exact_numbers_from_text_keep_their_value():
 
 
 def test_a_hostile_number_in_a_case_file_is_a_failed_comparison_not_a_hang():
-    from sim.cases import compare
+    from sim.rules.cases import compare
 
     bad = compare({"p_kill": "1e9999999"}, {"p_kill": "53/200"})
     assert bad and "1e9999999" in bad[0]
@@ -303,7 +303,7 @@ def test_asl_odds_parameters_refuse_hostile_numbers():
 
 
 def test_a_case_file_that_is_a_device_is_refused(tmp_path):
-    from sim.cases import load_cases
+    from sim.rules.cases import load_cases
 
     with pytest.raises(ValueError, match="not a regular file"):
         load_cases("/dev/zero")
@@ -320,7 +320,7 @@ def test_an_entrants_fraction_is_decoded_bounded():
 def test_isolation_limits_refuse_infinity():
     from pydantic import ValidationError
 
-    from sim.isolation import Limits
+    from agents.isolation import Limits
 
     for field in ("cpu_s", "decision_wall_s", "startup_wall_s"):
         with pytest.raises(ValidationError):
@@ -328,7 +328,7 @@ def test_isolation_limits_refuse_infinity():
 
 
 def test_a_huge_results_json_is_refused_unread(tmp_path, monkeypatch):
-    from sim import store
+    from sim.experiments import store
 
     monkeypatch.setattr(store, "MAX_JSON_BYTES", 1000)
     f = tmp_path / "manifest.json"

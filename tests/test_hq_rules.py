@@ -15,9 +15,7 @@ from hypothesis import strategies as st
 
 from sim.dice import DiceExhausted, DiceSource, FixedDice
 from sim.hexgrid import Hex, distance, hexagon_hexes
-from sim.rules import hq_odds as o
 from sim.rules.base import CaseError
-from sim.rules.hq_stats import HQOptions, StatBlockError, catalog, parse_vehicles
 from sim.rules.hummel_quest import (
     HQBoard,
     HummelQuest,
@@ -30,6 +28,8 @@ from sim.rules.hummel_quest import (
     sectors_of,
     sight,
 )
+from sim.rules.hummel_quest import odds as o
+from sim.rules.hummel_quest.stats import HQOptions, StatBlockError, catalog, parse_vehicles
 
 CASES_FILE = Path(__file__).parent / "cases" / "hummel_quest.yaml"
 CASES = yaml.safe_load(CASES_FILE.read_text(encoding="utf-8"))["cases"]
@@ -622,7 +622,7 @@ def test_default_facing_rule():
 # Sequence of play (phase 2): MemoryBattle + play_turn driven with fixed dice
 # ---------------------------------------------------------------------------------------------------------------
 
-from agents.actions import Activate, Fire, Ram, Special, Step  # noqa: E402 - phase 2 tests' own imports
+from sim.actions import Activate, Fire, Ram, Special, Step  # noqa: E402 - phase 2 tests' own imports
 from sim.battle import MemoryBattle  # noqa: E402 - phase 2 tests' own imports
 from sim.events import BattleStateSet, Status, TurnStarted  # noqa: E402 - phase 2 tests' own imports
 from sim.rules.base import Illegal  # noqa: E402 - phase 2 tests' own imports

@@ -13,9 +13,9 @@ import yaml
 from learned_policies import INDEX_BOT, last_legal
 
 from agents.controllers import EntrantPolicy, PolicyLoadError, load_policy
+from agents.isolation import close_policies
 from agents.policies.learned import Learned
 from conftest import ROOT
-from sim.isolation import close_policies
 from sim.runner import run_battle
 from sim.scenario import PolicySpec, load_scenario
 
@@ -32,7 +32,7 @@ def play(spec, policies, seed=0):
 
 def remote(entrant):
     """An isolated entrant, as only tournament code may define one (issue 11: data files name doctrines only)."""
-    return EntrantPolicy("sim.isolation:RemotePolicy",
+    return EntrantPolicy("agents.isolation:RemotePolicy",
                          {"entrant": entrant, "limits": {"decision_wall_s": 60, "startup_wall_s": 60}})
 
 
@@ -104,7 +104,7 @@ def test_learned_entrants_in_a_match_and_a_tournament(tmp_path, capsys):
          "scenarios": [{"file": str(ROOT / "scenarios" / "skirmish_2v2.yaml"), "label": "skirmish"}]}
     f = tmp_path / "t.yaml"
     f.write_text(yaml.safe_dump(t))
-    from sim import tournament as T
+    from sim.tournaments import tournament as T
 
     tour = T.load_tournament(f)
     T.run_tournament(tour, tmp_path / "out", workers=1, progress=False)

@@ -1,4 +1,4 @@
-"""The meta-game (sim.metagame): replicator dynamics, equilibria and their stability, alpha-rank, bootstrap.
+"""The meta-game (sim.tournaments.metagame): replicator dynamics, equilibria and their stability, alpha-rank, bootstrap.
 
 Checked against exact answers: rock-paper-scissors (interior rest point 1/3 each, neutral, the product of shares
 conserved along every orbit), a dominance game (converges to the dominant doctrine), the two-doctrine replicator
@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from sim import metagame as G
+from sim.tournaments import metagame as G
 
 RPS = np.array([[0.5, 0.0, 1.0], [1.0, 0.5, 0.0], [0.0, 1.0, 0.5]])       # rock beats scissors, ...
 DOMINANT = np.array([[0.5, 0.8, 0.7], [0.2, 0.5, 0.6], [0.3, 0.4, 0.5]])

@@ -22,11 +22,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
-from agents import remote
-from agents.actions import Activate, Fire, Pass, Pivot, Ram, Special, Step
+from agents import isolation, remote
 from agents.observation import Observation, ReadOnly, SideLegal, TankView
 from agents.policies.base import Policy
-from sim import isolation
+from sim.actions import Activate, Fire, Pass, Pivot, Ram, Special, Step
 from sim.battle import Battle, TankState
 from sim.dice import DiceSource
 from sim.events import Moved
@@ -34,6 +33,7 @@ from sim.hexgrid import Hex, HexMap, distance
 from sim.model import BattleModel
 from sim.rules.base import Hypo, Ruleset
 from sim.scenario import load_scenario
+from sim.search import SearchBattle
 
 #: A bundled scenario per rule set and the doctrines that play it.
 BATTLES = {
@@ -125,6 +125,10 @@ def calls(probe: Probe, obs: Observation) -> dict[str, list[tuple[tuple, dict, i
         "threat": [((h, f), {"tank": a0}, None) for h in probe.near_hidden for f in (0, 3)]
         + [((h, 1), {"tank": a0}, None) for h in probe.hexes] + [((h0, 1), {"tank": i}, None) for i in probe.ids],
         "for_actor": [((i,), {}, None) for i in probe.ids],
+        "hidden_ids": [((), {}, None)],
+        # the search copy: without ghosts, and with a ghost of each enemy (hidden ones placed as remembered)
+        "determinize": [((), {}, None)]
+        + [((), {"ghosts": {t: (h0, 0, None, {})}}, None) for t in probe.ids if t not in probe.own][:4],
         # geometry that needs no board (asked all the same: it must not matter)
         "distance": [((h0, h), {}, None) for h in probe.hexes[:4]],
         "hex_of": [((s,), {}, None) for s in probe.states],
@@ -141,6 +145,10 @@ def value(v: object) -> object:
     as it is (hexes, fractions, odds, actions, paths)."""
     if isinstance(v, Observation):
         return ("observation for", v.actor)
+    if isinstance(v, SearchBattle):  # a search copy: everything a planner can read of its tanks
+        return ("search copy", v.turn, json.dumps(v.rules_state, sort_keys=True, default=str), tuple((t.tank_id, t.side, t.hex, t.facing, t.turret_facing, t.alive,
+                                              json.dumps(t.rules_state, sort_keys=True, default=str))
+                                             for t in v.tanks))
     if isinstance(v, TankView):
         return ("tank", *(getattr(v, f) for f in sorted(TankView.FIELDS)))
     if isinstance(v, ReadOnly):

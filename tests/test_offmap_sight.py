@@ -15,7 +15,7 @@ from sim.hexgrid import HexMap, hex_line, rectangle_hexes
 from sim.rules.asl import ASL
 from sim.rules.hummel_quest import HummelQuest, sight
 from sim.rules.panzer_squadron import PanzerSquadron
-from sim.rules.ps_sight import SightRules, clear_lines, shot_geometry
+from sim.rules.panzer_squadron.sight import SightRules, clear_lines, shot_geometry
 
 WIDTH, HEIGHT = 9, 7
 CELLS = rectangle_hexes(WIDTH, HEIGHT)

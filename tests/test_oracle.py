@@ -1,5 +1,5 @@
-"""The oracle (sim/oracle.py): exact chains against brute force and Brown's square law, simulations against the
-chains, the order of fire as part of the chain, refusals, the random_target doctrine and activation_order."""
+"""The oracle (sim/experiments/oracle.py): exact chains against brute force and Brown's square law, simulations
+against the chains, the order of fire as part of the chain, refusals, the random_target doctrine, activation_order."""
 from __future__ import annotations
 
 import copy
@@ -13,8 +13,8 @@ import pytest
 import yaml
 from scipy import stats
 
-from sim import oracle
-from sim.oracle import AlternatingActivations, Ending, RandomOrderRounds, RandomShooter, Volleys, solve
+from sim.experiments import oracle
+from sim.experiments.oracle import AlternatingActivations, Ending, RandomOrderRounds, RandomShooter, Volleys, solve
 from sim.scenario import find_scenario, load_scenario, validate
 
 CONF = 0.999  # per-quantity interval of the simulation checks (six quantities: about 0.6 % family-wise)
@@ -352,7 +352,7 @@ def test_refusals_name_every_assumption_that_fails():
 
 
 def test_oracle_command(capsys):
-    from sim.cli import main
+    from sim.cli.main import main
 
     assert main(["oracle", "ps_square_law", "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)

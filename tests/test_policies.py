@@ -11,14 +11,14 @@ from fractions import Fraction
 import pytest
 import yaml
 
-from agents.actions import Pass
 from agents.controllers import load_policy
 from agents.observation import Observation, ReadOnlyError, TankView
 from agents.policies import BUILTIN
 from agents.policies.base import Policy
 from conftest import ROOT, small_ps_scenario
+from sim.actions import Pass
 from sim.cli import main as cli_main
-from sim.cli import parse_policy_arg
+from sim.cli.main import parse_policy_arg
 from sim.events import Moved, Pivoted
 from sim.hexgrid import Hex
 from sim.model import BattleModel

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from agents.actions import Activate, Fire, Pass, Pivot, Special, Step
+from sim.actions import Activate, Fire, Pass, Pivot, Special, Step
 from sim.battle import MemoryBattle, SideInfo
 from sim.dice import FixedDice
 from sim.events import TurnStarted

@@ -5,7 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from sim.hexgrid import Hex, frame_centre, frame_vertex, hexagon_hexes
-from sim.rules.ps_sight import SightRules, blocking_hexsides, clear_lines, line_blocked
+from sim.rules.panzer_squadron.sight import SightRules, blocking_hexsides, clear_lines, line_blocked
 
 CELLS = hexagon_hexes(6)
 

@@ -1,5 +1,5 @@
-"""Ratings with honest uncertainty (sim.ratings): Bradley-Terry with virtual draws, profile-likelihood intervals,
-LOS, ties, openskill, tables.
+"""Ratings with honest uncertainty (sim.tournaments.ratings): Bradley-Terry with virtual draws, profile-likelihood
+intervals, LOS, ties, openskill, tables.
 
 Each statistic is checked against an independent computation: the two-entrant closed form, a statsmodels GLM
 logit on the paired design, a brute-force likelihood scan, a constrained fit by SLSQP, scipy's binomial intervals.
@@ -13,7 +13,7 @@ import pandas as pd
 import pytest
 from scipy import optimize, stats
 
-from sim import ratings as R
+from sim.tournaments import ratings as R
 
 TRUE = {"weak": -200.0, "low": -60.0, "mid": 40.0, "strong": 220.0}
 

@@ -10,11 +10,12 @@ import yaml
 from PIL import Image
 
 from conftest import small_ps_scenario
-from sim import cli, replay
+from sim import cli
 from sim.events import Activated, BattleStarted, TankStateSet, TurnStarted, event_from_payload
+from sim.experiments.store import events_table, write_table_atomic
 from sim.runner import run_battle
 from sim.scenario import validate
-from sim.store import events_table, write_table_atomic
+from sim.view import replay
 
 
 def _run_and_forget_scenario(tmp_path, monkeypatch, seed=2):
@@ -133,7 +134,7 @@ def test_replay_errors(tmp_path, capsys):
 
 def test_batch_results_layout(tmp_path, capsys):
     """The batch driver's layout: DIR/runs/part-N.parquet + DIR/events/part-N.parquet with a run_key column."""
-    from sim import store
+    from sim.experiments import store
 
     if not hasattr(store, "write_run_part"):
         pytest.skip("batch store layout not available")

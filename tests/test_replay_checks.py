@@ -12,9 +12,11 @@ import pytest
 import yaml
 
 from conftest import small_ps_scenario
-from sim import cli, replay, store
+from sim import cli
+from sim.experiments import store
 from sim.runner import run_battle
 from sim.scenario import find_scenario, load_scenario, validate
+from sim.view import replay
 
 
 @pytest.fixture(scope="module")

@@ -9,8 +9,8 @@ import yaml
 from scipy.stats import binomtest
 
 from conftest import small_ps_scenario
-from sim import report
-from sim.batch import run_experiment
+from sim.experiments import report
+from sim.experiments.batch import run_experiment
 
 
 def fake(rows: list[tuple]) -> tuple[pd.DataFrame, dict]:

@@ -23,8 +23,8 @@ import pytest
 from test_batch import write_experiment
 
 from conftest import tanksim_cmd
-from sim import store
-from sim.batch import comparable, load_runs, read_manifest, run_experiment
+from sim.experiments import store
+from sim.experiments.batch import comparable, load_runs, read_manifest, run_experiment
 
 C_PLUGINS = '''
 import ctypes, time
@@ -121,7 +121,7 @@ def _flip(p):
 @pytest.mark.parametrize("kind, damage", [("runs", "truncate"), ("events", "truncate"), ("series", "flip"),
                                           ("events", "delete"), ("runs", "foreign")])
 def test_a_damaged_part_is_named_quarantined_and_its_battles_replayed(folder, tmp_path, kind, damage, capsys):
-    from sim.report import main as report_main
+    from sim.experiments.report import main as report_main
 
     exp, out, res = _copy(folder, tmp_path)
     part = out / kind / "part-000003.parquet"
@@ -179,7 +179,7 @@ def test_kill_9_at_every_write_point_loses_and_repeats_nothing(folder, tmp_path)
     r = subprocess.run(cmd, env=_env(TANKSIM_CRASH_AT="quarantine:2"), capture_output=True, text=True, timeout=300)
     assert r.returncode == 86, r.stderr[-2000:]  # the runs part moved aside, its events part not yet
     keys = sorted(store.stored_run_keys(out))[:3]
-    code = ("import sys; from sim.batch import drop_runs; "
+    code = ("import sys; from sim.experiments.batch import drop_runs; "
             f"drop_runs({str(out)!r}, set({keys!r}))")
     r = subprocess.run([sys.executable, "-c", code], env=_env(TANKSIM_CRASH_AT="rewrite:2"), capture_output=True,
                        text=True, timeout=120)
@@ -227,7 +227,7 @@ def test_a_second_batch_is_refused_and_a_dead_holder_s_lock_taken_over(plugins, 
 
 
 def test_report_on_any_corrupt_folder_is_a_clear_error(folder, tmp_path, capsys):
-    from sim.report import main as report_main
+    from sim.experiments.report import main as report_main
 
     _, base, _ = folder
     cases = {
@@ -269,7 +269,7 @@ def test_run_from_verifies_the_stored_hashes_before_building_anything(folder, tm
     edits = {
         # a command smuggled into the stored base scenario: the base no longer hashes to its key
         "does not hash to its key": lambda m: m["bases"][m["design"]["base_key"]]["data"]["sides"][1].update(
-            policy={"name": "sim.isolation:RemotePolicy",
+            policy={"name": "agents.isolation:RemotePolicy",
                     "params": {"entrant": {"command": ["/bin/sh", "-c", f"touch {marker}"]}}}),
         "seed": lambda m: m["design"].update(seed=m["design"]["seed"] + 1),
     }
@@ -282,8 +282,8 @@ def test_run_from_verifies_the_stored_hashes_before_building_anything(folder, tm
         _edit_manifest(out, edit)
         capsys.readouterr()
         with monkeypatch.context() as mp:
-            for target in ("sim.batch.validate", "sim.scenario.validate", "agents.controllers.load_policy",
-                           "sim.batch.play"):
+            for target in ("sim.experiments.batch.validate", "sim.scenario.validate", "agents.controllers.load_policy",
+                           "sim.experiments.batch.play"):
                 mp.setattr(target, no_building)
             assert cli_main(["run", "--from", str(out), "--battle", bid]) == 2
         err = capsys.readouterr().err
@@ -359,7 +359,7 @@ def test_a_plugin_blocked_in_c_is_killed_on_dask(plugins, tmp_path):
 def test_a_tournament_entrant_blocked_in_c_forfeits_and_the_tournament_completes(plugins, tmp_path):
     from test_tournament import SMALL_PS, three_entrants
 
-    from sim import tournament as T
+    from sim.tournaments import tournament as T
 
     data = three_entrants(entrants=[{"name": "hold", "policy": "hold"}, {"name": "advance", "policy": "advance"},
                                     {"name": "sleeper", "policy": "c_plugins:Sleeper"}],
@@ -382,7 +382,7 @@ def test_a_tournament_entrant_blocked_in_c_forfeits_and_the_tournament_completes
 def test_tournament_folders_are_locked_verified_and_repaired(tmp_path):
     from test_tournament import SMALL_PS, three_entrants
 
-    from sim import tournament as T
+    from sim.tournaments import tournament as T
 
     data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}], executor={"workers": 1, "chunk_games": 2})
     t = T.tournament_from_mapping(data, "t.yaml")
@@ -406,8 +406,8 @@ def test_tournament_folders_are_locked_verified_and_repaired(tmp_path):
 def test_a_batch_and_a_tournament_never_share_a_folder(folder, tmp_path):
     from test_tournament import SMALL_PS, three_entrants
 
-    from sim import tournament as T
-    from sim.batch import BatchRefused
+    from sim.experiments.batch import BatchRefused
+    from sim.tournaments import tournament as T
 
     exp, out, _ = _copy(folder, tmp_path)
     t = T.tournament_from_mapping(three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}]), "t.yaml")

@@ -1,4 +1,4 @@
-"""Pentanomial SPRT (sim.sprt), logistic and normalized Elo, and ``tanksim match``.
+"""Pentanomial SPRT (sim.tournaments.sprt), logistic and normalized Elo, and ``tanksim match``.
 
 The LLRs are checked against a second, independent implementation: the constrained maximum-likelihood
 distributions found directly with ``scipy.optimize.minimize`` (SLSQP on the probabilities, with the mean -- or
@@ -14,7 +14,7 @@ import pytest
 import yaml
 from scipy import optimize
 
-from sim import sprt as S
+from sim.tournaments import sprt as S
 
 
 def _empirical(counts):
@@ -213,7 +213,7 @@ def duel(tmp_path):
 
 
 def test_match_accepts_h1_for_a_clearly_stronger_entrant(duel, capsys, tmp_path):
-    from sim.tournament_cli import match_main
+    from sim.cli.tournaments import match_main
 
     # hold:min_odds=1 never fires (no shot is certain); plain hold does
     rc = match_main(["hold", "hold:min_odds=1", "--scenario", duel, "--sprt", "elo0=0,elo1=200,alpha=0.05,beta=0.05",
@@ -229,7 +229,7 @@ def test_match_accepts_h1_for_a_clearly_stronger_entrant(duel, capsys, tmp_path)
 
 
 def test_match_accepts_h0_for_two_copies_of_one_entrant(duel, capsys):
-    from sim.tournament_cli import match_main
+    from sim.cli.tournaments import match_main
 
     rc = match_main(["advance", "advance", "--scenario", duel, "--sprt", "elo0=0,elo1=200", "--max-games", "40",
                      "--workers", "1", "--decision-timeout", "0"])
@@ -239,7 +239,7 @@ def test_match_accepts_h0_for_two_copies_of_one_entrant(duel, capsys):
 
 
 def test_match_reports_bad_input(duel, capsys):
-    from sim.tournament_cli import match_main
+    from sim.cli.tournaments import match_main
 
     assert match_main(["hold", "nosuch", "--scenario", duel, "--workers", "1"]) == 2
     assert "nosuch" in capsys.readouterr().err
@@ -248,7 +248,7 @@ def test_match_reports_bad_input(duel, capsys):
 
 
 def test_elo_estimate_is_the_leaderboard_method_and_finite_at_a_perfect_score():
-    from sim import ratings as R
+    from sim.tournaments import ratings as R
 
     elo, lo, hi = S.elo_estimate([0, 0, 0, 0, 2])             # 4-0: two won pairs
     assert (elo, lo, hi) == pytest.approx(R.elo_difference(4, 4))

@@ -1,4 +1,5 @@
-"""Tournaments (sim.tournament, ``tanksim tournament``): schema, schedule, forfeits, determinism, resume, output."""
+"""Tournaments (sim.tournaments.tournament, ``tanksim tournament``): schema, schedule, forfeits, determinism, resume,
+output."""
 from __future__ import annotations
 
 import textwrap
@@ -7,7 +8,7 @@ import pandas as pd
 import pytest
 import yaml
 
-from sim import tournament as T
+from sim.tournaments import tournament as T
 
 SMALL_PS = {
     "name": "small_ps",
@@ -72,7 +73,7 @@ def test_round_robin_both_sides_and_identical_on_one_and_two_workers(tmp_path, c
     assert list(r1.side_bias["label"]) == ["ps", "brawl", "(all)"]
     assert r1.side_bias.iloc[-1]["games"] == 12
     # the CLI on a complete folder plays nothing more, prints the tables and saves them
-    from sim.tournament_cli import main
+    from sim.cli.tournaments import main
 
     assert main([str(f), "--out", str(tmp_path / "w2"), "--no-progress"]) == 0
     out = capsys.readouterr().out

@@ -26,7 +26,7 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping
 
-from agents.actions import Action, Activate, Fire, Pass, Ram, Special
+from sim.actions import Action, Activate, Fire, Pass, Ram, Special
 
 _MODE_PREFS = {
     "fire": ("fire", "move_and_fire", "hold"),

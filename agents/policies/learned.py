@@ -23,9 +23,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.actions import Action
 from agents.encoding import DECISION_KINDS, Encoded, Encoder, load_callable, takes_rng
 from agents.policies.base import Policy
+from sim.actions import Action
 
 
 class Learned(Policy):

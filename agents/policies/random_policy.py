@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.actions import Activate, Fire, Pass, Ram, Special, Step
 from agents.policies.base import Doctrine
+from sim.actions import Activate, Fire, Pass, Ram, Special, Step
 
 
 class RandomPolicy(Doctrine):

@@ -10,7 +10,7 @@ target; a side's ``activation_order: random`` (``sim.scenario.SideSpec``) draws 
 
 This is the firing scheme of the stochastic square law (Brown 1963; Kingman 2002): every shot goes to a live enemy
 chosen uniformly at random, whatever its state, so the battle is a Markov chain on the numbers of tanks alive
-(:mod:`sim.oracle` solves it exactly).
+(:mod:`sim.experiments.oracle` solves it exactly).
 
 Parameters: ``min_odds`` (least exact kill probability of a target worth a shot, 0..1, default 0: every legal
 target; the draw is uniform over the targets that reach it).
@@ -19,8 +19,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.actions import Action, Activate, Fire, Pass, Special
 from agents.policies.base import Doctrine
+from sim.actions import Action, Activate, Fire, Pass, Special
 
 
 class RandomTarget(Doctrine):

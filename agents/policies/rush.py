@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.actions import Activate
 from agents.policies.base import Doctrine
+from sim.actions import Activate
 
 
 class Rush(Doctrine):

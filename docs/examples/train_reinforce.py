@@ -30,8 +30,8 @@ import numpy as np
 from agents.encoding import flatten
 from agents.policies.learned import Learned
 from sim.env import TankGymEnv
-from sim.ratings import wilson_interval
 from sim.runner import run_battle
+from sim.tournaments.ratings import wilson_interval
 
 REWARD = {"win": 1.0, "loss": -1.0, "draw": 0.0, "kill": 0.1, "own_loss": -0.1}
 

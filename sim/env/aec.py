@@ -31,7 +31,7 @@ log; ``reset()`` without a seed draws the next battle seed from the generator th
 mask allows only one action (the default) is answered with it without asking the agent.
 
 ``render()`` (``render_mode="rgb_array"``) returns the whole board (both sides: it is for people watching) as an
-``(H, W, 3)`` uint8 array drawn by :mod:`sim.render`.
+``(H, W, 3)`` uint8 array drawn by :mod:`sim.view.render`.
 """
 from __future__ import annotations
 
@@ -45,11 +45,11 @@ from gymnasium import logger
 from gymnasium.utils import seeding
 from pettingzoo import AECEnv
 
-from agents.actions import Pass
 from agents.encoding import Encoded, Encoder
 from agents.observation import Observation
 from agents.policies.base import Policy
 from agents.policies.learned import Learned
+from sim.actions import Pass
 from sim.env import spaces as S
 from sim.events import Status
 from sim.model import BattleModel
@@ -372,7 +372,7 @@ class TankEnv(AECEnv):
         if self.render_mode is None:
             logger.warn("You are calling render method without specifying any render mode.")
             return None
-        from sim.render import board_rgb
+        from sim.view.render import board_rgb
 
         assert self.model is not None
         return board_rgb(self.model.battle, title=f"{self.spec.name}: turn {self.model.battle.turn}")

@@ -1,7 +1,7 @@
 """The rule-set interface: decisions, legality, shots, odds, outcomes, and the registry by name.
 
 A rule set drives a turn as a generator of :class:`Decision` values (DESIGN.md "The sequence of play belongs to the
-rule set"); the engine sends back each side's :class:`~agents.actions.Action`.  Odds are exact ``Fraction`` values
+rule set"); the engine sends back each side's :class:`~sim.actions.Action`.  Odds are exact ``Fraction`` values
 computed from a :class:`Shot`'s ``key`` (primitives only, cached); ``resolve`` rolls the same stages.
 
 Rule sets never import Mesa.
@@ -12,11 +12,11 @@ import importlib
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, ClassVar, Generator, Hashable, Mapping
+from typing import Any, Callable, ClassVar, Generator, Hashable, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
-from agents.actions import Action, Pass
+from sim.actions import Action, Pass
 from sim.dice import DiceSource
 
 
@@ -31,7 +31,7 @@ class Legal:
     ``contains(action)`` decides any action; ``reachable(actor)`` returns ``{state: (cost, path)}`` (a movement
     search run on demand, never a list of paths built up front); ``targets(actor)`` the target ids a shot may be
     aimed at now; ``modes`` the action modes (for ``activate``), ``specials`` the rule set's special action names;
-    ``plan_to(actor, state, then)`` turns a reachable state into a :class:`~agents.actions.Plan`.
+    ``plan_to(actor, state, then)`` turns a reachable state into a :class:`~sim.actions.Plan`.
     """
 
     contains: Callable[[Action], bool] = lambda a: isinstance(a, Pass)
@@ -116,13 +116,46 @@ class CaseError(ValueError):
     """A golden case or odds parameter set is malformed (unknown name, bad value)."""
 
 
+class VehicleError(ValueError):
+    """A vehicle record breaks its rule set's catalog schema.
+
+    ``problems`` holds ``(field path, message)`` pairs; the path is relative to the record (``armour.front``,
+    ``weapons[0].damage.keep``; ``""`` for the record as a whole).  ``vid`` names the vehicle when known."""
+
+    def __init__(self, problems: Sequence[tuple[str, str]], vid: str | None = None):
+        self.problems = tuple((str(p), str(m)) for p, m in problems)
+        self.vid = vid
+        text = "; ".join(f"{p}: {m}" if p else m for p, m in self.problems)
+        super().__init__(f"vehicle {vid}: {text}" if vid is not None else text)
+
+
+def validation_problems(exc: ValidationError, limit: int = 20) -> list[tuple[str, str]]:
+    """``(field path, message)`` pairs of a pydantic error, paths written ``a.b[0].c`` (at most ``limit``; a
+    message never repeats the input value, so an unbounded value is never echoed)."""
+    out: list[tuple[str, str]] = []
+    for e in exc.errors(include_url=False, include_context=False, include_input=False):
+        path = ""
+        for part in e["loc"]:
+            if isinstance(part, int):
+                path += f"[{part}]"
+            else:
+                text = str(part)
+                path += ("." if path else "") + (text if len(text) <= 40 else text[:37] + "...")
+        msg = str(e["msg"]).removeprefix("Value error, ")
+        out.append((path, msg if len(msg) <= 300 else msg[:297] + "..."))
+        if len(out) >= limit:
+            break
+    return out
+
+
 class Ruleset:
     """Base class of every rule set.  Subclasses set ``name``, ``Options``, ``TankExt``, ``HexExt`` and implement
     the methods below.  Instances are stateless apart from caches; one instance serves many battles.
 
     Required: ``vehicle``, ``has_turret``, ``setup``, ``play_turn``, ``reachable``, ``visible``, ``shot``, ``odds``,
     ``resolve``, ``outcome``, ``odds_from_params``, ``run_case``.  Optional: ``shot_params`` (odds parameters of a
-    shot on a board, for ``tanksim odds --scenario``), ``terrain_names``.
+    shot on a board, for ``tanksim odds --scenario``), ``terrain_names``; the search hooks ``play_activation`` and
+    ``strength``.
     """
 
     name: ClassVar[str] = ""
@@ -138,6 +171,18 @@ class Ruleset:
 
     def vehicle_ids(self) -> tuple[str, ...]:
         raise NotImplementedError
+
+    def catalog_records(self) -> Mapping[str, Mapping[str, Any]]:
+        """Every catalog vehicle as its catalog file stores it, keyed by id and without its ``id`` field: exactly
+        the form a scenario's ``vehicles:`` block takes (``tanksim catalog RULESET ID`` prints it).  The caller
+        must not change the mappings returned (copy them)."""
+        raise NotImplementedError(f"rule set {self.name!r} has no vehicle records")
+
+    def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: Any = None) -> Any:
+        """Build vehicle ``vid`` from one record in the rule set's catalog schema (a scenario's ``vehicles:``
+        entry), checked exactly as the packaged catalog is.  ``options`` are the scenario's rule-set options (or
+        ``None`` for the defaults).  Raises :class:`VehicleError` naming each bad field."""
+        raise VehicleError([("", f"rule set {self.name!r} does not take vehicle records")], vid)
 
     def has_turret(self, vehicle: Any) -> bool:
         return bool(getattr(vehicle, "turret", True))
@@ -158,6 +203,27 @@ class Ruleset:
 
     def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         raise NotImplementedError
+
+    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+                        ) -> Generator[Decision, Action | None, None]:
+        """Search hook: on ``b`` (a search copy, :mod:`sim.search`), play what the answer ``action`` to ``side``'s
+        ``activate`` decision at the current point of play starts -- the activation's own decision points
+        (moves, shots, the other side's reactions), with the rules' own dice from ``dice`` -- and stop where the
+        turn would ask for the next activation.  The caller guarantees ``action`` is legal at that decision
+        (unchecked).  The engine never calls this; ``play_turn`` is the sequence of play.
+
+        Raises ``NotImplementedError`` for a rule set without the hook (a search doctrine then plans without
+        simulating the activation)."""
+        raise NotImplementedError(f"rule set {self.name!r} has no play_activation hook")
+        yield  # pragma: no cover  (makes this a generator)
+
+    def strength(self, b: Any, tank: int, damage: int = 0) -> Fraction:
+        """Search hook: the share of its fighting strength tank ``tank`` keeps on ``b``, 0..1 (1 intact, 0 out of
+        the fight), as if it took ``damage`` more damage points (rule sets with damage points).  A planning
+        doctrine's material count; never a rule.  Default: 1 for a live tank on the board, else 0 (a hit kills or
+        does nothing that lasts)."""
+        t = b.tanks[tank]
+        return Fraction(1 if t.alive and t.hex is not None else 0)
 
     def reachable(self, b: Any, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
         return {}

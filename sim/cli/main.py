@@ -1,0 +1,380 @@
+"""The ``tanksim`` command line.
+
+``tanksim run [SCENARIO] [--seed N] [--out DIR] [--plot FILE.png] [--json] [--policy SIDE=NAME[:k=v,...]]``
+``tanksim odds RULESET name=value ... [--json]`` / ``tanksim odds --scenario FILE --shooter LABEL --target LABEL``
+``tanksim cases FILE.yaml ...`` (last line ``N passed, M failed``; exit 1 on any failure)
+``tanksim validate FILE ...``
+and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``,
+``oracle`` (:mod:`sim.cli.oracle`), ``compare-rulesets`` (:mod:`sim.cli.compare`).
+Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from sim.rules import base as rules_base
+from sim.scenario import ScenarioError
+
+#: Subcommands that live in their own modules: name -> "module:function(argv) -> int".
+EXTERNAL = {
+    "batch": "sim.cli.experiments:main",
+    "report": "sim.experiments.report:main",
+    "power": "sim.experiments.report:power_main",
+    "tournament": "sim.cli.tournaments:main",
+    "match": "sim.cli.tournaments:match_main",
+    "replay": "sim.view.replay:main",
+    "app": "sim.view.app:main",
+    "oracle": "sim.cli.oracle:main",
+    "compare-rulesets": "sim.cli.compare:main",
+}
+
+
+def parse_policy_arg(text: str) -> tuple[str, str, dict[str, str]]:
+    """``SIDE=NAME[:param=value,...]`` -> ``(side, name, params)``.  A plug-in name keeps its ``module:Class``
+    colon: parameters start after the first ``:`` that is followed by ``key=value``."""
+    if "=" not in text:
+        raise ValueError(f"--policy {text!r}: expected SIDE=NAME[:param=value,...]")
+    side, _, rest = text.partition("=")
+    name, params = rest, {}
+    parts = rest.split(":")
+    from agents.policies import BUILTIN
+
+    if parts[0] in BUILTIN and len(parts) > 1 and not any("=" in x for x in parts[1:]):
+        raise ValueError(f"--policy {text!r}: parameter {parts[1]!r} needs a value (key=value)")
+    for i in range(1, len(parts)):
+        if "=" in parts[i]:
+            name = ":".join(parts[:i])
+            for kv in ":".join(parts[i:]).split(","):
+                if kv.strip():
+                    k, sep, v = kv.partition("=")
+                    if not sep:
+                        raise ValueError(f"--policy {text!r}: parameter {kv!r} is not key=value")
+                    params[k.strip()] = v.strip()
+            break
+    return side.strip(), name.strip(), params
+
+
+def _kv(items: Sequence[str]) -> dict[str, str]:
+    out = {}
+    for it in items:
+        k, sep, v = it.partition("=")
+        if not sep:
+            raise ValueError(f"{it!r}: expected name=value")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from sim.experiments.store import write_battle
+    from sim.model import BattleModel
+    from sim.runner import BattleResult, final_state, log_rows, summarise
+    from sim.scenario import PolicySpec, load_scenario, side_index
+    from sim.view.render import picture_of, save_board, shots_of
+
+    if args.from_dir:
+        from sim.experiments.batch import rerun_from
+
+        clash = [n for n, v in (("SCENARIO", args.scenario), ("--policy", args.policy), ("--out", args.out),
+                                ("--seed", args.seed if args.seed != 0 else None)) if v]
+        if clash or not args.battle:
+            drop = f" (drop {', '.join(clash)})" if clash else ""
+            raise ValueError("--from DIR takes --battle ID (a run_key of the stored runs) and optionally --plot/--json;"
+                             f" the stored row fixes the scenario, seed and policies{drop}")
+        return rerun_from(args.from_dir, args.battle, plot=args.plot, as_json=args.json)
+    if args.battle:
+        raise ValueError("--battle goes with --from DIR")
+    spec = load_scenario(args.scenario or "default")
+    policies = {}
+    for p in args.policy or []:
+        side, name, params = parse_policy_arg(p)
+        si = side_index(spec, side)
+        if si in policies:
+            raise ValueError(f"--policy {p!r}: side {spec.sides[si].name} already has a --policy")
+        policies[si] = PolicySpec(name=name, params=params)
+    import time
+    t0 = time.perf_counter()
+    model = BattleModel(spec, args.seed, policies)
+    model.run()
+    result = BattleResult(summarise(model, time.perf_counter() - t0), log_rows(model),
+                          model.datacollector.get_model_vars_dataframe().reset_index(drop=True).to_dict("records"),
+                          final_state(model))
+    row = result.row
+    if args.out:
+        paths = write_battle(result, args.out)
+    if args.plot:
+        save_board(picture_of(model.battle, shots_of(model.battle),
+                              f"{spec.name} seed {args.seed}: {row['winner'] or 'draw'} (turn {row['turns']})"),
+                   args.plot)
+    if args.json:
+        out = {k: v for k, v in row.items() if k != "wall_s"}
+        out["points"] = json.loads(out["points"])
+        out["policies"] = json.loads(out["policies"])
+        out["winner_side"] = None if out["winner_index"] < 0 else out["winner_index"] + 1
+        print(json.dumps(out, sort_keys=True))
+        return 0
+    b = model.battle
+    print(f"{spec.name} ({b.ruleset.name}), seed {args.seed}")
+    print(f"  result:  {row['winner'] + ' wins' if row['winner'] else 'draw'} - {row['reason']}")
+    print(f"  turns:   {row['turns']} of {b.turn_limit}")
+    for si, s in enumerate(b.sides):
+        pol = model.resolved_policies[si]
+        print(f"  {s.name:<10} ({s.role}, {pol['name']}): lost {row[f'side{si + 1}_lost']} of "
+              f"{row[f'side{si + 1}_tanks']}, {row[f'side{si + 1}_alive']} fighting")
+    print(f"  shots {row['shots']}, hits {row['hits']}, kills {row['kills']}; policy faults {row['faults']}")
+    rams = sum(1 for e in b.log if e.event.kind == "RuleEvent" and e.event.name == "ram")
+    panics = sum(1 for e in b.log if e.event.kind == "RuleEvent" and e.event.name == "panic")
+    if rams or panics:
+        print(f"  rams {rams}, panics {panics}")
+    if row["deciding_shot"]:
+        print(f"  deciding shot: {row['deciding_shot']}")
+    if args.out:
+        print(f"  wrote {', '.join(str(p) for p in paths.values())}")
+    if args.plot:
+        print(f"  board picture: {args.plot}")
+    return 0
+
+
+def cmd_odds(args: argparse.Namespace) -> int:
+    if args.scenario:
+        from sim.model import build_battle
+        from sim.scenario import load_scenario
+
+        if not args.shooter or not args.target:
+            raise ValueError("--scenario needs both --shooter LABEL and --target LABEL")
+        if args.params and "=" not in args.params[0]:
+            raise ValueError(f"with --scenario the rule set comes from the scenario: drop {args.params[0]!r} "
+                             "(name=value overrides are allowed)")
+        spec = load_scenario(args.scenario)
+        b = build_battle(spec)
+        labels = {t.label: t.tank_id for t in b.tanks}
+        for lab in (args.shooter, args.target):
+            if lab not in labels:
+                raise ValueError(f"no tank labelled {lab!r}; labels: {', '.join(labels)}")
+        rs = b.ruleset
+        params = rs.shot_params(b, labels[args.shooter], labels[args.target])
+        if isinstance(params, rules_base.Illegal):
+            if args.json:
+                print(json.dumps({"ruleset": rs.name, "shot_allowed": False, "reason": str(params)}))
+            else:
+                print(f"no shot: {params}", file=sys.stderr)
+            return 1
+        params = {**params, **_kv(args.params)}
+        name = rs.name
+    else:
+        if not args.params:
+            raise ValueError("give a rule set and name=value parameters, or --scenario/--shooter/--target")
+        name, *rest = args.params
+        params = _kv(rest)
+    out = rules_base.get(name).odds_from_params(params)
+    if args.json:
+        print(json.dumps(out))
+    else:
+        for k, v in out.items():
+            if isinstance(v, dict):
+                v = ", ".join(f"{a}: {b}" for a, b in v.items())
+            print(f"{k:>18}: {v}")
+    return 0
+
+
+def cmd_cases(args: argparse.Namespace) -> int:
+    from sim.rules.cases import run_file
+
+    passed = failed = skipped = 0
+    for f in args.files:
+        try:
+            results = run_file(f)
+        except (OSError, ValueError) as exc:
+            failed += 1
+            print(f"FAIL {f}: {exc}")
+            continue
+        for r in results:
+            if r.skipped:
+                skipped += 1
+                print(f"SKIP {Path(f).name} {r.case_id}: {r.message}")
+            elif r.ok:
+                passed += 1
+            else:
+                failed += 1
+                print(f"FAIL {Path(f).name} {r.case_id}: {r.message}")
+    tail = f", {skipped} skipped" if skipped else ""
+    print(f"{passed} passed, {failed} failed{tail}")
+    return 1 if failed else 0
+
+
+def _file_kind(path: str) -> str:
+    """``experiment`` (has ``factors``), ``tournament`` (has ``entrants``) or ``scenario``."""
+    from sim.scenario import find_scenario, parse_yaml
+
+    try:
+        src, text = find_scenario(path)
+        data = parse_yaml(text, src)
+    except (OSError, ScenarioError):  # the scenario loader reports the problem properly
+        return "scenario"
+    if isinstance(data, dict) and "factors" in data:
+        return "experiment"
+    if isinstance(data, dict) and "entrants" in data:
+        return "tournament"
+    return "scenario"
+
+
+def _entrant_problems(t: object) -> list[str]:
+    """Tournament entrants' doctrines checked the way data files are (statically: nothing is imported, no
+    entrant's program is started; ``tanksim tournament`` loads them for real before the first game)."""
+    from agents.controllers import PolicyLoadError, check_policy
+
+    out = []
+    for i, e in enumerate(getattr(t, "entrants", ())):
+        if e.command:
+            continue
+        try:
+            check_policy(str(e.policy), dict(e.params))
+        except PolicyLoadError as exc:
+            out.append(f"{t.source}: entrants[{i}].policy: {exc}")
+    return out
+
+
+def _validate_one(f: str) -> str:
+    """Check one file; returns its ``ok`` line.  Raises :class:`ScenarioError`, ``ValueError`` or ``OSError``."""
+    kind = _file_kind(f)
+    if kind == "experiment":
+        from sim.experiments.design import load_experiment
+
+        load_experiment(f)
+        return f"{f}: ok (experiment)"
+    if kind == "tournament":
+        from sim.tournaments.tournament import load_tournament
+
+        t = load_tournament(f)
+        problems = _entrant_problems(t)
+        if problems:
+            raise ScenarioError(problems)
+        return f"{f}: ok (tournament, {len(getattr(t, 'entrants', []))} entrants)"
+    from sim.scenario import load_scenario
+
+    sc = load_scenario(f)
+    n = sum(len(s.tanks) for s in sc.sides)
+    return (f"{f}: ok ({sc.name}: {sc.ruleset.name}, {sc.map.size_text()} map, {n} tanks, "
+            f"turn limit {sc.effective_turn_limit()})")
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    """Validate scenario files (and experiment / tournament files, recognised by their ``factors`` /
+    ``entrants``).  Runs no code from a file: plug-in doctrines are checked statically (never imported), no
+    command is started, no entrant probed; every field a battle reads is checked."""
+    from agents.plugins import source_budget
+
+    bad = 0
+    for f in args.files:
+        try:
+            with source_budget():
+                line = _validate_one(f)
+        except (ScenarioError, ValueError, OSError) as exc:
+            bad += 1
+            print("\n".join(getattr(exc, "errors", None) or [str(exc)]), file=sys.stderr)
+            continue
+        print(line)
+    return 1 if bad else 0
+
+
+def _seed(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--seed {text!r}: expected an integer >= 0") from None
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"--seed {v}: expected an integer >= 0")
+    return v
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="tanksim", description="Agent-based tank combat: run battles, odds, cases.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("run", help="run one battle and print its result")
+    r.add_argument("scenario", nargs="?", help="scenario file or bundled name (default: the bundled default)")
+    r.add_argument("--seed", type=_seed, default=0, help="battle seed (integer >= 0)")
+    r.add_argument("--out", help="folder for battle/events/series Parquet files")
+    r.add_argument("--plot", help="draw the final board to this image file")
+    r.add_argument("--json", action="store_true", help="print the result row as JSON")
+    r.add_argument("--policy", action="append", metavar="SIDE=NAME[:k=v,...]",
+                   help="override a side's doctrine (side by name or 1/2); repeatable")
+    r.add_argument("--from", dest="from_dir", help="re-run a stored battle from a batch results folder")
+    r.add_argument("--battle", help="battle id with --from")
+    r.set_defaults(fn=cmd_run)
+
+    o = sub.add_parser("odds", help="exact odds of one shot (fractions)")
+    o.add_argument("params", nargs="*", help="RULESET name=value ...")
+    o.add_argument("--json", action="store_true")
+    o.add_argument("--scenario")
+    o.add_argument("--shooter")
+    o.add_argument("--target")
+    o.set_defaults(fn=cmd_odds)
+
+    c = sub.add_parser("cases", help="run golden case files against the engine")
+    c.add_argument("files", nargs="+")
+    c.set_defaults(fn=cmd_cases)
+
+    v = sub.add_parser("validate", help="validate scenario files")
+    v.add_argument("files", nargs="+")
+    v.set_defaults(fn=cmd_validate)
+    blurbs = {"batch": "run a doctrine experiment (many battles, resumable)",
+              "report": "what a batch says: effects, paired differences, importance, best level, with intervals",
+              "power": "battles per design point needed to detect a difference, from a pilot batch",
+              "tournament": "round robin or gauntlet between doctrines: ratings, meta-game",
+              "match": "two doctrines, side-swapped pairs until an SPRT verdict",
+              "replay": "a stored battle as a GIF", "app": "step a battle in the browser",
+              "oracle": "exact theory of a small fixed-odds engagement (absorbing Markov chain), beside simulation",
+              "compare-rulesets": "doctrines under several rule sets: interaction, Kendall tau, robust doctrine"}
+    for name in EXTERNAL:
+        sub.add_parser(name, help=f"{blurbs.get(name, '')} (see 'tanksim {name} --help')", add_help=False)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    import logging
+
+    # rule-set warnings (e.g. ASL catalog defaults) are shown with TANKSIM_LOG=WARNING (or INFO, DEBUG)
+    logging.basicConfig(level=os.environ.get("TANKSIM_LOG", "ERROR").upper(), format="%(name)s: %(message)s")
+    if argv and argv[0] in EXTERNAL:
+        mod, _, fn = EXTERNAL[argv[0]].partition(":")
+        try:
+            module = importlib.import_module(mod)
+        except ModuleNotFoundError as exc:
+            if exc.name == mod:
+                print(f"tanksim {argv[0]}: not available in this version", file=sys.stderr)
+                return 2
+            raise
+        return int(getattr(module, fn)(argv[1:]) or 0)
+    if argv and argv[0] in ("--version", "-V"):
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            print(f"tanksim {version('tanksim')}")
+        except PackageNotFoundError:
+            print("tanksim (not installed)")
+        return 0
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.fn(args) or 0)
+    except BrokenPipeError:  # e.g. `tanksim run | head`: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
+    except ScenarioError as exc:
+        print("\n".join(exc.errors), file=sys.stderr)
+        return 2
+    except (rules_base.CaseError, rules_base.UnknownRuleset, OSError, ValueError, KeyError) as exc:
+        msg = exc.args[0] if isinstance(exc, KeyError) and exc.args else exc
+        print(f"tanksim {args.command}: {msg}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

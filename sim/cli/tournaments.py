@@ -1,0 +1,256 @@
+"""``tanksim tournament`` and ``tanksim match``.
+
+``tanksim tournament FILE --out DIR [--workers N | --scheduler ADDR | --dask-local N] [--new] [--no-plots]
+[--no-progress]``: play the round robin (or, with ``format: gauntlet``, the gauntlet) of a tournament file
+(:mod:`sim.tournaments.tournament`) into ``DIR`` (resumable: run it again to finish an interrupted tournament), then
+print and save the leaderboard, head-to-head matrix, per-scenario and per-rule-set scores, the side-bias check and, for
+a round robin, the meta-game (Parquet + CSV + PNG).
+
+``tanksim match A B --scenario FILE --sprt elo0=0,elo1=20,alpha=0.05,beta=0.05 [--max-games N] [--seed S]
+[--workers N] [--isolation process] [--out DIR]``: ``A`` and ``B`` are doctrines (``NAME[:param=value,...]``,
+built-in or ``package.module:Class``).  Plays side-swapped pairs of games sharing a seed until the pentanomial
+SPRT (:mod:`sim.tournaments.sprt`; logistic Elo, or normalized Elo with ``model=normalized``) accepts H0 or H1 or the
+game limit is reached, printing the running LLR after every pair, then the Elo estimate with the leaderboard's interval
+(Bradley-Terry with virtual draws, profile likelihood) and the nElo estimate.
+
+Exit codes: 0 done (a match reached a verdict), 1 a match without a verdict within its game limit or an interrupted
+tournament, 2 bad usage or input (including entrants that cannot be loaded).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+import time
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from sim.scenario import ScenarioError
+
+
+def _executor_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workers", type=int, help="local worker processes (default: the file's, else cores)")
+    p.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
+    p.add_argument("--dask-local", type=int, metavar="N", help="start a local Dask cluster of N workers")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``tanksim tournament FILE --out DIR``; returns the exit code."""
+    from sim.tournaments import tournament as T
+
+    p = argparse.ArgumentParser(prog="tanksim tournament", description="Round-robin (or gauntlet) tournament of "
+                                                                       "doctrines.")
+    p.add_argument("file", help="tournament YAML file")
+    p.add_argument("--out", required=True, help="results folder (resumable)")
+    _executor_args(p)
+    p.add_argument("--new", action="store_true", help="accept a folder holding a different tournament")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--no-progress", action="store_true")
+    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        t = T.load_tournament(args.file)
+        games = T.schedule(t)
+        fmt = ("round robin" if t.spec.format == "round_robin" else
+               f"gauntlet of {', '.join(t.names[:t.spec.seeds])} against the field")
+        print(f"tournament {t.spec.name} ({fmt}): {len(t.entrants)} entrants, {len(t.scenarios)} scenarios "
+              f"({', '.join(f'{lab} [{sc.ruleset.name}]' for lab, sc in t.scenarios)}), "
+              f"{t.spec.games_per_pairing} games per pairing and scenario -> {len(games)} games")
+        for e in t.entrants:
+            print(f"  {e.name:<16} {e.describe()}")
+        t0 = time.perf_counter()
+        summary = T.run_tournament(t, args.out, workers=args.workers, scheduler=args.scheduler,
+                                   dask_local=args.dask_local, new=args.new, progress=not args.no_progress)
+        played = time.perf_counter() - t0
+        games_df = T.load_games(t, args.out)
+        if games_df.empty:
+            print("no games stored yet", file=sys.stderr)
+            return 1
+        res = T.analyse(t, games_df)
+        written = T.write_results(res, t, args.out, plots=not args.no_plots)
+        analysed = time.perf_counter() - t0 - played
+    except (T.TournamentError, ScenarioError) as exc:
+        print("\n".join(exc.errors), file=sys.stderr)
+        return 2
+    except (FileNotFoundError, ValueError, ImportError) as exc:
+        print(f"tanksim tournament: {exc}", file=sys.stderr)
+        return 2
+    print()
+    print(T.format_results(res, t))
+    print()
+    where = f" on {summary.executor} x {summary.workers} ({summary.rate:.2f} games/s)" if summary.played else ""
+    print(f"played {summary.played} games ({summary.stored_before} already stored) in {summary.wall_s:.1f} s"
+          + where
+          + f"; ratings and tables in {analysed:.1f} s")
+    print(f"results in {args.out}: " + ", ".join(sorted({p.name for p in written if p.suffix != '.csv'})))
+    if summary.interrupted:
+        print("interrupted: run the same command again to finish", file=sys.stderr)
+        return 1
+    return 0
+
+
+# --- match ----------------------------------------------------------------------------------------------------------
+def parse_entrant(text: str, isolation: str = "in_process", limits: dict | None = None, name: str | None = None):
+    """``NAME[:param=value,...]`` (as ``--policy``, without the side) -> :class:`sim.tournaments.tournament.Entrant`."""
+    from agents.isolation import Limits
+    from sim.cli.main import parse_policy_arg
+    from sim.tournaments.tournament import Entrant
+
+    _, pol, params = parse_policy_arg("x=" + text)
+    if not pol:
+        raise ValueError(f"{text!r}: expected a doctrine NAME[:param=value,...]")
+    lim = Limits(**(limits or {})).model_dump() if isolation == "process" else None
+    return Entrant(name or text, pol, params, None, isolation, lim)
+
+
+def _pairs(sc: Any, label: str, a: Any, b: Any, seed: int, n_pairs: int, decision_timeout_s: float,
+           battle_timeout_s: float) -> Iterator[Any]:
+    from sim.tournaments.tournament import Chunk, derive_seed, pair_games
+
+    for k in range(n_pairs):
+        g = pair_games(label, sc, a, b, k, derive_seed(seed, "match", label, k), decision_timeout_s, 2 * k)
+        yield Chunk({sc.digest(): sc}, g, battle_timeout_s, decision_timeout_s)
+
+
+def match_main(argv: Sequence[str] | None = None) -> int:
+    """``tanksim match A B --scenario FILE --sprt ...``; returns the exit code."""
+    from sim.scenario import load_scenario
+    from sim.tournaments import ratings as R
+    from sim.tournaments import sprt as S
+    from sim.tournaments import tournament as T
+
+    p = argparse.ArgumentParser(prog="tanksim match", description="SPRT match between two doctrines on mirrored "
+                                                                  "game pairs.")
+    p.add_argument("a", help="entrant A: NAME[:param=value,...]")
+    p.add_argument("b", help="entrant B: NAME[:param=value,...]")
+    p.add_argument("--scenario", required=True, help="scenario file or bundled name")
+    p.add_argument("--sprt", default="elo0=0,elo1=20,alpha=0.05,beta=0.05",
+                   help="elo0=..,elo1=..,alpha=..,beta=..[,model=normalized] (Elo of A over B: logistic Elo, "
+                        "or normalized Elo with model=normalized)")
+    p.add_argument("--max-games", type=int, default=2000, help="game limit (pairs = games / 2)")
+    p.add_argument("--seed", type=int, default=0, help="root seed")
+    p.add_argument("--isolation", choices=("in_process", "process"), default="in_process")
+    p.add_argument("--decision-timeout", type=float, default=30.0, help="seconds per decision (0 = off)")
+    p.add_argument("--battle-timeout", type=float, default=600.0, help="watchdog seconds per battle (0 = off)")
+    p.add_argument("--out", help="folder for the match's games (Parquet + CSV) and summary JSON")
+    p.add_argument("--quiet", action="store_true", help="print only the verdict")
+    _executor_args(p)
+    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    try:
+        test = S.SequentialTest(S.parse_sprt(args.sprt))
+        if args.max_games < 2:
+            raise ValueError(f"--max-games {args.max_games}: expected at least 2 (one pair)")
+        sc = load_scenario(args.scenario)
+        na, nb = (args.a, args.b) if args.a != args.b else (f"{args.a} (A)", f"{args.b} (B)")
+        a = parse_entrant(args.a, args.isolation, name=na)
+        b = parse_entrant(args.b, args.isolation, name=nb)
+        problems = T.check_entrants([a, b])
+        if problems:
+            raise T.EntrantLoadFailure(problems)
+    except (T.TournamentError, ScenarioError) as exc:
+        print("\n".join(exc.errors), file=sys.stderr)
+        return 2
+    except (FileNotFoundError, ValueError, KeyError) as exc:
+        print(f"tanksim match: {exc.args[0] if isinstance(exc, KeyError) and exc.args else exc}", file=sys.stderr)
+        return 2
+    lo, hi = test.sprt.bounds
+    n_pairs = args.max_games // 2
+    if args.max_games % 2:
+        print(f"tanksim match: --max-games {args.max_games} is odd; games are played in mirrored pairs, so it is "
+              f"rounded down to {n_pairs} pairs ({2 * n_pairs} games)", file=sys.stderr)
+    print(f"match {na} v {nb} on {sc.name} [{sc.ruleset.name}]: SPRT {test.sprt.text()}, LLR bounds "
+          f"({lo:.3f}, {hi:.3f}), at most {n_pairs} pairs ({2 * n_pairs} games)")
+    t0 = time.perf_counter()
+    results: dict[int, list[dict]] = {}
+    games: list[dict] = []
+    cursor = 0
+    skipped = 0
+    info: dict[str, Any] = {}
+    gen = T.run_chunks(_pairs(sc, sc.name, a, b, args.seed, n_pairs, args.decision_timeout, args.battle_timeout),
+                       workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local, pool_info=info)
+    try:
+        for chunk, rows in gen:
+            results[chunk.games[0].rep] = sorted(rows, key=lambda r: r["leg"])
+            while cursor in results:
+                g1, g2 = results.pop(cursor)
+                cursor += 1
+                games += [g1, g2]
+                if g1["status"] != "ok" or g2["status"] != "ok":
+                    skipped += 1
+                    bad = g1 if g1["status"] != "ok" else g2
+                    print(f"pair {cursor:4d}: not scored ({bad['status']}: {bad.get('error')})")
+                    continue
+                s = g1["score1"] + (1 - g2["score1"])
+                test.add(s)
+                if not args.quiet:
+                    marks = "".join("WDL"[int(2 - 2 * x)] for x in (g1["score1"], 1 - g2["score1"]))
+                    print(f"pair {cursor:4d}: {na} {s:.1f}/2 ({marks})  ptnml {test.counts}  LLR {test.llr:+.3f}  "
+                          f"({lo:+.3f}, {hi:+.3f})", flush=True)
+                if test.result:
+                    break
+            if test.result or cursor >= n_pairs:
+                break
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+    finally:
+        gen.close()
+    wall = time.perf_counter() - t0
+    elo, elo_lo, elo_hi = S.elo_estimate(test.counts)
+    nelo, nelo_lo, nelo_hi = S.nelo_estimate(test.counts)
+    n_games = 2 * test.pairs
+    score = (sum(i * c for i, c in enumerate(test.counts)) / 4 / test.pairs) if test.pairs else float("nan")
+    print(f"{test.pairs} pairs ({n_games} games{f', {skipped} pairs not scored' if skipped else ''}) in {wall:.1f} s "
+          f"on {info.get('kind', '?')} x {info.get('workers', '?')}: {na} scored {score:.3f}, pentanomial "
+          f"{test.counts}, LLR {test.llr:+.3f}")
+    print(f"  Elo {_elo(elo)} [{_elo(elo_lo)}, {_elo(elo_hi)}] (95 %: Bradley-Terry with {R.PRIOR_DRAWS:g} virtual "
+          f"draws, profile likelihood -- the leaderboard's method); nElo "
+          + (f"{_elo(nelo)} [{_elo(nelo_lo)}, {_elo(nelo_hi)}]" if not math.isnan(nelo) else
+             "undefined (every pair scored the same: no variance)"))
+    e = test.sprt
+    u = e.unit
+    if test.result == "H1":
+        print(f"verdict: H1 accepted -- {na} is stronger than {nb} ({u} {e.elo1:g} over {u} {e.elo0:g}, "
+              f"alpha {e.alpha:g}, beta {e.beta:g})")
+    elif test.result == "H0":
+        print(f"verdict: H0 accepted -- {na} is not {e.elo1:g} {u} stronger than {nb} ({u} {e.elo0:g} over "
+              f"{u} {e.elo1:g}, alpha {e.alpha:g}, beta {e.beta:g})")
+    else:
+        print(f"verdict: none -- the LLR {test.llr:+.3f} stayed inside ({lo:+.3f}, {hi:+.3f}) within "
+              f"{n_games} games")
+    if args.out:
+        _write_match(Path(args.out), games, {"a": na, "b": nb, "scenario": sc.name, "ruleset": sc.ruleset.name,
+                                             "sprt": e.text(), "bounds": [lo, hi], "pairs": test.pairs,
+                                             "pentanomial": test.counts, "llr": test.llr, "verdict": test.result,
+                                             "elo": [elo, elo_lo, elo_hi], "nelo": [nelo, nelo_lo, nelo_hi],
+                                             "model": e.model, "wall_s": wall})
+        print(f"games and summary in {args.out}")
+    return 0 if test.result else 1
+
+
+def _elo(x: float) -> str:
+    return "nan" if math.isnan(x) else f"{x + 0.0:+.0f}"   # + 0.0: no "-0"
+
+
+def _write_match(out: Path, games: list[dict], summary: dict) -> None:
+    import pyarrow as pa
+
+    from sim.tournaments.tournament import GAME_SCHEMA
+
+    out.mkdir(parents=True, exist_ok=True)
+    table = pa.Table.from_pylist(games, schema=GAME_SCHEMA)
+    import pyarrow.parquet as pq
+
+    pq.write_table(table, out / "match_games.parquet")
+    table.to_pandas().to_csv(out / "match_games.csv", index=False)
+    def plain(x: Any) -> Any:   # NaN (an undefined estimate) -> null: strict JSON
+        if isinstance(x, float) and math.isnan(x):
+            return None
+        return [plain(v) for v in x] if isinstance(x, list | tuple) else x
+
+    summary = {k: plain(v) for k, v in summary.items()}
+    (out / "match.json").write_text(json.dumps(summary, indent=1, default=str), encoding="utf-8")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

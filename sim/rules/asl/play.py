@@ -1,0 +1,1394 @@
+"""Rule set ``asl``: ASL Chapter C ordnance fired by fully-tracked, closed-topped AFVs at AFVs (docs/rules/asl.md).
+
+Scope (asl.md 1): main-armament AP, APCR, APDS, HEAT and HE against the Vehicle Target Type; To Hit (C3, C4, the
+TH DRM of 6.3), critical, improbable and Multiple Hits, ROF, malfunction, special-ammo depletion, acquisition, hit
+location and Target Facing on the hex grid, hull-down, the To Kill tables with Cases A, C and D, the AFV
+Destruction Table's Direct Fire column, Shock, Immobilization, wrecks, crew checks, and a simplified sequence of
+play.  Out of scope, and rejected or ignored: Infantry, Guns, SW, LATW, MG/ATR/IFE armament, unarmored,
+open-topped and partially armored vehicles (rejected at catalog load), CE crews, mines, DC, aircraft, FT/MOL,
+OBA, SMOKE/WP, canister, Intensive Fire, Gun Duels, Deliberate Immobilization, Bore Sighting, concealment/HIP,
+Armor Leaders, elevation (hull-down comes only from the scenario), Bypass, ESB, Platoon Movement, OVR, night,
+weather.
+
+The exact math lives in :mod:`sim.rules.asl.odds` (staged odds and the dice resolution sharing its stage
+functions) and the chart data in :mod:`sim.rules.asl.tables`.  This module holds the :class:`ASL` rule-set object:
+catalog, options, golden cases and play; the geometry (Target Facing, CA, hull-down) is in :mod:`sim.rules.asl.sight`.
+
+Decision points yielded by :meth:`ASL.play_turn` (one Game Turn = two Player Turns, asl.md 4):
+
+* ``activate`` (PFPh) -- the ATTACKER's AFVs not in Motion with a target; modes ``fire`` / ``hold``.  ``fire`` is
+  followed by ``fire`` / ``fire_again`` decisions for that AFV while it keeps ROF; an AFV that Prep Fires may not
+  move.  Default: the first actor holds.
+* ``activate`` (MPh) -- the ATTACKER's AFVs that may move (an Immobilized one only if it has a turret to turn);
+  modes ``move_and_fire`` (may Bounding First Fire), ``move``, ``hold`` (a vehicle in Motion that holds still
+  spends a Stop MP).
+* ``move_step`` -- one MP expenditure of the mover: ``Step`` (front hex; a rear hex is a Reverse), ``Pivot`` (one
+  hexspine), ``Fire`` (Bounding First Fire, after an automatic Stop MP if Non-Stopped), ``Special`` ``stop``,
+  ``delay`` (both with an optional ``turret_facing``), ``motion_fire``, ``end_move`` (``status: motion`` to stay
+  in Motion, legal only as D2.4 allows), or ``Pass``.  Context ``mp`` is the MP left in **half MPs** (so are
+  :meth:`ASL.reachable` costs, which include the Start and a final Stop); ``interrupted`` is True after the mover
+  was fired at; ``mobile`` is False for an Immobilized mover (Delay and Bounding First Fire only);
+  ``can_motion`` says whether Motion may be declared now.
+* ``react`` -- after every MP expenditure, the DEFENDER's AFVs that may Defensive First Fire at the mover
+  (``Fire(actor, mover)``, one shot per decision, in the order the side chooses) or ``Pass``.
+* ``fire`` / ``fire_again`` (DFPh for the DEFENDER, AFPh for the ATTACKER, one shot there) -- per AFV in id
+  order; ``Fire(actor, target, ammo=...)`` (``None`` = AP, ``"best"`` = highest exact kill odds) or ``Pass``.
+
+Not modelled in play (no in-scope cause or out of scope): Stun and Recall (the states exist), exits across board
+edges, Reverse in :meth:`ASL.reachable` (single ``Step`` only), the end-of-move ``end_facing`` of a plan.
+
+DECISIONS where asl.md is silent (also in the README, "Rules decisions"; audit: docs/rules/asl_audit.md):
+
+* Bounding First Fire is allowed before the mover's first MP (section 4: "at any point of its move"); it is Case C
+  with C2 (0 MP spent in the target's LOS) and must be within the current CA; after any MP expenditure the TCA may
+  be set with that MP (D3.12), so a later BFF shot may turn the turret at no Case A.
+* Acquisition (6.5): a VCA change carries the turret with it (the TCA keeps its angle to the hull), so it is a CA
+  change; a CA change in the MPh (VCA change, or a TCA set with a Delay or Stop MP) loses the Acquisition at the
+  end of the mover's MPh unless the AFV fired at the acquired target after it (only a stabilized gun's BFF can).
+  LOS to the acquired target is re-checked after every hex entered, every kill or abandonment, the RPh and the
+  start of each Player Turn (a new wreck, an AFV that stops being a moving target, the target moving).  The free
+  CA change at the end of a side's last fire phase keeps the CA of an AFV that holds an Acquisition on a live
+  target in its LOS (turning would lose it).
+* Motion (D2.4) may be declared only by a Non-Stopped mover that spent at least one MP and cannot afford a hex it
+  could enter next: a front hex (forward) or a rear hex (in Reverse) that is on the map, holds no enemy AFV and
+  costs more than the MP left.  Otherwise ``end_move`` with ``status: motion`` is illegal and the move ends with a
+  Stop MP.
+* An Immobilized turreted AFV takes part in the MPh: no Start, VCA or hex MP, but Delay MPs to turn its turret and
+  Bounding First Fire; an Immobilized NT AFV is not activated.  A bogged AFV still ends its MPh (D8.21).
+* The Start of a switch between forward and Reverse is a Start MP like any other: a red-MP AFV rolls its
+  mechanical reliability DR (D2.51).
+* An AFPh shot by an AFV that Bounding First Fired (and kept ROF) is Case C, or C4 in Motion, even if it entered
+  no new hex (D3.32).
+"""
+from __future__ import annotations
+
+import weakref
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any, Generator, Hashable, Literal, Mapping
+
+from pydantic import Field, field_validator
+
+from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
+from sim.battle import Battle, HypoView
+from sim.dice import DiceSource, FixedDice
+from sim.events import (
+    Activated,
+    BattleStateSet,
+    Moved,
+    Pivoted,
+    RuleEvent,
+    ShotResolved,
+    Status,
+    StatusChanged,
+    TankStateSet,
+    TurretTurned,
+)
+from sim.hexgrid import Hex, as_hex, bounded_dijkstra, distance, hex_line
+from sim.rules.asl import tables as asl_tables
+from sim.rules.asl.odds import DEFAULT_PREFERENCE, ShotKey, odds_json, parse_params, resolve_key, shot_odds
+from sim.rules.asl.sight import ca_turns, geometry_case, hull_down_hexsides, target_face, turn_vertex
+from sim.rules.base import (
+    CaseError,
+    Decision,
+    Hypo,
+    Illegal,
+    Legal,
+    Odds,
+    Outcome,
+    Ruleset,
+    RulesOptions,
+    Shot,
+    fraction_str,
+)
+from sim.victory import draw, standard_outcome
+
+# ==============================================================================================================
+# Options (asl.md 12)
+# ==============================================================================================================
+
+class Options(RulesOptions):
+    """Scenario ``ruleset_options`` of asl.md section 12, with their defaults.
+
+    ``first_side`` (side index ATTACKER in the first Player Turn; ``None`` = the scenario's), ``elite`` per side
+    (+1 Depletion, C8.2) and ``date`` (scenario date ``"YYYY"`` or ``"YYYY-MM"`` for the Depletion schedule,
+    DECISION: the spec names a scenario date but no field; default ``"1941"``) complete the list.
+    """
+
+    hex_size_m: int = 40
+    first_side: int | None = None
+    crew_status: Literal["bu"] = "bu"
+    final_fire_after_first: Literal["none"] = "none"
+    obstacle_entry: Literal["bog", "forbidden"] = "bog"
+    mechanical_reliability: bool = True
+    same_hex_entry: bool = False
+    burning_wreck_los: Literal["block", "hinder"] = "block"
+    case_r_visibility: Literal["ignore"] = "ignore"
+    case_d_calibre_rows: Literal["chart"] = "chart"
+    case_d_na: Literal["no_tk_dr"] = "no_tk_dr"
+    multiple_hits: bool = True
+    multiple_hit_preference: tuple[str, ...] = DEFAULT_PREFERENCE
+    multiple_hits_from_original_2: Literal[False] = False
+    malfunction: bool = True
+    red_cs_burn_needs_kill: bool = True
+    crew_checks: bool = True
+    missing_data: Literal["defaults_with_warning", "strict"] = "defaults_with_warning"
+    depletion_schedule: Literal["last_entry_continues"] = "last_entry_continues"
+    elite: tuple[bool, ...] = (False, False)
+    date: str = "1941"
+
+    @field_validator("multiple_hit_preference")
+    @classmethod
+    def _order(cls, v: tuple[str, ...]) -> tuple[str, ...]:
+        if sorted(v) != sorted(DEFAULT_PREFERENCE):
+            raise ValueError(f"multiple_hit_preference must order exactly {', '.join(DEFAULT_PREFERENCE)}")
+        return tuple(v)
+
+    @field_validator("date")
+    @classmethod
+    def _date(cls, v: str) -> str:
+        asl_tables._date_key(v)
+        return str(v)
+
+
+#: Per battle: (battle version, {(hex, hex): LOS answer}) -- LOS changes only with an event.
+_LOS_MEMO: "weakref.WeakKeyDictionary[Battle, tuple[int, dict]]" = weakref.WeakKeyDictionary()
+
+
+@lru_cache(maxsize=65_536)
+def _key_of(items: tuple[tuple[str, Any], ...]) -> ShotKey:
+    """:func:`~sim.rules.asl.odds.parse_params` of a board shot's parameters, cached (play asks for the same
+    shots many times); raises :class:`~sim.rules.base.CaseError` like it."""
+    return parse_params(dict(items))
+
+
+# ==============================================================================================================
+# Scenario blocks and per-tank state
+# ==============================================================================================================
+
+class TankExt(RulesOptions):
+    """Per-tank scenario block (``rules:``).  ``hull_down``: hexside directions (0..5, absolute) the AFV is
+    hull-down behind; it applies while the AFV stays in its set-up hex (D4.2; asl.md 7: hull-down comes only from
+    the scenario; DECISION: it ends when the AFV leaves that hex).  ``turret_facing``: TCA vertex at set-up
+    (default = VCA).  ``motion``: the AFV begins the battle in Motion (D2.4)."""
+
+    hull_down: tuple[int, ...] = ()
+    turret_facing: int | None = Field(None, ge=0, le=5)
+    motion: bool = False
+
+    @field_validator("hull_down")
+    @classmethod
+    def _sides(cls, v: tuple[int, ...]) -> tuple[int, ...]:
+        if any(not 0 <= k <= 5 for k in v):
+            raise ValueError("hull_down lists hexside directions 0..5")
+        return tuple(sorted(set(v)))
+
+
+def target_state_of(t: Any) -> str:
+    """Target status for To Hit (asl.md 5.2, C.8): ``moving`` (Non-Stopped or in Motion), ``stopped`` (moving
+    this Player Turn but spent a Stop MP since its last Start) or ``stationary``."""
+    rs = t.rules_state
+    if rs.get("motion"):
+        return "moving"
+    if rs.get("moved"):
+        return "moving" if rs.get("started") else "stopped"
+    return "stationary"
+
+
+def able_to_fire(t: Any) -> str | None:
+    """Why the AFV cannot fire its MA now (asl.md 6.1, 9.1), or ``None``."""
+    rs = t.rules_state
+    if not t.alive or t.hex is None:
+        return "not a live AFV"
+    if rs.get("abandoned"):
+        return "abandoned"
+    if rs.get("shocked") or rs.get("uk"):
+        return "shocked"
+    if rs.get("stunned"):
+        return "stunned"
+    if rs.get("recall"):
+        return "recalled"
+    if rs.get("ma", "ok") != "ok":
+        return f"MA {rs.get('ma')}"
+    return None
+
+
+HALF = 2                      #: half-MP units per MP: movement counts in half MPs (asl.md 5.1)
+MOVE_MODES = ("move_and_fire", "move", "hold")
+PREP_MODES = ("fire", "hold")
+MAX_SHOTS_PER_PHASE = 12      #: safety cap on ROF chains of one AFV in one phase (DECISION; ROF <= 3 in the data)
+_J1_WINDOW = 3 * HALF         #: C6.11: MP in LOS up to which J1/J2 apply
+_J_USE = 7                    #: C6.17 decision: a plain-J DFF shot uses 3.5 MP
+
+
+# ==============================================================================================================
+# The rule set
+# ==============================================================================================================
+
+_OUTCOME_KEYS = ("result", "hit", "location", "face", "critical", "improbable", "multiple", "second_location",
+                 "second_result", "final_th_dr", "modified_th", "drm", "final_tk", "fired", "rof_again",
+                 "malfunction", "special_ammo_left", "crew_survives", "abandoned", "ntc_shocked")
+
+
+class ASL(Ruleset):
+    """The ``asl`` rule set (asl.md).  Stateless apart from caches; one instance serves many battles."""
+
+    name = "asl"
+    Options = Options
+    TankExt = TankExt
+
+    # --- catalog ---------------------------------------------------------------------------------------------
+    def vehicle(self, vid: str) -> asl_tables.Vehicle:
+        """The catalog record ``vid`` (``sim_vehicles``, missing data defaulted with a warning, asl.md 3.2);
+        raises ``KeyError`` for an unknown id."""
+        try:
+            return asl_tables.catalog()[vid]
+        except KeyError:
+            raise KeyError(f"unknown asl vehicle {vid!r}; known: {', '.join(self.vehicle_ids())}") from None
+
+    def vehicle_ids(self) -> tuple[str, ...]:
+        return tuple(asl_tables.catalog())
+
+    def catalog_records(self) -> dict[str, dict[str, Any]]:
+        """The ``sim_vehicles`` records of ``asl_ordnance.yaml`` keyed by id (asl.md 3.2)."""
+        return asl_tables.catalog_records()
+
+    def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: Any = None) -> asl_tables.Vehicle:
+        """A record in the ``sim_vehicles`` schema (asl.md 3.2; :class:`~sim.rules.asl.tables.VehicleRecord`),
+        nulls filled by the options' ``missing_data`` rule (``strict``: any null is an error)."""
+        strict = getattr(options, "missing_data", "defaults_with_warning") == "strict"
+        return asl_tables.vehicle_from_record(vid, record, strict=strict)
+
+    def has_turret(self, vehicle: Any) -> bool:
+        """True unless the vehicle is NT (D1.31)."""
+        return getattr(vehicle, "turret_type", "T") != "NT"
+
+    # --- odds command and golden cases ------------------------------------------------------------------------
+    def odds_from_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``tanksim odds asl name=value ...``: the JSON object of asl.md 10.2 (fractions as strings).
+
+        Raises :class:`~sim.rules.base.CaseError` for unknown names or malformed values."""
+        return odds_json(parse_params(params))
+
+    def run_case(self, case: Mapping[str, Any]) -> dict[str, Any]:
+        """Evaluate one golden case of kind ``odds``, ``outcome`` or ``geometry`` (asl.md 11)."""
+        kind = case.get("kind")
+        given = dict(case.get("given") or {})
+        if kind == "odds":
+            return self.odds_from_params(given)
+        if kind == "outcome":
+            if "dice" not in given:
+                raise CaseError("an outcome case needs given.dice")
+            dice = FixedDice([int(x) for x in given.pop("dice")])
+            res = resolve_key(parse_params(given), dice)
+            dice.check_done()
+            return {k: res[k] for k in _OUTCOME_KEYS}
+        if kind == "geometry":
+            return geometry_case(given)
+        raise CaseError(f"unknown case kind {kind!r}; expected odds, outcome or geometry")
+
+    # --- scenario blocks, terrain ------------------------------------------------------------------------------
+    def terrain_names(self, options: Any = None) -> tuple[str, ...]:  # type: ignore[override]
+        """Terrain classes of ``sim_terrain``: open, road, woods, building, stone_building (asl.md 5.1)."""
+        return tuple(asl_tables.terrain_tables().classes)
+
+    def default_turn_limit(self, options: Any) -> int:
+        return 10
+
+    def terrain(self, b: Any, h: tuple[int, int]) -> asl_tables.Terrain:
+        """The ``sim_terrain`` class of hex ``h`` (on the map; raises ``KeyError`` off it)."""
+        return asl_tables.terrain_tables().classes[b.map.terrain(h)]
+
+    def sight_terrain(self, b: Any, h: tuple[int, int]) -> asl_tables.Terrain:
+        """The ``sim_terrain`` class of hex ``h`` as LOS and hindrance read it: a cell off the map is ``open``
+        (CONVENTIONS.md "Lines"), so it never blocks or hinders and asking about it is never an error."""
+        return asl_tables.terrain_tables().classes[b.map.sight_terrain(h)]
+
+    def passable(self, b: Any, h: Hex) -> bool:
+        """Whether a vehicle may ever enter ``h`` (static: on the map; woods/buildings unless
+        ``obstacle_entry: forbidden``)."""
+        return h in b.map and (b.options.obstacle_entry == "bog" or not self.terrain(b, h).obstacle)
+
+    # --- set-up ------------------------------------------------------------------------------------------------
+    def setup(self, b: Any) -> None:
+        """Initial rule-set state of every AFV (no dice, no events).  ``missing_data: strict`` re-reads each
+        record without defaults and raises :class:`~sim.rules.asl.tables.CatalogError` on a null."""
+        opts = b.options
+        for t in b.tanks:
+            if opts.missing_data == "strict":
+                rec = t.vehicle.record or asl_tables.raw_vehicle(t.vehicle_id)
+                asl_tables.vehicle_from_record(t.vehicle_id, rec, strict=True)
+            ext = dict(t.ext or {})
+            veh = t.vehicle
+            if not self.has_turret(veh):
+                t.turret_facing = None
+            elif ext.get("turret_facing") is not None:
+                t.turret_facing = int(ext["turret_facing"])
+            elite = bool(opts.elite[t.side]) if t.side < len(opts.elite) else False
+            ammo = []
+            for a in veh.ammo_types():
+                if a in ("AP", "HE"):
+                    continue
+                n = veh.depletion_number(a, opts.date, elite)
+                if n is not None:
+                    ammo.append((a, n))
+            motion = bool(ext.get("motion", False))
+            hd = tuple(ext.get("hull_down", ()))
+            init = dict(motion=motion, moved=motion, entered=False, started=False, fire=None, prep_fired=False,
+                        bff_fired=False, afph_fired=False, acq=None, ammo_left=tuple(ammo), immobilized=False,
+                        bogged=False, mired=False, shocked=False, uk=False, stunned=False, stun_new=False,
+                        plus1=False, recall=False, ma="ok", wreck=None, abandoned=False, hull_down=hd,
+                        hd_hex=(t.hex.q, t.hex.r) if hd and t.hex is not None else None)
+            for k, v in init.items():
+                t.rules_state.setdefault(k, v)
+
+    # --- small helpers -----------------------------------------------------------------------------------------
+    @staticmethod
+    def _set(b: Any, tid: int, key: str, value: Any) -> None:
+        if b.tanks[tid].rules_state.get(key) != value:
+            b.emit(TankStateSet(tid, key, value))
+
+    @staticmethod
+    def _bset(b: Any, key: str, value: Any) -> None:
+        if b.rules_state.get(key) != value:
+            b.emit(BattleStateSet(key, value))
+
+    def _first_side(self, b: Any) -> int:
+        if b.options.first_side is not None:
+            return int(b.options.first_side)
+        for i, s in enumerate(b.sides):
+            if s.role == "attacker":
+                return i
+        return 0
+
+    # --- sight (asl.md 6.1) ---------------------------------------------------------------------------------------
+    def los(self, b: Any, a: tuple[int, int], c: tuple[int, int]) -> tuple[bool, int]:
+        """``(clear, hindrance)`` between two hexes: woods and buildings between them block (B.10); a burning
+        wreck blocks (``burning_wreck_los: block``) or adds +2; Case R (D9.4) +1 per intermediate hex holding a
+        non-burning wreck, an abandoned AFV or an AFV not subject to Case J; a total of 6 blocks.  Cells of the line
+        that are off the map (a ragged board edge) are open ground: they neither block nor hinder (CONVENTIONS.md
+        "Lines"); occupants of such a cell are none.
+
+        DECISION: the hex line is traced from the lower to the higher hex name, so LOS is symmetric."""
+        a, c = as_hex(a), as_hex(c)
+        if a == c:
+            return True, 0
+        p, q = (a, c) if a <= c else (c, a)
+        memo: dict | None = None
+        if type(b) is Battle:   # the answer depends on the board only, so it holds until the next event
+            ent = _LOS_MEMO.get(b)
+            if ent is None or ent[0] != b.version:
+                ent = _LOS_MEMO[b] = (b.version, {})
+            memo = ent[1]
+            got = memo.get((p, q))
+            if got is not None:
+                return got
+        res = self._los(b, p, q)
+        if memo is not None:
+            memo[(p, q)] = res
+        return res
+
+    def _los(self, b: Any, p: Hex, q: Hex) -> tuple[bool, int]:
+        line = hex_line(p, q)[1:-1]
+        if b.map.terrain_cached(("asl_los_terrain", p, q),
+                                lambda: any(self.sight_terrain(b, h).obstacle for h in line)):
+            return False, 0
+        hind = 0
+        for h in line:
+            for tid in b.occupants(h):
+                o = b.tank(tid)
+                if o.status == Status.DESTROYED:
+                    if o.rules_state.get("wreck") == "burning":
+                        if b.options.burning_wreck_los == "block":
+                            return False, hind
+                        hind += 2
+                    else:
+                        hind += 1
+                elif o.status == Status.INCAPACITATED:
+                    hind += 1
+                elif o.alive and target_state_of(o) == "stationary":
+                    hind += 1
+        return (hind < 6), hind
+
+    # --- shots (asl.md 6) ---------------------------------------------------------------------------------------
+    def _shot_kind(self, b: Any, shooter: int) -> str:
+        phase = b.rules_state.get("phase")
+        if phase == "MPh":
+            if b.rules_state.get("mover") == shooter:
+                return "bounding_first"
+            return "defensive_first" if b.tank(shooter).side != b.rules_state.get("attacker") else "none"
+        return {"PFPh": "prep", "DFPh": "final", "AFPh": "advancing"}.get(phase, "none")
+
+    def shot(self, b: Any, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
+             ) -> Shot | Illegal:
+        """The shot ``shooter`` -> ``target`` now (asl.md 6.1), or from the hypothetical ``as_if`` position, as a
+        :class:`~sim.rules.base.Shot` whose ``key`` is the :class:`~sim.rules.asl.odds.ShotKey`; or why not.
+
+        The phase context (Prep, Defensive First, Bounding First, Final, Advancing Fire) comes from the battle's
+        ``phase`` / ``mover`` state; the fire-marker limits of section 4 are the sequence of play's business.
+        ``fire.ammo``: ``None`` = AP (C8.1), a type name, or ``"best"`` (DECISION: the available type with the
+        highest exact kill odds, AP first on a tie).  ``as_if.moved`` makes it an AFPh shot after moving."""
+        if as_if is not None:
+            view = HypoView(b, shooter, as_hex(as_if.hex), int(as_if.facing))
+            return self._shot(view, shooter, target, fire, "hypo_moved" if as_if.moved else None)
+        return self._shot(b, shooter, target, fire, None)
+
+    def _shot(self, b: Any, shooter: int, target: Any, fire: Action | None, kind: str | None) -> Shot | Illegal:
+        if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < len(b.tanks):
+            return Illegal("target is not an AFV")
+        s, t = b.tank(shooter), b.tank(target)
+        if t.side == s.side:
+            return Illegal("target is a friendly AFV")
+        if not t.alive or t.hex is None:
+            return Illegal("target is not a live AFV (wreck, abandoned or gone)")
+        why = able_to_fire(s)
+        if why:
+            return Illegal(f"firer cannot fire: {why}")
+        ammo = fire.ammo if isinstance(fire, Fire) and fire.ammo else "AP"
+        if ammo == "best":
+            best = None
+            for a in s.vehicle.ammo_types():
+                sh = self._shot(b, shooter, target, Fire(shooter, target, (), a), kind)
+                if isinstance(sh, Shot):
+                    pk = shot_odds(sh.key)["p_kill"]
+                    if best is None or pk > best[0]:
+                        best = (pk, sh)
+            return best[1] if best else Illegal("no ammunition can be fired")
+        clear, hind = self.los(b, s.hex, t.hex)
+        if not clear:
+            return Illegal("no LOS")
+        kind = kind or self._shot_kind(b, shooter)
+        veh, tv = s.vehicle, t.vehicle
+        if ammo not in veh.tk_key:
+            return Illegal(f"{veh.name} cannot fire {ammo}")
+        left = dict(s.rules_state.get("ammo_left", ()))
+        depletion = None
+        if ammo not in ("AP", "HE"):
+            if ammo not in left:
+                return Illegal(f"no {ammo} aboard")
+            depletion = left[ammo]
+        rng = distance(s.hex, t.hex)
+        rs = s.rules_state
+        turret = self.has_turret(veh)
+        vertex = s.turret_facing if turret and s.turret_facing is not None else s.facing
+        turns = 0 if rng == 0 else ca_turns(s.hex, vertex, t.hex)
+        turn_to = pivot_to = None
+        ca_change = 0
+        if turns:
+            new_vertex = turn_vertex(s.hex, vertex, t.hex)
+            if kind == "bounding_first":
+                if turret and b.rules_state.get("free_turn"):
+                    turn_to = new_vertex
+                else:
+                    return Illegal("target outside the current CA: Bounding First Fire pays no Case A (C5.13)")
+            elif turret:
+                turn_to, ca_change = new_vertex, turns
+            else:
+                if rs.get("immobilized") or rs.get("bogged"):
+                    return Illegal("an NT firer cannot pivot while immobilized or bogged (D8.1)")
+                pivot_to, ca_change = new_vertex, turns
+        if kind == "bounding_first":
+            fm = "motion" if rs.get("started") else "bounding_first"
+        elif kind == "advancing":
+            # Case B, or Case C after entering a new hex or after Bounding First Fire with ROF kept (D3.32)
+            moved = rs.get("entered") or rs.get("bff_fired")
+            fm = "motion" if rs.get("motion") else ("bounding_afph" if moved else "afph")
+        elif kind == "hypo_moved":
+            fm = "bounding_afph"
+        else:
+            fm = "motion" if rs.get("motion") else "none"
+        opts = b.options
+        af = tv.af
+        tstate = target_state_of(t)
+        trs = t.rules_state
+        acq = rs.get("acq")
+        if fm in ("bounding_first", "motion") and not veh.gyro:
+            acq = None          # a Bounding First or Motion shot does not use Acquisition (C6.55)
+        try:
+            basic = asl_tables.to_kill_tables().basic_tk_by_key(ammo, veh.tk_key[ammo])
+        except asl_tables.TableError as exc:
+            return Illegal(str(exc))
+        p: dict[str, Any] = dict(
+            gun=veh.gun, colour=veh.th_colour, ammo=ammo, basic_tk=basic, range_hexes=rng,
+            turret_type=veh.turret_type, ca_change=ca_change, firer_obstacle=self.terrain(b, s.hex).obstacle,
+            firer_moved=fm, gyro=veh.gyro, bu=True, firer_plus1=bool(rs.get("plus1")), target_state=tstate,
+            acquisition=acq[1] if acq and acq[0] == target else 0, size=tv.size, tem=self.terrain(b, t.hex).tem,
+            hindrance=hind, af_hull_front=af["hull_front"], af_hull_side=af["hull_side"],
+            af_turret_front=af["turret_front"], af_turret_side=af["turret_side"], rof=veh.rof,
+            breakdown=veh.breakdown, multiple_hits=opts.multiple_hits, cs_red=tv.cs_red,
+            target_plus1=bool(trs.get("plus1")),
+            target_shocked=bool(trs.get("shocked") or trs.get("uk") or trs.get("stunned")),
+            malfunction=opts.malfunction, red_cs_burn_needs_kill=opts.red_cs_burn_needs_kill,
+            multiple_hit_preference=opts.multiple_hit_preference)
+        if veh.nationality:
+            p["nationality"] = veh.nationality
+        if depletion is not None:
+            p["depletion"] = depletion
+        if opts.crew_checks:
+            if tv.cs is not None:
+                p["cs"] = tv.cs
+            p["crew_morale"] = tv.crew_morale
+        hd_hex = trs.get("hd_hex")
+        if rng > 0:
+            p["hull_down"] = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
+                                  and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
+            p["aspect"] = target_face(t.hex, t.facing, s.hex, af["hull_front"], af["hull_side"])
+            tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
+            p["turret_aspect"] = target_face(t.hex, tv_vertex, s.hex, af["turret_front"], af["turret_side"])
+        los_tab = {e: (mp, start) for e, mp, start in b.rules_state.get("los_mp", ())}
+        mover = b.rules_state.get("mover")
+        if kind == "bounding_first" and target in los_tab:
+            p["firer_los_mp"] = Fraction(los_tab[target][0], HALF)
+        if kind == "defensive_first" and target == mover and tstate != "stationary" and shooter in los_tab:
+            mp, start = los_tab[shooter]
+            p["target_los_mp"] = 99 if start else Fraction(mp, HALF)
+        try:
+            key = _key_of(tuple(p.items()))
+        except CaseError as exc:
+            return Illegal(str(exc))
+        info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
+                "hindrance": hind, "turret_face": p.get("turret_aspect"), "hull_down": p.get("hull_down", False),
+                "phase": b.rules_state.get("phase")}
+        return Shot(shooter, target, key, p.get("aspect"), info)
+
+    def odds(self, key: Hashable) -> Odds:
+        """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10)."""
+        if not isinstance(key, ShotKey):
+            key = parse_params(dict(key))  # type: ignore[arg-type]
+        v = shot_odds(key)
+        return Odds(p_hit=v["p_hit"], p_kill=v["p_kill"], values=v)
+
+    def shot_params(self, b: Any, shooter: int, target: int) -> dict[str, Any] | Illegal:
+        """The odds parameters (asl.md 10.1) of ``shooter`` firing at ``target`` on the board now."""
+        sh = self.shot(b, shooter, target)
+        if isinstance(sh, Illegal):
+            return sh
+        return sh.key.as_params()
+
+    def resolve(self, b: Any, shot: Shot, dice: DiceSource, reaction: bool = False) -> dict[str, Any]:
+        """Roll ``shot`` through :func:`~sim.rules.asl.odds.resolve_key` (the odds' own stages), emit the turret
+        turn or NT pivot, one :class:`ShotResolved`, and the state changes of asl.md 6.5 and 9 as events.
+        Returns the resolution (``fired``, ``rof_again``, ``result``, ...) for the sequence of play."""
+        s = b.tanks[shot.shooter]
+        info = shot.info
+        if info.get("turn_to") is not None and s.turret_facing != info["turn_to"]:
+            b.emit(TurretTurned(s.tank_id, int(info["turn_to"])))
+        if info.get("pivot_to") is not None and s.facing != info["pivot_to"]:
+            b.emit(Pivoted(s.tank_id, int(info["pivot_to"]), None, 0))
+        key: ShotKey = shot.key
+        r = resolve_key(key, dice)
+        kill = r["result"] in ("burn", "elim")
+        details = {k: r[k] for k in ("fired", "location", "face", "critical", "improbable", "multiple",
+                                     "second_location", "second_result", "first_result", "final_th_dr",
+                                     "modified_th", "drm", "final_tk", "rof_again", "malfunction", "last_round",
+                                     "special_ammo_left", "crew_check", "crew_survives", "abandoned", "ntc_shocked",
+                                     "th_dr", "subsequent_dr", "tk_dr", "second_tk_dr", "crew_dr")}
+        details.update(phase=info.get("phase"), kind=info.get("kind"), ammo=info.get("ammo"), range=info["range"],
+                       hull_face=shot.face, turret_face=info.get("turret_face"), hull_down=info.get("hull_down"))
+        b.emit(ShotResolved(shooter=shot.shooter, target=shot.target, result=r["result"], hit=r["hit"], kill=kill,
+                            key=key.as_params(), details=details, reaction=reaction))
+        self._after_shot(b, shot, r)
+        return r
+
+    def _after_shot(self, b: Any, shot: Shot, r: Mapping[str, Any]) -> None:
+        sid, tid = shot.shooter, shot.target
+        key: ShotKey = shot.key
+        info = shot.info
+        s = b.tanks[sid]
+        # firer: depletion (C8.9), malfunction (D3.7), acquisition (C6.5)
+        if key.depletion is not None and (not r["fired"] or r["last_round"]):
+            self._set(b, sid, "ammo_left", tuple(x for x in s.rules_state.get("ammo_left", ())
+                                                 if x[0] != info["ammo"]))
+        if r["malfunction"]:
+            self._set(b, sid, "ma", "malfunctioned")
+            self._set(b, sid, "acq", None)
+        elif r["fired"]:
+            if key.firer_moved in ("bounding_first", "motion") and not key.gyro:
+                self._set(b, sid, "acq", None)
+            else:
+                acq = s.rules_state.get("acq")
+                level = min(2, acq[1] + 1) if acq and acq[0] == tid else 1
+                self._set(b, sid, "acq", (tid, level))
+        # target (asl.md 9)
+        result = r["result"]
+        if result in ("burn", "elim"):
+            self._set(b, tid, "wreck", "burning" if result == "burn" else "wreck")
+            b.emit(StatusChanged(tid, Status.DESTROYED, result, by=sid))
+            if r["crew_survives"] is not None:
+                b.emit(RuleEvent("crew_survives" if r["crew_survives"] else "crew_lost", tid, {"cs_dr": r["crew_dr"]}))
+        elif result == "immobilized":
+            self._set(b, tid, "immobilized", True)
+            self._set(b, tid, "motion", False)
+            self._set(b, tid, "started", False)
+            self._set(b, tid, "bogged", False)
+            if r["abandoned"]:
+                self._abandon(b, tid, "Immobilization TC failed", sid)
+        elif result == "shocked" or (result == "possible_shock" and r["ntc_shocked"]):
+            self._shock(b, tid)
+        if result in ("burn", "elim") or r.get("abandoned"):
+            self._check_acquisitions(b)   # a new wreck or abandoned AFV may block an acquired target's LOS
+
+    def _shock(self, b: Any, tid: int) -> None:
+        """Shock (C7.4): stops at once, no fire, move or CA change; an Unconfirmed Kill flips back to Shock."""
+        self._set(b, tid, "uk", False)
+        self._set(b, tid, "shocked", True)
+        self._set(b, tid, "motion", False)
+        self._set(b, tid, "started", False)
+        self._set(b, tid, "acq", None)
+
+    def _abandon(self, b: Any, tid: int, reason: str, by: int | None = None) -> None:
+        """The crew bails out (D5.5): the AFV stays in its hex, out of action, not a kill (asl.md 9.1)."""
+        self._set(b, tid, "abandoned", True)
+        self._set(b, tid, "motion", False)
+        b.emit(StatusChanged(tid, Status.INCAPACITATED, reason, by=by))
+
+    # --- the sequence of play (asl.md 4) ------------------------------------------------------------------------
+    def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+        """One Game Turn: two Player Turns, ``first_side`` (or the ``attacker`` role) first (asl.md 2, 4)."""
+        first = self._first_side(b)
+        for att in (first, 1 - first):
+            if b.ended:
+                return
+            yield from self._player_turn(b, dice, att)
+
+    def _player_turn(self, b: Any, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
+        dfn = 1 - att
+        self._bset(b, "attacker", att)
+        self._begin_player_turn(b)
+        self._bset(b, "phase", "RPh")
+        self._rally(b, dice, att)
+        self._bset(b, "phase", "PFPh")
+        yield from self._prep_fire_phase(b, dice, att)
+        self._bset(b, "phase", "MPh")
+        yield from self._movement_phase(b, dice, att)
+        self._bset(b, "phase", "DFPh")
+        yield from self._fire_phase(b, dice, dfn, "DFPh")
+        self._free_ca(b, dfn)
+        self._bset(b, "phase", "AFPh")
+        yield from self._fire_phase(b, dice, att, "AFPh")
+        self._free_ca(b, att)
+        self._end_player_turn(b)
+        self._bset(b, "phase", None)
+
+    def _begin_player_turn(self, b: Any) -> None:
+        """A vehicle in Motion is a moving target for the whole Player Turn (asl.md 5.2); per-turn flags reset.
+        An AFV that stops being a moving target becomes a Case R hindrance, so Acquisitions are checked (6.5)."""
+        for t in b.tanks:
+            if t.status == Status.DESTROYED or t.hex is None:
+                continue
+            rs = t.rules_state
+            self._set(b, t.tank_id, "moved", bool(rs.get("motion")))
+            for k, v in (("entered", False), ("started", False), ("fire", None), ("prep_fired", False),
+                         ("bff_fired", False), ("afph_fired", False)):
+                self._set(b, t.tank_id, k, v)
+        self._check_acquisitions(b)
+
+    def _end_player_turn(self, b: Any) -> None:
+        """Fire markers go; a Stun made this Player Turn becomes "+1" (D5.34)."""
+        for t in b.tanks:
+            if t.status == Status.DESTROYED or t.hex is None:
+                continue
+            self._set(b, t.tank_id, "fire", None)
+            if t.rules_state.get("stunned"):
+                self._set(b, t.tank_id, "stunned", False)
+                self._set(b, t.tank_id, "plus1", True)
+
+    def _rally(self, b: Any, dice: DiceSource, att: int) -> None:
+        """RPh (asl.md 9.3, D3.7): Shock/UK recovery in ascending id order, then the ATTACKER's MA repair."""
+        for t in b.tanks:
+            if not t.alive or t.hex is None:
+                continue
+            rs = t.rules_state
+            if rs.get("uk"):
+                dr = dice.roll("d6", "UK recovery dr")
+                if dr <= 3:
+                    self._set(b, t.tank_id, "uk", False)
+                    b.emit(RuleEvent("recovered", t.tank_id, {"dr": dr, "from": "unconfirmed_kill"}))
+                else:
+                    b.emit(RuleEvent("unconfirmed_kill_confirmed", t.tank_id, {"dr": dr}))
+                    self._set(b, t.tank_id, "wreck", "wreck")
+                    b.emit(StatusChanged(t.tank_id, Status.DESTROYED, "unconfirmed kill"))
+            elif rs.get("shocked"):
+                dr = dice.roll("d6", "Shock recovery dr")
+                if dr <= 2:
+                    self._set(b, t.tank_id, "shocked", False)
+                    b.emit(RuleEvent("recovered", t.tank_id, {"dr": dr, "from": "shocked"}))
+                else:
+                    self._set(b, t.tank_id, "shocked", False)
+                    self._set(b, t.tank_id, "uk", True)
+                    b.emit(RuleEvent("unconfirmed_kill", t.tank_id, {"dr": dr}))
+        for t in b.live_tanks(att):
+            if t.rules_state.get("ma") == "malfunctioned" and not t.rules_state.get("abandoned"):
+                dr = dice.roll("d6", "MA repair dr")
+                new = "ok" if dr == 1 else "disabled" if dr == 6 else "malfunctioned"
+                self._set(b, t.tank_id, "ma", new)
+                b.emit(RuleEvent("ma_repair", t.tank_id, {"dr": dr, "ma": new}))
+        self._check_acquisitions(b)   # a confirmed Unconfirmed Kill is a new wreck (6.5)
+
+    def _free_ca(self, b: Any, side: int) -> None:
+        """End of the side's last fire phase (C3.22, D2.11, D3.12): an AFV able to fire, not Shocked or Stunned,
+        sets a new TCA (and an NT AFV, if Mobile, a new VCA) at no cost.  DECISION (the spec leaves the choice to
+        the owner): an AFV holding an Acquisition on a live target in its LOS keeps its CA (a change would lose
+        the Acquisition: no shot at that target follows in this phase, 6.5); any other AFV turns toward the
+        nearest live enemy (lowest id on a tie), losing an Acquisition it still held (its target is a wreck or
+        gone).  A turreted AFV turns only its turret (keeping its VCA is the owner's free choice)."""
+        enemies = [e for e in b.live_tanks() if e.side != side]
+        if not enemies:
+            return
+        for t in b.live_tanks(side):
+            if able_to_fire(t):
+                continue
+            acq = t.rules_state.get("acq")
+            if acq and b.tanks[acq[0]].alive and b.tanks[acq[0]].hex is not None \
+                    and self.los(b, t.hex, b.tanks[acq[0]].hex)[0]:
+                continue
+            goal = min(enemies, key=lambda e: (distance(t.hex, e.hex), e.tank_id))
+            if goal.hex == t.hex:
+                continue
+            if self.has_turret(t.vehicle) and t.turret_facing is not None:
+                if ca_turns(t.hex, t.turret_facing, goal.hex):
+                    b.emit(TurretTurned(t.tank_id, turn_vertex(t.hex, t.turret_facing, goal.hex)))
+                    if acq:
+                        self._set(b, t.tank_id, "acq", None)
+            elif not (t.rules_state.get("immobilized") or t.rules_state.get("bogged")):
+                if ca_turns(t.hex, t.facing, goal.hex):
+                    b.emit(Pivoted(t.tank_id, turn_vertex(t.hex, t.facing, goal.hex), None, 0))
+                    if acq:
+                        self._set(b, t.tank_id, "acq", None)
+
+    # --- fire phases ------------------------------------------------------------------------------------------
+    def targets(self, b: Any, tid: int, fire: Action | None = None) -> tuple[int, ...]:
+        """Enemy AFVs ``tid`` has a legal shot at now (LOS, states, CA rules; not the fire-marker limits)."""
+        t = b.tanks[tid]
+        if able_to_fire(t):
+            return ()
+        return tuple(e.tank_id for e in b.enemies_of(t.side)
+                     if not isinstance(self.shot(b, tid, e.tank_id, fire), Illegal))
+
+    def has_target(self, b: Any, tid: int) -> bool:
+        """``bool(self.targets(b, tid))``, stopping at the first legal shot (the phase loops ask it often)."""
+        t = b.tanks[tid]
+        if able_to_fire(t):
+            return False
+        return any(not isinstance(self.shot(b, tid, e.tank_id), Illegal) for e in b.enemies_of(t.side))
+
+    def _fire_legal(self, b: Any, tid: int, targets: tuple[int, ...]) -> Legal:
+        def contains(a: Action) -> bool:
+            if isinstance(a, Pass):
+                return True
+            return (isinstance(a, Fire) and a.actor == tid and a.target in targets
+                    and not isinstance(self.shot(b, tid, a.target, a), Illegal))
+        return Legal(contains=contains, targets=lambda _a: targets)
+
+    def _may_fire_in(self, b: Any, t: Any, phase: str) -> bool:
+        rs = t.rules_state
+        if able_to_fire(t):
+            return False
+        if phase == "PFPh":
+            return not rs.get("motion") and rs.get("fire") is None
+        if phase == "DFPh":
+            return rs.get("fire") is None   # DECISION final_fire_after_first: none
+        if phase == "AFPh":
+            return not rs.get("prep_fired") and rs.get("fire") is None and not rs.get("afph_fired")
+        return False
+
+    def _choose_actor(self, b: Any, side: int, actors: tuple[int, ...], modes: tuple[str, ...], phase: str
+                      ) -> Generator[Decision, Action | None, Activate]:
+        """One ``activate`` decision of a phase: ``side`` picks which of ``actors`` acts next and its mode from
+        ``modes``; an illegal answer (or none) holds the first actor."""
+        legal = Legal(contains=lambda a: isinstance(a, Activate) and a.actor in actors and a.mode in modes,
+                      modes=modes, targets=lambda tid: self.targets(b, tid),
+                      reachable=lambda tid: self.reachable(b, tid, HALF * b.tanks[tid].vehicle.mp))
+        act = yield Decision(side, "activate", actors, legal, Activate(actors[0], "hold"),
+                             {"phase": phase, "modes": {a: modes for a in actors}})
+        if not isinstance(act, Activate) or not legal.contains(act):
+            act = Activate(actors[0], "hold")
+        return act
+
+    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+                        ) -> Generator[Decision, Action | None, None]:
+        """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): what the legal answer ``action`` (an
+        :class:`Activate`) to the ATTACKER's ``activate`` decision of the current phase starts, exactly as in play:
+        in the PFPh the AFV's Prep Fire (``fire``; ``hold`` does nothing), in the MPh its whole move with the
+        DEFENDER's Defensive First Fire (asl.md 4, 5).  The phase's next activation is not played."""
+        phase = b.rules_state.get("phase")
+        if phase == "PFPh":
+            if action.mode == "fire":
+                yield from self._fire_sequence(b, dice, action.actor, "PFPh")
+        elif phase == "MPh":
+            yield from self._move(b, dice, action.actor, action.mode)
+
+    def _prep_fire_phase(self, b: Any, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
+        """PFPh: the ATTACKER's AFVs not in Motion are asked, in the order the side chooses (``activate`` with
+        modes ``fire`` / ``hold``), whether to Prep Fire; one that fires may not move (D.3)."""
+        decided: set[int] = set()
+        while not b.ended:
+            actors = tuple(t.tank_id for t in b.live_tanks(att)
+                           if t.tank_id not in decided and self._may_fire_in(b, t, "PFPh")
+                           and self.has_target(b, t.tank_id))
+            if not actors:
+                return
+            act = yield from self._choose_actor(b, att, actors, PREP_MODES, "PFPh")
+            decided.add(act.actor)
+            if act.mode == "fire":
+                yield from self._fire_sequence(b, dice, act.actor, "PFPh")
+
+    def _fire_phase(self, b: Any, dice: DiceSource, side: int, phase: str) -> Generator[Decision, Action | None, None]:
+        """DFPh (DEFENDER, Multiple ROF) or AFPh (ATTACKER, one shot each): per AFV in id order."""
+        for t in list(b.live_tanks(side)):
+            if b.ended:
+                return
+            if self._may_fire_in(b, t, phase) and self.has_target(b, t.tank_id):
+                yield from self._fire_sequence(b, dice, t.tank_id, phase)
+
+    def _fire_sequence(self, b: Any, dice: DiceSource, tid: int, phase: str
+                       ) -> Generator[Decision, Action | None, None]:
+        """One AFV's shots in a fire phase: ``fire`` then ``fire_again`` while it keeps ROF (C2.24); a depletion
+        no-shot (C8.9) asks again at once; the AFPh allows one shot (C5.2)."""
+        t = b.tanks[tid]
+        kind = "fire"
+        marker = {"PFPh": "prep", "DFPh": "final", "AFPh": "advancing"}[phase]
+        for _ in range(MAX_SHOTS_PER_PHASE):
+            if b.ended or not t.alive:
+                return
+            targets = self.targets(b, tid)
+            if not targets:
+                return
+            legal = self._fire_legal(b, tid, targets)
+            act = yield Decision(t.side, kind, (tid,), legal, Pass(tid), {"phase": phase})
+            if not isinstance(act, Fire) or not legal.contains(act):
+                return
+            r = self.resolve(b, self.shot(b, tid, act.target, act), dice)
+            if not r["fired"]:
+                continue
+            if phase == "PFPh":
+                self._set(b, tid, "prep_fired", True)
+            if phase == "AFPh":
+                self._set(b, tid, "afph_fired", True)
+                self._set(b, tid, "fire", marker)
+                return
+            if not (r["rof_again"] and able_to_fire(t) is None):
+                self._set(b, tid, "fire", marker)
+                return
+            kind = "fire_again"
+        self._set(b, tid, "fire", marker)
+
+    # --- movement (asl.md 5) ----------------------------------------------------------------------------------
+    def _started_now(self, b: Any, t: Any) -> bool:
+        if b.rules_state.get("mover") == t.tank_id:
+            return bool(t.rules_state.get("started"))
+        return bool(t.rules_state.get("motion"))
+
+    def enterable(self, b: Any, tid: int, h: Hex) -> bool:
+        """Whether ``tid`` may enter ``h``: on the map, not woods/building under ``obstacle_entry: forbidden``,
+        and no live enemy AFV there unless ``same_hex_entry`` (asl.md 5.1)."""
+        if h not in b.map:
+            return False
+        if b.options.obstacle_entry == "forbidden" and self.terrain(b, h).obstacle:
+            return False
+        if not b.options.same_hex_entry:
+            side = b.tank(tid).side
+            if any(b.tank(o).alive and b.tank(o).side != side for o in b.occupants(h)):
+                return False
+        return True
+
+    def entry_cost(self, b: Any, tid: int, h: Hex) -> int:
+        """Half-MP to enter ``h`` forward (D2.1, B13.41-B13.42, D2.14): the terrain's MP (woods/buildings: half the
+        MP allotment, exact), +1 MP per vehicle or wreck already there (doubled in woods/building)."""
+        ter = self.terrain(b, h)
+        t = b.tank(tid)
+        cost = t.vehicle.mp if ter.mp is None else HALF * ter.mp
+        others = sum(1 for o in b.occupants(h) if o != tid)
+        tt = asl_tables.terrain_tables()
+        return cost + others * HALF * tt.vehicle_in_hex_mp * (2 if ter.obstacle else 1)
+
+    def vca_cost(self, b: Any, h: Hex) -> int:
+        """Half-MP per hexspine of VCA change (D2.11): 1 MP, 2 MP in woods/building."""
+        tt = asl_tables.terrain_tables()
+        return HALF * (tt.vca_change_mp_obstacle if self.terrain(b, h).obstacle else tt.vca_change_mp)
+
+    def _successors(self, b: Any, tid: int, state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
+        h, f = state
+        out = []
+        for k in (f % 6, (f - 1) % 6):
+            n = h.neighbour(k)
+            if self.enterable(b, tid, n):
+                out.append(((n, f), self.entry_cost(b, tid, n)))
+        c = self.vca_cost(b, h)
+        out.append(((h, (f + 1) % 6), c))
+        out.append(((h, (f - 1) % 6), c))
+        return out
+
+    def reachable(self, b: Any, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
+        """``{(hex, facing): (cost, path)}`` within ``budget`` **half-MP**, forward moves and VCA changes only
+        (Reverse is offered as a single ``Step`` in ``move_step``).  A cost includes the Start MP (if the AFV is
+        stopped) and a final Stop MP, so a plan within the MP left ends stopped; the start state costs 0."""
+        t = b.tank(tank)
+        start = (t.hex, t.facing)
+        rs = t.rules_state
+        if (not t.alive or t.hex is None or rs.get("immobilized") or rs.get("bogged") or rs.get("abandoned")
+                or rs.get("shocked") or rs.get("uk") or rs.get("stunned")):
+            return {start: (0, [start])}
+        extra = (0 if self._started_now(b, t) else HALF) + HALF
+        if budget < extra:
+            return {start: (0, [start])}
+        res = bounded_dijkstra(start, lambda st: self._successors(b, tank, st), budget - extra)
+        return {st: ((0 if st == start else c + extra), path) for st, (c, path) in res.items()}
+
+    def plan_to(self, b: Any, tank: int, path: list, then: Action | None = None, end_status: str | None = None
+                ) -> Plan:
+        """A :class:`Plan` of ``Step`` / ``Pivot`` actions following ``path`` (states from :meth:`reachable`)."""
+        steps: list[Action] = []
+        for (h0, _f0), (h1, f1) in zip(path, path[1:], strict=False):
+            steps.append(Step(tank, h1) if h1 != h0 else Pivot(tank, f1))
+        return Plan(tank, tuple(steps), then=then, end_status=end_status)
+
+    def _may_move(self, b: Any, t: Any) -> bool:
+        """Whether the ATTACKER's AFV takes part in the MPh (asl.md 4 step 3): it did not Prep Fire and can act;
+        an Immobilized AFV only if it has a turret to turn with Delay MPs (D8.1; an Immobilized NT AFV has no MP
+        to spend, DECISION)."""
+        rs = t.rules_state
+        if rs.get("immobilized") and not (self.has_turret(t.vehicle) and t.turret_facing is not None):
+            return False
+        return self._can_act(t) and not rs.get("prep_fired") and not rs.get("recall")
+
+    def _movement_phase(self, b: Any, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
+        """MPh: the ATTACKER's AFVs that did not Prep Fire move one at a time in the order the side chooses
+        (``activate`` with modes ``move_and_fire`` (may Bounding First Fire), ``move``, ``hold``)."""
+        done: set[int] = set()
+        while not b.ended:
+            actors = tuple(t.tank_id for t in b.live_tanks(att) if t.tank_id not in done and self._may_move(b, t))
+            if not actors:
+                return
+            act = yield from self._choose_actor(b, att, actors, MOVE_MODES, "MPh")
+            done.add(act.actor)
+            yield from self._move(b, dice, act.actor, act.mode)
+
+    # one AFV's MPh ------------------------------------------------------------------------------------------
+    def _mp_event(self, b: Any, tid: int, kind: str, cost: int, mp_left: int, **data: Any) -> None:
+        t = b.tanks[tid]
+        b.emit(RuleEvent("mp", tid, {"kind": kind, "mp": fraction_str(Fraction(cost, HALF)),
+                                     "mp_left": fraction_str(Fraction(mp_left, HALF)),
+                                     "hex": [t.hex.q, t.hex.r], "vca": t.facing, "tca": t.turret_facing, **data}))
+
+    def _after_mp(self, b: Any, dice: DiceSource, tid: int, cost: int, new_hex: bool
+                  ) -> Generator[Decision, Action | None, bool]:
+        """Book ``cost`` half-MP (MP in the current hex, MP in each enemy's LOS, C6.15-C6.17), then offer
+        Defensive First Fire (D3.3).  Returns True if the mover was fired at."""
+        t = b.tanks[tid]
+        self._bset(b, "free_turn", True)
+        self._bset(b, "mover_hex_mp", cost if new_hex else b.rules_state.get("mover_hex_mp", 0) + cost)
+        if new_hex:
+            self._bset(b, "dff_used", ())
+        tab = {e: (mp, st) for e, mp, st in b.rules_state.get("los_mp", ())}
+        new = []
+        for e in b.enemies_of(t.side):
+            mp, st = tab.get(e.tank_id, (0, False))
+            if self.los(b, t.hex, e.hex)[0]:
+                new.append((e.tank_id, mp + cost, st))
+            else:
+                new.append((e.tank_id, 0, False))
+        self._bset(b, "los_mp", tuple(new))
+        return (yield from self._dff(b, dice, tid))
+
+    def _dff_ready(self, b: Any, t: Any, mover: int) -> bool:
+        if able_to_fire(t) or t.rules_state.get("fire") is not None:
+            return False
+        used = dict(b.rules_state.get("dff_used", ()))
+        if b.rules_state.get("mover_hex_mp", 0) - used.get(t.tank_id, 0) < HALF:
+            return False
+        return not isinstance(self.shot(b, t.tank_id, mover), Illegal)
+
+    def _dff(self, b: Any, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
+        """Defensive First Fire at the mover after an MP expenditure (asl.md 4 step 3, 5.3): the DEFENDER's ready
+        AFVs are asked one shot at a time (``react``), in the order the side chooses.  Each shot uses up MP of the
+        mover in its hex (DECISION C6.17 of the spec): at J1/J2 the MP spent since that firer's previous shot
+        there, at plain J 3.5 MP; a firer needs 1 unused MP."""
+        m = b.tanks[mover]
+        dfn = 1 - m.side
+        fired_any = False
+        while not b.ended and m.alive and m.hex is not None:
+            ready = tuple(t.tank_id for t in b.live_tanks(dfn) if self._dff_ready(b, t, mover))
+            if not ready:
+                break
+
+            def contains(a: Action, ready=ready) -> bool:
+                return isinstance(a, Pass) or (isinstance(a, Fire) and a.actor in ready and a.target == mover
+                                               and not isinstance(self.shot(b, a.actor, mover, a), Illegal))
+
+            legal = Legal(contains=contains, targets=lambda tid, ready=ready: (mover,) if tid in ready else ())
+            act = yield Decision(dfn, "react", ready, legal, Pass(None),
+                                 {"mover": mover, "trigger": "defensive_first_fire", "phase": "MPh",
+                                  "mp_in_hex": fraction_str(Fraction(b.rules_state.get("mover_hex_mp", 0), HALF))})
+            if not isinstance(act, Fire) or not contains(act):
+                break
+            firer = act.actor
+            r = self.resolve(b, self.shot(b, firer, mover, act), dice, reaction=True)
+            fired_any = True
+            if not r["fired"]:
+                continue
+            tab = {e: (mp, st) for e, mp, st in b.rules_state.get("los_mp", ())}
+            mp_los, from_start = tab.get(firer, (0, False))
+            hex_mp = b.rules_state.get("mover_hex_mp", 0)
+            used = dict(b.rules_state.get("dff_used", ()))
+            u = used.get(firer, 0)
+            u = hex_mp if (not from_start and mp_los <= _J1_WINDOW) else u + min(_J_USE, hex_mp - u)
+            used[firer] = u
+            self._bset(b, "dff_used", tuple(sorted(used.items())))
+            if not (r["rof_again"] and able_to_fire(b.tanks[firer]) is None):
+                self._set(b, firer, "fire", "first")
+        return fired_any
+
+    def _can_continue(self, t: Any) -> bool:
+        """The mover may still spend Start, VCA and hex MP: it can act and is neither Immobilized nor bogged."""
+        rs = t.rules_state
+        return self._can_act(t) and not rs.get("immobilized") and not rs.get("bogged")
+
+    @staticmethod
+    def _can_act(t: Any) -> bool:
+        """The AFV may still spend MP at all (Delay included): live, on the board, not Shocked, Unconfirmed
+        Killed, Stunned or Abandoned (asl.md 9.1)."""
+        rs = t.rules_state
+        return (t.alive and t.hex is not None and not rs.get("shocked") and not rs.get("uk")
+                and not rs.get("stunned") and not rs.get("abandoned"))
+
+    def _check_acquisitions(self, b: Any) -> None:
+        """C6.5 (asl.md 6.5): an Acquisition is lost as soon as its target is out of the firer's LOS, whatever
+        took it out: the target moved, a new (burning) wreck or an abandoned AFV blocks the line, or the Case R
+        total reached 6.  Called after every hex entered, every shot, the RPh and the start of a Player Turn."""
+        for t in b.tanks:
+            acq = t.rules_state.get("acq")
+            if not acq or not t.alive or t.hex is None:
+                continue
+            tg = b.tanks[acq[0]]
+            if tg.hex is None or not self.los(b, t.hex, tg.hex)[0]:
+                self._set(b, t.tank_id, "acq", None)
+
+    def _start(self, b: Any, dice: DiceSource, tid: int, mp_left: int, **data: Any
+               ) -> Generator[Decision, Action | None, tuple[int, bool]]:
+        """Start MP (D2.12), with the mechanical reliability DR of a red-MP AFV (D2.51), also for the Start of a
+        switch between forward and Reverse (``reverse_switch=True`` in the MP event).  Returns (MP left, whether
+        the mover was fired at)."""
+        t = b.tanks[tid]
+        mp_left -= HALF
+        self._set(b, tid, "started", True)
+        if b.options.mechanical_reliability and t.vehicle.mp_red:
+            c, w = dice.roll("d6", "mechanical reliability coloured"), dice.roll("d6", "mechanical reliability white")
+            data["reliability_dr"] = [c, w]
+            if c + w == 12:
+                data["immobilized"] = True
+        self._mp_event(b, tid, "start", HALF, mp_left, **data)
+        if data.get("immobilized"):
+            self._set(b, tid, "immobilized", True)
+            self._set(b, tid, "started", False)
+        fired = yield from self._after_mp(b, dice, tid, HALF, False)
+        return mp_left, fired
+
+    def _bog_check(self, b: Any, dice: DiceSource, tid: int, h: Hex) -> bool:
+        """Bog Check on entering / turning in woods or a building (D8.21): DR + ground pressure + terrain DRM,
+        Final >= 12 bogs.  Returns True if bogged."""
+        t = b.tanks[tid]
+        ter = self.terrain(b, h)
+        if ter.bog_drm is None or b.options.obstacle_entry != "bog":
+            return False
+        tt = asl_tables.terrain_tables()
+        c, w = dice.roll("d6", "Bog Check coloured"), dice.roll("d6", "Bog Check white")
+        final = c + w + tt.ground_pressure_bog_drm[t.vehicle.ground_pressure] + ter.bog_drm
+        bogged = final >= tt.bog_threshold
+        b.emit(RuleEvent("bog_check", tid, {"dr": [c, w], "final": final, "bogged": bogged}))
+        if bogged:
+            self._set(b, tid, "bogged", True)
+            self._set(b, tid, "started", False)
+        return bogged
+
+    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+        """One AFV's MPh (asl.md 5): ``move_step`` decisions answered by ``Step`` (a front hex; a rear hex is a
+        Reverse at 4x the cost, D2.21), ``Pivot`` (one hexspine of VCA), ``Fire`` (Bounding First Fire; a
+        Non-Stopped mover first spends a Stop MP if it has one, DECISION), ``Special`` ``stop`` / ``delay``
+        (args ``turret_facing``: set the TCA with that MP, D3.12; a ``Step`` or ``Pivot`` cannot carry one, the
+        turret keeps its angle to the hull) / ``motion_fire`` (args ``target``: fire
+        without stopping, C5.35) / ``end_move`` (args ``status: motion`` ends in Motion, else a Stop MP if one is
+        left), or ``Pass`` (= ``end_move``).  Costs and context ``mp`` are in half MPs.
+
+        An Immobilized AFV spends no Start, VCA or hex MP, but its MPh goes on (also when it is immobilized during
+        it): it may spend Delay MPs, turning its turret (D8.1, D3.12), and Bounding First Fire (DECISION: the
+        spec lets the turret turn and fire and names the Delay MP as the way to turn it without moving).  A bogged
+        AFV ends its MPh (D8.21), also after a Bog Removal that did not free it.  ``end_move`` with ``status:
+        motion`` is legal only when the AFV is Non-Stopped and cannot afford a hex it could enter next (a front
+        hex, or a rear hex in Reverse: D2.4; DECISION: the hex it wants is one of those); otherwise it ends with
+        a Stop MP.  A CA change (a VCA change carries the turret with it, or a Delay turning the turret) loses
+        the Acquisition unless the AFV then fires at that target this MPh (6.5, C6.5)."""
+        t = b.tanks[tid]
+        b.emit(Activated(t.side, tid, mode))
+        self._bset(b, "mover", tid)
+        began_motion = bool(t.rules_state.get("motion"))
+        self._set(b, tid, "started", began_motion)
+        self._bset(b, "free_turn", False)
+        self._bset(b, "mover_hex_mp", 0)
+        self._bset(b, "dff_used", ())
+        self._bset(b, "los_mp", tuple((e.tank_id, 0, self.los(b, t.hex, e.hex)[0]) for e in b.enemies_of(t.side)))
+        mp_left = HALF * t.vehicle.mp
+        spent = 0
+        direction: str | None = None
+        bff_ready = True
+        interrupted = False
+        end_status: str | None = None
+        acq_turned = False            # the CA changed this MPh while an Acquisition was held (6.5)
+        if mode != "hold" and t.rules_state.get("bogged") and self._can_continue_bogged(t):
+            mp_left, spent = yield from self._bog_removal(b, dice, tid, mp_left)
+        while mode != "hold" and self._can_act(t) and not b.ended and not t.rules_state.get("bogged"):
+            started = bool(t.rules_state.get("started"))
+            mobile = self._can_continue(t)
+            start_cost = 0 if started else HALF
+            opts: dict[Action, tuple[int, str]] = {}
+            short = False             # a hex it could enter next costs more than the MP left (D2.4)
+            f = t.facing
+            if mobile:
+                for k in (f % 6, (f - 1) % 6):
+                    n = t.hex.neighbour(k)
+                    if self.enterable(b, tid, n):
+                        switch = 2 * HALF if (started and direction == "rev") else 0
+                        c = self.entry_cost(b, tid, n) + start_cost + switch
+                        if c <= mp_left:
+                            opts[Step(tid, n)] = (c, "fwd")
+                        elif direction != "rev":
+                            short = True
+                for k in ((f + 2) % 6, (f + 3) % 6):
+                    n = t.hex.neighbour(k)
+                    if self.enterable(b, tid, n):
+                        switch = 2 * HALF if (started and direction == "fwd") else 0
+                        c = 4 * self.entry_cost(b, tid, n) + start_cost + switch
+                        if c <= mp_left:
+                            opts[Step(tid, n)] = (c, "rev")
+                        elif direction == "rev":
+                            short = True
+                vc = self.vca_cost(b, t.hex) + start_cost
+                if vc <= mp_left:
+                    for nf in ((f + 1) % 6, (f - 1) % 6):
+                        opts[Pivot(tid, nf)] = (vc, "vca")
+            can_fire = (mode == "move_and_fire" and bff_ready and t.rules_state.get("fire") is None
+                        and able_to_fire(t) is None)
+            can_stop = started and mp_left >= HALF
+            can_delay = (not started) and mp_left >= HALF
+            can_motion = started and spent > 0 and short
+
+            def contains(a: Action, opts=opts, can_fire=can_fire, can_stop=can_stop, can_delay=can_delay,
+                         started=started, can_motion=can_motion) -> bool:
+                if isinstance(a, (Step, Pivot)):
+                    return a in opts
+                if isinstance(a, Fire):
+                    return (can_fire and a.actor == tid
+                            and not isinstance(self._shot_after_stop(b, tid, a), Illegal))
+                if isinstance(a, Special):
+                    if a.actor not in (tid, None):
+                        return False
+                    if a.name == "end_move":
+                        return a.args.get("status") != "motion" or can_motion
+                    if a.name in ("stop", "delay"):
+                        tf = a.args.get("turret_facing")
+                        return (can_stop if a.name == "stop" else can_delay) and (
+                            tf is None or (t.turret_facing is not None and isinstance(tf, int)
+                                           and not isinstance(tf, bool) and 0 <= tf <= 5))
+                    if a.name == "motion_fire":
+                        tgt = a.args.get("target")
+                        return (can_fire and started
+                                and not isinstance(self.shot(b, tid, tgt, Fire(tid, tgt, (), a.args.get("ammo"))),
+                                                   Illegal))
+                    return False
+                return isinstance(a, Pass)
+
+            budget = mp_left
+            legal = Legal(contains=contains,
+                          reachable=lambda _a, budget=budget: self.reachable(b, tid, budget),
+                          targets=lambda _a, can_fire=can_fire: self.targets(b, tid) if can_fire else (),
+                          specials=("end_move", "stop", "delay", "motion_fire"),
+                          plan_to=lambda _a, path, then=None, end_status=None: self.plan_to(b, tid, path, then,
+                                                                                             end_status))
+            default = Special(tid, "end_move", {"status": None})
+            act = yield Decision(t.side, "move_step", (tid,), legal, default,
+                                 {"phase": "MPh", "mp": mp_left, "mp_whole": fraction_str(Fraction(mp_left, HALF)),
+                                  "started": started, "entered": bool(t.rules_state.get("entered")),
+                                  "interrupted": interrupted, "can_fire": can_fire, "fire_cost": 0,
+                                  "mode": mode, "compulsory": False, "half_mp": True, "mobile": mobile,
+                                  "can_motion": can_motion})
+            interrupted = False
+            if act is None or not contains(act):
+                act = default
+            if isinstance(act, Pass) or (isinstance(act, Special) and act.name == "end_move"):
+                end_status = act.args.get("status") if isinstance(act, Special) else None
+                break
+            if isinstance(act, Fire) or (isinstance(act, Special) and act.name == "motion_fire"):
+                if isinstance(act, Fire) and started and mp_left >= HALF:
+                    mp_left -= HALF
+                    spent += HALF
+                    self._set(b, tid, "started", False)
+                    self._mp_event(b, tid, "stop", HALF, mp_left)
+                    interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
+                    direction = None
+                    if not self._can_act(t) or able_to_fire(t):
+                        continue
+                if isinstance(act, Special):
+                    act = Fire(tid, act.args.get("target"), (), act.args.get("ammo"))
+                sh = self.shot(b, tid, act.target, act)
+                if isinstance(sh, Illegal):
+                    continue
+                if sh.info.get("turn_to") is not None and t.rules_state.get("acq"):
+                    acq_turned = True
+                r = self.resolve(b, sh, dice)
+                if r["fired"]:
+                    acq_turned = False    # the Acquisition is kept on this target, replaced or gone (6.5)
+                    self._set(b, tid, "bff_fired", True)
+                    self._bset(b, "free_turn", False)
+                    bff_ready = False
+                    if not (r["rof_again"] and able_to_fire(t) is None):
+                        self._set(b, tid, "fire", "bounding")
+                continue
+            if isinstance(act, Special) and act.name == "stop":
+                mp_left -= HALF
+                spent += HALF
+                self._set(b, tid, "started", False)
+                tf = act.args.get("turret_facing")
+                if tf is not None and t.turret_facing is not None and int(tf) != t.turret_facing:
+                    b.emit(TurretTurned(tid, int(tf)))
+                    acq_turned = acq_turned or bool(t.rules_state.get("acq"))
+                self._mp_event(b, tid, "stop", HALF, mp_left)
+                interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
+                bff_ready = True
+                direction = None
+                continue
+            if isinstance(act, Special) and act.name == "delay":
+                mp_left -= HALF
+                spent += HALF
+                tf = act.args.get("turret_facing")
+                if tf is not None and t.turret_facing is not None and int(tf) != t.turret_facing:
+                    b.emit(TurretTurned(tid, int(tf)))
+                    acq_turned = acq_turned or bool(t.rules_state.get("acq"))
+                self._mp_event(b, tid, "delay", HALF, mp_left)
+                interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
+                bff_ready = True
+                continue
+            cost, how = opts[act]
+            if not started:
+                mp_left, fired = yield from self._start(b, dice, tid, mp_left)
+                spent += HALF
+                cost -= HALF
+                interrupted = fired or interrupted
+                if not self._can_continue(t):
+                    continue
+            elif (how == "fwd" and direction == "rev") or (how == "rev" and direction == "fwd"):
+                # switching between forward and Reverse: a Stop and a Start MP first (D2.21)
+                mp_left -= HALF
+                spent += HALF
+                cost -= 2 * HALF
+                self._set(b, tid, "started", False)
+                self._mp_event(b, tid, "stop", HALF, mp_left, reverse_switch=True)
+                interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
+                if not self._can_continue(t):
+                    continue
+                mp_left, fired = yield from self._start(b, dice, tid, mp_left, reverse_switch=True)
+                spent += HALF
+                interrupted = fired or interrupted
+                if not self._can_continue(t):
+                    continue
+            mp_left -= cost
+            spent += cost
+            bff_ready = True
+            if isinstance(act, Pivot):
+                tf = None if t.turret_facing is None else (t.turret_facing + act.facing - t.facing) % 6
+                acq_turned = acq_turned or bool(t.rules_state.get("acq"))
+                b.emit(Pivoted(tid, act.facing, tf, cost))
+                self._mp_event(b, tid, "vca", cost, mp_left)
+                bogged = self.terrain(b, t.hex).obstacle and self._bog_check(b, dice, tid, t.hex)
+                interrupted = (yield from self._after_mp(b, dice, tid, cost, False)) or interrupted
+                if bogged:
+                    break
+                continue
+            direction = how
+            b.emit(Moved(tid, act.to, t.facing, cost))
+            self._mp_event(b, tid, "enter" if how == "fwd" else "reverse", cost, mp_left)
+            self._set(b, tid, "entered", True)
+            self._set(b, tid, "moved", True)
+            self._set(b, tid, "acq", None)
+            acq_turned = False
+            self._check_acquisitions(b)
+            bogged = self.terrain(b, t.hex).obstacle and self._bog_check(b, dice, tid, t.hex)
+            interrupted = (yield from self._after_mp(b, dice, tid, cost, True)) or interrupted
+            if bogged:
+                break
+        if acq_turned and t.rules_state.get("acq"):
+            self._set(b, tid, "acq", None)   # turned its CA and did not fire at the acquired target (6.5)
+        yield from self._end_move(b, dice, tid, mode, began_motion, spent, mp_left, end_status)
+
+    def _can_continue_bogged(self, t: Any) -> bool:
+        rs = t.rules_state
+        return t.alive and t.hex is not None and not (rs.get("shocked") or rs.get("uk") or rs.get("abandoned"))
+
+    def _bog_removal(self, b: Any, dice: DiceSource, tid: int, mp_left: int
+                     ) -> Generator[Decision, Action | None, tuple[int, int]]:
+        """Bog Removal instead of a Start MP (D8.3): spends coloured x white MP (at most the MP left, DECISION);
+        Final coloured dr (+1 if Mired) 1-4 frees (the AFV is then started), 5 Mires, 6+ Immobilizes."""
+        t = b.tanks[tid]
+        c, w = dice.roll("d6", "Bog Removal coloured"), dice.roll("d6", "Bog Removal white")
+        cost = min(HALF * c * w, mp_left)
+        final = c + (1 if t.rules_state.get("mired") else 0)
+        outcome = "freed" if final <= 4 else "mired" if final == 5 else "immobilized"
+        mp_left -= cost
+        b.emit(RuleEvent("bog_removal", tid, {"dr": [c, w], "final_coloured": final, "result": outcome,
+                                               "mp": fraction_str(Fraction(cost, HALF))}))
+        if outcome == "freed":
+            self._set(b, tid, "bogged", False)
+            self._set(b, tid, "mired", False)
+            self._set(b, tid, "started", True)
+        elif outcome == "mired":
+            self._set(b, tid, "mired", True)
+        else:
+            self._set(b, tid, "bogged", False)
+            self._set(b, tid, "mired", False)
+            self._set(b, tid, "immobilized", True)
+        self._mp_event(b, tid, "bog_removal", cost, mp_left)
+        yield from self._after_mp(b, dice, tid, cost, False)
+        return mp_left, cost
+
+    def _shot_after_stop(self, b: Any, tid: int, fire: Fire) -> Shot | Illegal:
+        """The Bounding First Fire shot as it will be after the automatic Stop MP (for legality)."""
+        t = b.tanks[tid]
+        if t.rules_state.get("started"):
+            view = HypoView(b, tid, t.hex, t.facing)
+            view.tanks[tid].rules_state["started"] = False
+            return self._shot(view, tid, fire.target, fire, None)
+        return self.shot(b, tid, fire.target, fire)
+
+    def _end_move(self, b: Any, dice: DiceSource, tid: int, mode: str, began_motion: bool, spent: int,
+                  mp_left: int, end_status: str | None) -> Generator[Decision, Action | None, None]:
+        """End of one AFV's MPh: Stop (D2.13) or Motion (D2.4); a vehicle that began in Motion spends at least
+        one MP (a Stop, DECISION); the MPh bookkeeping is cleared."""
+        t = b.tanks[tid]
+        if self._can_continue(t) and t.rules_state.get("started") and not b.ended:
+            want_motion = end_status == "motion" and spent > 0
+            if want_motion or mp_left < HALF:
+                self._set(b, tid, "motion", True)
+                self._set(b, tid, "moved", True)
+                b.emit(RuleEvent("motion", tid, {"mp_left": fraction_str(Fraction(mp_left, HALF))}))
+            else:
+                mp_left -= HALF
+                self._set(b, tid, "started", False)
+                self._set(b, tid, "motion", False)
+                self._mp_event(b, tid, "stop", HALF, mp_left)
+                yield from self._after_mp(b, dice, tid, HALF, False)
+        elif t.status != Status.DESTROYED:
+            self._set(b, tid, "motion", False)
+        if t.rules_state.get("motion") and self._can_continue(t):
+            self._set(b, tid, "started", True)
+        else:
+            self._set(b, tid, "started", False)
+        self._bset(b, "mover", None)
+        self._bset(b, "los_mp", ())
+        self._bset(b, "dff_used", ())
+        self._bset(b, "mover_hex_mp", 0)
+        self._bset(b, "free_turn", False)
+
+    # --- outcome ----------------------------------------------------------------------------------------------
+    def outcome(self, b: Any) -> Outcome | None:
+        """CONVENTIONS.md victory: a side with no AFV that can fight loses at once (wrecks and abandoned AFVs
+        cannot; Shocked ones still can); after the turn limit, victory points if any, else a draw."""
+        return standard_outcome(b, draw)

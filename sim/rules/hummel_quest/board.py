@@ -1,0 +1,140 @@
+"""The board as the ``hummel_quest`` rules see it (docs/rules/hummel_quest.md §2, §4, §7.5, §14): terrain
+flags, the scenario's per-hex and per-tank blocks, :class:`HQBoard`, and the small movement decisions
+(end facing, half speed).
+
+Units: hexes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from sim.hexgrid import Hex
+from sim.rules.base import RulesOptions
+
+# --- terrain (§7.5, §14) -----------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class HexFlags:
+    """Terrain flags of one hex (§7.5): ``passable``, ``blocks_los``, ``hard_cover``, ``tall`` (blocks Artillery
+    Sights), and ``structure`` = ``(dur, dt)`` of a standing structure or ``None`` (§14)."""
+
+    passable: bool = True
+    blocks_los: bool = False
+    hard_cover: bool = False
+    tall: bool = False
+    structure: tuple[int, int] | None = None
+
+
+def flags(passable: bool = True, blocks_los: bool = False, hard_cover: bool = False, tall: bool | None = None,
+          structure: tuple[int, int] | None = None) -> HexFlags:
+    """:class:`HexFlags` with the spec's defaults: ``tall`` defaults to ``blocks_los``; a structure hex is
+    impassable (§14)."""
+    return HexFlags(passable and structure is None, blocks_los, hard_cover, blocks_los if tall is None else tall,
+                    structure)
+
+
+#: Named terrain of the map (DECISION: the spec names flags, not terrain types; these are the project's names).
+TERRAIN: dict[str, HexFlags] = {
+    "open": flags(),
+    "woods": flags(blocks_los=True),                       # tall: hides from sight and sights
+    "smoke": flags(blocks_los=True, tall=False),           # blocks sight, not Artillery Sights (§7.6)
+    "rocks": flags(hard_cover=True),                       # passable hard cover
+    "rubble": flags(hard_cover=True),                      # what a destroyed structure becomes (§14)
+    "wall": flags(passable=False, hard_cover=True),        # low wall: cover, no sight block
+    "building": flags(passable=False, blocks_los=True, hard_cover=True),
+    "hill": flags(passable=False, blocks_los=True),
+    "water": flags(passable=False),
+}
+#: Flags of a hex off the map (never entered; does not block sight).
+OFF_MAP = HexFlags(passable=False)
+
+
+class StructureSpec(BaseModel):
+    """A structure on a hex (§14): Durability ``dur`` and Damage Threshold ``dt`` (structural points)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    dur: int = Field(ge=0)
+    dt: int = Field(ge=1)
+
+
+class HQHexExt(RulesOptions):
+    """Per-hex scenario block (``map.features``): overrides of the terrain's flags and an optional structure
+    (§7.5, §14).  ``None`` keeps the terrain's value."""
+
+    passable: bool | None = None
+    blocks_los: bool | None = None
+    hard_cover: bool | None = None
+    tall: bool | None = None
+    structure: StructureSpec | None = None
+
+
+class HQTankExt(RulesOptions):
+    """Per-tank scenario block (``rules``): starting ``dt`` / ``ost`` below the stat block's values (a damaged or
+    shaken tank), ``None`` = the stat block's."""
+
+    dt: int | None = Field(None, ge=0)
+    ost: int | None = Field(None, ge=0)
+
+
+def _ext_get(ext: Any, name: str) -> Any:
+    if ext is None:
+        return None
+    if isinstance(ext, Mapping):
+        return ext.get(name)
+    return getattr(ext, name, None)
+
+
+# --- the board as the rules see it --------------------------------------------------------------------------------
+
+class HQBoard:
+    """What the geometry rules read: which hexes are on the map, their :class:`HexFlags`, and which hold a tank
+    (any state; a tank that fled is off the board).  Built from a battle or from a golden case's board."""
+
+    def __init__(self, cells: Any, flags_of: Callable[[Hex], HexFlags], occupant: Callable[[Hex], int | None]):
+        self._cells = cells
+        self._flags_of = flags_of
+        self._occupant = occupant
+        self._edge: dict[Hex, bool] = {}
+
+    def on_map(self, h: tuple[int, int]) -> bool:
+        return h in self._cells
+
+    def flags(self, h: tuple[int, int]) -> HexFlags:
+        return self._flags_of(h) if h in self._cells else OFF_MAP
+
+    def occupant(self, h: tuple[int, int]) -> int | None:
+        return self._occupant(h) if h in self._cells else None
+
+    def occupied(self, h: tuple[int, int]) -> bool:
+        return self.occupant(h) is not None
+
+    def enterable(self, h: tuple[int, int]) -> bool:
+        """On the map, passable and empty (one tank per hex, §2)."""
+        return self.on_map(h) and self.flags(h).passable and not self.occupied(h)
+
+    def is_edge(self, h: tuple[int, int]) -> bool:
+        """An edge hex has fewer than six on-map neighbours (§11.2)."""
+        h = Hex(*h)
+        if h not in self._edge:
+            self._edge[h] = any(n not in self._cells for n in h.neighbours())
+        return self._edge[h]
+
+
+def default_facing(facing: int, last_step: int | None) -> int:
+    """DECISION ``default_facing = keep_if_front`` (§4): keep facing f if the last step direction k is a front
+    hexside of it (f = k or f = k + 1 mod 6), else face k."""
+    if last_step is None:
+        return facing
+    if facing % 6 in (last_step % 6, (last_step + 1) % 6):
+        return facing
+    return last_step % 6
+
+
+def half_speed(s: int) -> int:
+    """``H = ceil(S / 2)`` (§2, DECISION ``half_speed_rounding = ceil``)."""
+    return -(-s // 2)

@@ -1,0 +1,1214 @@
+"""Rule set ``hummel_quest``: the battle rules of Hummel Quest (HQ), a tabletop RPG of sentient tanks.
+
+Specification: ``docs/rules/hummel_quest.md`` (section numbers below as "§n"); seed
+``002_b8ef7e6e5aa0f847.txt``.  The exact odds and the rolled stages live in :mod:`sim.rules.hummel_quest.odds`,
+the stat blocks and options in :mod:`sim.rules.hummel_quest.stats`, the board in ``board``, ``sight``, ``panic``
+(flight) and ``ramming``; this module holds the sequence of play.
+
+Units: distances in hexes (cube distance) unless named ``*_m`` (metres = hexes x ``hex_size_m``); Speed ``S`` in
+hexes per round = ``floor(speed_m / hex_size_m)``; half Speed ``H = ceil(S / 2)``; one round = one engine turn.
+
+Decision points yielded by :meth:`HummelQuest.play_turn` (one call = one round, §3):
+
+* ``activate`` -- the tank whose turn it is (initiative order, §3) picks a mode from ``legal.modes``: ``hold``,
+  ``fire`` (attack without moving), ``move``, ``move_and_fire``, ``ram`` (only when a ram is legal, §12.1).  A
+  ``Ram(actor, target)`` answer is accepted here too.  Default: hold.
+* ``move_step`` -- one neighbour step (``Step``), or ``Special("end_move", {"facing": f})`` / ``Pass`` to stop;
+  context ``mp`` (hexes left), ``entered``.  Turning is free: the facing is set once, at the end of the move (§4).
+  At the first step a ``Ram`` is still accepted (nothing moved yet).  In ``move_and_fire`` mode a legal ``Fire``
+  (or ``focus`` / ``intimidate`` ``Special``) also ends the move (default facing) and is made as the attack, with
+  no ``fire`` decision: this is how a plan's ``then`` reaches the attack.
+* ``fire`` -- the attack (§4 step 2): ``Fire(actor, target, weapons)`` at a tank (any state) or at a structure hex;
+  ``Special("focus", {"target": id})`` (Artillery Sights, §7.6); ``Special("intimidate", {"target": id})`` (only
+  with the ``intimidation`` option, §10); ``Ram`` if the tank has not moved; or ``Pass``.
+* ``ram`` -- after ``Activate(mode="ram")``: ``Ram(actor, target)`` or ``Pass``.
+* ``evade`` -- addressed to the rammed tank's side after a failed ram check (§12.3): ``Step(target, to=hex)`` with
+  any hex of ``legal.reachable`` (the destination, not only a neighbour); default ``Pass``: the farthest hex
+  (``evade_default``), chosen on the true board once the answer is in.
+
+Forced behaviour (Mentality checks, flight, the OST cascade) never reaches a controller.
+
+DECISIONS taken here where the spec is silent (each also noted where it is implemented):
+
+* The map's ``hex_size_m`` (scenario ``map.hex_size_m``) is the battle's scale; the ``hex_size_m`` option is used by
+  odds and golden cases, and a differing explicit option only warns.
+* Terrain types are named here (:data:`TERRAIN`: open, woods, smoke, rocks, rubble, wall, building, hill, water);
+  the spec names only flags, which ``map.features`` may override per hex (:class:`HQHexExt`).
+* The ambushing side is the option ``ambushing_side`` (side index); it still rolls initiative in round 1 like
+  everyone (§3 "every tank ... rolls"), the ambushed side rolls too but takes no turn.
+* Initiative ties: tied groups are settled from the highest total down; roll-offs are resolved depth first.
+* The victory test after every turn ends the round early when the battle is decided.
+* Movement: the hull keeps its facing during the steps; it is set once at the end (the controller's
+  ``end_move`` facing, else ``keep_if_front`` from the facing before the move).  A last ``move_step`` decision is
+  asked even when the Speed is used up, so a plan's end facing reaches the rules.
+* Flight and rams turn the hull by the ``keep_if_front`` rule at every step.
+* Rams and evasion (§12.3): the rammer drives the line to the hex it stands on at the check (``Moved`` events
+  before the check's ``ShotResolved``, for an evasion as for a collision), so the rammed tank's controller sees it
+  there at the ``evade`` decision (context ``rammer_hex``).  The rammer's start hex, which it has left, is open to
+  the evading tank like the rest of the line; only the rammer's hex is closed (to end on and to pass through).
+  An ``evade`` answer ``Step(to=hex)`` names the destination (any hex of ``legal.reachable``); ``Pass`` takes the
+  default (farthest) hex.  A ram resolved by :meth:`HummelQuest.resolve` outside play takes the default evasion.
+* A ``Fire`` (or an attack ``Special``) answered at a ``move_step`` in ``move_and_fire`` mode ends the move with
+  the default facing and is the attack; no ``fire`` decision follows.  ``can_fire`` stays False in the
+  ``move_step`` context, since the attack normally has its own ``fire`` decision.
+* A flee of no step (§11.2 item 6) includes the case where the tank could step but the start hex is already the
+  reached hex nearest to the aim (ties: fewer steps): it stays, on an edge hex too.
+* A ram may be declared at ``activate``, at the first ``move_step`` (nothing moved), at ``fire`` if the tank has
+  not moved, or in the ``ram`` decision (default there: the target with the best kill odds).  Its result is logged
+  as a ``ShotResolved`` (``collision`` / ``evaded``) so the engine counts it as an attack.
+* ``legal.targets`` lists only enemies that are not out; a ``Fire`` at an incapacitated tank is still legal.
+* "Moved at least half Speed" counts only during the shooter's own turn; a what-if position (``Hypo``) adds the
+  distance to it.
+* An incapacitated tank whose core is destroyed keeps status ``incapacitated`` with ``core_destroyed`` set.
+* With several weapons, a requested set that contains a non-indirect weapon makes the attack direct; with no
+  weapons named, the attack is indirect (indirect weapons only) whenever that is legal, else direct (§13).
+* Artillery Sights focus (``Special("focus", {"target": id})``) needs the target located by the sights; it lasts
+  until the end of the tank's next turn or its next shot at that target.
+* Intimidation targets an enemy that is not out; Reload bookkeeping only for weapons with ``reload`` > 0.
+* Structures: an attack on one has no OST or overkill; ``ShotResolved.target`` is ``None`` with the hex in its
+  details; indirect fire is preferred when legal.
+* After ``max_rounds``, victory points decide if the scenario has objectives (CONVENTIONS), else a draw (§15).
+* ``has_turret`` is False: HQ has no firing arcs, the Reinforced Turret is only a Dur modifier.
+"""
+from __future__ import annotations
+
+import warnings
+from collections import deque
+from collections.abc import Generator, Hashable, Iterable, Mapping
+from fractions import Fraction
+from typing import Any
+
+from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
+from sim.dice import DiceSource, FixedDice
+from sim.events import (
+    Activated,
+    BattleStateSet,
+    Moved,
+    Pivoted,
+    RuleEvent,
+    ShotResolved,
+    Status,
+    StatusChanged,
+    TankStateSet,
+    TerrainChanged,
+)
+from sim.hexgrid import Hex, as_hex, aspect, bounded_dijkstra, direction_to, distance
+from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, Shot
+from sim.rules.hummel_quest import odds as hq_odds
+from sim.rules.hummel_quest import stats as hq_stats
+from sim.rules.hummel_quest.board import (
+    TERRAIN,
+    HexFlags,
+    HQBoard,
+    HQHexExt,
+    HQTankExt,
+    _ext_get,
+    default_facing,
+    flags,
+    half_speed,
+)
+from sim.rules.hummel_quest.geometry import geometry_case
+from sim.rules.hummel_quest.odds import (
+    RamKey,
+    ShotKey,
+    WeaponKey,
+    attack_odds,
+    band_of,
+    effective_dur,
+    ram_damage,
+    ram_odds,
+    tn_to_hit,
+)
+from sim.rules.hummel_quest.panic import FleePlan, flee_plan
+from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
+from sim.rules.hummel_quest.sight import Sight, sight
+from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, catalog
+from sim.victory import has_points_victory, victory_points
+
+#: The rule set's options (§16); see :class:`sim.rules.hummel_quest.stats.HQOptions`.
+Options = HQOptions
+
+
+
+# --- the rule set ---------------------------------------------------------------------------------------------------
+
+_OUT = (Status.INCAPACITATED, Status.DESTROYED)
+
+
+class HummelQuest(Ruleset):
+    """The ``hummel_quest`` rule set (see the module docstring for its decision points and decisions).
+
+    Tank state lives in ``rules_state`` (changed only by events): ``dt``, ``ost``, ``panicked``, ``incapacitated``,
+    ``core_destroyed``, ``fled``, ``moved_hexes`` (hexes moved this turn), ``ready.<weapon id>`` (first round the
+    weapon may fire again, §7.4), ``sights_focus`` / ``sights_focus_round`` (§7.6).  Battle state:
+    ``active`` (whose turn it is), ``structure_dt:<q>,<r>`` (a damaged structure's DT, §14).
+    """
+
+    name = "hummel_quest"
+    Options = HQOptions
+    TankExt = HQTankExt
+    HexExt = HQHexExt
+    has_ramming = True
+
+    # --- catalog (§5) -----------------------------------------------------------------------------------------
+    def vehicle(self, vid: str) -> Vehicle:
+        """The stat block ``vid``; raises ``KeyError`` naming the known ids."""
+        cat = catalog()
+        if vid not in cat:
+            raise KeyError(f"unknown hummel_quest vehicle {vid!r}; known: {', '.join(cat)}")
+        return cat[vid]
+
+    def vehicle_ids(self) -> tuple[str, ...]:
+        return tuple(catalog())
+
+    def catalog_records(self) -> dict[str, dict[str, Any]]:
+        """The stat blocks of ``hummel_quest_vehicles.yaml`` keyed by id (§5)."""
+        return hq_stats.catalog_records()
+
+    def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: Any = None) -> Vehicle:
+        """A stat block in the §5 schema; warns when its ``speed_m`` is not a multiple of the options'
+        ``hex_size_m`` (§2)."""
+        hex_size = int(getattr(options, "hex_size_m", DEFAULT_OPTIONS.hex_size_m))
+        return hq_stats.vehicle_from_record(vid, record, origin="vehicles", hex_size_m=hex_size)
+
+    def has_turret(self, vehicle: Any) -> bool:
+        """DECISION: HQ has no firing arcs and no turret facing; the Reinforced Turret is only a Dur modifier
+        (§8.1), so no tank carries a separate turret facing."""
+        return False
+
+    def terrain_names(self, options: Any = None) -> tuple[str, ...]:
+        return tuple(TERRAIN)
+
+    def default_turn_limit(self, options: Any) -> int:
+        """``max_rounds`` (§15), in rounds."""
+        return int(getattr(options, "max_rounds", 50))
+
+    # --- state helpers ----------------------------------------------------------------------------------------
+    @staticmethod
+    def _opts(b: Any) -> HQOptions:
+        o = getattr(b, "options", None)
+        return o if isinstance(o, HQOptions) else DEFAULT_OPTIONS
+
+    def hex_size(self, b: Any) -> int:
+        """Metres per hex: the battle's map scale (DECISION), else the ``hex_size_m`` option."""
+        return int(getattr(b, "hex_size_m", None) or self._opts(b).hex_size_m)
+
+    def speed_hexes(self, b: Any, tid: int) -> int:
+        """Speed S in hexes per round (§2)."""
+        return b.tanks[tid].vehicle.speed_m // self.hex_size(b)
+
+    @staticmethod
+    def dt(t: Any) -> int:
+        return int(t.rules_state.get("dt", t.vehicle.dt))
+
+    @staticmethod
+    def ost(t: Any) -> int:
+        return int(t.rules_state.get("ost", t.vehicle.ost))
+
+    @staticmethod
+    def on_board(t: Any) -> bool:
+        return t.hex is not None and t.status not in Status.OFF_BOARD
+
+    def incapacitated(self, t: Any) -> bool:
+        return t.status in _OUT or self.dt(t) <= 0
+
+    def is_out(self, t: Any) -> bool:
+        """Out of the battle (§15): incapacitated (core destroyed included) or gone from the board."""
+        return not self.on_board(t) or self.incapacitated(t)
+
+    def panicked(self, t: Any) -> bool:
+        return not self.is_out(t) and self.ost(t) <= 0
+
+    def can_act(self, t: Any) -> bool:
+        return not self.is_out(t) and self.ost(t) > 0
+
+    # --- board ------------------------------------------------------------------------------------------------
+    def hex_flags(self, b: Any, h: Hex) -> HexFlags:
+        """Terrain flags of ``h``: the terrain's (:data:`TERRAIN`) with the per-hex ``map.features`` overrides; a
+        collapsed structure leaves ``rubble`` (§14).  Cached per map version."""
+        cache = b.map.cached(("hq_flags",), dict)
+        got = cache.get(h)
+        if got is not None:
+            return got
+        terrain = b.map.terrain(h)
+        base = TERRAIN.get(terrain, TERRAIN["open"])
+        ext = b.hex_ext.get(h) if getattr(b, "hex_ext", None) else None
+        collapsed = b.rules_state.get(f"structure_dt:{h[0]},{h[1]}") == 0
+        if collapsed:
+            out = TERRAIN["rubble"]
+        elif ext is None:
+            out = base
+        else:
+            st = _ext_get(ext, "structure")
+            structure = None
+            if st is not None:
+                structure = (int(_ext_get(st, "dur")), int(_ext_get(st, "dt")))
+            def pick(name: str) -> bool:
+                v = _ext_get(ext, name)
+                return getattr(base, name) if v is None else bool(v)
+
+            blocks = pick("blocks_los")
+            tall = _ext_get(ext, "tall")
+            if tall is None:   # tall defaults to blocks_los (§7.5): the terrain's, or the override's
+                tall = base.tall if _ext_get(ext, "blocks_los") is None else blocks
+            out = flags(passable=pick("passable"), blocks_los=blocks, hard_cover=pick("hard_cover"),
+                        tall=bool(tall), structure=structure)
+        cache[h] = out
+        return out
+
+    def board(self, b: Any, *, moved: tuple[int, Hex] | None = None) -> HQBoard:
+        """The :class:`HQBoard` of battle ``b``; ``moved = (tank, hex)`` places one tank elsewhere (what-if)."""
+        def occupant(h: Hex) -> int | None:
+            occ = b.occupants(h)
+            if moved is not None:
+                occ = tuple(x for x in occ if x != moved[0])
+                if h == moved[1]:
+                    return moved[0]
+            return occ[0] if occ else None
+        return HQBoard(b.map, lambda h: self.hex_flags(b, h), occupant)
+
+    def passable(self, b: Any, h: Hex) -> bool:
+        """On the map and passable terrain (occupancy not considered)."""
+        return h in b.map and self.hex_flags(b, h).passable
+
+    def sight(self, b: Any, frm: Hex, to: Hex, board: HQBoard | None = None) -> Sight:
+        o = self._opts(b)
+        return sight(board or self.board(b), frm, to, los_rule=o.los_rule, tanks_give_cover=o.tanks_give_cover)
+
+    def los(self, b: Any, frm: Hex, to: Hex, board: HQBoard | None = None) -> bool:
+        """"LOS" of the spec (§7.5): not hidden and range within ``max_sight_m``."""
+        if distance(frm, to) * self.hex_size(b) > self._opts(b).max_sight_m:
+            return False
+        return self.sight(b, frm, to, board).direct_shot
+
+    def visible(self, b: Any, side: int) -> tuple[int, ...]:
+        """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order."""
+        own = [t for t in b.tanks if t.side == side and not self.is_out(t)]
+        board = self.board(b)
+        out = []
+        for e in b.tanks:
+            if e.side == side or self.is_out(e):
+                continue
+            if any(self.los(b, s.hex, e.hex, board) for s in own):
+                out.append(e.tank_id)
+        return tuple(out)
+
+    # --- set-up -----------------------------------------------------------------------------------------------
+    def setup(self, b: Any) -> None:
+        """Initial runtime state of every tank (§5.1), no dice and no events.  Weapons start loaded, except on an
+        ambushed side, where they count as fired in round 1 (§7.4).  Warns when a Speed is not a whole number of
+        hexes or the ``hex_size_m`` option disagrees with the map."""
+        o = self._opts(b)
+        hs = self.hex_size(b)
+        if "hex_size_m" in o.model_fields_set and o.hex_size_m != hs:
+            warnings.warn(f"hummel_quest: option hex_size_m={o.hex_size_m} differs from the map's {hs} m; "
+                          f"the map's scale is used", UserWarning, stacklevel=2)
+        ambushed = None if o.ambushing_side is None else 1 - o.ambushing_side
+        for t in b.tanks:
+            v = t.vehicle
+            if v.speed_m % hs:
+                warnings.warn(f"hummel_quest: {t.label}: speed_m {v.speed_m} is not a multiple of {hs} m",
+                              UserWarning, stacklevel=2)
+            ext = t.ext or {}
+            rs = t.rules_state
+            rs.setdefault("dt", _ext_get(ext, "dt") if _ext_get(ext, "dt") is not None else v.dt)
+            rs.setdefault("ost", _ext_get(ext, "ost") if _ext_get(ext, "ost") is not None else v.ost)
+            rs.setdefault("panicked", rs["ost"] <= 0)
+            rs.setdefault("incapacitated", rs["dt"] <= 0)
+            rs.setdefault("core_destroyed", False)
+            rs.setdefault("fled", False)
+            rs.setdefault("moved_hexes", 0)
+            rs.setdefault("sights_focus", None)
+            rs.setdefault("sights_focus_round", None)
+            for w in v.weapons:
+                rs.setdefault(f"ready.{w.id}", 1 + w.reload + 1 if t.side == ambushed else 1)
+            t.turret_facing = None
+            if rs["dt"] <= 0 and t.status == Status.ACTIVE:
+                t.status = Status.INCAPACITATED
+
+    # --- shots (§7, §8, §13, §14) -----------------------------------------------------------------------------
+    def _ready(self, b: Any, t: Any, w: Any) -> bool:
+        return int(t.rules_state.get(f"ready.{w.id}", 1)) <= max(1, int(getattr(b, "turn", 1) or 1))
+
+    def _moved_half(self, b: Any, tid: int, as_if: Hypo | None) -> bool:
+        t = b.tanks[tid]
+        h = half_speed(self.speed_hexes(b, tid))
+        moved = int(t.rules_state.get("moved_hexes", 0)) if b.rules_state.get("active") == tid else 0
+        if as_if is not None:
+            moved = moved + distance(t.hex, as_if.hex) if as_if.moved else moved
+        return moved >= h and moved > 0
+
+    def _located(self, b: Any, s: Any, hx: Hex, target_hex: Hex, board: HQBoard, target_id: int | None
+                 ) -> tuple[bool, bool]:
+        """(located at all, located only by the shooter's own Artillery Sights) for indirect fire (§13)."""
+        o = self._opts(b)
+        if self.los(b, hx, target_hex, board):
+            return True, False
+        if o.spotting:
+            for a in b.tanks:
+                if a.side == s.side and a.tank_id != s.tank_id and not self.is_out(a) and \
+                        self.los(b, a.hex, target_hex, board):
+                    return True, False
+        rating = s.vehicle.features.artillery_sights
+        if rating and distance(hx, target_hex) * self.hex_size(b) <= 400 * rating and \
+                not self.sight(b, hx, target_hex, board).tall_both:
+            return True, True
+        return False, False
+
+    def shot(self, b: Any, shooter: int, target: Any, fire: Action | None = None, as_if: Hypo | None = None
+             ) -> Shot | Illegal:
+        """The attack ``shooter`` -> ``target`` now (or from ``as_if``), or why not.
+
+        ``target``: a tank id (any state but gone; §9 overkill) or a structure hex (§14).  ``fire``: a ``Fire``
+        (its ``weapons``; empty = every ready weapon) or a ``Ram`` (§12).  The key holds the odds primitives.
+        """
+        if isinstance(fire, Ram):
+            return self.ram_shot(b, shooter, target)
+        if not isinstance(shooter, int) or not 0 <= shooter < len(b.tanks):
+            return Illegal("no such shooter")
+        s = b.tanks[shooter]
+        if not self.can_act(s):
+            return Illegal("shooter cannot attack (out or panicked)")
+        if isinstance(target, tuple) and not isinstance(target, bool):
+            return self._structure_shot(b, shooter, as_hex(target), fire, as_if)
+        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(b.tanks):
+            return Illegal("target is not a tank")
+        t = b.tanks[target]
+        if t.side == s.side:
+            return Illegal("target is a friendly tank")
+        if not self.on_board(t):
+            return Illegal("target has left the battle")
+        o = self._opts(b)
+        hx = as_hex(as_if.hex) if as_if is not None else s.hex
+        if hx == t.hex:
+            return Illegal("same hex")
+        weapons = self._weapon_pool(b, s, fire)
+        if isinstance(weapons, Illegal):
+            return weapons
+        board = self.board(b, moved=(shooter, hx) if as_if is not None else None)
+        rng_h = distance(hx, t.hex)
+        rng_m = rng_h * self.hex_size(b)
+        band = band_of(rng_m, o.band_edges)
+        sg = self.sight(b, hx, t.hex, board)
+        direct_ok = sg.direct_shot and rng_m <= o.max_sight_m
+        located, sights_only = self._located(b, s, hx, t.hex, board, target)
+        indirect_ok = rng_m >= o.min_indirect_m and located
+        explicit = bool(isinstance(fire, Fire) and fire.weapons)
+        ind = [w for w in weapons if w.indirect]
+        tries: list[bool] = []
+        if ind and not (explicit and len(ind) < len(weapons)):
+            tries.append(True)
+        tries.append(False)   # an indirect weapon may also fire directly (§13)
+        reason = "no attack possible"
+        for indirect in tries:
+            pool = ind if indirect else list(weapons)
+            if indirect and not indirect_ok:
+                reason = "indirect_below_min_range" if located else "target not located"
+                continue
+            if not indirect and not direct_ok:
+                reason = "beyond_sight" if sg.direct_shot else "hidden"
+                continue
+            firing = [w for w in pool if w.firepower >= band.fp_needed or o.fp_requirement_mode == "no_damage"]
+            if not firing:
+                reason = "firepower_below_band"
+                continue
+            moved = self._moved_half(b, shooter, as_if)
+            cover = sg.half_cover if not indirect else False
+            focused = s.rules_state.get("sights_focus") == target
+            roll_mod = -2 if (indirect and sights_only and not focused) else 0
+            tn = tn_to_hit(band.tn, t.vehicle.size, moved_half=moved, half_cover=cover, tn_min=o.tn_min,
+                           tn_clamp=o.tn_clamp)
+            face = aspect(t.hex, t.facing, hx).face
+            eff = effective_dur(t.vehicle.dur, indirect=indirect, aspect=face,
+                                reinforced_turret=t.vehicle.features.reinforced_turret, half_cover=cover)
+            wkeys = tuple(WeaponKey(w.firepower >= eff and w.firepower >= band.fp_needed, w.damage.dice,
+                                    w.damage.keep, 0, w.burst, w.id) for w in firing)
+            key = ShotKey(tn=tn, roll_bonus=s.vehicle.abilities.reality_com + s.vehicle.derived.to_hit + roll_mod,
+                          weapons=wkeys, target_dt=self.dt(t), to_hit_naturals=o.to_hit_naturals,
+                          burst_first_shot=o.burst_first_shot, overkill_roll=o.overkill_roll,
+                          ost_hit_threshold_dt=o.ost_hit_threshold_dt, ost_hit_timing=o.ost_hit_timing)
+            info = {"attack": "shot", "range_hexes": rng_h, "range_m": rng_m, "band": band.number,
+                    "fp_needed": band.fp_needed, "tn": tn, "indirect": indirect, "visibility": sg.visibility,
+                    "half_cover": cover, "moved_half": moved, "effective_dur": eff, "roll_mod": roll_mod,
+                    "sights_only": indirect and sights_only, "weapons": tuple(w.id for w in firing),
+                    "aspect": None if indirect else face}
+            return Shot(shooter, target, key, None if indirect else face, info)
+        return Illegal(reason)
+
+    def _weapon_pool(self, b: Any, s: Any, fire: Action | None) -> list | Illegal:
+        ws = list(s.vehicle.weapons)
+        if isinstance(fire, Fire) and fire.weapons:
+            ids = list(fire.weapons)
+            known = {w.id: w for w in ws}
+            bad = [i for i in ids if i not in known]
+            if bad:
+                return Illegal(f"unknown weapon(s) {', '.join(bad)}")
+            pool = [w for w in ws if w.id in ids]
+            late = [w.id for w in pool if not self._ready(b, s, w)]
+            if late:
+                return Illegal(f"reloading: {', '.join(late)}")
+            return pool
+        pool = [w for w in ws if self._ready(b, s, w)]
+        if not pool:
+            return Illegal("no ready weapon")
+        return pool
+
+    def structure_at(self, b: Any, h: Hex) -> tuple[int, int] | None:
+        """``(dur, dt now)`` of the standing structure on ``h``, or ``None`` (§14)."""
+        if h not in b.map:
+            return None
+        st = self.hex_flags(b, h).structure
+        if st is None:
+            return None
+        dt_now = int(b.rules_state.get(f"structure_dt:{h.q},{h.r}", st[1]))
+        return None if dt_now <= 0 else (st[0], dt_now)
+
+    def _structure_shot(self, b: Any, shooter: int, h: Hex, fire: Action | None, as_if: Hypo | None
+                        ) -> Shot | Illegal:
+        """An attack on a structure (§14): no To Hit roll; bunker busters only (option); the band's Firepower
+        needed; the hex visible (direct) or at least ``min_indirect_m`` away (indirect; always located)."""
+        s = b.tanks[shooter]
+        o = self._opts(b)
+        st = self.structure_at(b, h)
+        if st is None:
+            return Illegal("no standing structure on that hex")
+        weapons = self._weapon_pool(b, s, fire)
+        if isinstance(weapons, Illegal):
+            return weapons
+        if o.structures_need_bunker_buster:
+            weapons = [w for w in weapons if w.bunker_buster]
+            if not weapons:
+                return Illegal("no bunker buster weapon ready")
+        hx = as_hex(as_if.hex) if as_if is not None else s.hex
+        rng_m = distance(hx, h) * self.hex_size(b)
+        band = band_of(rng_m, o.band_edges)
+        board = self.board(b, moved=(shooter, hx) if as_if is not None else None)
+        direct_ok = self.los(b, hx, h, board)
+        ind = [w for w in weapons if w.indirect]
+        for indirect in ((True, False) if ind else (False,)):
+            if indirect and rng_m < o.min_indirect_m:
+                continue
+            if not indirect and not direct_ok:
+                continue
+            pool = ind if indirect else weapons
+            firing = [w for w in pool if w.firepower >= band.fp_needed or o.fp_requirement_mode == "no_damage"]
+            if not firing:
+                continue
+            d = max(0, st[0] - (2 if indirect else 0))
+            wkeys = tuple(WeaponKey(w.firepower >= d and w.firepower >= band.fp_needed, w.damage.dice, w.damage.keep,
+                                    0, w.burst, w.id) for w in firing)
+            key = ShotKey(tn=0, roll_bonus=0, weapons=wkeys, target_dt=st[1], auto_hit=True, structure=True,
+                          burst_first_shot=o.burst_first_shot)
+            info = {"attack": "structure", "structure": h, "range_m": rng_m, "band": band.number,
+                    "indirect": indirect, "effective_dur": d, "weapons": tuple(w.id for w in firing)}
+            return Shot(shooter, None, key, None, info)
+        return Illegal("structure out of reach (sight, range or Firepower)")
+
+    def ram_shot(self, b: Any, attacker: int, target: Any) -> Shot | Illegal:
+        """The ram ``attacker`` -> ``target`` (§12), or why not: the attacker can act and has not moved this turn,
+        the target is an enemy tank on the board (any state), and :func:`ram_legal` holds."""
+        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(b.tanks):
+            return Illegal("ram target is not a tank")
+        a, t = b.tanks[attacker], b.tanks[target]
+        if not self.can_act(a):
+            return Illegal("attacker cannot ram (out or panicked)")
+        if int(a.rules_state.get("moved_hexes", 0)) > 0:
+            return Illegal("attacker has moved this turn")
+        if t.side == a.side or not self.on_board(t):
+            return Illegal("ram target is not an enemy tank on the board")
+        s = self.speed_hexes(b, attacker)
+        if not ram_legal(self.board(b), a.hex, t.hex, s):
+            return Illegal("ram out of reach (half Speed to Speed, clear straight line)")
+        key = self.ram_key(b, attacker, target)
+        return Shot(attacker, target, key, None, {"attack": "ram", "distance": distance(a.hex, t.hex),
+                                                  "line": ram_line(a.hex, t.hex)})
+
+    def ram_key(self, b: Any, attacker: int, target: int) -> RamKey:
+        """The :class:`RamKey` of a ram (§12.2, §12.3): pool, capped TN, both damages (``strike_mod`` 0)."""
+        o = self._opts(b)
+        a, t = b.tanks[attacker].vehicle, b.tanks[target].vehicle
+        applies = t.size >= a.size
+        ret = ram_damage(t.derived.damage_from_strike, 0, a.dur, a.size) if applies else 0
+        return RamKey(pool=a.derived.interaction_pool, tn=min(o.ram_tn_cap, t.derived.tn_to_be_struck),
+                      damage=ram_damage(a.derived.damage_from_strike, 0, t.dur, t.size), return_damage=ret,
+                      target_dt=self.dt(b.tanks[target]), attacker_dt=self.dt(b.tanks[attacker]),
+                      ones_tens=o.pool_ones_tens_rule, ost_hit_threshold_dt=o.ost_hit_threshold_dt,
+                      ost_hit_timing=o.ost_hit_timing, return_applies=applies)
+
+    def odds(self, key: Hashable) -> Odds:
+        """Exact odds of a shot or ram key (cached in :mod:`.odds`).  ``p_kill`` = probability that
+        the attack incapacitates the target given its DT now; ``values`` holds ``expected_damage``, ``damage``,
+        ``p_ost_loss``, ``p_core_destroyed`` (and for rams ``return_damage``, ``p_attacker_incapacitated``)."""
+        if isinstance(key, RamKey):
+            r = ram_odds(key)
+            vals = {"p_hit": r.p_success, "p_success": r.p_success, "p_kill": r.p_kill, "damage": dict(r.damage),
+                    "expected_damage": r.expected_damage, "return_damage": dict(r.return_damage),
+                    "expected_return_damage": r.expected_return_damage, "p_ost_loss": r.p_ost_loss,
+                    "p_core_destroyed": r.p_core_destroyed, "tn": key.tn,
+                    "p_attacker_incapacitated": r.p_attacker_incapacitated}
+            return Odds(r.p_success, r.p_kill, vals)
+        if isinstance(key, ShotKey):
+            a = attack_odds(key)
+            vals = {"p_hit": a.p_hit, "p_kill": a.p_kill, "damage": dict(a.damage),
+                    "expected_damage": a.expected_damage, "p_ost_loss": a.p_ost_loss,
+                    "p_core_destroyed": a.p_core_destroyed, "tn": key.tn}
+            return Odds(a.p_hit, a.p_kill, vals)
+        raise TypeError(f"not a hummel_quest odds key: {key!r}")
+
+    def shot_params(self, b: Any, shooter: int, target: int) -> dict[str, Any] | Illegal:
+        """The §17.1 parameters of the shot ``shooter`` -> ``target`` for its first firing weapon (the odds command
+        takes one weapon)."""
+        sh = self.shot(b, shooter, target)
+        if isinstance(sh, Illegal):
+            return sh
+        if sh.info.get("attack") != "shot":
+            return Illegal("not a shot at a tank")
+        s, t = b.tanks[shooter].vehicle, b.tanks[target].vehicle
+        w = s.weapon(sh.info["weapons"][0])
+        return {"mode": "shot", "reality_com": s.abilities.reality_com, "to_hit": s.derived.to_hit,
+                "roll_mod": sh.info["roll_mod"], "range_m": sh.info["range_m"], "target_size": t.size,
+                "shooter_moved_half": sh.info["moved_half"], "hard_cover": sh.info["half_cover"],
+                "firepower": w.firepower, "target_dur": t.dur, "aspect": sh.info["aspect"] or "front",
+                "indirect": sh.info["indirect"], "reinforced_turret": t.features.reinforced_turret,
+                "damage_dice": w.damage.dice, "damage_keep": w.damage.keep, "burst": w.burst,
+                "target_dt": sh.key.target_dt}
+
+    # --- resolution (emits) -----------------------------------------------------------------------------------
+    def resolve(self, b: Any, shot: Shot, dice: DiceSource) -> None:
+        """Roll ``shot`` through the stages of :mod:`.odds`, emit its events, then run the OST event
+        queue (§10).  A ram resolved here (outside play) takes the default evasion (§12.3)."""
+        if isinstance(shot.key, RamKey):
+            gen = self._ram(b, dice, shot)
+            try:
+                d = next(gen)
+                while True:
+                    d = gen.send(d.default)
+            except StopIteration:
+                pass
+            return
+        if shot.info.get("attack") == "structure":
+            self._resolve_structure(b, shot, dice)
+            return
+        o = self._opts(b)
+        t = b.tanks[shot.target]
+        roll = hq_odds.roll_attack(shot.key, dice)
+        eff = hq_odds.damage_effect(self.dt(t), self.ost(t), roll.damage, roll.any_hit,
+                                    threshold=o.ost_hit_threshold_dt, timing=o.ost_hit_timing, loss=o.ost_hit_loss,
+                                    core_destroyed=roll.core_destroyed)
+        b.emit(ShotResolved(shooter=shot.shooter, target=shot.target, result="hit" if roll.any_hit else "miss",
+                            hit=roll.any_hit, kill=eff.became_incapacitated, key=shot.key.as_dict(),
+                            details=self._roll_details(shot, roll, eff)))
+        self._after_fire(b, shot)
+        queue: deque = deque()
+        self._apply_effect(b, shot.target, eff, shot.shooter, "shot", queue)
+        self._run_queue(b, queue)
+
+    @staticmethod
+    def _roll_details(shot: Shot, roll: Any, eff: Any) -> dict:
+        return {"natural": roll.natural, "to_hit_total": roll.total, "tn": shot.key.tn, "damage": roll.damage,
+                "shots": [[s.weapon, s.index, s.natural, s.hit, list(s.rolls), s.damage] for s in roll.shots],
+                "overkill": [list(x) for x in roll.overkill_rolls], "dt_after": eff.dt_after,
+                "range": shot.info.get("range_hexes"), "face": shot.face,
+                "ost_after": eff.ost_after, "core_destroyed": eff.core_destroyed,
+                **{k: v for k, v in shot.info.items() if k in ("range_m", "band", "indirect", "visibility",
+                                                              "half_cover", "aspect", "weapons", "roll_mod")}}
+
+    def _after_fire(self, b: Any, shot: Shot) -> None:
+        """Reload bookkeeping (§7.4: fired in round r, ready in round r + reload + 1) and the used sights focus."""
+        s = b.tanks[shot.shooter]
+        rnd = max(1, int(getattr(b, "turn", 1) or 1))
+        for wid in shot.info.get("weapons", ()):
+            w = s.vehicle.weapon(wid)
+            if w.reload > 0:
+                b.emit(TankStateSet(s.tank_id, f"ready.{wid}", rnd + w.reload + 1))
+        if shot.target is not None and s.rules_state.get("sights_focus") == shot.target:
+            b.emit(TankStateSet(s.tank_id, "sights_focus", None))
+
+    def _resolve_structure(self, b: Any, shot: Shot, dice: DiceSource) -> None:
+        h = shot.info["structure"]
+        roll = hq_odds.roll_attack(shot.key, dice)
+        before = shot.key.target_dt
+        after = max(0, before - roll.damage)
+        b.emit(ShotResolved(shooter=shot.shooter, target=None, result="hit", hit=True, kill=after == 0,
+                            key=shot.key.as_dict(),
+                            details={"structure": [h.q, h.r], "damage": roll.damage, "dt_after": after,
+                                     "shots": [[s.weapon, s.index, list(s.rolls), s.damage] for s in roll.shots],
+                                     "indirect": shot.info["indirect"]}))
+        self._after_fire(b, shot)
+        if after != before:
+            b.emit(BattleStateSet(f"structure_dt:{h.q},{h.r}", after))
+        if after == 0:
+            b.emit(RuleEvent("structure_destroyed", shot.shooter, {"hex": [h.q, h.r]}))
+            b.emit(TerrainChanged(h, "rubble"))
+
+    def _apply_effect(self, b: Any, tid: int, eff: Any, by: int | None, cause: str, queue: deque) -> None:
+        """Emit an :class:`~.odds.Effect` on tank ``tid`` and queue its DT-0 / OST-0 events (§10)."""
+        t = b.tanks[tid]
+        if eff.dt_after != eff.dt_before:
+            b.emit(TankStateSet(tid, "dt", eff.dt_after))
+        if eff.became_incapacitated:
+            b.emit(TankStateSet(tid, "incapacitated", True))
+            b.emit(StatusChanged(tid, Status.INCAPACITATED, cause, by))
+            queue.append(("incapacitated", tid, t.hex))
+        if eff.core_destroyed and not t.rules_state.get("core_destroyed"):
+            b.emit(TankStateSet(tid, "core_destroyed", True))
+            b.emit(RuleEvent("core_destroyed", tid, {"by": by}))
+        if eff.ost_loss:
+            b.emit(RuleEvent("ost_loss", tid, {"cause": cause, "loss": eff.ost_loss, "ost": eff.ost_after,
+                                               "by": by}))
+            b.emit(TankStateSet(tid, "ost", eff.ost_after))
+        if eff.became_panicked:
+            self._panic(b, tid, cause, queue)
+
+    def _panic(self, b: Any, tid: int, cause: str, queue: deque) -> None:
+        t = b.tanks[tid]
+        b.emit(TankStateSet(tid, "panicked", True))
+        b.emit(RuleEvent("panic", tid, {"cause": cause, "hex": [t.hex.q, t.hex.r]}))
+        queue.append(("panicked", tid, t.hex))
+
+    def _run_queue(self, b: Any, queue: deque) -> None:
+        """The FIFO event queue of §10: for each event, witnesses (ascending id) each lose ``ost_witness_loss``
+        (a witness reaching 0 panics and queues its own event); a ``panicked`` event then makes its tank flee at
+        once unless it was incapacitated meanwhile.  Witness: same side, not the tank itself, not incapacitated,
+        OST above 0, LOS to the event hex when the event is processed (option ``witness_requires_los``)."""
+        o = self._opts(b)
+        while queue:
+            kind, tid, h = queue.popleft()
+            subject = b.tanks[tid]
+            board = self.board(b)
+            for w in b.tanks:
+                if w.side != subject.side or w.tank_id == tid or self.is_out(w) or self.ost(w) <= 0:
+                    continue
+                if o.witness_requires_los and not self.los(b, w.hex, h, board):
+                    continue
+                new = max(0, self.ost(w) - o.ost_witness_loss)
+                b.emit(RuleEvent("ost_loss", w.tank_id, {"cause": "witness", "event": kind, "of": tid,
+                                                         "loss": self.ost(w) - new, "ost": new}))
+                b.emit(TankStateSet(w.tank_id, "ost", new))
+                if new == 0:
+                    self._panic(b, w.tank_id, "witness", queue)
+            if kind == "panicked" and not self.is_out(subject) and self.ost(subject) <= 0:
+                self._flee(b, tid)
+
+    def _counted_enemies(self, b: Any, tid: int) -> list[Hex]:
+        """Enemies counted by a flee move (§11.2, ``flee_counts``)."""
+        o = self._opts(b)
+        t = b.tanks[tid]
+        es = [e for e in b.tanks if e.side != t.side and not self.is_out(e)]
+        if o.flee_counts == "visible":
+            board = self.board(b)
+            eyes = [a for a in b.tanks if a.side == t.side and not self.is_out(a)]
+            es = [e for e in es if any(self.los(b, a.hex, e.hex, board) for a in eyes)]
+        return [e.hex for e in es]
+
+    def flee_plan(self, b: Any, tid: int) -> FleePlan:
+        """The flee move tank ``tid`` would make now (§11.2)."""
+        t = b.tanks[tid]
+        return flee_plan(self.board(b), t.hex, self.speed_hexes(b, tid), self._counted_enemies(b, tid),
+                         leaves_map_at_edge=self._opts(b).panic_leaves_map_at_edge)
+
+    def _flee(self, b: Any, tid: int) -> None:
+        """Emit a flee move (§11.2): a ``flee`` RuleEvent, one ``Moved`` per hex (the hull turning by the default
+        facing rule at each step), and ``fled`` status when it ends on an edge hex."""
+        plan = self.flee_plan(b, tid)
+        b.emit(RuleEvent("flee", tid, {"sector_counts": list(plan.sector_counts), "direction": plan.direction,
+                                       "aim_hex": None if plan.aim_hex is None else list(plan.aim_hex),
+                                       "path": [list(h) for h in plan.path], "left_map": plan.left_map}))
+        self._walk(b, tid, plan.path)
+        if plan.left_map:
+            b.emit(TankStateSet(tid, "fled", True))
+            b.emit(StatusChanged(tid, Status.FLED, "fled off the map", None))
+
+    def _walk(self, b: Any, tid: int, path: Iterable[Hex]) -> None:
+        t = b.tanks[tid]
+        for h in path:
+            k = direction_to(t.hex, h)
+            b.emit(Moved(tid, Hex(*h), default_facing(t.facing, k), 1))
+
+    def _ram(self, b: Any, dice: DiceSource, shot: Shot) -> Generator[Decision, Action | None, None]:
+        """Resolve a ram (§12): the Interaction pool (and overkill 2d10) via :func:`hq_odds.roll_ram`; the rammer
+        drives the line to its last intermediate hex (``Moved`` events before the ``ShotResolved``); on a miss the
+        target evades (decision ``evade`` to its side, the rammer's hex closed, §12.3) and the rammer steps into its
+        old hex, or stays if the target cannot leave; on a collision both damages apply, then the OST step and the
+        event queue."""
+        o = self._opts(b)
+        aid, tid = shot.shooter, shot.target
+        a, t = b.tanks[aid], b.tanks[tid]
+        key: RamKey = shot.key
+        line = ram_line(a.hex, t.hex)
+        d = distance(a.hex, t.hex)
+        b.emit(RuleEvent("ram", aid, {"target": tid, "distance": d, "line": [list(h) for h in line]}))
+        roll = hq_odds.roll_ram(key, dice)
+        # A has finished its move when the check is made (§12.3): it drives the line to its last intermediate hex
+        # (stays put if adjacent) before the result; during an evasion it stands there, and the hexes it drove
+        # through are open to T again.
+        self._walk(b, aid, line)
+        if not roll.collision:
+            b.emit(ShotResolved(shooter=aid, target=tid, result="evaded", hit=False, kill=False, key=key.as_dict(),
+                                details={"attack": "ram", "rolls": list(roll.check.rolls), "range": d,
+                                         "successes": roll.check.successes, "how": roll.check.how}))
+            old = t.hex
+            steps = self.speed_hexes(b, tid) // 2
+            opts = {}
+            if not self.incapacitated(t) and steps >= 1:
+                opts = evade_options(self.board(b), old, steps)
+            if opts:
+                dflt = evade_default(opts, old)
+
+                def now(old=old, steps=steps) -> dict:
+                    # asked when legality is asked, so a side's view of the board (agents.observation) answers
+                    # without the enemies that side cannot see
+                    return evade_options(self.board(b), old, steps)
+
+                legal = Legal(contains=lambda x: isinstance(x, Pass) or (isinstance(x, Step) and x.actor == tid
+                                                                          and as_hex(x.to) in now()),
+                              reachable=lambda _a: now())
+                # the default is Pass, "no hex given" (evade_default applies): a default Step to the farthest hex
+                # would tell the evading side where its unseen enemies are not
+                act = yield Decision(t.side, "evade", (tid,), legal, Pass(tid),
+                                     {"rammer": aid, "max_steps": steps, "line": tuple(line),
+                                      "rammer_hex": a.hex})
+                dest = as_hex(act.to) if isinstance(act, Step) and legal.contains(act) else dflt
+                path = [as_hex(h) for h in opts[dest][1][1:]]
+                b.emit(RuleEvent("evade", tid, {"rammer": aid, "path": [list(h) for h in path]}))
+                self._walk(b, tid, path)
+                self._walk(b, aid, [old])
+            b.emit(TankStateSet(aid, "moved_hexes", d))
+            return
+        b.emit(TankStateSet(aid, "moved_hexes", d))
+        tgt, att = hq_odds.ram_effect(roll, target_dt=self.dt(t), target_ost=self.ost(t), attacker_dt=self.dt(a),
+                                      attacker_ost=self.ost(a), threshold=o.ost_hit_threshold_dt,
+                                      timing=o.ost_hit_timing, loss=o.ost_hit_loss,
+                                      return_costs_ost=o.ram_return_costs_ost)
+        b.emit(ShotResolved(shooter=aid, target=tid, result="collision", hit=True, kill=tgt.became_incapacitated,
+                            key=key.as_dict(),
+                            details={"attack": "ram", "rolls": list(roll.check.rolls), "range": d,
+                                     "successes": roll.check.successes, "how": roll.check.how,
+                                     "damage": roll.damage, "return_damage": roll.return_damage,
+                                     "overkill": [list(x) for x in roll.overkill_rolls],
+                                     "dt_after": tgt.dt_after, "attacker_dt_after": att.dt_after}))
+        queue: deque = deque()
+        self._apply_effect(b, tid, tgt, aid, "ram", queue)
+        self._apply_effect(b, aid, att, tid, "ram_return", queue)
+        self._run_queue(b, queue)
+
+    # --- movement ---------------------------------------------------------------------------------------------
+    def reachable(self, b: Any, tank: int, budget: int) -> dict:
+        """``{hex: (hexes moved, path)}`` within ``budget`` steps through on-map, passable, empty hexes (§4);
+        turning is free, so the state is the hex alone."""
+        t = b.tanks[tank]
+        board = self.board(b)
+        succ = lambda h: [(n, 1) for n in h.neighbours() if board.enterable(n)]
+        return bounded_dijkstra(t.hex, succ, max(0, budget))
+
+    def plan_to(self, b: Any, tank: int, path: list, then: Action | None = None, end_status: str | None = None
+                ) -> Plan:
+        """A :class:`Plan` of ``Step`` actions along ``path`` (from :meth:`reachable`)."""
+        return Plan(tank, tuple(Step(tank, as_hex(h)) for h in path[1:]), then=then, end_status=end_status)
+
+    # --- the round (§3, §4, §11) ------------------------------------------------------------------------------
+    def initiative(self, b: Any, dice: DiceSource) -> list[int]:
+        """Roll initiative for the round (§3) and return the turn order.
+
+        Every tank not out rolls d10 + Reflexes (+ ``ambush_initiative_bonus`` for the ambushing side in round 1),
+        dice in ascending tank id; higher first; ties by higher Reflexes, then roll-offs of one d10 each (ascending
+        id, higher first), repeated among those still tied; tied groups are settled from the highest total down.
+        Emits one ``initiative`` RuleEvent carrying the rolls.
+        """
+        o = self._opts(b)
+        rnd = int(getattr(b, "turn", 1) or 1)
+        entrants = [t for t in b.tanks if not self.is_out(t)]
+        totals: dict[int, int] = {}
+        rolls: list[list[int]] = []
+        for t in entrants:
+            r = dice.roll("d10", "initiative")
+            bonus = o.ambush_initiative_bonus if (o.ambushing_side == t.side and rnd == 1) else 0
+            totals[t.tank_id] = r + t.vehicle.abilities.reflexes + bonus
+            rolls.append([t.tank_id, r, totals[t.tank_id]])
+        rolloffs: list[list[int]] = []
+
+        def settle(ids: list[int]) -> list[int]:
+            if len(ids) <= 1:
+                return ids
+            rr = {i: dice.roll("d10", "initiative roll-off") for i in sorted(ids)}
+            rolloffs.append([x for i in sorted(ids) for x in (i, rr[i])])
+            out: list[int] = []
+            for v in sorted(set(rr.values()), reverse=True):
+                out += settle([i for i in sorted(ids) if rr[i] == v])
+            return out
+
+        keyf = lambda i: (totals[i], b.tanks[i].vehicle.abilities.reflexes)
+        order: list[int] = []
+        for k in sorted({keyf(i) for i in totals}, reverse=True):
+            order += settle(sorted(i for i in totals if keyf(i) == k))
+        b.emit(RuleEvent("initiative", None, {"round": rnd, "rolls": rolls, "rolloffs": rolloffs,
+                                              "order": order}))
+        return order
+
+    def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+        """One round (§3): initiative, then each tank's turn in that order; the victory test after every turn
+        ends the round early when the battle is decided (the engine then ends it)."""
+        o = self._opts(b)
+        rnd = int(getattr(b, "turn", 1) or 1)
+        order = self.initiative(b, dice)
+        ambushed = None if o.ambushing_side is None else 1 - o.ambushing_side
+        for tid in order:
+            if b.ended:
+                return
+            t = b.tanks[tid]
+            if self.is_out(t):
+                continue
+            if rnd == 1 and t.side == ambushed:
+                continue
+            yield from self._turn(b, dice, tid)
+            if self._decided(b):
+                return
+
+    def _decided(self, b: Any) -> bool:
+        return self._elimination(b) is not None
+
+    def _turn(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+        t = b.tanks[tid]
+        b.emit(BattleStateSet("active", tid))
+        if t.rules_state.get("moved_hexes", 0):
+            b.emit(TankStateSet(tid, "moved_hexes", 0))
+        try:
+            if self.ost(t) <= 0:
+                b.emit(Activated(t.side, tid, "panicked"))
+                self._panic_turn(b, dice, tid)
+            else:
+                yield from self._normal_turn(b, dice, tid)
+            self._expire_focus(b, tid)
+        finally:
+            if not b.ended:
+                b.emit(BattleStateSet("active", None))
+
+    def _panic_turn(self, b: Any, dice: DiceSource, tid: int) -> None:
+        """§11.1: Mentality pool check (TN ``panic_check_tn``, ``panic_check_successes``); pass -> OST 1, no move
+        and no action; fail -> flee move, nothing else."""
+        o = self._opts(b)
+        t = b.tanks[tid]
+        r = hq_odds.roll_pool(dice, t.vehicle.abilities.mentality, o.panic_check_tn, o.panic_check_successes,
+                              o.pool_ones_tens_rule, "mentality")
+        b.emit(RuleEvent("mentality_check", tid, {"rolls": list(r.rolls), "successes": r.successes,
+                                                  "passed": r.passed, "how": r.how}))
+        if r.passed:
+            b.emit(TankStateSet(tid, "ost", 1))
+            b.emit(TankStateSet(tid, "panicked", False))
+            b.emit(RuleEvent("recover", tid, {"ost": 1}))
+        else:
+            self._flee(b, tid)
+
+    def _expire_focus(self, b: Any, tid: int) -> None:
+        """A sights focus lasts until the end of the tank's next turn (§7.6)."""
+        t = b.tanks[tid]
+        rnd = int(getattr(b, "turn", 1) or 1)
+        fr = t.rules_state.get("sights_focus_round")
+        if t.rules_state.get("sights_focus") is not None and fr is not None and fr < rnd:
+            b.emit(TankStateSet(tid, "sights_focus", None))
+
+    def _ram_targets(self, b: Any, tid: int) -> tuple[int, ...]:
+        return tuple(e.tank_id for e in b.tanks if e.side != b.tanks[tid].side
+                     and not isinstance(self.ram_shot(b, tid, e.tank_id), Illegal))
+
+    def _targets(self, b: Any, tid: int) -> tuple[int, ...]:
+        """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed)."""
+        return tuple(e.tank_id for e in b.tanks if e.side != b.tanks[tid].side and not self.is_out(e)
+                     and not isinstance(self.shot(b, tid, e.tank_id), Illegal))
+
+    def _modes(self, b: Any, tid: int) -> tuple[str, ...]:
+        modes = ["hold", "fire", "move", "move_and_fire"]
+        if self._ram_targets(b, tid):
+            modes.append("ram")
+        return tuple(modes)
+
+    def _specials(self, b: Any, tid: int) -> tuple[str, ...]:
+        out = []
+        if b.tanks[tid].vehicle.features.artillery_sights:
+            out.append("focus")
+        if self._opts(b).intimidation:
+            out.append("intimidate")
+        return tuple(out)
+
+    def _ram_ok(self, b: Any, tid: int, a: Action) -> bool:
+        return isinstance(a, Ram) and a.actor == tid and not isinstance(self.ram_shot(b, tid, a.target), Illegal)
+
+    def _normal_turn(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+        t = b.tanks[tid]
+        s = self.speed_hexes(b, tid)
+        modes = self._modes(b, tid)
+        legal = Legal(contains=lambda a: (isinstance(a, Activate) and a.actor == tid and a.mode in modes)
+                      or self._ram_ok(b, tid, a),
+                      modes=modes, targets=lambda _a: self._targets(b, tid),
+                      reachable=lambda _a: self.reachable(b, tid, s), specials=self._specials(b, tid))
+        act = yield Decision(t.side, "activate", (tid,), legal, Activate(tid, "hold"),
+                             {"round": b.turn, "modes": {tid: modes}, "speed_hexes": s,
+                              "half_speed": half_speed(s)})
+        if act is None or not legal.contains(act):
+            act = Activate(tid, "hold")
+        yield from self._activated(b, dice, tid, act)
+
+    def _activated(self, b: Any, dice: DiceSource, tid: int, act: Action) -> Generator[Decision, Action | None, None]:
+        """The tank's turn after its ``activate`` answer ``act`` (a legal ``Activate`` or ``Ram``), §4."""
+        t = b.tanks[tid]
+        if isinstance(act, Ram):
+            b.emit(Activated(t.side, tid, "ram"))
+            yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
+            return
+        mode = act.mode
+        b.emit(Activated(t.side, tid, mode))
+        if mode == "hold":
+            return
+        if mode == "ram":
+            yield from self._ram_decision(b, dice, tid)
+            return
+        chosen: Action | None = None
+        if mode in ("move", "move_and_fire"):
+            rammed, chosen = yield from self._move(b, dice, tid, mode)
+            if rammed:
+                return
+        if mode in ("fire", "move_and_fire") and self.can_act(t):
+            yield from self._attack(b, dice, tid, chosen)
+
+    def strength(self, b: Any, tank: int, damage: int = 0) -> Fraction:
+        """Search hook (:meth:`sim.rules.base.Ruleset.strength`): the DT a tank keeps after ``damage`` more points,
+        over its stat block's DT (§5, §9); 0 once it is out (§15)."""
+        t = b.tanks[tank]
+        if self.is_out(t):
+            return Fraction(0)
+        return Fraction(max(0, min(self.dt(t), t.vehicle.dt) - damage), max(1, t.vehicle.dt))
+
+    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+                        ) -> Generator[Decision, Action | None, None]:
+        """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): the rest of the turn of ``action.actor``
+        after its ``activate`` decision answered ``action`` (a legal ``Activate`` or ``Ram``): the same code as in
+        play (move, attack, ram and evasion decisions, the OST cascade), then the end of the tank's turn (§3); the
+        turns of the tanks after it in the round are not played."""
+        tid = action.actor
+        yield from self._activated(b, dice, tid, action)
+        self._expire_focus(b, tid)
+        if not b.ended:
+            b.emit(BattleStateSet("active", None))
+
+    def _best_ram(self, b: Any, tid: int, targets: tuple[int, ...]) -> int:
+        def k(x: int) -> tuple:
+            o = self.odds(self.ram_key(b, tid, x))
+            return (o.p_kill, o.expected_damage, -x)
+        return max(targets, key=k)
+
+    def _ram_decision(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+        t = b.tanks[tid]
+        targets = self._ram_targets(b, tid)
+        if not targets:
+            return
+        legal = Legal(contains=lambda a: isinstance(a, Pass) or self._ram_ok(b, tid, a),
+                      targets=lambda _a: targets)
+        act = yield Decision(t.side, "ram", (tid,), legal, Ram(tid, self._best_ram(b, tid, targets)), {})
+        if isinstance(act, Ram) and legal.contains(act):
+            yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
+
+    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str
+              ) -> Generator[Decision, Action | None, tuple[bool, Action | None]]:
+        """The move of §4 step 1, one decision per step.  Returns ``(rammed, attack)``: ``rammed`` when a ram
+        replaced the move and the attack; ``attack`` is a ``Fire`` or attack ``Special`` answered at a step in
+        ``move_and_fire`` mode (e.g. a plan's ``then``), which ends the move and is made as the §4 step 2 attack
+        without a ``fire`` decision (DECISION; ``can_fire`` stays False because the attack has its own decision)."""
+        t = b.tanks[tid]
+        s = self.speed_hexes(b, tid)
+        f0 = t.facing
+        moved = 0
+        last_k = None
+        end_facing = None
+        chosen: Action | None = None
+        while True:
+            left = s - moved
+            board = self.board(b)
+            steps = {Step(tid, n) for n in t.hex.neighbours() if left > 0 and board.enterable(n)}
+            may_ram = moved == 0
+
+            def contains(a: Action, steps=steps, may_ram=may_ram) -> bool:
+                if isinstance(a, Step):
+                    return a in steps
+                if isinstance(a, Pass):
+                    return True
+                if isinstance(a, Special) and a.name == "end_move":
+                    f = a.args.get("facing")
+                    return f is None or (isinstance(f, int) and not isinstance(f, bool) and 0 <= f <= 5)
+                if isinstance(a, (Fire, Special)):
+                    return mode == "move_and_fire" and self._attack_ok(b, tid, a)
+                return may_ram and self._ram_ok(b, tid, a)
+
+            legal = Legal(contains=contains, reachable=lambda _a, left=left: self.reachable(b, tid, left),
+                          targets=lambda _a: self._targets(b, tid) if mode == "move_and_fire" else (),
+                          specials=("end_move",),
+                          plan_to=lambda _a, path, then=None, end_status=None: self.plan_to(b, tid, path, then,
+                                                                                             end_status))
+            act = yield Decision(t.side, "move_step", (tid,), legal, Pass(tid),
+                                 {"mp": left, "entered": moved, "compulsory": False, "mode": mode,
+                                  "interrupted": False, "can_fire": False, "fire_cost": 0, "speed_hexes": s,
+                                  "half_speed": half_speed(s)})
+            if act is None or not contains(act):
+                act = Pass(tid)
+            if isinstance(act, Ram):
+                yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
+                return True, None
+            if isinstance(act, Step):
+                last_k = direction_to(t.hex, act.to)
+                b.emit(Moved(tid, as_hex(act.to), t.facing, 1))
+                moved += 1
+                b.emit(TankStateSet(tid, "moved_hexes", moved))
+                continue
+            if isinstance(act, Special) and act.name == "end_move":
+                end_facing = act.args.get("facing")
+            elif isinstance(act, (Fire, Special)):
+                chosen = act
+            break
+        f = end_facing if end_facing is not None else default_facing(f0, last_k)
+        if f != t.facing and self.on_board(t):
+            b.emit(Pivoted(tid, f))
+        return False, chosen
+
+    def _attack_ok(self, b: Any, tid: int, a: Action) -> bool:
+        """Whether ``a`` is a legal §4 step 2 attack of ``tid`` now: a ``Fire`` with a legal shot, or a ``focus`` /
+        ``intimidate`` ``Special`` of this rule set."""
+        if isinstance(a, Fire):
+            return a.actor == tid and not isinstance(self.shot(b, tid, a.target, a), Illegal)
+        if isinstance(a, Special):
+            return a.actor == tid and a.name in self._specials(b, tid) and self._special_ok(b, tid, a)
+        return False
+
+    def _attack(self, b: Any, dice: DiceSource, tid: int, chosen: Action | None = None
+                ) -> Generator[Decision, Action | None, None]:
+        """§4 step 2: one attack (a shot, a sights focus, intimidation, or a ram if the tank has not moved).
+        ``chosen``: an attack already answered at the last ``move_step`` (no ``fire`` decision then)."""
+        t = b.tanks[tid]
+        moved = int(t.rules_state.get("moved_hexes", 0))
+        specials = self._specials(b, tid)
+
+        def contains(a: Action) -> bool:
+            if isinstance(a, Pass):
+                return True
+            if isinstance(a, (Fire, Special)):
+                return self._attack_ok(b, tid, a)
+            return moved == 0 and self._ram_ok(b, tid, a)
+
+        if chosen is not None:
+            act = chosen
+        else:
+            legal = Legal(contains=contains, targets=lambda _a: self._targets(b, tid), specials=specials)
+            act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid), {"moved": moved, "round": b.turn})
+        if act is None or not contains(act):
+            return
+        if isinstance(act, Fire):
+            self.resolve(b, self.shot(b, tid, act.target, act), dice)
+        elif isinstance(act, Special):
+            self._do_special(b, dice, tid, act)
+        elif isinstance(act, Ram):
+            yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
+
+    def _special_ok(self, b: Any, tid: int, a: Special) -> bool:
+        tgt = a.args.get("target")
+        if not isinstance(tgt, int) or isinstance(tgt, bool) or not 0 <= tgt < len(b.tanks):
+            return False
+        s, t = b.tanks[tid], b.tanks[tgt]
+        if t.side == s.side or self.is_out(t):
+            return False
+        if a.name == "focus":
+            rating = s.vehicle.features.artillery_sights
+            return bool(rating) and distance(s.hex, t.hex) * self.hex_size(b) <= 400 * rating and \
+                not self.sight(b, s.hex, t.hex).tall_both
+        if a.name == "intimidate":
+            o = self._opts(b)
+            return o.intimidation and self.los(b, s.hex, t.hex) and \
+                distance(s.hex, t.hex) * self.hex_size(b) <= o.intimidation_range_m
+        return False
+
+    def _do_special(self, b: Any, dice: DiceSource, tid: int, a: Special) -> None:
+        """Focus the Artillery Sights (§7.6: Perception pool, TN ``sights_focus_tn``, 1 success) or intimidate
+        (§10 option: HumanCom pool, TN 6, 1 success; the target loses 1 OST)."""
+        o = self._opts(b)
+        s = b.tanks[tid]
+        tgt = int(a.args["target"])
+        if a.name == "focus":
+            r = hq_odds.roll_pool(dice, s.vehicle.abilities.perception, o.sights_focus_tn, 1, o.pool_ones_tens_rule,
+                                  "focus")
+            b.emit(RuleEvent("focus", tid, {"target": tgt, "rolls": list(r.rolls), "passed": r.passed}))
+            if r.passed:
+                b.emit(TankStateSet(tid, "sights_focus", tgt))
+                b.emit(TankStateSet(tid, "sights_focus_round", int(b.turn)))
+            return
+        r = hq_odds.roll_pool(dice, s.vehicle.abilities.human_com, 6, 1, o.pool_ones_tens_rule, "intimidate")
+        b.emit(RuleEvent("intimidate", tid, {"target": tgt, "rolls": list(r.rolls), "passed": r.passed}))
+        if r.passed:
+            t = b.tanks[tgt]
+            new = max(0, self.ost(t) - 1)
+            queue: deque = deque()
+            if new != self.ost(t):
+                b.emit(RuleEvent("ost_loss", tgt, {"cause": "intimidation", "loss": 1, "ost": new, "by": tid}))
+                b.emit(TankStateSet(tgt, "ost", new))
+                if new == 0:
+                    self._panic(b, tgt, "intimidation", queue)
+            self._run_queue(b, queue)
+
+    # --- victory (§15) ----------------------------------------------------------------------------------------
+    def _not_out(self, b: Any, t: Any) -> bool:
+        if self.is_out(t):
+            return False
+        return not (self._opts(b).panicked_counts_as_out and self.ost(t) <= 0)
+
+    def _elimination(self, b: Any) -> Outcome | None:
+        left = [s for s in b.side_ids() if any(self._not_out(b, t) for t in b.tanks if t.side == s)]
+        if len(left) == 1:
+            return Outcome(left[0], f"{b.sides[left[0]].name} is the only side with tanks not out",
+                           victory_points(b))
+        if not left:
+            return Outcome(None, "no side has a tank left that is not out", victory_points(b))
+        return None
+
+    def outcome(self, b: Any) -> Outcome | None:
+        """§15: at most one side with tanks not out -> it wins (none: draw); after the last round a draw listing the
+        tanks not out with DT and OST (victory points decide instead when the scenario has objectives)."""
+        out = self._elimination(b)
+        if out is not None:
+            return out
+        if b.rules_state.get("turns_completed", 0) < b.turn_limit:
+            return None
+        pts = victory_points(b)
+        if has_points_victory(b):
+            best = max(pts)
+            w = [s for s, p in enumerate(pts) if p == best]
+            if len(w) == 1:
+                return Outcome(w[0], f"victory points {list(pts)} after round {b.turn_limit}", pts)
+            return Outcome(None, f"victory points tied {list(pts)} after round {b.turn_limit}", pts)
+        parts = []
+        for s in b.side_ids():
+            tanks = ", ".join(f"{t.label} DT {self.dt(t)} OST {self.ost(t)}" for t in b.tanks
+                              if t.side == s and self._not_out(b, t))
+            parts.append(f"{b.sides[s].name}: {tanks}")
+        return Outcome(None, f"max rounds {b.turn_limit} reached (draw); not out: " + "; ".join(parts), pts)
+
+    # --- odds command and golden cases (§17, §18) -------------------------------------------------------------
+    def odds_from_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """``tanksim odds hummel_quest name=value ...`` (§17); see :func:`.odds.odds_from_params`."""
+        return hq_odds.odds_from_params(params)
+
+    def run_case(self, case: Mapping[str, Any]) -> dict[str, Any]:
+        """Evaluate one golden case (§18): ``odds`` via :meth:`odds_from_params`; ``outcome`` with
+        ``FixedDice(given.dice)`` through the play stages, then ``dice.check_done()``; ``geometry`` on a board
+        built from the case (queries ``range``, ``aspect``, ``visibility``, ``flee``, ``ram_legal``)."""
+        kind = case.get("kind")
+        g = dict(case.get("given") or {})
+        if kind == "odds":
+            return self.odds_from_params(g)
+        if kind == "outcome":
+            if "dice" not in g:
+                raise CaseError("outcome case without given.dice")
+            dice = FixedDice(g.pop("dice"))
+            out = hq_odds.outcome_from_params(g, dice)
+            dice.check_done()
+            return out
+        if kind == "geometry":
+            return geometry_case(g)
+        raise CaseError(f"unknown case kind {kind!r}")
+
+
