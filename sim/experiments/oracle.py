@@ -918,6 +918,9 @@ def report_section(runs: Any, manifest: Mapping[str, Any]) -> dict[str, Any] | N
     base = d.get("scenario", {}).get("data")
     if not isinstance(base, Mapping) or not len(runs):
         return None
+    if DOCTRINE not in json.dumps(base, default=str) and not any(
+            DOCTRINE in json.dumps(p.get("params", {}), default=str) for p in d.get("points", [])):
+        return None  # nobody plays random_target: no point can qualify (and no point is checked)
     ok = runs[runs["status"] == "ok"]
     points, refused = [], []
     sides = list(d.get("side_names") or [])
