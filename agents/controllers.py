@@ -147,8 +147,10 @@ class Fault:
 class SideController:
     """Answers every decision addressed to one side.
 
-    ``policy`` answers side-level decisions (``activate`` and decisions with several actors); ``per_tank`` maps a
-    tank id to its own doctrine for decisions whose single actor is that tank.  ``rng`` is the side's own stream.
+    ``policy`` answers side-level decisions (``activate`` and decisions with several actors).  A decision whose
+    single actor is a tank in ``tanks`` (id -> :class:`agents.tank.Tank`) is answered by that tank
+    (``tank.decide``, with its own doctrine); ``per_tank`` maps a tank id to its own doctrine where no tank object
+    is given (search copies, tests).  ``rng`` is the side's own stream.
     ``decision_timeout_s`` (``None`` = no limit) is compared with the wall time of each call after it returns,
     measured with ``clock`` (seconds; ``time.perf_counter``);
     ``on_fault`` (``pass`` / ``forfeit``) and ``max_faults`` (faults charged to one tank before it withdraws) are
@@ -165,6 +167,7 @@ class SideController:
     policy: Policy
     rng: Any
     per_tank: dict[int, Policy] = field(default_factory=dict)
+    tanks: dict[int, Any] = field(default_factory=dict)
     decision_timeout_s: float | None = None
     on_fault: str = "pass"
     max_faults: int = 5
@@ -177,8 +180,14 @@ class SideController:
     activation_order: str = "policy"
 
     def policy_for(self, decision: Any) -> Policy:
-        if len(decision.actors) == 1 and decision.actors[0] in self.per_tank:
-            return self.per_tank[decision.actors[0]]
+        """The doctrine that answers ``decision``: its single actor's (the tank's own, or ``per_tank``), else the
+        side's."""
+        if len(decision.actors) == 1:
+            a = decision.actors[0]
+            if a in self.tanks and self.tanks[a].policy is not None:
+                return self.tanks[a].policy
+            if a in self.per_tank:
+                return self.per_tank[a]
         return self.policy
 
     def never_reacts(self, decision: Any) -> bool:
@@ -273,9 +282,11 @@ class SideController:
         frozen = frozen_decision(decision)
         obs = make_obs(frozen)
         view = getattr(obs, "decision", frozen)  # the decision as the side sees it (agents.observation)
+        tank = self.tanks.get(actor) if actor is not None else None
+        answer = tank.decide if tank is not None and tank.policy is not None else pol.decide
         t0 = self.clock()
         try:
-            act = pol.decide(obs, view)
+            act = answer(obs, view)
         except Exception as exc:  # noqa: BLE001 - a policy's crash is reported, never fatal
             self.policy_time_s += self.clock() - t0
             return self.fallback(decision, actor), [Fault(charged, decision.kind, "raise",

@@ -37,7 +37,7 @@ from types import MappingProxyType
 from typing import Any, Mapping
 
 from sim.actions import Ram
-from sim.battle import HypoView
+from sim.battle import BoardView, HypoView
 from sim.hexgrid import Hex, as_hex, cube_vector, distance, in_arc, rotate_cube
 from sim.rules.base import Decision, Hypo, Illegal, Legal, Odds
 
@@ -139,7 +139,7 @@ class TankView:
 _SHARED: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
 
 
-def _shared_cache(b: Any) -> dict:
+def _shared_cache(b: BoardView) -> dict:
     ent = _SHARED.get(b)
     if ent is None or ent[0] != b.version:
         ent = [b.version, {}]
@@ -290,7 +290,7 @@ class Observation(StateQueries):
 
     __slots__ = ("_b", "_cache", "_last_known", "_legal", "_rs", "_shared", "actor", "decision", "rng", "side")
 
-    def __init__(self, battle: Any, side: int, decision: Decision, rng: random.Random, actor: int | None = None,
+    def __init__(self, battle: BoardView, side: int, decision: Decision, rng: random.Random, actor: int | None = None,
                  last_known: dict[Any, Any] | None = None, _cache: dict | None = None):
         set_ = object.__setattr__
         set_(self, "_b", battle)

@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sim.scenario import clip, short
+from sim.messages import clip, short
 
 #: Class names a plug-in may derive from (matched by name: the module is not imported).
 KNOWN_BASES = frozenset({"Policy", "Doctrine", "Hold", "Advance", "Flank", "Cover", "Rush", "Greedy",

@@ -6,6 +6,8 @@ Use it by name ``module:Class`` with parameters, from the command line or a scen
     sides: [{name: Red, policy: {name: "my_doctrines:Sniper", params: {min_range: 5}}, tanks: [...]}, ...]
 
 It sees only the neutral Observation (odds, threat, LOS, distances, ...), so it plays under every rule set.
+A doctrine that answers a decision with explicit actions imports them from ``sim.actions`` (``Step``, ``Fire``,
+``Pass``, ...); ``agents.actions`` is a deprecated re-export.
 """
 from agents.policies import Doctrine
 

@@ -1,15 +1,22 @@
 """The battle: board, tanks, per-rule-set state, version counter and the event log.
 
-Rule sets read the battle (the ``BoardView`` part) and change it only through :meth:`Battle.emit`, which applies
-the event at once (:func:`sim.events.apply`), appends it to the log with the dice rolled for it, and bumps the
-version.  :class:`Battle` has no Mesa in it, so rule tests build one directly (:func:`MemoryBattle`); the Mesa model
-(:mod:`sim.model`) wraps it.
+What a rule may touch is said by two protocols (docs/DESIGN.md, "Layout"):
+
+* :class:`BoardView` -- the read-only board: map, tanks, sides, options, rule-set state, turn, log and the
+  occupancy queries.  Legality, sight, odds, reachability and outcome take one; so do observations.
+* :class:`Battle` -- a :class:`BoardView` that also has :meth:`~Battle.emit`, the only way to change the state.
+  The sequence of play (``setup``, ``play_turn``, ``resolve``) takes one.
+
+:class:`BattleState` implements both: ``emit`` applies the event at once (:func:`sim.events.apply`), appends it to
+the log with the dice rolled for it, and bumps the version.  It has no Mesa in it, so rule tests build one directly
+(:func:`MemoryBattle`); the Mesa model (:mod:`sim.model`) wraps it.  :class:`HypoView` is a :class:`BoardView`
+only (a what-if placement of one tank).
 """
 from __future__ import annotations
 
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from sim.dice import DiceSource, Roll
 from sim.events import Event, Status, apply
@@ -64,8 +71,71 @@ class LogEntry:
     rolls: tuple[Roll, ...] = ()
 
 
-class Battle:
-    """Board + tanks + log.  ``emit`` is the only way to change it.
+class BoardView(Protocol):
+    """The battle as a rule may read it (no ``emit``): what legality, sight, odds, reachability, outcome and
+    observations are allowed to touch.  Tank records are read, never assigned to (events do that).
+
+    ``ruleset`` is the rule-set object (:class:`sim.rules.base.Ruleset`) and ``options`` its validated options
+    model; both are ``Any`` here because the engine core imports nothing from the rules (each rule set reads its
+    own options type)."""
+
+    @property
+    def map(self) -> HexMap: ...
+    @property
+    def tanks(self) -> Sequence[TankState]: ...
+    @property
+    def sides(self) -> Sequence[SideInfo]: ...
+    @property
+    def ruleset(self) -> Any: ...
+    @property
+    def options(self) -> Any: ...
+    @property
+    def rules_state(self) -> Mapping[str, Any]: ...
+    @property
+    def turn(self) -> int: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def ended(self) -> bool: ...
+    @property
+    def log(self) -> Sequence[LogEntry]: ...
+    @property
+    def objectives(self) -> Sequence[Mapping[str, Any]]: ...
+    @property
+    def turn_limit(self) -> int: ...
+    @property
+    def hex_size_m(self) -> int: ...
+    @property
+    def kill_points(self) -> int: ...
+    @property
+    def exit_points(self) -> int: ...
+    @property
+    def hex_ext(self) -> Mapping[Hex, Any]: ...
+    @property
+    def hidden_tanks(self) -> tuple[int, ...]: ...
+
+    def hiding(self, tank_ids: Iterable[int]) -> AbstractContextManager[None]:
+        """The board as a side knows it for the length of a block (see :meth:`BattleState.hiding`)."""
+        ...
+    def tank(self, tid: int) -> TankState: ...
+    def occupants(self, h: tuple[int, int]) -> tuple[int, ...]: ...
+    def live_tanks(self, side: int | None = None) -> list[TankState]: ...
+    def enemies_of(self, side: int) -> list[TankState]: ...
+    def wrecks(self) -> list[TankState]: ...
+    def side_ids(self) -> range: ...
+    def events(self) -> Iterator[Event]: ...
+    def terrain(self, h: tuple[int, int]) -> str: ...
+
+
+class Battle(BoardView, Protocol):
+    """A :class:`BoardView` that may change: :meth:`emit` applies an event and logs it (the sequence of play,
+    ``setup`` and ``resolve`` take one)."""
+
+    def emit(self, e: Event) -> None: ...
+
+
+class BattleState:
+    """Board + tanks + log (implements :class:`Battle`).  ``emit`` is the only way to change it.
 
     Attributes: ``map`` (:class:`HexMap`, node attribute ``tanks`` = ids on that hex), ``tanks`` (list indexed by
     tank id), ``sides`` (list of :class:`SideInfo`), ``ruleset`` (the rule set object), ``options`` (its validated
@@ -213,7 +283,7 @@ class Battle:
 
 def MemoryBattle(ruleset: Any, *, cells: Iterable[tuple[int, int]], tanks: Iterable[Mapping[str, Any]] = (),
                  terrain: Mapping[tuple[int, int], str] | None = None, options: Any = None,
-                 sides: Iterable[SideInfo] | None = None, dice: DiceSource | None = None, **kw: Any) -> Battle:
+                 sides: Iterable[SideInfo] | None = None, dice: DiceSource | None = None, **kw: Any) -> BattleState:
     """A battle built in memory for rule tests, with no scenario file and no Mesa.
 
     ``tanks`` are mappings with ``label``, ``side``, ``vehicle`` (catalog id), ``hex``, ``facing`` and optional
@@ -235,7 +305,7 @@ def MemoryBattle(ruleset: Any, *, cells: Iterable[tuple[int, int]], tanks: Itera
             turret_facing=spec.get("turret_facing", facing if ruleset.has_turret(veh) else None),
             rules_state=dict(spec.get("rules_state", {})), ext=dict(spec.get("ext", {}))))
     sides = list(sides or [SideInfo("side 1", "attacker"), SideInfo("side 2", "defender")])
-    b = Battle(m, states, sides, ruleset, options, dice=dice, **kw)
+    b = BattleState(m, states, sides, ruleset, options, dice=dice, **kw)
     ruleset.setup(b)
     return b
 
@@ -243,9 +313,9 @@ def MemoryBattle(ruleset: Any, *, cells: Iterable[tuple[int, int]], tanks: Itera
 class HypoView:
     """A read-only view of a battle with one tank placed elsewhere (``hex``, ``facing``): what-if queries such as
     "what are the enemies' kill odds against me if I stand there?".  Everything else reads through to the battle;
-    it has no ``emit``."""
+    it has no ``emit`` (a :class:`BoardView`, not a :class:`Battle`)."""
 
-    def __init__(self, b: Battle, tank: int, hex: Hex, facing: int):
+    def __init__(self, b: BoardView, tank: int, hex: Hex, facing: int):
         import copy as _copy
 
         self._b = b

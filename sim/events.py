@@ -1,6 +1,6 @@
 """Frozen event records.  :func:`apply` is the only writer of battle state.
 
-The battle applies each event at once in :meth:`sim.battle.Battle.emit` and appends it, with the rolls that
+The battle applies each event at once in :meth:`sim.battle.BattleState.emit` and appends it, with the rolls that
 produced it, to the log.  Replaying the log on the same scenario reproduces the final state (tested).
 Rule-set state (markers, DT/OST, MP counters, depletion, ...) changes only through :class:`TankStateSet` and
 :class:`BattleStateSet`; rule-set happenings with no state of their own are :class:`RuleEvent`.
@@ -10,12 +10,39 @@ from __future__ import annotations
 import dataclasses
 import json
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import Any, Mapping, Protocol, Sequence
 
-from sim.hexgrid import Hex
+from sim.hexgrid import Hex, HexMap
 
-if TYPE_CHECKING:  # pragma: no cover
-    from sim.battle import Battle
+
+class TankRecord(Protocol):
+    """The per-tank fields an event writes (:class:`sim.battle.TankState` has them)."""
+
+    facing: int
+    turret_facing: int | None
+    rules_state: dict[str, Any]
+
+
+class EventTarget(Protocol):
+    """The narrow surface of the battle state that :func:`apply` writes: turn, end flag, rule-set state, tanks,
+    terrain, and the two moves that keep the board's occupancy consistent (place a tank, change its status).
+
+    :class:`sim.battle.BattleState` implements it; this module imports nothing from :mod:`sim.battle`, so the
+    dependency runs one way (battle -> events)."""
+
+    turn: int
+    ended: bool
+    rules_state: dict[str, Any]
+
+    @property
+    def map(self) -> HexMap: ...
+
+    @property
+    def tanks(self) -> Sequence[TankRecord]: ...
+
+    def _place(self, tid: int, h: Hex, facing: int) -> None: ...
+
+    def _set_status(self, tid: int, status: str) -> None: ...
 
 
 class Status:
@@ -36,7 +63,7 @@ class Status:
 class Event:
     """Base event.  Subclasses are frozen value records; ``apply`` changes the battle (default: nothing)."""
 
-    def apply(self, b: "Battle") -> None:  # pragma: no cover - informational events
+    def apply(self, b: EventTarget) -> None:  # pragma: no cover - informational events
         return None
 
     @property
@@ -76,7 +103,7 @@ class BattleStarted(Event):
 class TurnStarted(Event):
     turn: int = 0
 
-    def apply(self, b: "Battle") -> None:
+    def apply(self, b: EventTarget) -> None:
         b.turn = self.turn
 
 
@@ -89,7 +116,7 @@ class Moved(Event):
     facing: int = 0
     cost: int = 0
 
-    def apply(self, b: "Battle") -> None:
+    def apply(self, b: EventTarget) -> None:
         b._place(self.tank, Hex(*self.hex), self.facing)
 
 
@@ -102,7 +129,7 @@ class Pivoted(Event):
     turret_facing: int | None = None
     cost: int = 0
 
-    def apply(self, b: "Battle") -> None:
+    def apply(self, b: EventTarget) -> None:
         t = b.tanks[self.tank]
         t.facing = self.facing
         if self.turret_facing is not None:
@@ -114,7 +141,7 @@ class TurretTurned(Event):
     tank: int = 0
     turret_facing: int = 0
 
-    def apply(self, b: "Battle") -> None:
+    def apply(self, b: EventTarget) -> None:
         b.tanks[self.tank].turret_facing = self.turret_facing
 
 
@@ -127,7 +154,7 @@ class StatusChanged(Event):
     reason: str = ""
     by: int | None = None
 
-    def apply(self, b: "Battle") -> None:
+    def apply(self, b: EventTarget) -> None:
         b._set_status(self.tank, self.status)
 
 
@@ -139,7 +166,7 @@ class TankStateSet(Event):
     key: str = ""
     value: Any = None
 
-    def apply(self, b: "Battle") -> None:
+    def apply(self, b: EventTarget) -> None:
         b.tanks[self.tank].rules_state[self.key] = self.value
 
 
@@ -150,7 +177,7 @@ class BattleStateSet(Event):
     key: str = ""
     value: Any = None
 
-    def apply(self, b: "Battle") -> None:
+    def apply(self, b: EventTarget) -> None:
         b.rules_state[self.key] = self.value
 
 
@@ -159,7 +186,7 @@ class TerrainChanged(Event):
     hex: Hex = Hex(0, 0)
     terrain: str = "open"
 
-    def apply(self, b: "Battle") -> None:
+    def apply(self, b: EventTarget) -> None:
         b.map.set_terrain(Hex(*self.hex), self.terrain)
 
 
@@ -225,7 +252,7 @@ class BattleEnded(Event):
     reason: str = ""
     points: tuple[int, ...] = ()
 
-    def apply(self, b: "Battle") -> None:
+    def apply(self, b: EventTarget) -> None:
         b.ended = True
 
 
@@ -261,8 +288,8 @@ def _freeze(v: Any) -> Any:
     return v
 
 
-def apply(b: "Battle", e: Event) -> None:
-    """Apply ``e`` to ``b``: the only writer of battle state (called by ``Battle.emit`` and by replay)."""
+def apply(b: EventTarget, e: Event) -> None:
+    """Apply ``e`` to ``b``: the only writer of battle state (called by ``BattleState.emit`` and by replay)."""
     e.apply(b)
 
 

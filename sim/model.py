@@ -16,7 +16,7 @@ from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
 from agents.tank import Tank
 from sim.actions import Action, Pass
-from sim.battle import Battle, SideInfo, TankState
+from sim.battle import BattleState, SideInfo, TankState
 from sim.dice import DiceSource, side_rng, spawn_streams
 from sim.events import (
     ActionRejected,
@@ -35,8 +35,8 @@ from sim.scenario import PolicySpec, Scenario
 _DECISIVE = (StatusChanged,)
 
 
-def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
-    """A fresh :class:`Battle` in its set-up state (no events yet) for ``spec``."""
+def build_battle(spec: Scenario, dice: DiceSource | None = None) -> BattleState:
+    """A fresh :class:`BattleState` in its set-up state (no events yet) for ``spec``."""
     rs = spec.rules()
     options = spec.options()
     hexmap = spec.build_map()
@@ -53,14 +53,14 @@ def build_battle(spec: Scenario, dice: DiceSource | None = None) -> Battle:
             tid += 1
     sides = [SideInfo(s.name, s.role, s.exit_edge) for s in spec.sides]
     hex_ext = {Hex(*f["hex"]): rs.HexExt(**{k: v for k, v in f.items() if k != "hex"}) for f in spec.map.features}
-    b = Battle(hexmap, tanks, sides, rs, options, objectives=[o.model_dump() for o in spec.objectives],
+    b = BattleState(hexmap, tanks, sides, rs, options, objectives=[o.model_dump() for o in spec.objectives],
                turn_limit=spec.effective_turn_limit(), hex_size_m=spec.map.hex_size_m,
                kill_points=spec.victory.kill_points, exit_points=spec.victory.exit_points, dice=dice, hex_ext=hex_ext)
     rs.setup(b)
     return b
 
 
-def setup_event(spec: Scenario, b: Battle) -> BattleStarted:
+def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
     """The first log event: everything needed to draw and replay the battle without its scenario file."""
     return BattleStarted(
         ruleset=b.ruleset.name,
@@ -101,6 +101,8 @@ class BattleModel(mesa.Model):
         self.ruleset = self.battle.ruleset
         self.controllers: list[SideController] = []
         self.resolved_policies: list[dict] = []
+        #: The Mesa agents, in tank id order (``unique_id == tank_id + 1``); each carries its doctrine.
+        self.tank_agents = [Tank(self, t) for t in self.battle.tanks]
         for si, side in enumerate(spec.sides):
             pspec: PolicySpec | EntrantPolicy = side.policy
             given = None
@@ -120,16 +122,19 @@ class BattleModel(mesa.Model):
             timeout = side.decision_timeout_s if decision_timeout_s is None else (decision_timeout_s or None)
             main = given if given is not None else load_policy(pspec.name, pspec.params,
                                                                 entrant=isinstance(pspec, EntrantPolicy))
-            self.controllers.append(SideController(
-                si, main, side_rng(streams[1 + si]), per_tank,
-                decision_timeout_s=timeout, on_fault=on_fault or side.on_fault, max_faults=side.max_faults,
-                activation_order=side.activation_order))
+            own = {tid0 + i: self.tank_agents[tid0 + i] for i in range(len(side.tanks))}
+            ctrl = SideController(si, main, side_rng(streams[1 + si]), per_tank, tanks=own,
+                                  decision_timeout_s=timeout, on_fault=on_fault or side.on_fault,
+                                  max_faults=side.max_faults,
+                                  activation_order=side.activation_order)
+            for tank in own.values():
+                tank.controller = ctrl
+            self.controllers.append(ctrl)
             if given is not None:
                 self.resolved_policies.append({"name": str(getattr(given, "name", type(given).__name__)),
                                                "params": dict(getattr(given, "params", {}))})
             else:
                 self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
-        self.tank_agents = [Tank(self, t) for t in self.battle.tanks]
         self.outcome: Outcome | None = None
         self.ended = False
         self._gen = None

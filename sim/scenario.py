@@ -16,7 +16,6 @@ import hashlib
 import json
 import math
 import os
-import reprlib
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -50,6 +49,7 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
+from sim.messages import clip, short
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -97,31 +97,6 @@ MAX_TEXT = 10_000
 #: Most problem lines in one report (the rest are counted).
 MAX_ERRORS = 40
 
-
-
-def short(value: Any, limit: int = 60) -> str:
-    """``repr(value)`` cut to at most ``limit`` characters (``...`` marks a cut), for echoing a user's value in a
-    message: safe for any value (huge integers, deep or self-referencing containers, alias-shared YAML data are
-    never expanded)."""
-
-    class _Short(reprlib.Repr):
-        def repr_int(self, x: int, level: int) -> str:
-            if x.bit_length() > 200:
-                return f"<integer of about {int(x.bit_length() * 0.30103) + 1} digits>"
-            return repr(x)
-
-    r = _Short(maxlevel=3, maxtuple=6, maxlist=6, maxarray=6, maxdict=6, maxset=6, maxfrozenset=6, maxdeque=6,
-               maxstring=limit, maxlong=limit, maxother=limit)
-    try:
-        text = r.repr(value)
-    except Exception:  # noqa: BLE001 - a value whose repr fails is named by its type
-        text = f"<{type(value).__name__}>"
-    return clip(text, limit)
-
-
-def clip(text: str, limit: int = 300) -> str:
-    """``text`` cut to at most ``limit`` characters (``...`` marks a cut)."""
-    return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
 class ScenarioError(ValueError):

@@ -26,13 +26,13 @@ from collections.abc import Callable, Generator, Iterable, Mapping
 from typing import Any
 
 from sim.actions import Action, Pass
-from sim.battle import Battle, TankState
+from sim.battle import BattleState, TankState
 from sim.dice import DiceSource
 from sim.hexgrid import Hex
 
 
-class SearchBattle(Battle):
-    """A :class:`~sim.battle.Battle` made by :func:`fork`: a search copy.
+class SearchBattle(BattleState):
+    """A :class:`~sim.battle.BattleState` made by :func:`fork`: a search copy.
 
     It behaves like a battle (rule sets read it and ``emit`` applies events to it at once) but keeps its tank
     occupancy in its own mapping (``occupancy``: hex -> tank ids, sorted), not in the shared graph, so copies
@@ -61,7 +61,7 @@ class SearchBattle(Battle):
         return fork(self, **kw)
 
 
-def fork(battle: Battle, *, dice: DiceSource | None = None, remove: Iterable[int] = (),
+def fork(battle: BattleState, *, dice: DiceSource | None = None, remove: Iterable[int] = (),
          place: Mapping[int, tuple[Hex, int, int | None, Mapping[str, Any]]] | None = None) -> SearchBattle:
     """A search copy of ``battle`` (see the module docstring).
 

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
+from sim.battle import BoardView
 from sim.events import Status
 from sim.rules.base import Outcome
 
 
-def eliminated_outcome(b: Any) -> Outcome | None:
+def eliminated_outcome(b: BoardView) -> Outcome | None:
     """The side(s) with no fighting tank left lose; both eliminated at once is a draw; ``None`` otherwise.
 
     A side whose every tank exited the board is not eliminated by this test (its points are counted at the end).
@@ -33,13 +34,13 @@ def eliminated_outcome(b: Any) -> Outcome | None:
     return None
 
 
-def holder(b: Any, h: tuple[int, int]) -> int | None:
+def holder(b: BoardView, h: tuple[int, int]) -> int | None:
     """Side holding hex ``h``: a live tank of that side in it and no live enemy in it."""
     sides = {b.tanks[i].side for i in b.occupants(h) if b.tanks[i].alive}
     return sides.pop() if len(sides) == 1 else None
 
 
-def victory_points(b: Any) -> tuple[int, ...]:
+def victory_points(b: BoardView) -> tuple[int, ...]:
     """Points per side: objectives held + enemy tanks destroyed x ``kill_points`` + own exits x ``exit_points``."""
     pts = [0 for _ in b.side_ids()]
     for o in b.objectives:
@@ -56,11 +57,11 @@ def victory_points(b: Any) -> tuple[int, ...]:
     return tuple(pts)
 
 
-def has_points_victory(b: Any) -> bool:
+def has_points_victory(b: BoardView) -> bool:
     return bool(b.objectives) or any(s.exit_edge for s in b.sides)
 
 
-def turn_limit_outcome(b: Any, fallback: Callable[[Any], Outcome]) -> Outcome | None:
+def turn_limit_outcome(b: BoardView, fallback: Callable[[Any], Outcome]) -> Outcome | None:
     """At the end of the last turn: victory points if the scenario has objectives or exit edges, else ``fallback``.
     ``None`` before the limit."""
     if b.rules_state.get("turns_completed", 0) < b.turn_limit:
@@ -75,7 +76,7 @@ def turn_limit_outcome(b: Any, fallback: Callable[[Any], Outcome]) -> Outcome | 
     return fallback(b)
 
 
-def most_tanks(b: Any) -> Outcome:
+def most_tanks(b: BoardView) -> Outcome:
     """More surviving (fighting) tanks wins; equal is a draw."""
     n = [len(b.live_tanks(s)) for s in b.side_ids()]
     best = max(n)
@@ -85,10 +86,10 @@ def most_tanks(b: Any) -> Outcome:
     return Outcome(None, f"equal tanks left after the turn limit {n}", victory_points(b))
 
 
-def draw(b: Any) -> Outcome:
+def draw(b: BoardView) -> Outcome:
     return Outcome(None, f"turn limit {b.turn_limit} reached", victory_points(b))
 
 
-def standard_outcome(b: Any, fallback: Callable[[Any], Outcome] = draw) -> Outcome | None:
+def standard_outcome(b: BoardView, fallback: Callable[[Any], Outcome] = draw) -> Outcome | None:
     """Elimination first, then the turn limit."""
     return eliminated_outcome(b) or turn_limit_outcome(b, fallback)

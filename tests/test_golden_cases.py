@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from conftest import ROOT, SHARED
+from sim.play_cases import load_cases, run_case
 from sim.rules import base as rules_base
-from sim.rules.cases import compare, load_cases, run_case
+from sim.rules.cases import compare
 
 CASE_FILES = sorted((ROOT / "tests" / "cases").glob("*.yaml"))
 

@@ -303,7 +303,7 @@ def test_asl_odds_parameters_refuse_hostile_numbers():
 
 
 def test_a_case_file_that_is_a_device_is_refused(tmp_path):
-    from sim.rules.cases import load_cases
+    from sim.play_cases import load_cases
 
     with pytest.raises(ValueError, match="not a regular file"):
         load_cases("/dev/zero")

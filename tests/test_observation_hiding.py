@@ -26,7 +26,8 @@ from agents import isolation, remote
 from agents.observation import Observation, ReadOnly, SideLegal, TankView
 from agents.policies.base import Policy
 from sim.actions import Activate, Fire, Pass, Pivot, Ram, Special, Step
-from sim.battle import Battle, TankState
+from sim.battle import BattleState as Battle  # the concrete battle (sim.battle.Battle is its protocol)
+from sim.battle import TankState
 from sim.dice import DiceSource
 from sim.events import Moved
 from sim.hexgrid import Hex, HexMap, distance

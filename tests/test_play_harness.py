@@ -1,4 +1,4 @@
-"""The play case harness itself (sim/rules/cases.py, tests/cases/PLAY.md): a case that is right passes, and each way a
+"""The play case harness itself (sim/play_cases.py, tests/cases/PLAY.md): a case that is right passes, and each way a
 case can be wrong fails with a message that says what and where."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from sim.rules.cases import run_case
+from sim.play_cases import run_case
 
 SRC = "tests/cases/play_selftest.yaml"
 

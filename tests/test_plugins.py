@@ -103,7 +103,7 @@ def test_command_line_reports_a_missing_plugin_class(plugin_dir, tmp_path, capsy
     ("my_doctrines:Sniper", {"min_range": "far"}, "parameter min_range='far': expected int"),
     (":Sniper", {}, "expected package.module:ClassName"),
     ("snipe", {}, "unknown policy 'snipe'; built-in: advance, cover, flank, focus_fire, greedy, hold, learned, "
-                  "objective"),
+                  "lookahead, objective"),
 ])
 def test_loading_errors_say_what_was_not_found(plugin_dir, name, params, expect):
     with pytest.raises(PolicyLoadError) as exc:

@@ -56,7 +56,7 @@ class Policy:
     def __init__(self, **params: Any):
         unknown = sorted(set(params) - set(self.defaults))
         if unknown:
-            from agents.plugins import clip
+            from sim.messages import clip
 
             names = clip(", ".join(clip(str(u), 40) for u in unknown), 160)
             raise TypeError(f"{type(self).__name__} has no parameter(s) {names}; "
@@ -65,7 +65,7 @@ class Policy:
             v = _convert(type(self).__name__, k, self.defaults[k], v)
             lo_hi = self.bounds.get(k)
             if lo_hi is not None and not lo_hi[0] <= v <= lo_hi[1]:
-                from agents.plugins import short
+                from sim.messages import short
 
                 raise ValueError(f"{type(self).__name__}: parameter {k}={short(v)} is out of range "
                                  f"[{lo_hi[0]}, {lo_hi[1]}]")
@@ -105,7 +105,7 @@ def _convert(cls: str, k: str, default: Any, v: Any) -> Any:
         if isinstance(default, str):
             return str(v)
     except (TypeError, ValueError, ZeroDivisionError, OverflowError):
-        from agents.plugins import short
+        from sim.messages import short
 
         raise ValueError(f"{cls}: parameter {k}={short(v)}: expected {type(default).__name__} "
                          f"(default {default!r})") from None

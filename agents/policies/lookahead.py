@@ -72,9 +72,9 @@ from collections.abc import Mapping
 from typing import Any
 
 import agents.search as search
-from sim.actions import Action, Activate, Ram
 from agents.policies.base import BIG, Doctrine, Policy
 from agents.search import Exchange
+from sim.actions import Action, Activate, Ram
 from sim.hexgrid import Hex, distance
 
 #: Activation modes grouped by what they do; a candidate takes the first of each group the actor may choose.

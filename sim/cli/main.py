@@ -183,7 +183,7 @@ def cmd_odds(args: argparse.Namespace) -> int:
 
 
 def cmd_cases(args: argparse.Namespace) -> int:
-    from sim.rules.cases import run_file
+    from sim.play_cases import run_file
 
     passed = failed = skipped = 0
     for f in args.files:

@@ -75,6 +75,8 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from sim.stats import wilson_interval
+
 CONFIDENCE = 0.95
 #: Bootstrap resamples for importance intervals and the loss-exchange ratio; for the probability of being best.
 BOOTSTRAP = 400
@@ -204,7 +206,7 @@ def _floats(s: pd.Series) -> np.ndarray:
 
 
 def outcomes(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0) -> Battles:
-    """The analysis table of a folder's runs (``sim.experiments.batch.load_runs``) and manifest, seen from side ``side``
+    """The analysis table of a folder's runs (``sim.experiments.store.load_runs``) and manifest, seen from side ``side``
     (0 or 1).  Raises ``ValueError`` for another side index."""
     if side not in (0, 1):
         raise ValueError(f"side index {side}: expected 0 or 1")
@@ -254,11 +256,11 @@ def outcomes(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0) -> 
 # --- intervals ---------------------------------------------------------------------------------------------------
 
 def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Wilson score interval of ``k`` successes in ``n`` trials (scipy); ``(nan, nan)`` when ``n == 0``."""
+    """Wilson score interval of ``k`` successes in ``n`` trials (:func:`sim.stats.wilson_interval`); ``(nan, nan)``
+    when ``n == 0``."""
     if n <= 0:
         return math.nan, math.nan
-    ci = stats.binomtest(int(k), int(n)).proportion_ci(confidence_level=confidence, method="wilson")
-    return float(ci.low), float(ci.high)
+    return wilson_interval(int(k), int(n), confidence)
 
 
 def mean_interval(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:

@@ -193,9 +193,9 @@ def battle_ids(runs: pd.DataFrame, manifest: Mapping[str, Any]) -> pd.DataFrame:
 
 def build(out_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """``(manifest, runs, points, effects)`` for a results folder, after verifying it
-    (:func:`sim.experiments.batch.verified_manifest`: the manifest's hashes, every runs, events and series part by
+    (:func:`sim.experiments.store.verified_manifest`: the manifest's hashes, every runs, events and series part by
     SHA-256).  Raises ``FileNotFoundError``, :class:`sim.experiments.store.CorruptResults` naming each bad file."""
-    from sim.experiments.batch import load_runs, read_manifest
+    from sim.experiments.store import load_runs, read_manifest
 
     runs = load_runs(out_dir)  # verifies the folder first
     manifest = read_manifest(out_dir)

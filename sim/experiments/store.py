@@ -796,3 +796,131 @@ def stored_run_keys(out_dir: str | Path) -> set[str]:
     for p in part_paths(out_dir, "runs"):
         keys.update(read_table(p, columns=["run_key"]).column("run_key").to_pylist())
     return keys
+
+
+# --- reading a results folder: its manifest checked, its runs verified (batch and report read through these) ---
+
+#: The manifest's file name in a results folder.
+MANIFEST = "manifest.json"
+
+
+def read_manifest(out_dir: str | Path) -> dict[str, Any]:
+    """The manifest of a results folder; raises ``FileNotFoundError`` naming the folder if there is none, and
+    :class:`sim.experiments.CorruptResults` naming the file (and line) if it is not a JSON object."""
+    p = Path(out_dir) / MANIFEST
+    if not p.is_file():
+        raise FileNotFoundError(f"{out_dir}: not a batch results folder (no {MANIFEST})")
+    m = read_json(p)
+    if not isinstance(m, dict):
+        raise CorruptResults([f"{p}: expected a JSON object (a batch manifest)"])
+    return m
+
+
+#: What ``tanksim batch`` does about a corrupt folder (printed after the problems).
+REPAIR_HINT = ("run the batch again (tanksim batch EXPERIMENT --out DIR): it moves bad parts to DIR/quarantine and "
+               "plays their battles again")
+
+
+def _is_int(x: Any) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool)
+
+
+def check_manifest(manifest: Mapping[str, Any], out_dir: str | Path) -> None:
+    """Check a batch manifest's shape and its stored hashes: the experiment hash of its fields and base key, each
+    design point's key from its parameters, each factor value from its parameter, the run count.  Raises
+    :class:`sim.experiments.CorruptResults` (``DIR/manifest.json: field: what was expected``)."""
+    from sim.experiments.design import experiment_identity, point_key
+
+    path = Path(out_dir) / MANIFEST
+    bad: list[str] = []
+
+    def need(cond: bool, where: str, what: str) -> bool:
+        if not cond:
+            bad.append(f"{path}: {where}: {what}")
+        return cond
+
+    d = manifest.get("design")
+    if not need(isinstance(d, dict), "design", "expected a mapping (the experiment's design)"):
+        raise CorruptResults(bad)
+    ok = (need(isinstance(d.get("experiment"), dict), "design.experiment", "expected a mapping")
+          & need(isinstance(d.get("points"), list), "design.points", "expected a list")
+          & need(isinstance(d.get("factors"), list), "design.factors", "expected a list")
+          & need(_is_int(d.get("replications")) and d.get("replications", 0) >= 1, "design.replications",
+                 "expected an integer >= 1")
+          & need(_is_int(d.get("seed")), "design.seed", "expected an integer")
+          & need(isinstance(d.get("base_key"), str), "design.base_key", "expected a string")
+          & need(isinstance(d.get("scenario"), dict), "design.scenario", "expected a mapping")
+          & need(isinstance(manifest.get("bases", {}), dict), "bases", "expected a mapping"))
+    if not ok:
+        raise CorruptResults(bad)
+    facs = d["factors"]
+    for i, f in enumerate(facs):
+        need(isinstance(f, dict) and isinstance(f.get("name"), str) and isinstance(f.get("path"), str),
+             f"design.factors[{i}]", "expected {name, path, ...}")
+    for i, p in enumerate(d["points"]):
+        if not need(isinstance(p, dict) and _is_int(p.get("index")) and isinstance(p.get("key"), str)
+                    and isinstance(p.get("params"), dict) and isinstance(p.get("values"), dict),
+                    f"design.points[{i}]", "expected {index, key, params, values}"):
+            continue
+        if p["key"] != point_key(d["base_key"], p["params"]):
+            bad.append(f"{path}: design.points[{i}].params: do not hash to the point's key {p['key']} (edited)")
+        for f in facs:
+            if (isinstance(f, dict) and f.get("path") in p["params"] and f.get("name") in p["values"]
+                    and p["values"][f["name"]] != p["params"][f["path"]]):
+                bad.append(f"{path}: design.points[{i}].values.{f['name']}: differs from its parameter "
+                           f"{f['path']} (edited)")
+    for name in ("seed", "replications"):
+        if d[name] != d["experiment"].get(name):
+            bad.append(f"{path}: design.{name}: differs from design.experiment.{name} (edited)")
+    if not bad:
+        if d.get("n_runs") != len(d["points"]) * d["replications"]:
+            bad.append(f"{path}: design.n_runs: expected {len(d['points'])} points x {d['replications']} "
+                       f"replications = {len(d['points']) * d['replications']}")
+        if manifest.get("experiment_hash") != experiment_identity(d["experiment"], d["base_key"]):
+            bad.append(f"{path}: experiment_hash: the stored experiment does not hash to it (edited)")
+    for key, b in (manifest.get("bases") or {}).items():
+        need(isinstance(b, dict) and isinstance(b.get("data"), dict) and isinstance(b.get("src"), str)
+             and isinstance(b.get("zones"), dict), f"bases.{key}", "expected {src, data, zones}")
+    if bad:
+        raise CorruptResults(bad[:20] + ([f"... and {len(bad) - 20} more"] if len(bad) > 20 else []))
+
+
+def verified_manifest(out_dir: str | Path, deep: tuple[str, ...] = KINDS) -> dict[str, Any]:
+    """The manifest of a results folder after checking it (:func:`check_manifest`) and its parts
+    (:func:`sim.experiments.verify_parts`: every part listed, present and of its recorded size; ``deep`` kinds, by
+    default all, also by SHA-256: about 0.5 GB/s on one core).  Raises ``FileNotFoundError`` or
+    :class:`sim.experiments.CorruptResults` naming each bad file with :data:`REPAIR_HINT`."""
+    manifest = read_manifest(out_dir)
+    check_manifest(manifest, out_dir)
+    verify_parts(out_dir, MANIFEST, deep=deep).check(REPAIR_HINT)
+    return manifest
+
+
+def design_runs(manifest: Mapping[str, Any]) -> pd.DataFrame:
+    """The runs of the folder's current design, from its manifest: ``run_key, point_key, point, rep, seed``."""
+    from sim.experiments.design import run_identity
+
+    d = manifest["design"]
+    exp = d["experiment"]
+    rows = []
+    for rep in range(d["replications"]):
+        for p in d["points"]:
+            r = run_identity(p["key"], rep, d["seed"], exp.get("common_random_numbers", False))
+            rows.append({"run_key": r.key, "point_key": p["key"], "point": p["index"], "rep": rep, "seed": r.seed})
+    return pd.DataFrame(rows)
+
+
+def load_runs(out_dir: str | Path, current: bool = True) -> pd.DataFrame:
+    """The stored runs of a results folder, one row per run key, sorted by design point then replication.
+
+    ``current``: only the runs of the folder's current design (after ``--new`` the folder may also hold runs of
+    an earlier design), with a ``point`` index column.  Raises ``FileNotFoundError`` for a folder without a
+    manifest, :class:`sim.experiments.CorruptResults` for a bad manifest or part (:func:`verified_manifest`)."""
+    manifest = verified_manifest(out_dir)
+    df = read_parts(out_dir, "runs").drop_duplicates("run_key", keep="first")
+    if not current:
+        return df.reset_index(drop=True)
+    design = design_runs(manifest)[["run_key", "point"]]
+    df = df.merge(design, on="run_key", how="inner")
+    return df.sort_values(["point", "rep"], kind="stable").reset_index(drop=True)
+

@@ -17,6 +17,7 @@ from typing import Any, Callable, ClassVar, Generator, Hashable, Mapping, Sequen
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from sim.actions import Action, Pass
+from sim.battle import Battle, BoardView
 from sim.dice import DiceSource
 
 
@@ -193,18 +194,18 @@ class Ruleset:
     def default_turn_limit(self, options: Any) -> int:
         return 20
 
-    def passable(self, b: Any, h: Any) -> bool:
+    def passable(self, b: BoardView, h: Any) -> bool:
         """Whether static terrain lets a tank enter ``h`` at all (used for long-range path guidance only)."""
         return h in b.map
 
     # --- play ------------------------------------------------------------------------------------------------
-    def setup(self, b: Any) -> None:
+    def setup(self, b: Battle) -> None:
         """Fill in initial rule-set state (no dice, no events)."""
 
-    def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+    def play_turn(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         raise NotImplementedError
 
-    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+    def play_activation(self, b: Battle, dice: DiceSource, side: int, action: Action
                         ) -> Generator[Decision, Action | None, None]:
         """Search hook: on ``b`` (a search copy, :mod:`sim.search`), play what the answer ``action`` to ``side``'s
         ``activate`` decision at the current point of play starts -- the activation's own decision points
@@ -217,7 +218,7 @@ class Ruleset:
         raise NotImplementedError(f"rule set {self.name!r} has no play_activation hook")
         yield  # pragma: no cover  (makes this a generator)
 
-    def strength(self, b: Any, tank: int, damage: int = 0) -> Fraction:
+    def strength(self, b: BoardView, tank: int, damage: int = 0) -> Fraction:
         """Search hook: the share of its fighting strength tank ``tank`` keeps on ``b``, 0..1 (1 intact, 0 out of
         the fight), as if it took ``damage`` more damage points (rule sets with damage points).  A planning
         doctrine's material count; never a rule.  Default: 1 for a live tank on the board, else 0 (a hit kills or
@@ -225,23 +226,23 @@ class Ruleset:
         t = b.tanks[tank]
         return Fraction(1 if t.alive and t.hex is not None else 0)
 
-    def reachable(self, b: Any, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
+    def reachable(self, b: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
         return {}
 
-    def visible(self, b: Any, side: int) -> tuple[int, ...]:
+    def visible(self, b: BoardView, side: int) -> tuple[int, ...]:
         return tuple(t.tank_id for t in b.enemies_of(side))
 
-    def shot(self, b: Any, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
+    def shot(self, b: BoardView, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
              ) -> Shot | Illegal:
         raise NotImplementedError
 
     def odds(self, key: Hashable) -> Odds:
         raise NotImplementedError
 
-    def resolve(self, b: Any, shot: Shot, dice: DiceSource) -> None:
+    def resolve(self, b: Battle, shot: Shot, dice: DiceSource) -> None:
         raise NotImplementedError
 
-    def outcome(self, b: Any) -> Outcome | None:
+    def outcome(self, b: BoardView) -> Outcome | None:
         raise NotImplementedError
 
     # --- odds command and golden cases ----------------------------------------------------------------------
@@ -256,7 +257,7 @@ class Ruleset:
         its ``expect`` names (the harness compares them)."""
         raise NotImplementedError
 
-    def shot_params(self, b: Any, shooter: int, target: int) -> dict[str, Any] | Illegal:
+    def shot_params(self, b: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         raise NotImplementedError
 
 

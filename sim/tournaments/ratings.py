@@ -9,7 +9,7 @@ Input everywhere is a games table (``pandas.DataFrame``) with one row per game:
 
 What it computes (nothing here knows about tanks):
 
-* :func:`wilson_interval` -- a score fraction with its Wilson score interval (``scipy.stats.norm`` quantile).
+* :func:`wilson_interval` -- a score fraction with its Wilson score interval (:func:`sim.stats.wilson_interval`).
   Draws count as half points; with draws the true variance is below the binomial one, so the interval is
   conservative.
 * :func:`bt_fit` -- **the primary rating**: Bradley-Terry (logistic Elo, 400 points = 10:1 odds) fitted by
@@ -41,6 +41,8 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 from scipy import linalg, optimize, sparse, stats
+
+from sim.stats import wilson_interval as wilson
 
 #: Natural-log slope of the Elo logistic: ``P(win) = 1 / (1 + 10 ** (-diff / 400))``.
 ELO_K = math.log(10) / 400
@@ -80,12 +82,8 @@ def wilson_interval(score: float, n: int, confidence: float = 0.95) -> tuple[flo
         raise RatingError(f"score {score} out of range for {n} games")
     if n == 0:
         return float("nan"), 0.0, 1.0
-    z = float(stats.norm.ppf(0.5 + confidence / 2))
-    p = score / n
-    denom = 1 + z * z / n
-    centre = (p + z * z / (2 * n)) / denom
-    half = z / denom * math.sqrt(max(p * (1 - p) / n + z * z / (4 * n * n), 0.0))
-    return p, max(0.0, centre - half), min(1.0, centre + half)
+    low, high = wilson(score, n, confidence)
+    return score / n, low, high
 
 
 def _check(games: pd.DataFrame) -> None:

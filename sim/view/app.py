@@ -191,9 +191,8 @@ def main(argv: Iterable[str] | None = None) -> int:
         print(f"tanksim app: {exc}", file=sys.stderr)
         return 2
     try:
+        from mesa.visualization import SolaraViz  # noqa: F401  (what sim.view.board needs: fail here, clearly)
         from solara.__main__ import cli
-
-        import sim.view.board  # noqa: F401  (fail here, clearly, if Mesa's visualisation stack is missing)
     except ModuleNotFoundError as exc:
         print(f"tanksim app: needs the web stack ({exc.name} is missing): pip install 'tanksim[app]'",
               file=sys.stderr)

@@ -5,7 +5,7 @@
 A replay needs the event log **alone**: its first event, ``BattleStarted``, holds the map cells and terrain, the
 sides, the tanks (vehicle, hex, facing, turret) and the objectives, so a battle replays without its scenario file.
 The log's events are rebuilt with :func:`sim.events.event_from_payload` and applied with :func:`sim.events.apply`
-(the same single writer the live battle uses) to a light :class:`~sim.battle.Battle` that has no rule set and no
+(the same single writer the live battle uses) to a light :class:`~sim.battle.BattleState` that has no rule set and no
 dice.  The rule-set state a rule set sets up before the first event (e.g. Panzer Squadron's movement markers) comes
 from ``BattleStarted``'s per-tank ``rules_state`` (logs written before it carried one start from empty state);
 everything the battle changes afterwards (positions, facing, turrets, statuses, ``panicked`` / ``shocked``
@@ -54,7 +54,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from sim.battle import Battle, SideInfo, TankState
+from sim.battle import BattleState, SideInfo, TankState
 from sim.events import EVENT_TYPES, Event, Status, apply, event_from_payload, to_json
 from sim.experiments import store
 from sim.hexgrid import Hex, HexMap, distance
@@ -505,7 +505,7 @@ def check_setup(e: Any, where: str) -> None:
             raise _setup_error(where, f"objectives[{i}].hex: expected a hex [q, r] on the map")
 
 
-def check_event(b: Battle, e: Event, where: str) -> None:
+def check_event(b: BattleState, e: Event, where: str) -> None:
     """Check one event against the board it is about to change (ids in range, hexes on the map, a ``Moved`` tank
     on the board stepping to an adjacent hex, turns counted one by one, nothing after ``BattleEnded``).  Raises
     :class:`ReplayError` ``where: what was expected``."""
@@ -535,7 +535,7 @@ def check_event(b: Battle, e: Event, where: str) -> None:
                               f"expected an adjacent hex (one step per Moved event), found {list(e.hex)}")
 
 
-def _check_turn(item: LogEvent, b: Battle) -> None:
+def _check_turn(item: LogEvent, b: BattleState) -> None:
     want = item.event.turn if item.event.kind == "TurnStarted" else b.turn
     if item.turn != want:
         raise ReplayError(f"{item.where}: turn: expected {want} (the current turn), found {item.turn}")
@@ -543,8 +543,8 @@ def _check_turn(item: LogEvent, b: Battle) -> None:
 
 # --- the light board -----------------------------------------------------------------------------------------------
 
-def board_from_setup(e: Any, where: str = "BattleStarted") -> Battle:
-    """A :class:`Battle` in its set-up state from a ``BattleStarted`` event, with no rule set, options or dice:
+def board_from_setup(e: Any, where: str = "BattleStarted") -> BattleState:
+    """A :class:`BattleState` in its set-up state from a ``BattleStarted`` event, with no rule set, options or dice:
     enough for :func:`sim.events.apply` and :func:`sim.view.render.picture_of`.  The set-up is checked first
     (:func:`check_setup`); raises :class:`ReplayError` naming ``where`` and the field."""
     check_setup(e, where)
@@ -561,13 +561,13 @@ def board_from_setup(e: Any, where: str = "BattleStarted") -> Battle:
             vehicle=None, hex=None if t.get("hex") is None else Hex(*t["hex"]), facing=int(t["facing"]),
             turret_facing=t.get("turret_facing"), rules_state=dict(t.get("rules_state") or {})))
     sides = [SideInfo(s["name"], s.get("role", "none"), s.get("exit_edge")) for s in e.sides]
-    b = Battle(hexmap, tanks, sides, None, None, objectives=[dict(o) for o in e.objectives],
+    b = BattleState(hexmap, tanks, sides, None, None, objectives=[dict(o) for o in e.objectives],
                hex_size_m=int(m.get("hex_size_m") or 10))
     b.rules_state["ruleset"] = e.ruleset
     return b
 
 
-def snapshot(b: Battle) -> list[dict[str, Any]]:
+def snapshot(b: BattleState) -> list[dict[str, Any]]:
     """Tank positions and statuses, one mapping per tank in id order, in the format of
     :func:`sim.runner.final_state` (``hex`` ``[q, r]`` or ``None``, ``rules_state`` JSON-plain)."""
     return [{"tank_id": t.tank_id, "label": t.label, "side": t.side, "vehicle": t.vehicle_id,

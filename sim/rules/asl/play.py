@@ -70,7 +70,7 @@ from typing import Any, Generator, Hashable, Literal, Mapping
 from pydantic import Field, field_validator
 
 from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
-from sim.battle import Battle, HypoView
+from sim.battle import Battle, BattleState, BoardView, HypoView
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,
@@ -152,7 +152,7 @@ class Options(RulesOptions):
 
 
 #: Per battle: (battle version, {(hex, hex): LOS answer}) -- LOS changes only with an event.
-_LOS_MEMO: "weakref.WeakKeyDictionary[Battle, tuple[int, dict]]" = weakref.WeakKeyDictionary()
+_LOS_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[int, dict]]" = weakref.WeakKeyDictionary()
 
 
 @lru_cache(maxsize=65_536)
@@ -295,22 +295,22 @@ class ASL(Ruleset):
     def default_turn_limit(self, options: Any) -> int:
         return 10
 
-    def terrain(self, b: Any, h: tuple[int, int]) -> asl_tables.Terrain:
+    def terrain(self, b: BoardView, h: tuple[int, int]) -> asl_tables.Terrain:
         """The ``sim_terrain`` class of hex ``h`` (on the map; raises ``KeyError`` off it)."""
         return asl_tables.terrain_tables().classes[b.map.terrain(h)]
 
-    def sight_terrain(self, b: Any, h: tuple[int, int]) -> asl_tables.Terrain:
+    def sight_terrain(self, b: BoardView, h: tuple[int, int]) -> asl_tables.Terrain:
         """The ``sim_terrain`` class of hex ``h`` as LOS and hindrance read it: a cell off the map is ``open``
         (CONVENTIONS.md "Lines"), so it never blocks or hinders and asking about it is never an error."""
         return asl_tables.terrain_tables().classes[b.map.sight_terrain(h)]
 
-    def passable(self, b: Any, h: Hex) -> bool:
+    def passable(self, b: BoardView, h: Hex) -> bool:
         """Whether a vehicle may ever enter ``h`` (static: on the map; woods/buildings unless
         ``obstacle_entry: forbidden``)."""
         return h in b.map and (b.options.obstacle_entry == "bog" or not self.terrain(b, h).obstacle)
 
     # --- set-up ------------------------------------------------------------------------------------------------
-    def setup(self, b: Any) -> None:
+    def setup(self, b: Battle) -> None:
         """Initial rule-set state of every AFV (no dice, no events).  ``missing_data: strict`` re-reads each
         record without defaults and raises :class:`~sim.rules.asl.tables.CatalogError` on a null."""
         opts = b.options
@@ -344,16 +344,16 @@ class ASL(Ruleset):
 
     # --- small helpers -----------------------------------------------------------------------------------------
     @staticmethod
-    def _set(b: Any, tid: int, key: str, value: Any) -> None:
+    def _set(b: Battle, tid: int, key: str, value: Any) -> None:
         if b.tanks[tid].rules_state.get(key) != value:
             b.emit(TankStateSet(tid, key, value))
 
     @staticmethod
-    def _bset(b: Any, key: str, value: Any) -> None:
+    def _bset(b: Battle, key: str, value: Any) -> None:
         if b.rules_state.get(key) != value:
             b.emit(BattleStateSet(key, value))
 
-    def _first_side(self, b: Any) -> int:
+    def _first_side(self, b: BoardView) -> int:
         if b.options.first_side is not None:
             return int(b.options.first_side)
         for i, s in enumerate(b.sides):
@@ -362,7 +362,7 @@ class ASL(Ruleset):
         return 0
 
     # --- sight (asl.md 6.1) ---------------------------------------------------------------------------------------
-    def los(self, b: Any, a: tuple[int, int], c: tuple[int, int]) -> tuple[bool, int]:
+    def los(self, b: BoardView, a: tuple[int, int], c: tuple[int, int]) -> tuple[bool, int]:
         """``(clear, hindrance)`` between two hexes: woods and buildings between them block (B.10); a burning
         wreck blocks (``burning_wreck_los: block``) or adds +2; Case R (D9.4) +1 per intermediate hex holding a
         non-burning wreck, an abandoned AFV or an AFV not subject to Case J; a total of 6 blocks.  Cells of the line
@@ -375,7 +375,7 @@ class ASL(Ruleset):
             return True, 0
         p, q = (a, c) if a <= c else (c, a)
         memo: dict | None = None
-        if type(b) is Battle:   # the answer depends on the board only, so it holds until the next event
+        if type(b) is BattleState:   # the answer depends on the board only, so it holds until the next event
             ent = _LOS_MEMO.get(b)
             if ent is None or ent[0] != b.version:
                 ent = _LOS_MEMO[b] = (b.version, {})
@@ -388,7 +388,7 @@ class ASL(Ruleset):
             memo[(p, q)] = res
         return res
 
-    def _los(self, b: Any, p: Hex, q: Hex) -> tuple[bool, int]:
+    def _los(self, b: BoardView, p: Hex, q: Hex) -> tuple[bool, int]:
         line = hex_line(p, q)[1:-1]
         if b.map.terrain_cached(("asl_los_terrain", p, q),
                                 lambda: any(self.sight_terrain(b, h).obstacle for h in line)):
@@ -411,7 +411,7 @@ class ASL(Ruleset):
         return (hind < 6), hind
 
     # --- shots (asl.md 6) ---------------------------------------------------------------------------------------
-    def _shot_kind(self, b: Any, shooter: int) -> str:
+    def _shot_kind(self, b: BoardView, shooter: int) -> str:
         phase = b.rules_state.get("phase")
         if phase == "MPh":
             if b.rules_state.get("mover") == shooter:
@@ -419,7 +419,7 @@ class ASL(Ruleset):
             return "defensive_first" if b.tank(shooter).side != b.rules_state.get("attacker") else "none"
         return {"PFPh": "prep", "DFPh": "final", "AFPh": "advancing"}.get(phase, "none")
 
-    def shot(self, b: Any, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
+    def shot(self, b: BoardView, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
              ) -> Shot | Illegal:
         """The shot ``shooter`` -> ``target`` now (asl.md 6.1), or from the hypothetical ``as_if`` position, as a
         :class:`~sim.rules.base.Shot` whose ``key`` is the :class:`~sim.rules.asl.odds.ShotKey`; or why not.
@@ -433,7 +433,7 @@ class ASL(Ruleset):
             return self._shot(view, shooter, target, fire, "hypo_moved" if as_if.moved else None)
         return self._shot(b, shooter, target, fire, None)
 
-    def _shot(self, b: Any, shooter: int, target: Any, fire: Action | None, kind: str | None) -> Shot | Illegal:
+    def _shot(self, b: BoardView, shooter: int, target: Any, fire: Action | None, kind: str | None) -> Shot | Illegal:
         if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < len(b.tanks):
             return Illegal("target is not an AFV")
         s, t = b.tank(shooter), b.tank(target)
@@ -558,14 +558,14 @@ class ASL(Ruleset):
         v = shot_odds(key)
         return Odds(p_hit=v["p_hit"], p_kill=v["p_kill"], values=v)
 
-    def shot_params(self, b: Any, shooter: int, target: int) -> dict[str, Any] | Illegal:
+    def shot_params(self, b: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         """The odds parameters (asl.md 10.1) of ``shooter`` firing at ``target`` on the board now."""
         sh = self.shot(b, shooter, target)
         if isinstance(sh, Illegal):
             return sh
         return sh.key.as_params()
 
-    def resolve(self, b: Any, shot: Shot, dice: DiceSource, reaction: bool = False) -> dict[str, Any]:
+    def resolve(self, b: Battle, shot: Shot, dice: DiceSource, reaction: bool = False) -> dict[str, Any]:
         """Roll ``shot`` through :func:`~sim.rules.asl.odds.resolve_key` (the odds' own stages), emit the turret
         turn or NT pivot, one :class:`ShotResolved`, and the state changes of asl.md 6.5 and 9 as events.
         Returns the resolution (``fired``, ``rof_again``, ``result``, ...) for the sequence of play."""
@@ -590,7 +590,7 @@ class ASL(Ruleset):
         self._after_shot(b, shot, r)
         return r
 
-    def _after_shot(self, b: Any, shot: Shot, r: Mapping[str, Any]) -> None:
+    def _after_shot(self, b: Battle, shot: Shot, r: Mapping[str, Any]) -> None:
         sid, tid = shot.shooter, shot.target
         key: ShotKey = shot.key
         info = shot.info
@@ -628,7 +628,7 @@ class ASL(Ruleset):
         if result in ("burn", "elim") or r.get("abandoned"):
             self._check_acquisitions(b)   # a new wreck or abandoned AFV may block an acquired target's LOS
 
-    def _shock(self, b: Any, tid: int) -> None:
+    def _shock(self, b: Battle, tid: int) -> None:
         """Shock (C7.4): stops at once, no fire, move or CA change; an Unconfirmed Kill flips back to Shock."""
         self._set(b, tid, "uk", False)
         self._set(b, tid, "shocked", True)
@@ -636,14 +636,14 @@ class ASL(Ruleset):
         self._set(b, tid, "started", False)
         self._set(b, tid, "acq", None)
 
-    def _abandon(self, b: Any, tid: int, reason: str, by: int | None = None) -> None:
+    def _abandon(self, b: Battle, tid: int, reason: str, by: int | None = None) -> None:
         """The crew bails out (D5.5): the AFV stays in its hex, out of action, not a kill (asl.md 9.1)."""
         self._set(b, tid, "abandoned", True)
         self._set(b, tid, "motion", False)
         b.emit(StatusChanged(tid, Status.INCAPACITATED, reason, by=by))
 
     # --- the sequence of play (asl.md 4) ------------------------------------------------------------------------
-    def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+    def play_turn(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One Game Turn: two Player Turns, ``first_side`` (or the ``attacker`` role) first (asl.md 2, 4)."""
         first = self._first_side(b)
         for att in (first, 1 - first):
@@ -651,7 +651,7 @@ class ASL(Ruleset):
                 return
             yield from self._player_turn(b, dice, att)
 
-    def _player_turn(self, b: Any, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
+    def _player_turn(self, b: Battle, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
         dfn = 1 - att
         self._bset(b, "attacker", att)
         self._begin_player_turn(b)
@@ -670,7 +670,7 @@ class ASL(Ruleset):
         self._end_player_turn(b)
         self._bset(b, "phase", None)
 
-    def _begin_player_turn(self, b: Any) -> None:
+    def _begin_player_turn(self, b: Battle) -> None:
         """A vehicle in Motion is a moving target for the whole Player Turn (asl.md 5.2); per-turn flags reset.
         An AFV that stops being a moving target becomes a Case R hindrance, so Acquisitions are checked (6.5)."""
         for t in b.tanks:
@@ -683,7 +683,7 @@ class ASL(Ruleset):
                 self._set(b, t.tank_id, k, v)
         self._check_acquisitions(b)
 
-    def _end_player_turn(self, b: Any) -> None:
+    def _end_player_turn(self, b: Battle) -> None:
         """Fire markers go; a Stun made this Player Turn becomes "+1" (D5.34)."""
         for t in b.tanks:
             if t.status == Status.DESTROYED or t.hex is None:
@@ -693,7 +693,7 @@ class ASL(Ruleset):
                 self._set(b, t.tank_id, "stunned", False)
                 self._set(b, t.tank_id, "plus1", True)
 
-    def _rally(self, b: Any, dice: DiceSource, att: int) -> None:
+    def _rally(self, b: Battle, dice: DiceSource, att: int) -> None:
         """RPh (asl.md 9.3, D3.7): Shock/UK recovery in ascending id order, then the ATTACKER's MA repair."""
         for t in b.tanks:
             if not t.alive or t.hex is None:
@@ -725,7 +725,7 @@ class ASL(Ruleset):
                 b.emit(RuleEvent("ma_repair", t.tank_id, {"dr": dr, "ma": new}))
         self._check_acquisitions(b)   # a confirmed Unconfirmed Kill is a new wreck (6.5)
 
-    def _free_ca(self, b: Any, side: int) -> None:
+    def _free_ca(self, b: Battle, side: int) -> None:
         """End of the side's last fire phase (C3.22, D2.11, D3.12): an AFV able to fire, not Shocked or Stunned,
         sets a new TCA (and an NT AFV, if Mobile, a new VCA) at no cost.  DECISION (the spec leaves the choice to
         the owner): an AFV holding an Acquisition on a live target in its LOS keeps its CA (a change would lose
@@ -757,7 +757,7 @@ class ASL(Ruleset):
                         self._set(b, t.tank_id, "acq", None)
 
     # --- fire phases ------------------------------------------------------------------------------------------
-    def targets(self, b: Any, tid: int, fire: Action | None = None) -> tuple[int, ...]:
+    def targets(self, b: BoardView, tid: int, fire: Action | None = None) -> tuple[int, ...]:
         """Enemy AFVs ``tid`` has a legal shot at now (LOS, states, CA rules; not the fire-marker limits)."""
         t = b.tanks[tid]
         if able_to_fire(t):
@@ -765,14 +765,14 @@ class ASL(Ruleset):
         return tuple(e.tank_id for e in b.enemies_of(t.side)
                      if not isinstance(self.shot(b, tid, e.tank_id, fire), Illegal))
 
-    def has_target(self, b: Any, tid: int) -> bool:
+    def has_target(self, b: BoardView, tid: int) -> bool:
         """``bool(self.targets(b, tid))``, stopping at the first legal shot (the phase loops ask it often)."""
         t = b.tanks[tid]
         if able_to_fire(t):
             return False
         return any(not isinstance(self.shot(b, tid, e.tank_id), Illegal) for e in b.enemies_of(t.side))
 
-    def _fire_legal(self, b: Any, tid: int, targets: tuple[int, ...]) -> Legal:
+    def _fire_legal(self, b: BoardView, tid: int, targets: tuple[int, ...]) -> Legal:
         def contains(a: Action) -> bool:
             if isinstance(a, Pass):
                 return True
@@ -780,7 +780,7 @@ class ASL(Ruleset):
                     and not isinstance(self.shot(b, tid, a.target, a), Illegal))
         return Legal(contains=contains, targets=lambda _a: targets)
 
-    def _may_fire_in(self, b: Any, t: Any, phase: str) -> bool:
+    def _may_fire_in(self, b: BoardView, t: Any, phase: str) -> bool:
         rs = t.rules_state
         if able_to_fire(t):
             return False
@@ -792,7 +792,7 @@ class ASL(Ruleset):
             return not rs.get("prep_fired") and rs.get("fire") is None and not rs.get("afph_fired")
         return False
 
-    def _choose_actor(self, b: Any, side: int, actors: tuple[int, ...], modes: tuple[str, ...], phase: str
+    def _choose_actor(self, b: Battle, side: int, actors: tuple[int, ...], modes: tuple[str, ...], phase: str
                       ) -> Generator[Decision, Action | None, Activate]:
         """One ``activate`` decision of a phase: ``side`` picks which of ``actors`` acts next and its mode from
         ``modes``; an illegal answer (or none) holds the first actor."""
@@ -805,7 +805,7 @@ class ASL(Ruleset):
             act = Activate(actors[0], "hold")
         return act
 
-    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+    def play_activation(self, b: Battle, dice: DiceSource, side: int, action: Action
                         ) -> Generator[Decision, Action | None, None]:
         """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): what the legal answer ``action`` (an
         :class:`Activate`) to the ATTACKER's ``activate`` decision of the current phase starts, exactly as in play:
@@ -818,7 +818,7 @@ class ASL(Ruleset):
         elif phase == "MPh":
             yield from self._move(b, dice, action.actor, action.mode)
 
-    def _prep_fire_phase(self, b: Any, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
+    def _prep_fire_phase(self, b: Battle, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
         """PFPh: the ATTACKER's AFVs not in Motion are asked, in the order the side chooses (``activate`` with
         modes ``fire`` / ``hold``), whether to Prep Fire; one that fires may not move (D.3)."""
         decided: set[int] = set()
@@ -833,7 +833,8 @@ class ASL(Ruleset):
             if act.mode == "fire":
                 yield from self._fire_sequence(b, dice, act.actor, "PFPh")
 
-    def _fire_phase(self, b: Any, dice: DiceSource, side: int, phase: str) -> Generator[Decision, Action | None, None]:
+    def _fire_phase(self, b: Battle, dice: DiceSource, side: int, phase: str
+                    ) -> Generator[Decision, Action | None, None]:
         """DFPh (DEFENDER, Multiple ROF) or AFPh (ATTACKER, one shot each): per AFV in id order."""
         for t in list(b.live_tanks(side)):
             if b.ended:
@@ -841,7 +842,7 @@ class ASL(Ruleset):
             if self._may_fire_in(b, t, phase) and self.has_target(b, t.tank_id):
                 yield from self._fire_sequence(b, dice, t.tank_id, phase)
 
-    def _fire_sequence(self, b: Any, dice: DiceSource, tid: int, phase: str
+    def _fire_sequence(self, b: Battle, dice: DiceSource, tid: int, phase: str
                        ) -> Generator[Decision, Action | None, None]:
         """One AFV's shots in a fire phase: ``fire`` then ``fire_again`` while it keeps ROF (C2.24); a depletion
         no-shot (C8.9) asks again at once; the AFPh allows one shot (C5.2)."""
@@ -874,12 +875,12 @@ class ASL(Ruleset):
         self._set(b, tid, "fire", marker)
 
     # --- movement (asl.md 5) ----------------------------------------------------------------------------------
-    def _started_now(self, b: Any, t: Any) -> bool:
+    def _started_now(self, b: BoardView, t: Any) -> bool:
         if b.rules_state.get("mover") == t.tank_id:
             return bool(t.rules_state.get("started"))
         return bool(t.rules_state.get("motion"))
 
-    def enterable(self, b: Any, tid: int, h: Hex) -> bool:
+    def enterable(self, b: BoardView, tid: int, h: Hex) -> bool:
         """Whether ``tid`` may enter ``h``: on the map, not woods/building under ``obstacle_entry: forbidden``,
         and no live enemy AFV there unless ``same_hex_entry`` (asl.md 5.1)."""
         if h not in b.map:
@@ -892,7 +893,7 @@ class ASL(Ruleset):
                 return False
         return True
 
-    def entry_cost(self, b: Any, tid: int, h: Hex) -> int:
+    def entry_cost(self, b: BoardView, tid: int, h: Hex) -> int:
         """Half-MP to enter ``h`` forward (D2.1, B13.41-B13.42, D2.14): the terrain's MP (woods/buildings: half the
         MP allotment, exact), +1 MP per vehicle or wreck already there (doubled in woods/building)."""
         ter = self.terrain(b, h)
@@ -902,12 +903,12 @@ class ASL(Ruleset):
         tt = asl_tables.terrain_tables()
         return cost + others * HALF * tt.vehicle_in_hex_mp * (2 if ter.obstacle else 1)
 
-    def vca_cost(self, b: Any, h: Hex) -> int:
+    def vca_cost(self, b: BoardView, h: Hex) -> int:
         """Half-MP per hexspine of VCA change (D2.11): 1 MP, 2 MP in woods/building."""
         tt = asl_tables.terrain_tables()
         return HALF * (tt.vca_change_mp_obstacle if self.terrain(b, h).obstacle else tt.vca_change_mp)
 
-    def _successors(self, b: Any, tid: int, state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
+    def _successors(self, b: BoardView, tid: int, state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
         h, f = state
         out = []
         for k in (f % 6, (f - 1) % 6):
@@ -919,7 +920,7 @@ class ASL(Ruleset):
         out.append(((h, (f - 1) % 6), c))
         return out
 
-    def reachable(self, b: Any, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
+    def reachable(self, b: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
         """``{(hex, facing): (cost, path)}`` within ``budget`` **half-MP**, forward moves and VCA changes only
         (Reverse is offered as a single ``Step`` in ``move_step``).  A cost includes the Start MP (if the AFV is
         stopped) and a final Stop MP, so a plan within the MP left ends stopped; the start state costs 0."""
@@ -935,7 +936,7 @@ class ASL(Ruleset):
         res = bounded_dijkstra(start, lambda st: self._successors(b, tank, st), budget - extra)
         return {st: ((0 if st == start else c + extra), path) for st, (c, path) in res.items()}
 
-    def plan_to(self, b: Any, tank: int, path: list, then: Action | None = None, end_status: str | None = None
+    def plan_to(self, b: BoardView, tank: int, path: list, then: Action | None = None, end_status: str | None = None
                 ) -> Plan:
         """A :class:`Plan` of ``Step`` / ``Pivot`` actions following ``path`` (states from :meth:`reachable`)."""
         steps: list[Action] = []
@@ -943,7 +944,7 @@ class ASL(Ruleset):
             steps.append(Step(tank, h1) if h1 != h0 else Pivot(tank, f1))
         return Plan(tank, tuple(steps), then=then, end_status=end_status)
 
-    def _may_move(self, b: Any, t: Any) -> bool:
+    def _may_move(self, b: BoardView, t: Any) -> bool:
         """Whether the ATTACKER's AFV takes part in the MPh (asl.md 4 step 3): it did not Prep Fire and can act;
         an Immobilized AFV only if it has a turret to turn with Delay MPs (D8.1; an Immobilized NT AFV has no MP
         to spend, DECISION)."""
@@ -952,7 +953,7 @@ class ASL(Ruleset):
             return False
         return self._can_act(t) and not rs.get("prep_fired") and not rs.get("recall")
 
-    def _movement_phase(self, b: Any, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
+    def _movement_phase(self, b: Battle, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
         """MPh: the ATTACKER's AFVs that did not Prep Fire move one at a time in the order the side chooses
         (``activate`` with modes ``move_and_fire`` (may Bounding First Fire), ``move``, ``hold``)."""
         done: set[int] = set()
@@ -965,13 +966,13 @@ class ASL(Ruleset):
             yield from self._move(b, dice, act.actor, act.mode)
 
     # one AFV's MPh ------------------------------------------------------------------------------------------
-    def _mp_event(self, b: Any, tid: int, kind: str, cost: int, mp_left: int, **data: Any) -> None:
+    def _mp_event(self, b: Battle, tid: int, kind: str, cost: int, mp_left: int, **data: Any) -> None:
         t = b.tanks[tid]
         b.emit(RuleEvent("mp", tid, {"kind": kind, "mp": fraction_str(Fraction(cost, HALF)),
                                      "mp_left": fraction_str(Fraction(mp_left, HALF)),
                                      "hex": [t.hex.q, t.hex.r], "vca": t.facing, "tca": t.turret_facing, **data}))
 
-    def _after_mp(self, b: Any, dice: DiceSource, tid: int, cost: int, new_hex: bool
+    def _after_mp(self, b: Battle, dice: DiceSource, tid: int, cost: int, new_hex: bool
                   ) -> Generator[Decision, Action | None, bool]:
         """Book ``cost`` half-MP (MP in the current hex, MP in each enemy's LOS, C6.15-C6.17), then offer
         Defensive First Fire (D3.3).  Returns True if the mover was fired at."""
@@ -991,7 +992,7 @@ class ASL(Ruleset):
         self._bset(b, "los_mp", tuple(new))
         return (yield from self._dff(b, dice, tid))
 
-    def _dff_ready(self, b: Any, t: Any, mover: int) -> bool:
+    def _dff_ready(self, b: BoardView, t: Any, mover: int) -> bool:
         if able_to_fire(t) or t.rules_state.get("fire") is not None:
             return False
         used = dict(b.rules_state.get("dff_used", ()))
@@ -999,7 +1000,7 @@ class ASL(Ruleset):
             return False
         return not isinstance(self.shot(b, t.tank_id, mover), Illegal)
 
-    def _dff(self, b: Any, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
+    def _dff(self, b: Battle, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
         """Defensive First Fire at the mover after an MP expenditure (asl.md 4 step 3, 5.3): the DEFENDER's ready
         AFVs are asked one shot at a time (``react``), in the order the side chooses.  Each shot uses up MP of the
         mover in its hex (DECISION C6.17 of the spec): at J1/J2 the MP spent since that firer's previous shot
@@ -1052,7 +1053,7 @@ class ASL(Ruleset):
         return (t.alive and t.hex is not None and not rs.get("shocked") and not rs.get("uk")
                 and not rs.get("stunned") and not rs.get("abandoned"))
 
-    def _check_acquisitions(self, b: Any) -> None:
+    def _check_acquisitions(self, b: Battle) -> None:
         """C6.5 (asl.md 6.5): an Acquisition is lost as soon as its target is out of the firer's LOS, whatever
         took it out: the target moved, a new (burning) wreck or an abandoned AFV blocks the line, or the Case R
         total reached 6.  Called after every hex entered, every shot, the RPh and the start of a Player Turn."""
@@ -1064,7 +1065,7 @@ class ASL(Ruleset):
             if tg.hex is None or not self.los(b, t.hex, tg.hex)[0]:
                 self._set(b, t.tank_id, "acq", None)
 
-    def _start(self, b: Any, dice: DiceSource, tid: int, mp_left: int, **data: Any
+    def _start(self, b: Battle, dice: DiceSource, tid: int, mp_left: int, **data: Any
                ) -> Generator[Decision, Action | None, tuple[int, bool]]:
         """Start MP (D2.12), with the mechanical reliability DR of a red-MP AFV (D2.51), also for the Start of a
         switch between forward and Reverse (``reverse_switch=True`` in the MP event).  Returns (MP left, whether
@@ -1084,7 +1085,7 @@ class ASL(Ruleset):
         fired = yield from self._after_mp(b, dice, tid, HALF, False)
         return mp_left, fired
 
-    def _bog_check(self, b: Any, dice: DiceSource, tid: int, h: Hex) -> bool:
+    def _bog_check(self, b: Battle, dice: DiceSource, tid: int, h: Hex) -> bool:
         """Bog Check on entering / turning in woods or a building (D8.21): DR + ground pressure + terrain DRM,
         Final >= 12 bogs.  Returns True if bogged."""
         t = b.tanks[tid]
@@ -1101,7 +1102,7 @@ class ASL(Ruleset):
             self._set(b, tid, "started", False)
         return bogged
 
-    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+    def _move(self, b: Battle, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
         """One AFV's MPh (asl.md 5): ``move_step`` decisions answered by ``Step`` (a front hex; a rear hex is a
         Reverse at 4x the cost, D2.21), ``Pivot`` (one hexspine of VCA), ``Fire`` (Bounding First Fire; a
         Non-Stopped mover first spends a Stop MP if it has one, DECISION), ``Special`` ``stop`` / ``delay``
@@ -1323,7 +1324,7 @@ class ASL(Ruleset):
         rs = t.rules_state
         return t.alive and t.hex is not None and not (rs.get("shocked") or rs.get("uk") or rs.get("abandoned"))
 
-    def _bog_removal(self, b: Any, dice: DiceSource, tid: int, mp_left: int
+    def _bog_removal(self, b: Battle, dice: DiceSource, tid: int, mp_left: int
                      ) -> Generator[Decision, Action | None, tuple[int, int]]:
         """Bog Removal instead of a Start MP (D8.3): spends coloured x white MP (at most the MP left, DECISION);
         Final coloured dr (+1 if Mired) 1-4 frees (the AFV is then started), 5 Mires, 6+ Immobilizes."""
@@ -1349,7 +1350,7 @@ class ASL(Ruleset):
         yield from self._after_mp(b, dice, tid, cost, False)
         return mp_left, cost
 
-    def _shot_after_stop(self, b: Any, tid: int, fire: Fire) -> Shot | Illegal:
+    def _shot_after_stop(self, b: BoardView, tid: int, fire: Fire) -> Shot | Illegal:
         """The Bounding First Fire shot as it will be after the automatic Stop MP (for legality)."""
         t = b.tanks[tid]
         if t.rules_state.get("started"):
@@ -1358,7 +1359,7 @@ class ASL(Ruleset):
             return self._shot(view, tid, fire.target, fire, None)
         return self.shot(b, tid, fire.target, fire)
 
-    def _end_move(self, b: Any, dice: DiceSource, tid: int, mode: str, began_motion: bool, spent: int,
+    def _end_move(self, b: Battle, dice: DiceSource, tid: int, mode: str, began_motion: bool, spent: int,
                   mp_left: int, end_status: str | None) -> Generator[Decision, Action | None, None]:
         """End of one AFV's MPh: Stop (D2.13) or Motion (D2.4); a vehicle that began in Motion spends at least
         one MP (a Stop, DECISION); the MPh bookkeeping is cleared."""
@@ -1388,7 +1389,7 @@ class ASL(Ruleset):
         self._bset(b, "free_turn", False)
 
     # --- outcome ----------------------------------------------------------------------------------------------
-    def outcome(self, b: Any) -> Outcome | None:
+    def outcome(self, b: BoardView) -> Outcome | None:
         """CONVENTIONS.md victory: a side with no AFV that can fight loses at once (wrecks and abandoned AFVs
         cannot; Shocked ones still can); after the turn limit, victory points if any, else a draw."""
         return standard_outcome(b, draw)

@@ -79,6 +79,7 @@ from fractions import Fraction
 from typing import Any
 
 from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
+from sim.battle import Battle, BoardView
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,
@@ -185,15 +186,15 @@ class HummelQuest(Ruleset):
 
     # --- state helpers ----------------------------------------------------------------------------------------
     @staticmethod
-    def _opts(b: Any) -> HQOptions:
+    def _opts(b: BoardView) -> HQOptions:
         o = getattr(b, "options", None)
         return o if isinstance(o, HQOptions) else DEFAULT_OPTIONS
 
-    def hex_size(self, b: Any) -> int:
+    def hex_size(self, b: BoardView) -> int:
         """Metres per hex: the battle's map scale (DECISION), else the ``hex_size_m`` option."""
         return int(getattr(b, "hex_size_m", None) or self._opts(b).hex_size_m)
 
-    def speed_hexes(self, b: Any, tid: int) -> int:
+    def speed_hexes(self, b: BoardView, tid: int) -> int:
         """Speed S in hexes per round (§2)."""
         return b.tanks[tid].vehicle.speed_m // self.hex_size(b)
 
@@ -223,7 +224,7 @@ class HummelQuest(Ruleset):
         return not self.is_out(t) and self.ost(t) > 0
 
     # --- board ------------------------------------------------------------------------------------------------
-    def hex_flags(self, b: Any, h: Hex) -> HexFlags:
+    def hex_flags(self, b: BoardView, h: Hex) -> HexFlags:
         """Terrain flags of ``h``: the terrain's (:data:`TERRAIN`) with the per-hex ``map.features`` overrides; a
         collapsed structure leaves ``rubble`` (§14).  Cached per map version."""
         cache = b.map.cached(("hq_flags",), dict)
@@ -256,7 +257,7 @@ class HummelQuest(Ruleset):
         cache[h] = out
         return out
 
-    def board(self, b: Any, *, moved: tuple[int, Hex] | None = None) -> HQBoard:
+    def board(self, b: BoardView, *, moved: tuple[int, Hex] | None = None) -> HQBoard:
         """The :class:`HQBoard` of battle ``b``; ``moved = (tank, hex)`` places one tank elsewhere (what-if)."""
         def occupant(h: Hex) -> int | None:
             occ = b.occupants(h)
@@ -267,21 +268,21 @@ class HummelQuest(Ruleset):
             return occ[0] if occ else None
         return HQBoard(b.map, lambda h: self.hex_flags(b, h), occupant)
 
-    def passable(self, b: Any, h: Hex) -> bool:
+    def passable(self, b: BoardView, h: Hex) -> bool:
         """On the map and passable terrain (occupancy not considered)."""
         return h in b.map and self.hex_flags(b, h).passable
 
-    def sight(self, b: Any, frm: Hex, to: Hex, board: HQBoard | None = None) -> Sight:
+    def sight(self, b: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> Sight:
         o = self._opts(b)
         return sight(board or self.board(b), frm, to, los_rule=o.los_rule, tanks_give_cover=o.tanks_give_cover)
 
-    def los(self, b: Any, frm: Hex, to: Hex, board: HQBoard | None = None) -> bool:
+    def los(self, b: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> bool:
         """"LOS" of the spec (§7.5): not hidden and range within ``max_sight_m``."""
         if distance(frm, to) * self.hex_size(b) > self._opts(b).max_sight_m:
             return False
         return self.sight(b, frm, to, board).direct_shot
 
-    def visible(self, b: Any, side: int) -> tuple[int, ...]:
+    def visible(self, b: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order."""
         own = [t for t in b.tanks if t.side == side and not self.is_out(t)]
         board = self.board(b)
@@ -294,7 +295,7 @@ class HummelQuest(Ruleset):
         return tuple(out)
 
     # --- set-up -----------------------------------------------------------------------------------------------
-    def setup(self, b: Any) -> None:
+    def setup(self, b: Battle) -> None:
         """Initial runtime state of every tank (§5.1), no dice and no events.  Weapons start loaded, except on an
         ambushed side, where they count as fired in round 1 (§7.4).  Warns when a Speed is not a whole number of
         hexes or the ``hex_size_m`` option disagrees with the map."""
@@ -327,10 +328,10 @@ class HummelQuest(Ruleset):
                 t.status = Status.INCAPACITATED
 
     # --- shots (§7, §8, §13, §14) -----------------------------------------------------------------------------
-    def _ready(self, b: Any, t: Any, w: Any) -> bool:
+    def _ready(self, b: BoardView, t: Any, w: Any) -> bool:
         return int(t.rules_state.get(f"ready.{w.id}", 1)) <= max(1, int(getattr(b, "turn", 1) or 1))
 
-    def _moved_half(self, b: Any, tid: int, as_if: Hypo | None) -> bool:
+    def _moved_half(self, b: BoardView, tid: int, as_if: Hypo | None) -> bool:
         t = b.tanks[tid]
         h = half_speed(self.speed_hexes(b, tid))
         moved = int(t.rules_state.get("moved_hexes", 0)) if b.rules_state.get("active") == tid else 0
@@ -338,7 +339,7 @@ class HummelQuest(Ruleset):
             moved = moved + distance(t.hex, as_if.hex) if as_if.moved else moved
         return moved >= h and moved > 0
 
-    def _located(self, b: Any, s: Any, hx: Hex, target_hex: Hex, board: HQBoard, target_id: int | None
+    def _located(self, b: BoardView, s: Any, hx: Hex, target_hex: Hex, board: HQBoard, target_id: int | None
                  ) -> tuple[bool, bool]:
         """(located at all, located only by the shooter's own Artillery Sights) for indirect fire (§13)."""
         o = self._opts(b)
@@ -355,7 +356,7 @@ class HummelQuest(Ruleset):
             return True, True
         return False, False
 
-    def shot(self, b: Any, shooter: int, target: Any, fire: Action | None = None, as_if: Hypo | None = None
+    def shot(self, b: BoardView, shooter: int, target: Any, fire: Action | None = None, as_if: Hypo | None = None
              ) -> Shot | Illegal:
         """The attack ``shooter`` -> ``target`` now (or from ``as_if``), or why not.
 
@@ -435,7 +436,7 @@ class HummelQuest(Ruleset):
             return Shot(shooter, target, key, None if indirect else face, info)
         return Illegal(reason)
 
-    def _weapon_pool(self, b: Any, s: Any, fire: Action | None) -> list | Illegal:
+    def _weapon_pool(self, b: BoardView, s: Any, fire: Action | None) -> list | Illegal:
         ws = list(s.vehicle.weapons)
         if isinstance(fire, Fire) and fire.weapons:
             ids = list(fire.weapons)
@@ -453,7 +454,7 @@ class HummelQuest(Ruleset):
             return Illegal("no ready weapon")
         return pool
 
-    def structure_at(self, b: Any, h: Hex) -> tuple[int, int] | None:
+    def structure_at(self, b: BoardView, h: Hex) -> tuple[int, int] | None:
         """``(dur, dt now)`` of the standing structure on ``h``, or ``None`` (§14)."""
         if h not in b.map:
             return None
@@ -463,7 +464,7 @@ class HummelQuest(Ruleset):
         dt_now = int(b.rules_state.get(f"structure_dt:{h.q},{h.r}", st[1]))
         return None if dt_now <= 0 else (st[0], dt_now)
 
-    def _structure_shot(self, b: Any, shooter: int, h: Hex, fire: Action | None, as_if: Hypo | None
+    def _structure_shot(self, b: BoardView, shooter: int, h: Hex, fire: Action | None, as_if: Hypo | None
                         ) -> Shot | Illegal:
         """An attack on a structure (§14): no To Hit roll; bunker busters only (option); the band's Firepower
         needed; the hex visible (direct) or at least ``min_indirect_m`` away (indirect; always located)."""
@@ -504,7 +505,7 @@ class HummelQuest(Ruleset):
             return Shot(shooter, None, key, None, info)
         return Illegal("structure out of reach (sight, range or Firepower)")
 
-    def ram_shot(self, b: Any, attacker: int, target: Any) -> Shot | Illegal:
+    def ram_shot(self, b: BoardView, attacker: int, target: Any) -> Shot | Illegal:
         """The ram ``attacker`` -> ``target`` (§12), or why not: the attacker can act and has not moved this turn,
         the target is an enemy tank on the board (any state), and :func:`ram_legal` holds."""
         if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(b.tanks):
@@ -523,7 +524,7 @@ class HummelQuest(Ruleset):
         return Shot(attacker, target, key, None, {"attack": "ram", "distance": distance(a.hex, t.hex),
                                                   "line": ram_line(a.hex, t.hex)})
 
-    def ram_key(self, b: Any, attacker: int, target: int) -> RamKey:
+    def ram_key(self, b: BoardView, attacker: int, target: int) -> RamKey:
         """The :class:`RamKey` of a ram (§12.2, §12.3): pool, capped TN, both damages (``strike_mod`` 0)."""
         o = self._opts(b)
         a, t = b.tanks[attacker].vehicle, b.tanks[target].vehicle
@@ -555,7 +556,7 @@ class HummelQuest(Ruleset):
             return Odds(a.p_hit, a.p_kill, vals)
         raise TypeError(f"not a hummel_quest odds key: {key!r}")
 
-    def shot_params(self, b: Any, shooter: int, target: int) -> dict[str, Any] | Illegal:
+    def shot_params(self, b: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         """The §17.1 parameters of the shot ``shooter`` -> ``target`` for its first firing weapon (the odds command
         takes one weapon)."""
         sh = self.shot(b, shooter, target)
@@ -574,7 +575,7 @@ class HummelQuest(Ruleset):
                 "target_dt": sh.key.target_dt}
 
     # --- resolution (emits) -----------------------------------------------------------------------------------
-    def resolve(self, b: Any, shot: Shot, dice: DiceSource) -> None:
+    def resolve(self, b: Battle, shot: Shot, dice: DiceSource) -> None:
         """Roll ``shot`` through the stages of :mod:`.odds`, emit its events, then run the OST event
         queue (§10).  A ram resolved here (outside play) takes the default evasion (§12.3)."""
         if isinstance(shot.key, RamKey):
@@ -613,7 +614,7 @@ class HummelQuest(Ruleset):
                 **{k: v for k, v in shot.info.items() if k in ("range_m", "band", "indirect", "visibility",
                                                               "half_cover", "aspect", "weapons", "roll_mod")}}
 
-    def _after_fire(self, b: Any, shot: Shot) -> None:
+    def _after_fire(self, b: Battle, shot: Shot) -> None:
         """Reload bookkeeping (§7.4: fired in round r, ready in round r + reload + 1) and the used sights focus."""
         s = b.tanks[shot.shooter]
         rnd = max(1, int(getattr(b, "turn", 1) or 1))
@@ -624,7 +625,7 @@ class HummelQuest(Ruleset):
         if shot.target is not None and s.rules_state.get("sights_focus") == shot.target:
             b.emit(TankStateSet(s.tank_id, "sights_focus", None))
 
-    def _resolve_structure(self, b: Any, shot: Shot, dice: DiceSource) -> None:
+    def _resolve_structure(self, b: Battle, shot: Shot, dice: DiceSource) -> None:
         h = shot.info["structure"]
         roll = hq_odds.roll_attack(shot.key, dice)
         before = shot.key.target_dt
@@ -641,7 +642,7 @@ class HummelQuest(Ruleset):
             b.emit(RuleEvent("structure_destroyed", shot.shooter, {"hex": [h.q, h.r]}))
             b.emit(TerrainChanged(h, "rubble"))
 
-    def _apply_effect(self, b: Any, tid: int, eff: Any, by: int | None, cause: str, queue: deque) -> None:
+    def _apply_effect(self, b: Battle, tid: int, eff: Any, by: int | None, cause: str, queue: deque) -> None:
         """Emit an :class:`~.odds.Effect` on tank ``tid`` and queue its DT-0 / OST-0 events (§10)."""
         t = b.tanks[tid]
         if eff.dt_after != eff.dt_before:
@@ -660,13 +661,13 @@ class HummelQuest(Ruleset):
         if eff.became_panicked:
             self._panic(b, tid, cause, queue)
 
-    def _panic(self, b: Any, tid: int, cause: str, queue: deque) -> None:
+    def _panic(self, b: Battle, tid: int, cause: str, queue: deque) -> None:
         t = b.tanks[tid]
         b.emit(TankStateSet(tid, "panicked", True))
         b.emit(RuleEvent("panic", tid, {"cause": cause, "hex": [t.hex.q, t.hex.r]}))
         queue.append(("panicked", tid, t.hex))
 
-    def _run_queue(self, b: Any, queue: deque) -> None:
+    def _run_queue(self, b: Battle, queue: deque) -> None:
         """The FIFO event queue of §10: for each event, witnesses (ascending id) each lose ``ost_witness_loss``
         (a witness reaching 0 panics and queues its own event); a ``panicked`` event then makes its tank flee at
         once unless it was incapacitated meanwhile.  Witness: same side, not the tank itself, not incapacitated,
@@ -690,7 +691,7 @@ class HummelQuest(Ruleset):
             if kind == "panicked" and not self.is_out(subject) and self.ost(subject) <= 0:
                 self._flee(b, tid)
 
-    def _counted_enemies(self, b: Any, tid: int) -> list[Hex]:
+    def _counted_enemies(self, b: BoardView, tid: int) -> list[Hex]:
         """Enemies counted by a flee move (§11.2, ``flee_counts``)."""
         o = self._opts(b)
         t = b.tanks[tid]
@@ -701,13 +702,13 @@ class HummelQuest(Ruleset):
             es = [e for e in es if any(self.los(b, a.hex, e.hex, board) for a in eyes)]
         return [e.hex for e in es]
 
-    def flee_plan(self, b: Any, tid: int) -> FleePlan:
+    def flee_plan(self, b: BoardView, tid: int) -> FleePlan:
         """The flee move tank ``tid`` would make now (§11.2)."""
         t = b.tanks[tid]
         return flee_plan(self.board(b), t.hex, self.speed_hexes(b, tid), self._counted_enemies(b, tid),
                          leaves_map_at_edge=self._opts(b).panic_leaves_map_at_edge)
 
-    def _flee(self, b: Any, tid: int) -> None:
+    def _flee(self, b: Battle, tid: int) -> None:
         """Emit a flee move (§11.2): a ``flee`` RuleEvent, one ``Moved`` per hex (the hull turning by the default
         facing rule at each step), and ``fled`` status when it ends on an edge hex."""
         plan = self.flee_plan(b, tid)
@@ -719,13 +720,13 @@ class HummelQuest(Ruleset):
             b.emit(TankStateSet(tid, "fled", True))
             b.emit(StatusChanged(tid, Status.FLED, "fled off the map", None))
 
-    def _walk(self, b: Any, tid: int, path: Iterable[Hex]) -> None:
+    def _walk(self, b: Battle, tid: int, path: Iterable[Hex]) -> None:
         t = b.tanks[tid]
         for h in path:
             k = direction_to(t.hex, h)
             b.emit(Moved(tid, Hex(*h), default_facing(t.facing, k), 1))
 
-    def _ram(self, b: Any, dice: DiceSource, shot: Shot) -> Generator[Decision, Action | None, None]:
+    def _ram(self, b: Battle, dice: DiceSource, shot: Shot) -> Generator[Decision, Action | None, None]:
         """Resolve a ram (§12): the Interaction pool (and overkill 2d10) via :func:`hq_odds.roll_ram`; the rammer
         drives the line to its last intermediate hex (``Moved`` events before the ``ShotResolved``); on a miss the
         target evades (decision ``evade`` to its side, the rammer's hex closed, §12.3) and the rammer steps into its
@@ -793,7 +794,7 @@ class HummelQuest(Ruleset):
         self._run_queue(b, queue)
 
     # --- movement ---------------------------------------------------------------------------------------------
-    def reachable(self, b: Any, tank: int, budget: int) -> dict:
+    def reachable(self, b: BoardView, tank: int, budget: int) -> dict:
         """``{hex: (hexes moved, path)}`` within ``budget`` steps through on-map, passable, empty hexes (§4);
         turning is free, so the state is the hex alone."""
         t = b.tanks[tank]
@@ -801,13 +802,13 @@ class HummelQuest(Ruleset):
         succ = lambda h: [(n, 1) for n in h.neighbours() if board.enterable(n)]
         return bounded_dijkstra(t.hex, succ, max(0, budget))
 
-    def plan_to(self, b: Any, tank: int, path: list, then: Action | None = None, end_status: str | None = None
+    def plan_to(self, b: BoardView, tank: int, path: list, then: Action | None = None, end_status: str | None = None
                 ) -> Plan:
         """A :class:`Plan` of ``Step`` actions along ``path`` (from :meth:`reachable`)."""
         return Plan(tank, tuple(Step(tank, as_hex(h)) for h in path[1:]), then=then, end_status=end_status)
 
     # --- the round (§3, §4, §11) ------------------------------------------------------------------------------
-    def initiative(self, b: Any, dice: DiceSource) -> list[int]:
+    def initiative(self, b: Battle, dice: DiceSource) -> list[int]:
         """Roll initiative for the round (§3) and return the turn order.
 
         Every tank not out rolls d10 + Reflexes (+ ``ambush_initiative_bonus`` for the ambushing side in round 1),
@@ -845,7 +846,7 @@ class HummelQuest(Ruleset):
                                               "order": order}))
         return order
 
-    def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+    def play_turn(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One round (§3): initiative, then each tank's turn in that order; the victory test after every turn
         ends the round early when the battle is decided (the engine then ends it)."""
         o = self._opts(b)
@@ -864,10 +865,10 @@ class HummelQuest(Ruleset):
             if self._decided(b):
                 return
 
-    def _decided(self, b: Any) -> bool:
+    def _decided(self, b: BoardView) -> bool:
         return self._elimination(b) is not None
 
-    def _turn(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+    def _turn(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
         t = b.tanks[tid]
         b.emit(BattleStateSet("active", tid))
         if t.rules_state.get("moved_hexes", 0):
@@ -883,7 +884,7 @@ class HummelQuest(Ruleset):
             if not b.ended:
                 b.emit(BattleStateSet("active", None))
 
-    def _panic_turn(self, b: Any, dice: DiceSource, tid: int) -> None:
+    def _panic_turn(self, b: Battle, dice: DiceSource, tid: int) -> None:
         """§11.1: Mentality pool check (TN ``panic_check_tn``, ``panic_check_successes``); pass -> OST 1, no move
         and no action; fail -> flee move, nothing else."""
         o = self._opts(b)
@@ -899,7 +900,7 @@ class HummelQuest(Ruleset):
         else:
             self._flee(b, tid)
 
-    def _expire_focus(self, b: Any, tid: int) -> None:
+    def _expire_focus(self, b: Battle, tid: int) -> None:
         """A sights focus lasts until the end of the tank's next turn (§7.6)."""
         t = b.tanks[tid]
         rnd = int(getattr(b, "turn", 1) or 1)
@@ -907,22 +908,22 @@ class HummelQuest(Ruleset):
         if t.rules_state.get("sights_focus") is not None and fr is not None and fr < rnd:
             b.emit(TankStateSet(tid, "sights_focus", None))
 
-    def _ram_targets(self, b: Any, tid: int) -> tuple[int, ...]:
+    def _ram_targets(self, b: BoardView, tid: int) -> tuple[int, ...]:
         return tuple(e.tank_id for e in b.tanks if e.side != b.tanks[tid].side
                      and not isinstance(self.ram_shot(b, tid, e.tank_id), Illegal))
 
-    def _targets(self, b: Any, tid: int) -> tuple[int, ...]:
+    def _targets(self, b: BoardView, tid: int) -> tuple[int, ...]:
         """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed)."""
         return tuple(e.tank_id for e in b.tanks if e.side != b.tanks[tid].side and not self.is_out(e)
                      and not isinstance(self.shot(b, tid, e.tank_id), Illegal))
 
-    def _modes(self, b: Any, tid: int) -> tuple[str, ...]:
+    def _modes(self, b: BoardView, tid: int) -> tuple[str, ...]:
         modes = ["hold", "fire", "move", "move_and_fire"]
         if self._ram_targets(b, tid):
             modes.append("ram")
         return tuple(modes)
 
-    def _specials(self, b: Any, tid: int) -> tuple[str, ...]:
+    def _specials(self, b: BoardView, tid: int) -> tuple[str, ...]:
         out = []
         if b.tanks[tid].vehicle.features.artillery_sights:
             out.append("focus")
@@ -930,10 +931,10 @@ class HummelQuest(Ruleset):
             out.append("intimidate")
         return tuple(out)
 
-    def _ram_ok(self, b: Any, tid: int, a: Action) -> bool:
+    def _ram_ok(self, b: BoardView, tid: int, a: Action) -> bool:
         return isinstance(a, Ram) and a.actor == tid and not isinstance(self.ram_shot(b, tid, a.target), Illegal)
 
-    def _normal_turn(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+    def _normal_turn(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
         t = b.tanks[tid]
         s = self.speed_hexes(b, tid)
         modes = self._modes(b, tid)
@@ -948,7 +949,8 @@ class HummelQuest(Ruleset):
             act = Activate(tid, "hold")
         yield from self._activated(b, dice, tid, act)
 
-    def _activated(self, b: Any, dice: DiceSource, tid: int, act: Action) -> Generator[Decision, Action | None, None]:
+    def _activated(self, b: Battle, dice: DiceSource, tid: int, act: Action
+                   ) -> Generator[Decision, Action | None, None]:
         """The tank's turn after its ``activate`` answer ``act`` (a legal ``Activate`` or ``Ram``), §4."""
         t = b.tanks[tid]
         if isinstance(act, Ram):
@@ -970,7 +972,7 @@ class HummelQuest(Ruleset):
         if mode in ("fire", "move_and_fire") and self.can_act(t):
             yield from self._attack(b, dice, tid, chosen)
 
-    def strength(self, b: Any, tank: int, damage: int = 0) -> Fraction:
+    def strength(self, b: BoardView, tank: int, damage: int = 0) -> Fraction:
         """Search hook (:meth:`sim.rules.base.Ruleset.strength`): the DT a tank keeps after ``damage`` more points,
         over its stat block's DT (§5, §9); 0 once it is out (§15)."""
         t = b.tanks[tank]
@@ -978,7 +980,7 @@ class HummelQuest(Ruleset):
             return Fraction(0)
         return Fraction(max(0, min(self.dt(t), t.vehicle.dt) - damage), max(1, t.vehicle.dt))
 
-    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+    def play_activation(self, b: Battle, dice: DiceSource, side: int, action: Action
                         ) -> Generator[Decision, Action | None, None]:
         """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): the rest of the turn of ``action.actor``
         after its ``activate`` decision answered ``action`` (a legal ``Activate`` or ``Ram``): the same code as in
@@ -990,13 +992,13 @@ class HummelQuest(Ruleset):
         if not b.ended:
             b.emit(BattleStateSet("active", None))
 
-    def _best_ram(self, b: Any, tid: int, targets: tuple[int, ...]) -> int:
+    def _best_ram(self, b: BoardView, tid: int, targets: tuple[int, ...]) -> int:
         def k(x: int) -> tuple:
             o = self.odds(self.ram_key(b, tid, x))
             return (o.p_kill, o.expected_damage, -x)
         return max(targets, key=k)
 
-    def _ram_decision(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+    def _ram_decision(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
         t = b.tanks[tid]
         targets = self._ram_targets(b, tid)
         if not targets:
@@ -1007,7 +1009,7 @@ class HummelQuest(Ruleset):
         if isinstance(act, Ram) and legal.contains(act):
             yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
 
-    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str
+    def _move(self, b: Battle, dice: DiceSource, tid: int, mode: str
               ) -> Generator[Decision, Action | None, tuple[bool, Action | None]]:
         """The move of §4 step 1, one decision per step.  Returns ``(rammed, attack)``: ``rammed`` when a ram
         replaced the move and the attack; ``attack`` is a ``Fire`` or attack ``Special`` answered at a step in
@@ -1068,7 +1070,7 @@ class HummelQuest(Ruleset):
             b.emit(Pivoted(tid, f))
         return False, chosen
 
-    def _attack_ok(self, b: Any, tid: int, a: Action) -> bool:
+    def _attack_ok(self, b: BoardView, tid: int, a: Action) -> bool:
         """Whether ``a`` is a legal §4 step 2 attack of ``tid`` now: a ``Fire`` with a legal shot, or a ``focus`` /
         ``intimidate`` ``Special`` of this rule set."""
         if isinstance(a, Fire):
@@ -1077,7 +1079,7 @@ class HummelQuest(Ruleset):
             return a.actor == tid and a.name in self._specials(b, tid) and self._special_ok(b, tid, a)
         return False
 
-    def _attack(self, b: Any, dice: DiceSource, tid: int, chosen: Action | None = None
+    def _attack(self, b: Battle, dice: DiceSource, tid: int, chosen: Action | None = None
                 ) -> Generator[Decision, Action | None, None]:
         """§4 step 2: one attack (a shot, a sights focus, intimidation, or a ram if the tank has not moved).
         ``chosen``: an attack already answered at the last ``move_step`` (no ``fire`` decision then)."""
@@ -1106,7 +1108,7 @@ class HummelQuest(Ruleset):
         elif isinstance(act, Ram):
             yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
 
-    def _special_ok(self, b: Any, tid: int, a: Special) -> bool:
+    def _special_ok(self, b: BoardView, tid: int, a: Special) -> bool:
         tgt = a.args.get("target")
         if not isinstance(tgt, int) or isinstance(tgt, bool) or not 0 <= tgt < len(b.tanks):
             return False
@@ -1123,7 +1125,7 @@ class HummelQuest(Ruleset):
                 distance(s.hex, t.hex) * self.hex_size(b) <= o.intimidation_range_m
         return False
 
-    def _do_special(self, b: Any, dice: DiceSource, tid: int, a: Special) -> None:
+    def _do_special(self, b: Battle, dice: DiceSource, tid: int, a: Special) -> None:
         """Focus the Artillery Sights (§7.6: Perception pool, TN ``sights_focus_tn``, 1 success) or intimidate
         (§10 option: HumanCom pool, TN 6, 1 success; the target loses 1 OST)."""
         o = self._opts(b)
@@ -1151,12 +1153,12 @@ class HummelQuest(Ruleset):
             self._run_queue(b, queue)
 
     # --- victory (§15) ----------------------------------------------------------------------------------------
-    def _not_out(self, b: Any, t: Any) -> bool:
+    def _not_out(self, b: BoardView, t: Any) -> bool:
         if self.is_out(t):
             return False
         return not (self._opts(b).panicked_counts_as_out and self.ost(t) <= 0)
 
-    def _elimination(self, b: Any) -> Outcome | None:
+    def _elimination(self, b: BoardView) -> Outcome | None:
         left = [s for s in b.side_ids() if any(self._not_out(b, t) for t in b.tanks if t.side == s)]
         if len(left) == 1:
             return Outcome(left[0], f"{b.sides[left[0]].name} is the only side with tanks not out",
@@ -1165,7 +1167,7 @@ class HummelQuest(Ruleset):
             return Outcome(None, "no side has a tank left that is not out", victory_points(b))
         return None
 
-    def outcome(self, b: Any) -> Outcome | None:
+    def outcome(self, b: BoardView) -> Outcome | None:
         """§15: at most one side with tanks not out -> it wins (none: draw); after the last round a draw listing the
         tanks not out with DT and OST (victory points decide instead when the scenario has objectives)."""
         out = self._elimination(b)

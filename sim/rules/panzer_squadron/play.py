@@ -40,6 +40,7 @@ from typing import Any, Generator, Literal, Mapping
 from pydantic import Field
 
 from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
+from sim.battle import Battle, BoardView
 from sim.dice import DiceSource
 from sim.events import (
     Activated,
@@ -139,14 +140,14 @@ class PanzerSquadron(Ruleset):
     def default_turn_limit(self, options: PSOptions) -> int:
         return options.max_turns
 
-    def passable(self, b: Any, h: Hex) -> bool:
+    def passable(self, b: BoardView, h: Hex) -> bool:
         return h in b.map and not self.tile(b, h).blocks_move
 
-    def tile(self, b: Any, h: Hex) -> Tile:
+    def tile(self, b: BoardView, h: Hex) -> Tile:
         return self.tiles(b.options)[b.map.terrain(h)]
 
     # set-up ----------------------------------------------------------------------------------------------------
-    def setup(self, b: Any) -> None:
+    def setup(self, b: Battle) -> None:
         for t in b.tanks:
             ext = t.ext or {}
             t.rules_state.setdefault("marker", ext.get("status") or b.options.initial_status)
@@ -159,7 +160,7 @@ class PanzerSquadron(Ruleset):
                 t.turret_facing = ext["turret_facing"]
 
     # sight -----------------------------------------------------------------------------------------------------
-    def obstacles(self, b: Any) -> frozenset[Hex]:
+    def obstacles(self, b: BoardView) -> frozenset[Hex]:
         """Obstacle hexes (6.1): ``blocks_los`` Tiles and wrecks, cached under the map version; plus live tanks
         when ``live_tanks_block_los``."""
         base = b.map.cached(("ps_obstacles",), lambda: self.static_obstacles(b) | {t.hex for t in b.wrecks()})
@@ -167,7 +168,7 @@ class PanzerSquadron(Ruleset):
             return base | {t.hex for t in b.live_tanks()}
         return base
 
-    def static_obstacles(self, b: Any) -> frozenset[Hex]:
+    def static_obstacles(self, b: BoardView) -> frozenset[Hex]:
         """The Tiles that block sight (kept until the terrain changes)."""
         tiles = self.tiles(b.options)
         return b.map.terrain_cached(("ps_tile_obstacles",), lambda: frozenset(
@@ -176,7 +177,7 @@ class PanzerSquadron(Ruleset):
     def sight_rules(self, options: PSOptions) -> SightRules:
         return SightRules(options.los_origin, options.hexside_blocks, options.max_range_hexes)
 
-    def geometry(self, b: Any, shooter: int, target: int, as_if: Hypo | None = None) -> dict:
+    def geometry(self, b: BoardView, shooter: int, target: int, as_if: Hypo | None = None) -> dict:
         """:func:`shot_geometry` for two tanks on the board (cached under the map version when live tanks do not
         block sight)."""
         s, t = b.tanks[shooter], b.tanks[target]
@@ -207,7 +208,7 @@ class PanzerSquadron(Ruleset):
             hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
             b.options.exceptional_modifier, lines=lines))
 
-    def visible(self, b: Any, side: int) -> tuple[int, ...]:
+    def visible(self, b: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks that at least one live tank of ``side`` has a line of sight to (2+ clear lines)."""
         own = b.live_tanks(side)
         out = []
@@ -217,7 +218,7 @@ class PanzerSquadron(Ruleset):
         return tuple(out)
 
     # shots -----------------------------------------------------------------------------------------------------
-    def shot(self, b: Any, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
+    def shot(self, b: BoardView, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
              ) -> Shot | Illegal:
         """The shot ``shooter`` -> ``target`` now (or from the hypothetical ``as_if`` position), or why not."""
         if not isinstance(target, int) or not 0 <= target < len(b.tanks):
@@ -249,7 +250,7 @@ class PanzerSquadron(Ruleset):
     def odds(self, key: PSKey) -> Odds:
         return shot_odds(key)
 
-    def resolve(self, b: Any, shot: Shot, dice: DiceSource, reaction: bool = False) -> None:
+    def resolve(self, b: Battle, shot: Shot, dice: DiceSource, reaction: bool = False) -> None:
         """Roll ``shot``, emit :class:`ShotResolved` (with its rolls), turn the turret if needed, and destroy the
         target on a kill (it becomes a wreck, D11)."""
         s = b.tanks[shot.shooter]
@@ -264,21 +265,22 @@ class PanzerSquadron(Ruleset):
         if r["kill"]:
             b.emit(StatusChanged(shot.target, Status.DESTROYED, r["result"], by=shot.shooter))
 
-    def shot_params(self, b: Any, shooter: int, target: int) -> dict[str, Any] | Illegal:
+    def shot_params(self, b: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         sh = self.shot(b, shooter, target)
         if isinstance(sh, Illegal):
             return sh
         return {"penetration": sh.key.penetration, "armour": sh.key.armour, "modifier": sh.key.modifier}
 
     # movement --------------------------------------------------------------------------------------------------
-    def _enterable(self, b: Any, h: Hex) -> bool:
+    def _enterable(self, b: BoardView, h: Hex) -> bool:
         if h not in b.map:
             return False
         if self.tile(b, h).blocks_move:
             return False
         return not b.occupants(h)
 
-    def move_options(self, b: Any, tank: int, state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int, Action]]:
+    def move_options(self, b: BoardView, tank: int, state: tuple[Hex, int]
+                     ) -> list[tuple[tuple[Hex, int], int, Action]]:
         """Legal single moves from ``state = (hex, facing)`` (D13): enter a front neighbour at the Tile's cost,
         pivot one vertex for 1, or (``allow_reverse``) back into a rear neighbour for cost + 1."""
         h, f = state
@@ -294,13 +296,13 @@ class PanzerSquadron(Ruleset):
             out.append(((h, nf), 1, Pivot(tank, nf)))
         return out
 
-    def reachable(self, b: Any, tank: int, budget: int) -> dict:
+    def reachable(self, b: BoardView, tank: int, budget: int) -> dict:
         """``{(hex, facing): (cost, path)}`` within ``budget`` movement points."""
         t = b.tanks[tank]
         succ = lambda st: [(n, c) for n, c, _ in self.move_options(b, tank, st)]  # noqa: E731
         return bounded_dijkstra((t.hex, t.facing), succ, budget)
 
-    def plan_to(self, b: Any, tank: int, path: list, then: Action | None = None, end_status: str | None = None
+    def plan_to(self, b: BoardView, tank: int, path: list, then: Action | None = None, end_status: str | None = None
                 ) -> Plan:
         """A :class:`Plan` following ``path`` (states from :meth:`reachable`)."""
         steps = []
@@ -308,7 +310,7 @@ class PanzerSquadron(Ruleset):
             steps.append(Step(tank, h1) if h1 != h0 else Pivot(tank, f1))
         return Plan(tank, tuple(steps), then=then, end_status=end_status)
 
-    def exit_steps(self, b: Any, tank: int, state: tuple[Hex, int] | None = None) -> list[Step]:
+    def exit_steps(self, b: BoardView, tank: int, state: tuple[Hex, int] | None = None) -> list[Step]:
         """Front steps off the board across the side's exit edge from ``state`` (default: where the tank stands),
         each costing :data:`EXIT_COST` (section 11, decided: like entering open ground, across a front hexside)."""
         t = b.tanks[tank]
@@ -323,12 +325,12 @@ class PanzerSquadron(Ruleset):
                 out.append(Step(tank, n))
         return out
 
-    def exit_step(self, b: Any, tank: int) -> Step | None:
+    def exit_step(self, b: BoardView, tank: int) -> Step | None:
         """The first of :meth:`exit_steps` from where the tank stands, or ``None``."""
         steps = self.exit_steps(b, tank)
         return steps[0] if steps else None
 
-    def entry_cost(self, b: Any, tank: int, state: tuple[Hex, int]) -> int | None:
+    def entry_cost(self, b: BoardView, tank: int, state: tuple[Hex, int]) -> int | None:
         """Fewest movement points to enter a hex (or leave across the exit edge) from ``state = (hex, facing)``:
         pivots (1 point per vertex) then one entry (D13).  ``None`` when no entry is possible at any cost.  The
         compulsory hex (section 4) is owed while this is within the points left."""
@@ -344,18 +346,18 @@ class PanzerSquadron(Ruleset):
         return best
 
     # turn ------------------------------------------------------------------------------------------------------
-    def _modes(self, b: Any, tid: int) -> tuple[str, ...]:
+    def _modes(self, b: BoardView, tid: int) -> tuple[str, ...]:
         t = b.tanks[tid]
         ok = list(MODES)
         if t.rules_state["marker"] != STATIONARY and not b.options.moving_may_fire_in_place:
             ok.remove("fire")
         return tuple(ok)
 
-    def _targets(self, b: Any, tid: int) -> tuple[int, ...]:
+    def _targets(self, b: BoardView, tid: int) -> tuple[int, ...]:
         return tuple(e.tank_id for e in b.enemies_of(b.tanks[tid].side)
                      if not isinstance(self.shot(b, tid, e.tank_id), Illegal))
 
-    def play_turn(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+    def play_turn(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One game turn (D15): initiative, then the sides alternate activating one tank each."""
         first = yield from self._initiative(b, dice)
         side = first
@@ -382,7 +384,7 @@ class PanzerSquadron(Ruleset):
             yield from self._activation(b, dice, act.actor, act.mode)
             side = (side + 1) % nsides
 
-    def _initiative(self, b: Any, dice: DiceSource) -> Generator[Decision, Action | None, int]:
+    def _initiative(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, int]:
         if b.options.initiative == "alternate":
             first = 0 if b.turn % 2 == 1 else 1
             b.emit(RuleEvent("initiative", None, {"first": first, "method": "alternate"}))
@@ -397,7 +399,7 @@ class PanzerSquadron(Ruleset):
             b.emit(RuleEvent("initiative_tie", None, {"rolls": rolls}))
         yield  # pragma: no cover  (makes this a generator)
 
-    def _activation(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+    def _activation(self, b: Battle, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
         t = b.tanks[tid]
         if not t.alive or t.hex is None:  # e.g. withdrawn after policy faults while the side was choosing
             return
@@ -423,7 +425,7 @@ class PanzerSquadron(Ruleset):
             if not b.ended:
                 b.emit(BattleStateSet("active", None))
 
-    def play_activation(self, b: Any, dice: DiceSource, side: int, action: Action
+    def play_activation(self, b: Battle, dice: DiceSource, side: int, action: Action
                         ) -> Generator[Decision, Action | None, None]:
         """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): the activation that the legal answer
         ``action`` (an :class:`Activate`) to ``side``'s ``activate`` decision starts, D15 -- re-centring, the
@@ -431,7 +433,7 @@ class PanzerSquadron(Ruleset):
         not played."""
         yield from self._activation(b, dice, action.actor, action.mode)
 
-    def _recentre(self, b: Any, tid: int) -> Generator[Decision, Action | None, None]:
+    def _recentre(self, b: Battle, tid: int) -> Generator[Decision, Action | None, None]:
         """Section 5.3: at the start of its activation an off-centre turret may be set back to the hull facing at
         no cost: at once with ``auto_recentre_turret``, else the owner is asked (``recentre_turret`` decision:
         ``Special("recentre_turret")`` turns it back, ``Pass``, the default, keeps it)."""
@@ -446,11 +448,11 @@ class PanzerSquadron(Ruleset):
         if isinstance(act, Special) and legal.contains(act):
             b.emit(TurretTurned(tid, t.facing))
 
-    def _set_marker(self, b: Any, tid: int, marker: str) -> None:
+    def _set_marker(self, b: Battle, tid: int, marker: str) -> None:
         if b.tanks[tid].alive and b.tanks[tid].rules_state["marker"] != marker:
             b.emit(TankStateSet(tid, "marker", marker))
 
-    def _fire_decision(self, b: Any, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, bool]:
+    def _fire_decision(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, bool]:
         t = b.tanks[tid]
         legal = Legal(contains=lambda a: isinstance(a, Pass) or (
             isinstance(a, Fire) and a.actor == tid and not isinstance(self.shot(b, tid, a.target), Illegal)),
@@ -461,7 +463,7 @@ class PanzerSquadron(Ruleset):
             return True
         return False
 
-    def _move(self, b: Any, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+    def _move(self, b: Battle, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
         """Section 4: roll the allowance (D14), then one ``move_step`` decision per step until the move ends.
 
         The compulsory hex: a tank that started in movement owes one hex entry while any entry is affordable from
@@ -555,7 +557,7 @@ class PanzerSquadron(Ruleset):
                 marker = IN_MOVEMENT if entered else STATIONARY
             self._set_marker(b, tid, marker)
 
-    def _ambushes(self, b: Any, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
+    def _ambushes(self, b: Battle, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
         """D16: after the mover entered a hex, ambushers of the other side that may fire at it are asked, one shot
         each, in the order their side chooses.  Returns True if anyone fired."""
         m = b.tanks[mover]
@@ -583,7 +585,7 @@ class PanzerSquadron(Ruleset):
         return fired_any
 
     # outcome ---------------------------------------------------------------------------------------------------
-    def outcome(self, b: Any) -> Outcome | None:
+    def outcome(self, b: BoardView) -> Outcome | None:
         """D21: last tank lost loses at once; after the turn limit, victory points or ``turn_limit_result``."""
         return standard_outcome(b, most_tanks if b.options.turn_limit_result == "most_tanks" else draw)
 

@@ -1,0 +1,35 @@
+"""Echoing a user's values in error messages safely (``FILE: field.path: what was expected``, DESIGN.md "Trust
+boundaries"): a value is shown cut to a limit, and a huge or self-referencing one is never expanded.
+
+Engine core: imported by the scenario and experiment loaders, the rule sets' parameter checks and the plug-in
+checks of ``agents/``, so it imports nothing of the project.
+"""
+from __future__ import annotations
+
+import reprlib
+from typing import Any
+
+
+def short(value: Any, limit: int = 60) -> str:
+    """``repr(value)`` cut to at most ``limit`` characters (``...`` marks a cut), for echoing a user's value in a
+    message: safe for any value (huge integers, deep or self-referencing containers, alias-shared YAML data are
+    never expanded)."""
+
+    class _Short(reprlib.Repr):
+        def repr_int(self, x: int, level: int) -> str:
+            if x.bit_length() > 200:
+                return f"<integer of about {int(x.bit_length() * 0.30103) + 1} digits>"
+            return repr(x)
+
+    r = _Short(maxlevel=3, maxtuple=6, maxlist=6, maxarray=6, maxdict=6, maxset=6, maxfrozenset=6, maxdeque=6,
+               maxstring=limit, maxlong=limit, maxother=limit)
+    try:
+        text = r.repr(value)
+    except Exception:  # noqa: BLE001 - a value whose repr fails is named by its type
+        text = f"<{type(value).__name__}>"
+    return clip(text, limit)
+
+
+def clip(text: str, limit: int = 300) -> str:
+    """``text`` cut to at most ``limit`` characters (``...`` marks a cut)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
