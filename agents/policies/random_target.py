@@ -31,6 +31,7 @@ class RandomTarget(Doctrine):
     never_reacts = True
     defaults: dict[str, Any] = {"min_odds": 0.0}
     bounds: dict[str, tuple[float, float]] = {"min_odds": (0.0, 1.0)}
+    min_odds: float  # set from the parameters by Doctrine.__init__
 
     def options(self, obs: Any, actor: int) -> list[int]:
         """The targets ``actor`` may shoot now whose kill odds reach ``min_odds`` (all of them at 0), sorted."""

@@ -29,8 +29,8 @@ def print_text(doc: Mapping[str, Any], sim_rows: Sequence[Mapping[str, Any]] | N
           f"{doc['vehicle']}, {doc['schedule']['text']}")
     for s in sides:
         print(f"  one shot by {s} kills with probability {doc['p_kill'][s]} ({float(Fraction(doc['p_kill'][s])):.4f})")
-    exact = "exact" if doc["exact"] else "floating point"
-    print(f"  chain: {doc['states']:,} states, {exact}" + (f" ({doc['note']})" if doc["note"] else ""))
+    arithmetic = "exact" if doc["exact"] else "floating point"
+    print(f"  chain: {doc['states']:,} states, {arithmetic}" + (f" ({doc['note']})" if doc["note"] else ""))
     f = doc["float"]
 
     def exact(x: str | None) -> str:

@@ -245,7 +245,8 @@ def battles(comp: Comparison, out: str | Path) -> analysis.Battles:
     :class:`sim.experiments.analysis.Battles` with the extra categorical factor ``ruleset`` (and the column
     ``scenario``); ``point_key`` is prefixed by the cell.  Raises ``ValueError`` when a cell has no finished
     battle (play it first)."""
-    frames, views = [], None
+    frames: list[pd.DataFrame] = []
+    first: list[analysis.FactorView] = []
     for cell in comp.cells:
         folder = cell_folder(out, cell)
         manifest = batch.read_manifest(folder)
@@ -260,15 +261,17 @@ def battles(comp: Comparison, out: str | Path) -> analysis.Battles:
         f[RULESET] = cell.ruleset
         f["scenario"] = cell.scenario
         frames.append(f)
-        if views is None:
-            views = [analysis.FactorView(v.name, v.kind, v.levels, None) for v in b.factors]
+        if not first:
+            first = list(b.factors)
     frame = pd.concat(frames, ignore_index=True)
-    for v in views or []:  # levels present in any cell, in design order
-        if v.kind == "categorical":
+    views = []
+    for v in first:  # owners dropped: ``win`` is already the doctrine side's; the doctrine's levels in file order
+        levels = v.levels
+        if v.kind == "categorical" and v.name == comp.doctrine:
             present = set(frame[v.name].dropna())
-            views[views.index(v)] = analysis.FactorView(v.name, v.kind, tuple(x for x in comp.levels if x in present)
-                                                        if v.name == comp.doctrine else v.levels, None)
-    views = list(views or []) + [analysis.FactorView(RULESET, "categorical", comp.rulesets, None)]
+            levels = tuple(x for x in comp.levels if x in present)
+        views.append(analysis.FactorView(v.name, v.kind, levels, None))
+    views.append(analysis.FactorView(RULESET, "categorical", comp.rulesets, None))
     manifest = {"design": {"factors": [], "experiment": {"common_random_numbers": True,
                                                          "design": {"kind": "full_factorial"}}}}
     return analysis.Battles(frame, views, ["doctrine side", "opponent"], 0, True, "full_factorial", manifest)

@@ -115,7 +115,8 @@ class Schedule(Protocol):
     probability of one shot fired by each side); ``order(state)`` grows strictly along every transition except a
     self-loop (the solver's topological order)."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def initial(self, alive: tuple[int, int]) -> Hashable: ...
 
@@ -196,7 +197,7 @@ class AlternatingActivations(_Turns):
         e = 1 - s
         w[s] -= 1
         d[s] += 1
-        out = []
+        out: list[tuple[Number, Any]] = []
         for q, hit in _shot(p[s], w[e], d[e]):
             ww, dd = list(w), list(d)
             if hit == "waiting":
@@ -245,7 +246,7 @@ class RandomOrderRounds(_Turns):
             if t >= self.turn_limit:
                 return [(one, _limit_ending((d0, d1), t, self.limit_result))]
             return [(one, ("start", t + 1, d0, d1))]
-        out = []
+        out: list[tuple[Number, Any]] = []
         for s in (0, 1):
             ws = (w0, w1)[s]
             if ws == 0:
@@ -302,7 +303,7 @@ class Volleys(_Turns):
             return [(one, ("volley", t + 1, 0, n0, n1, n[self.pattern[0]]))]
         s = self.pattern[k]
         e = 1 - s
-        out = []
+        out: list[tuple[Number, Any]] = []
         for q, hit in _shot(p[s], n[e], 0):
             nn = list(n)
             if hit:
@@ -401,7 +402,8 @@ class Solution:
             return None
         out: dict[int, Number] = {}
         for e, q in self.endings.items():
-            out[e.turn] = out.get(e.turn, self._zero()) + q
+            if e.turn is not None:
+                out[e.turn] = out.get(e.turn, self._zero()) + q
         return dict(sorted(out.items()))
 
     def expected_duration(self) -> Number | None:
@@ -479,7 +481,8 @@ def _solve(schedule: Schedule, alive: tuple[int, int], p: tuple[Number, Number],
             else:
                 mass[nxt] = add
                 heapq.heappush(heap, (schedule.order(nxt), next(tie), nxt))
-            if max_bits and mass[nxt].denominator.bit_length() > max_bits:
+            got = mass[nxt]
+            if max_bits and isinstance(got, Fraction) and got.denominator.bit_length() > max_bits:
                 raise _Fallback(f"a probability's denominator passed {max_digits:,} digits")
     return Solution(endings, seen, exact)
 
@@ -595,11 +598,12 @@ def _side_odds(spec: Any, kill: Callable[[Any, int], None] | None, value: Callab
                                f"every live enemy")
                     return ref, bad, boards
                 v = value(b, shot)
-                if ref[s.side] is None:
+                known = ref[s.side]
+                if known is None:
                     ref[s.side], where[s.side] = v, lab
-                elif v != ref[s.side]:
-                    diff = sorted(k for k in set(v) | set(ref[s.side]) if v.get(k) != ref[s.side].get(k))
-                    bad.append(f"the shots differ: {where[s.side]} has {_odds_text(ref[s.side], diff)} but {lab} has "
+                elif v != known:
+                    diff = sorted(k for k in set(v) | set(known) if v.get(k) != known.get(k))
+                    bad.append(f"the shots differ: {where[s.side]} has {_odds_text(known, diff)} but {lab} has "
                                f"{_odds_text(v, diff)}; the oracle needs one fixed duel per side")
                     return ref, bad, boards
     return ref, bad, boards
@@ -627,7 +631,7 @@ def _ps(spec: Any, b: Any) -> tuple[Any, list[dict[str, Any] | None], list[str],
     def kill(bb: Any, tid: int) -> None:
         bb.emit(StatusChanged(tid, Status.DESTROYED, "oracle board check"))
 
-    configs = _configurations(tuple(len(s.tanks) for s in spec.sides))
+    configs = _configurations((len(spec.sides[0].tanks), len(spec.sides[1].tanks)))
     ref, why, boards = _side_odds(spec, kill, value, configs)
     bad += why
     if turned:
@@ -672,7 +676,7 @@ def _hq(spec: Any, b: Any) -> tuple[Any, list[dict[str, Any] | None], list[str],
         bb.emit(TankStateSet(tid, "incapacitated", True))
         bb.emit(StatusChanged(tid, Status.INCAPACITATED, "oracle board check"))
 
-    ref, why, boards = _side_odds(spec, kill, value, _configurations(tuple(n)))
+    ref, why, boards = _side_odds(spec, kill, value, _configurations((n[0], n[1])))
     bad += why
     for s, v in enumerate(ref):
         if v is not None and (v["p_kill"] != v["p_hit"] or v["p_ost_loss"]):
@@ -693,7 +697,8 @@ _ASL_ZERO = ("p_immobilized", "p_shocked", "p_rof_again", "p_malfunction", "p_no
 def _asl(spec: Any, b: Any) -> tuple[Any, list[dict[str, Any] | None], list[str], list[str], int]:
     from sim.hexgrid import hex_line
 
-    bad, checked = [], []
+    bad: list[str] = []
+    checked: list[str] = []
     rs = b.ruleset
     opts = b.options
     moving = [t.label for t in b.tanks if t.rules_state.get("motion")]
