@@ -25,7 +25,7 @@ from agents import plugins
 from agents.observation import frozen_decision
 from agents.plugins import PolicyLoadError
 from agents.policies import BUILTIN, Policy
-from sim.actions import Action, Plan, Special
+from sim.actions import Action, Activate, Plan, Special
 
 __all__ = ["EntrantPolicy", "Fault", "PolicyLoadError", "SideController", "check_policy", "load_policy"]
 
@@ -158,7 +158,9 @@ class SideController:
     ``withdrawing`` holds the tanks that reached ``max_faults`` this turn: the engine withdraws them when the turn
     ends (no rule-set step is then under way), and until then their own decisions get the default without asking
     the policy.  ``policy_time_s`` accumulates the wall time spent in policies (not part of any result that is
-    compared).
+    compared).  ``activation_order`` (``policy`` or ``random``, the scenario side's field): with ``random`` an
+    ``activate`` decision offering several actors is first narrowed to one actor drawn uniformly from ``rng``
+    (:meth:`pick_actor`), whose doctrine then chooses the mode.
     """
 
     side: int
@@ -175,6 +177,7 @@ class SideController:
     withdrawing: set[int] = field(default_factory=set)
     policy_time_s: float = 0.0
     clock: Callable[[], float] = time.perf_counter
+    activation_order: str = "policy"
 
     def policy_for(self, decision: Any) -> Policy:
         """The doctrine that answers ``decision``: its single actor's (the tank's own, or ``per_tank``), else the
@@ -207,7 +210,16 @@ class SideController:
                 self.plans.pop(a, None)
         if self.never_reacts(decision) or (len(decision.actors) == 1 and decision.actors[0] in self.withdrawing):
             return decision.default, [], False
+        chosen = None
+        if decision.kind == "activate" and self.activation_order == "random" and len(decision.actors) > 1:
+            decision, chosen = self.pick_actor(decision)
+            if chosen in self.withdrawing:
+                return decision.default, [], False
         act, faults = self._ask(decision, make_obs)
+        if chosen is not None and getattr(act, "actor", chosen) != chosen:
+            act = dataclasses.replace(act, actor=chosen) if isinstance(act, Activate) else decision.default
+            if not decision.legal.contains(act):
+                act = decision.default
         if isinstance(act, Plan):
             actor = act.actor if act.actor is not None else (decision.actors[0] if decision.actors else None)
             if act.steps and not decision.legal.contains(act.steps[0]):
@@ -219,6 +231,20 @@ class SideController:
                 nxt = self.fallback(decision, actor)
             return nxt, faults, True
         return act, faults, False
+
+    def pick_actor(self, decision: Any) -> tuple[Any, int]:
+        """``activation_order: random``: one of ``decision.actors`` drawn uniformly (one ``rng.randrange`` draw
+        from the side's own stream) and the decision narrowed to it: ``actors`` is that tank alone and the
+        default activates it in the default's mode when that is legal (else the default stays).  The rules still
+        judge the answer against the full decision, so nothing illegal can pass."""
+        actors = tuple(decision.actors)
+        chosen = actors[self.rng.randrange(len(actors))]
+        default = decision.default
+        if isinstance(default, Activate) and default.actor != chosen:
+            moved = dataclasses.replace(default, actor=chosen)
+            if decision.legal.contains(moved):
+                default = moved
+        return dataclasses.replace(decision, actors=(chosen,), default=default), chosen
 
     @staticmethod
     def fallback(decision: Any, actor: int | None = None) -> Action:

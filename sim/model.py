@@ -244,7 +244,8 @@ class BattleModel(Model):
             own = {tid0 + i: self.tank_agents[tid0 + i] for i in range(len(side.tanks))}
             ctrl = SideController(si, main, side_rng(streams[1 + si]), per_tank, tanks=own,
                                   decision_timeout_s=timeout, on_fault=on_fault or side.on_fault,
-                                  max_faults=side.max_faults)
+                                  max_faults=side.max_faults,
+                                  activation_order=side.activation_order)
             for tank in own.values():
                 tank.controller = ctrl
             self.controllers.append(ctrl)

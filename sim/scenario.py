@@ -154,11 +154,18 @@ class TankSpec(_Model):
 
 class SideSpec(_Model):
     """A side: ``name``, ``role`` (attacker / defender / none), ``policy`` (or ``controller``), fault handling,
-    optional ``exit_edge`` (north / south / east / west) and its ``tanks`` (at most :data:`MAX_TANKS`)."""
+    optional ``exit_edge`` (north / south / east / west) and its ``tanks`` (at most :data:`MAX_TANKS`).
+
+    ``activation_order``: who picks which of the side's tanks acts when the rule set lets the side choose (an
+    ``activate`` decision with several actors: Panzer Squadron's alternate activations, ASL's Prep Fire and
+    Movement phases): ``policy`` (default: the doctrine) or ``random`` (the side's controller draws the tank
+    uniformly from the side's own stream, then asks that tank's doctrine for its mode).  Hummel Quest orders tanks
+    by initiative itself (one actor per decision), so there the option changes nothing."""
 
     name: Name
     role: Literal["attacker", "defender", "none"] = "none"
     policy: PolicySpec = Field(default_factory=lambda: PolicySpec(name="hold"))
+    activation_order: Literal["policy", "random"] = "policy"
     on_fault: Literal["pass", "forfeit"] = "pass"
     max_faults: int = Field(5, ge=1, le=1_000_000)
     decision_timeout_s: Seconds | None = None
@@ -624,6 +631,9 @@ class Scenario(_Model):
     def digest(self) -> str:
         """A stable hash of the resolved scenario (without its source path)."""
         d = self.model_dump(mode="json", exclude={"source"})
+        for side in d.get("sides", []):  # a field at its default added later: absent keeps older digests
+            if side.get("activation_order") == "policy":
+                del side["activation_order"]
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 

@@ -123,9 +123,10 @@ def test_isolated_doctrines_play_exactly_as_in_process(scenario):
 
     if scenario == "ps":
         spec = validate(DUEL)
-        # random draws (learned: masked random); lookahead plans on an in-process search copy (``determinize``),
-        # which the protocol does not carry: isolated, it is refused like any unknown query
-        names = [n for n in BUILTIN if n not in ("random", "learned", "lookahead")]
+        # random draws (learned: masked random; random_target: random targets); lookahead plans on an in-process
+        # search copy (``determinize``), which the protocol does not carry: isolated, it is refused like any unknown
+        # query
+        names = [n for n in BUILTIN if n not in ("random", "learned", "lookahead", "random_target")]
         pairs = list(zip(names[::2], names[1::2] + names[:1]))      # every doctrine plays at least once
     else:
         from sim.scenario import load_scenario

@@ -3,9 +3,10 @@ neutral queries of :class:`agents.observation.Observation`, so it plays unchange
 
 ``BUILTIN`` maps the names a scenario (``sides[].policy: {name, params}``), a tournament or ``tanksim run --policy
 SIDE=NAME[:param=value,...]`` may use to the classes: ``hold``, ``advance``, ``flank``, ``cover``, ``rush``,
-``greedy``, ``random``, ``focus_fire``, ``objective``, ``lookahead`` (a search doctrine), ``learned`` (any callable
-from observation arrays to an action index, e.g. a policy trained in :mod:`sim.env`).  Any other policy is named
-``package.module:ClassName`` (a plug-in; see ``docs/plugin_example.py`` for a complete one).
+``greedy``, ``random``, ``focus_fire``, ``objective``, ``lookahead`` (a search doctrine), ``random_target`` (hold,
+fire at a uniformly random enemy: the square-law firer of :mod:`sim.experiments.oracle`), ``learned`` (any
+callable from observation arrays to an action index, e.g. a policy trained in :mod:`sim.env`).  Any other policy is
+named ``package.module:ClassName`` (a plug-in; see ``docs/plugin_example.py`` for a complete one).
 """
 from __future__ import annotations
 
@@ -20,6 +21,7 @@ from agents.policies.learned import Learned
 from agents.policies.lookahead import Lookahead
 from agents.policies.objective import Objective
 from agents.policies.random_policy import RandomPolicy
+from agents.policies.random_target import RandomTarget
 from agents.policies.rush import Rush
 
 BUILTIN: dict[str, type[Policy]] = {
@@ -32,9 +34,10 @@ BUILTIN: dict[str, type[Policy]] = {
     "random": RandomPolicy,
     "focus_fire": FocusFire,
     "objective": Objective,
+    "random_target": RandomTarget,
     "learned": Learned,
     "lookahead": Lookahead,
 }
 
 __all__ = ["BUILTIN", "Doctrine", "Policy", "Hold", "Advance", "Flank", "Cover", "Rush", "Greedy", "RandomPolicy",
-           "FocusFire", "Objective", "Learned", "Lookahead"]
+           "FocusFire", "Objective", "RandomTarget", "Learned", "Lookahead"]

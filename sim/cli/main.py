@@ -5,7 +5,8 @@
 ``tanksim cases FILE.yaml ... [--json]`` (last line ``N passed, M failed``; exit 1 on any failure)
 ``tanksim validate FILE ... [--json]``
 and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``,
-``catalog`` (:mod:`sim.cli.catalog`) and ``generate`` (:mod:`sim.cli.generate`).
+``catalog`` (:mod:`sim.cli.catalog`), ``generate`` (:mod:`sim.cli.generate`), ``oracle`` (:mod:`sim.cli.oracle`),
+``compare-rulesets`` (:mod:`sim.cli.compare`).
 Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input.
 """
 from __future__ import annotations
@@ -32,6 +33,8 @@ EXTERNAL = {
     "app": "sim.view.app:main",
     "catalog": "sim.cli.catalog:main",
     "generate": "sim.cli.generate:main",
+    "oracle": "sim.cli.oracle:main",
+    "compare-rulesets": "sim.cli.compare:main",
 }
 
 
@@ -350,7 +353,9 @@ def build_parser() -> argparse.ArgumentParser:
               "match": "two doctrines, side-swapped pairs until an SPRT verdict",
               "replay": "a stored battle as a GIF", "app": "step a battle in the browser",
               "catalog": "a rule set's vehicles, as records to copy into a scenario's vehicles: block",
-              "generate": "write a scenario: meeting, village assault, river crossing, random terrain"}
+              "generate": "write a scenario: meeting, village assault, river crossing, random terrain",
+              "oracle": "exact theory of a small fixed-odds engagement (absorbing Markov chain), beside simulation",
+              "compare-rulesets": "doctrines under several rule sets: interaction, Kendall tau, robust doctrine"}
     for name in EXTERNAL:
         sub.add_parser(name, help=f"{blurbs.get(name, '')} (see 'tanksim {name} --help')", add_help=False)
     return p

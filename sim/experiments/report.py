@@ -332,8 +332,9 @@ class Report:
     intervals), ``differences`` (between levels: paired with common random numbers), ``interactions``,
     ``importance`` and ``importance_comparisons``, ``best`` (probability each level is best), ``distributions``
     (quantiles), ``curves`` (continuous factors), ``mirror`` (side bias, or ``None``), ``power`` (battles per
-    point for ``delta``), ``delta``, ``warnings`` (sentences) and ``answer`` (the headline: what matters most and
-    which level is best, with how sure)."""
+    point for ``delta``), ``delta``, ``warnings`` (sentences), ``answer`` (the headline: what matters most and
+    which level is best, with how sure) and ``oracle`` (the exact chain beside every design point whose scenario
+    is a fixed-odds engagement, :func:`sim.experiments.oracle.report_section`, or ``None``)."""
 
     manifest: dict[str, Any]
     runs: pd.DataFrame
@@ -353,6 +354,7 @@ class Report:
     delta: float
     warnings: list[str]
     answer: dict[str, Any]
+    oracle: dict[str, Any] | None = None
 
     #: The tables written to ``DIR/report/<name>.csv|parquet`` (and in the JSON under the same keys).
     TABLES = ("points", "effects", "differences", "interactions", "importance", "importance_comparisons", "best",
@@ -380,6 +382,7 @@ class Report:
             "bootstrap": {"unit": analysis.resample_unit(b), "seed": analysis.BOOTSTRAP_SEED,
                           "resamples": analysis.BOOTSTRAP, "resamples_best": analysis.BOOTSTRAP_BEST},
             "answer": self.answer, "warnings": self.warnings, "mirror": self.mirror, "power_delta": self.delta,
+            "oracle": self.oracle,
         }
         for name in self.TABLES:
             out[name] = _records(getattr(self, name))
@@ -446,6 +449,9 @@ def analyse_runs(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0,
     rep = Report(dict(manifest), runs, points, main, b, effects, diffs, inter, imp, comps, best, dist, curves,
                  mirror, pw, delta, [], {})
     rep.answer, rep.warnings = _answer(rep, power, alpha)
+    from sim.experiments import oracle
+
+    rep.oracle = oracle.report_section(runs, manifest)
     return rep
 
 
@@ -671,6 +677,21 @@ def print_sections(rep: Report) -> None:
                             "detectable now": [_pc(x) for x in t["detectable_now"]],
                             "detectable now (paired)": [_pc(x) for x in t["detectable_now_paired"]]}
                            ).to_string(index=False))
+    if rep.oracle:
+        print("\nexact theory (absorbing Markov chain of the fixed-odds engagement, tanksim oracle) beside the "
+              "simulated result (95% intervals; 'ok' = the oracle lies inside):")
+        for p in rep.oracle["points"]:
+            vals = ", ".join(f"{k}={v}" for k, v in p["values"].items()) or "(the scenario)"
+            print(f"  {vals}: {p['battles']} battles, {p['schedule']}, one shot kills with "
+                  + ", ".join(f"{k} {v}" for k, v in p["p_kill"].items()) + ("" if p["exact"] else " (floats)"))
+            for r in p["comparison"]:
+                rate = r["quantity"].startswith("P(")
+                fmt = (lambda x: f"{_pc(x)}%") if rate else (lambda x: "-" if x is None or x != x else f"{x:.3f}")
+                mark = "ok" if r["inside"] else ("-" if r["inside"] is None else "OUTSIDE")
+                print(f"    {r['quantity']:<32} oracle {fmt(r['oracle']):>7}  simulated {fmt(r['simulated']):>7} "
+                      f"[{fmt(r['lo'])}, {fmt(r['hi'])}]  {mark}")
+        for r in rep.oracle.get("refused", []):
+            print(f"  (no oracle for point {r['point_key'][:10]}: {r['reason']})")
     if rep.warnings:
         print("\nwarnings:")
         for w in rep.warnings:

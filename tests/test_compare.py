@@ -1,0 +1,139 @@
+"""compare-rulesets (sim/experiments/compare.py) and the oracle beside a batch in tanksim report: regret and tau
+against exact hand calculations and scipy, the file's errors, a tiny comparison end to end."""
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from sim.experiments import compare
+from sim.scenario import ScenarioError
+
+TINY = {
+    "name": "tiny_compare",
+    "factors": [{"name": "ruleset", "path": "ruleset",
+                 "levels": ["panzer_squadron", {"ruleset": "hummel_quest", "scenario": "hq_skirmish"}]},
+                {"name": "doctrine", "path": "sides.0.policy.name", "levels": ["hold", "advance", "random_target"]}],
+    "overrides": {"turn_limit": 2, "sides.1.policy.name": "advance"},
+    "replications": 3,
+    "seed": 7,
+}
+
+
+def test_regret_and_robust_doctrine_by_hand():
+    # rows: rule sets, columns: doctrines A, B, C
+    s = np.array([[0.9, 0.6, 0.8],
+                  [0.2, 0.5, 0.45],
+                  [0.7, 0.7, 0.65]])
+    # regrets: A (0, 0.3, 0) -> 0.3; B (0.3, 0, 0) -> 0.3; C (0.1, 0.05, 0.05) -> 0.1
+    assert np.allclose(compare.worst_regret(s), [0.3, 0.3, 0.1])
+    assert compare.ordering(s[0], ["A", "B", "C"]) == ["A", "C", "B"]
+
+
+def test_score_matrix_pools_cells_unweighted():
+    # two cells of rule set 0 (3 and 1 battles), one of rule set 1; two doctrines
+    win = np.array([1, 0, 0, 1, 1, 0, 1, 1.0])
+    ci = np.array([0, 0, 0, 1, 0, 2, 2, 2])
+    di = np.array([0, 0, 0, 0, 1, 0, 1, 1])
+    m = compare.score_matrix(win, ci, di, np.array([0, 0, 1]), 3, 2, 2)
+    # rule set 0, doctrine 0: cell 0 has 1/3, cell 1 has 1/1 -> (1/3 + 1) / 2; doctrine 1: cell 0 only -> 1
+    assert np.allclose(m, [[(1 / 3 + 1) / 2, 1.0], [0.0, 1.0]])
+    assert math.isclose(compare._tau(m[0], m[1]), stats.kendalltau(m[0], m[1]).statistic)
+    assert math.isnan(compare._tau(np.array([0.5, 0.5]), m[1]))   # all equal: no ordering, no tau
+
+
+def test_comparison_file_errors_name_the_field():
+    bad = json.loads(json.dumps(TINY))
+    bad["factors"][0]["levels"] = ["panzer_squadron", "chess"]
+    with pytest.raises(ScenarioError, match=r"c.yaml: factors\[0\].levels\[1\].ruleset: expected one of asl"):
+        compare.comparison_from_mapping(bad, "c.yaml")
+    bad = json.loads(json.dumps(TINY))
+    bad["factors"][0]["levels"] = ["panzer_squadron", {"ruleset": "asl", "scenario": "hq_skirmish"}]
+    with pytest.raises(ScenarioError, match="scenario hq_skirmish plays rule set hummel_quest, not asl"):
+        compare.comparison_from_mapping(bad, "c.yaml")
+    with pytest.raises(ScenarioError, match="common_random_numbers: expected true"):
+        compare.comparison_from_mapping({**TINY, "common_random_numbers": False}, "c.yaml")
+    with pytest.raises(ScenarioError, match="exactly one factor with path 'ruleset'"):
+        compare.comparison_from_mapping({**TINY, "factors": TINY["factors"][1:]}, "c.yaml")
+    with pytest.raises(ScenarioError, match="doctrine: expected the name of a factor"):
+        compare.comparison_from_mapping({**TINY, "doctrine": "nope"}, "c.yaml")
+    with pytest.raises(ScenarioError, match="at least two rule sets"):
+        compare.comparison_from_mapping({**TINY, "factors": [{**TINY["factors"][0], "levels": ["asl"]},
+                                                             TINY["factors"][1]]}, "c.yaml")
+
+
+def test_bundled_comparison_loads_every_doctrine_under_three_rule_sets():
+    comp = compare.load_comparison("ruleset_comparison")
+    assert comp.rulesets == ("panzer_squadron", "asl", "hummel_quest") and len(comp.levels) == 10
+    assert all(c.experiment.spec.common_random_numbers for c in comp.cells)
+    assert len({c.experiment.spec.seed for c in comp.cells}) == 1
+
+
+def test_tiny_comparison_end_to_end(tmp_path, capsys):
+    from sim.cli.main import main
+
+    path = tmp_path / "tiny.yaml"
+    path.write_text(json.dumps(TINY))
+    out = tmp_path / "out"
+    assert main(["compare-rulesets", str(path), "--out", str(out), "--workers", "1", "--no-progress", "--json",
+                 "--resamples", "100"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["battles"] == 18 and doc["replications"] == 3 and doc["resample_unit"] == "replication"
+    comp = compare.comparison_from_mapping(TINY, str(path))
+    b = compare.battles(comp, out)
+    f = b.frame
+    # win rates: the pooled means of the stacked battles, from the doctrine side's view
+    for r in doc["win_rates"]:
+        m = (f["ruleset"] == r["ruleset"]) & (f["doctrine"] == r["doctrine"])
+        assert r["battles"] == 3 and math.isclose(r["win_rate"], f.loc[m, "win"].mean())
+    # the interaction cells are the double-centred table of those rates
+    s = np.array([[next(r["win_rate"] for r in doc["win_rates"] if r["ruleset"] == rs and r["doctrine"] == d)
+                   for d in doc["doctrines"]] for rs in doc["rulesets"]])
+    dc = s - s.mean(axis=0) - s.mean(axis=1, keepdims=True) + s.mean()
+    for c in doc["interaction"]:
+        i, j = doc["rulesets"].index(c["ruleset"]), doc["doctrines"].index(c["doctrine"])
+        assert math.isclose(c["interaction"], dc[i, j], abs_tol=1e-12)
+    assert any(a["is_interaction"] for a in doc["interaction_anova"])
+    # tau, regret and the robust doctrine follow from the same table
+    (t,) = doc["kendall_tau"]
+    want = compare._tau(s[0], s[1])
+    assert (t["tau"] is None and math.isnan(want)) or math.isclose(t["tau"], want)
+    assert t["resamples"] == 100
+    w = compare.worst_regret(s)
+    assert doc["robust"] == doc["doctrines"][int(np.argmin(w))]
+    assert math.isclose(sum(r["p_robust"] for r in doc["regret"]), 1.0)
+    # the same folder again: nothing played, the same answer (fixed bootstrap seed)
+    assert main(["compare-rulesets", str(path), "--out", str(out), "--report-only", "--resamples", "100"]) == 0
+    text = capsys.readouterr().out
+    assert "Kendall tau" in text and f"robust doctrine (smallest worst-case regret): {doc['robust']}" in text
+    again = compare.jsonable(compare.analyse(comp, out, resamples=100))
+    assert again["kendall_tau"] == doc["kendall_tau"] and again["regret"] == doc["regret"]
+
+
+def test_report_puts_the_oracle_beside_the_batch(tmp_path, capsys):
+    """A batch on the Panzer Squadron square-law scenario: tanksim report --json carries the exact chain beside
+    each design point's simulated figures with their intervals."""
+    from sim.experiments.batch import run_experiment
+    from sim.experiments.report import analyse, main
+
+    exp = {"name": "square_law_batch", "scenario": "ps_square_law",
+           "factors": [{"name": "order", "path": "sides.0.activation_order", "levels": ["policy", "random"]}],
+           "replications": 30, "seed": 11, "common_random_numbers": True}
+    out = tmp_path / "sq"
+    run_experiment(exp, out, workers=1)
+    rep = analyse(out)
+    assert rep.oracle is not None and len(rep.oracle["points"]) == 2
+    for p in rep.oracle["points"]:
+        assert p["battles"] == 30 and p["p_kill"] == {"Blue": "17/40", "Red": "17/40"}
+        rows = {r["quantity"]: r for r in p["comparison"]}
+        assert rows["P(Blue wins)"]["oracle"] == pytest.approx(0.7702, abs=1e-3)
+        assert all(r["lo"] - 1e-9 <= r["simulated"] <= r["hi"] + 1e-9 and r["inside"] is not None
+                   for r in p["comparison"] if r["n"] >= 2)
+    assert main([str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["oracle"]["points"][0]["comparison"][0]["quantity"] == "P(Blue wins)"
+    assert main([str(out)]) == 0
+    assert "exact theory (absorbing Markov chain" in capsys.readouterr().out
