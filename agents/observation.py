@@ -217,6 +217,10 @@ class SideLegal:
     ``modes``, ``specials``, ``plan_to`` (``None`` where the decision takes no move plan)."""
 
     __slots__ = ("_obs", "modes", "plan_to", "specials")
+    _obs: Observation
+    modes: tuple[str, ...]
+    plan_to: Any
+    specials: tuple[str, ...]
 
     def __init__(self, obs: Observation, legal: Legal):
         set_ = object.__setattr__
@@ -289,6 +293,17 @@ class Observation(StateQueries):
     """
 
     __slots__ = ("_b", "_cache", "_last_known", "_legal", "_rs", "_shared", "actor", "decision", "rng", "side")
+    # the slots' types (set once in __init__ through object.__setattr__: an observation is read-only)
+    _b: BoardView
+    _cache: dict[Any, Any]
+    _last_known: dict[Any, Any]
+    _legal: Legal
+    _rs: Any  # the battle's rule set (sim.rules.base.Ruleset; BoardView.ruleset's type)
+    _shared: dict[Any, Any]
+    actor: int
+    decision: Decision
+    rng: random.Random
+    side: int
 
     def __init__(self, battle: BoardView, side: int, decision: Decision, rng: random.Random, actor: int | None = None,
                  last_known: dict[Any, Any] | None = None, _cache: dict | None = None):
@@ -299,7 +314,9 @@ class Observation(StateQueries):
         set_(self, "side", side)
         legal = decision.legal._obs._legal if isinstance(decision.legal, SideLegal) else decision.legal
         set_(self, "_legal", legal)
-        set_(self, "decision", Decision(decision.side, decision.kind, tuple(decision.actors), SideLegal(self, legal),
+        # SideLegal answers Legal's queries on the side's view (duck-typed: Legal is a concrete class)
+        set_(self, "decision", Decision(decision.side, decision.kind, tuple(decision.actors),
+                                        SideLegal(self, legal),  # type: ignore[arg-type]
                                         decision.default, read_only(decision.context)))
         a = actor if actor is not None else (decision.actors[0] if decision.actors else None)
         if a is not None and not self._own(a):
@@ -374,7 +391,7 @@ class Observation(StateQueries):
             live = {t.tank_id for t in b.live_tanks() if t.side != self.side}
             known = set(self.visible_ids()) & live
             ctx = self.decision.context
-            known |= {ctx.get(k) for k in ACTING_ENEMY_KEYS if ctx.get(k) in live}
+            known |= {ctx[k] for k in ACTING_ENEMY_KEYS if ctx.get(k) in live}
             actors = [a for a in self.decision.actors if self._own(a) and b.tanks[a].hex is not None]
             for e in sorted(live - known):  # only the enemies out of sight: usually few, often none
                 if any(not isinstance(rs.shot(b, a, e), Illegal) for a in actors) or (

@@ -381,7 +381,7 @@ class SightMatrix:
     whose ellipse holds it (an unlocated change redoes all).  Get one with :func:`sight_matrix` (one per battle
     object and rule-set ``tag``; a search copy gets its own)."""
 
-    def __init__(self, b: Battle, los: Any, slack: int = 3):
+    def __init__(self, b: BattleState, los: Any, slack: int = 3):
         self.b = b
         self.los = los
         self.slack = slack
@@ -419,7 +419,7 @@ class SightMatrix:
             self._all()
             return
         dirty = sorted(set(tc[self.n_tanks:]))
-        cells = ch[self.n_changes:]
+        cells = [c for c in ch[self.n_changes:] if c is not None]
         self.n_tanks, self.n_changes = len(tc), len(ch)
         tanks = b.tanks
         for d in dirty:

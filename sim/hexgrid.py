@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from heapq import heappop, heappush
-from typing import Callable, Collection, Hashable, Iterable, Iterator, Mapping, NamedTuple, TypeVar
+from typing import Any, Callable, Collection, Hashable, Iterable, Iterator, Mapping, NamedTuple, TypeVar
 
 import networkx as nx
 
@@ -353,7 +353,7 @@ class HexMap:
         self._forked = False
         #: Cells whose obstacles changed, one entry per change in map-version order (``None``: unlocated).
         self.changes: list[Hex | None] = []
-        self._pairs: dict[Hashable, tuple[object, int]] = {}
+        self._pairs: dict[Hashable, tuple[Any, int]] = {}
         self._pairs_parent: tuple[dict, int] | None = None
 
     def __contains__(self, h: object) -> bool:
@@ -437,8 +437,8 @@ class HexMap:
                 if c is None:
                     break
                 x, y = c[0] - aq, c[1] - ar
-                u, v = c[0] - bq, c[1] - br
-                if max(abs(x), abs(y), abs(x + y)) + max(abs(u), abs(v), abs(u + v)) <= lim:
+                u, w = c[0] - bq, c[1] - br
+                if max(abs(x), abs(y), abs(x + y)) + max(abs(u), abs(w), abs(u + w)) <= lim:
                     break
             else:
                 self._pairs[key] = (ent[0], n)

@@ -181,13 +181,6 @@ def side_rows(model: BattleModel) -> list[dict[str, Any]]:
              "tanks": sum(1 for t in b.tanks if t.side == si)} for si, s in enumerate(b.sides)]
 
 
-def series_rows(model: BattleModel) -> list[dict[str, Any]]:
-    """The DataCollector's model rows, one per collected turn (the records of ``get_model_vars_dataframe()``,
-    built without pandas)."""
-    cols = model.datacollector.model_vars
-    return [dict(zip(cols, vals)) for vals in zip(*cols.values())]
-
-
 def final_state(model: BattleModel) -> list[dict[str, Any]]:
     return [{"tank_id": t.tank_id, "label": t.label, "side": t.side, "vehicle": t.vehicle_id,
              "hex": None if t.hex is None else [t.hex.q, t.hex.r], "facing": t.facing,

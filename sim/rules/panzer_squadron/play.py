@@ -188,20 +188,24 @@ class PanzerSquadron(Ruleset):
         pair's sight ellipse, so it is kept across map versions (:meth:`sim.hexgrid.HexMap.pair_cached`) and
         recomputed only when a wreck appears or leaves in that ellipse or the terrain changes."""
         s, t = b.tanks[shooter], b.tanks[target]
+        hx: Hex | None
         if as_if:
             hx, facing = as_hex(as_if.hex), as_if.facing
             gun = facing
         else:
             hx, facing = s.hex, s.facing
             gun = facing if s.turret_facing is None else s.turret_facing
+        th = t.hex
+        if hx is None or th is None:
+            raise ValueError(f"geometry: tank {shooter if hx is None else target} is not on the board")
         opts = b.options
         if opts.live_tanks_block_los:
-            return shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour,
+            return shot_geometry(hx, facing, gun, s.vehicle.turret, th, t.facing, t.vehicle.armour,
                                  self.obstacles(b), self.sight_rules(opts), opts.exceptional_modifier)
-        key = ("ps_geo", hx, facing, gun, s.vehicle.turret, t.hex, t.facing, _armour_key(t.vehicle),
+        key = ("ps_geo", hx, facing, gun, s.vehicle.turret, th, t.facing, _armour_key(t.vehicle),
                opts.los_origin, opts.hexside_blocks, opts.max_range_hexes, opts.exceptional_modifier)
-        return b.map.pair_cached(key, hx, t.hex, lambda: shot_geometry(
-            hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, self.obstacles(b),
+        return b.map.pair_cached(key, hx, th, lambda: shot_geometry(
+            hx, facing, gun, s.vehicle.turret, th, t.facing, t.vehicle.armour, self.obstacles(b),
             self.sight_rules(opts), opts.exceptional_modifier))
 
     def visible(self, b: BoardView, side: int) -> tuple[int, ...]:
