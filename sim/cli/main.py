@@ -351,7 +351,7 @@ def build_parser() -> argparse.ArgumentParser:
               "power": "battles per design point needed to detect a difference, from a pilot batch",
               "tournament": "round robin or gauntlet between doctrines: ratings, meta-game",
               "match": "two doctrines, side-swapped pairs until an SPRT verdict",
-              "replay": "a stored battle as a GIF", "app": "step a battle in the browser",
+              "replay": "a stored battle as a GIF", "app": "watch or play a battle in the browser",
               "catalog": "a rule set's vehicles, as records to copy into a scenario's vehicles: block",
               "generate": "write a scenario: meeting, village assault, river crossing, random terrain",
               "oracle": "exact theory of a small fixed-odds engagement (absorbing Markov chain), beside simulation",
