@@ -28,7 +28,7 @@ from sim.events import EVENT_TYPES, BattleStateSet, TankStateSet
 from sim.hexgrid import Hex
 from sim.rules import base as rules_base
 from sim.rules.base import Decision
-from sim.rules.cases import CaseResult, run_rule_case
+from sim.rules.cases import CaseResult, _norm, run_rule_case
 from sim.scenario import ScenarioError, _fmt_validation, find_scenario, parse_yaml, read_text, validate
 
 #: Longest play a case may drive (decisions); a rule set looping for ever fails the case instead of hanging.
@@ -383,18 +383,9 @@ def _plain(v: Any) -> Any:
 
 
 def _frac(v: Any) -> Fraction | None:
-    if isinstance(v, bool):
-        return None
-    if isinstance(v, (int, Fraction)):
-        return Fraction(v)
-    if isinstance(v, float):
-        return Fraction(v).limit_denominator(10**9)
-    if isinstance(v, str):
-        try:
-            return rules_base.parse_fraction(v)
-        except (ValueError, ZeroDivisionError):
-            return None
-    return None
+    """``v`` as an exact number the way per-shot cases read one (:func:`sim.rules.cases._norm`), else ``None``."""
+    n = _norm(v)
+    return n if isinstance(n, Fraction) else None
 
 
 def _actual_key(k: Any, actual: Mapping[Any, Any], labels: _Labels) -> Any:
