@@ -25,8 +25,8 @@ class TankRecord(Protocol):
 
 class EventTarget(Protocol):
     """The narrow surface of the battle state that :func:`apply` writes: turn, end flag, rule-set state, tanks,
-    terrain, and the moves that keep the board's occupancy and change records consistent (place a tank, change its status,
-    turn its hull or turret).
+    terrain, and the moves that keep the board's occupancy and change records consistent (place a tank, change
+    its status, turn its hull or turret).
 
     :class:`sim.battle.BattleState` implements it; this module imports nothing from :mod:`sim.battle`, so the
     dependency runs one way (battle -> events)."""

@@ -638,9 +638,10 @@ def _ellipse_arrays(dq: int, dr: int) -> tuple:
 
 
 def _entered(dq: int, dr: int, o: tuple[int, int], p: tuple[int, int]) -> tuple[tuple[int, int], ...]:
-    """The hexes of the sight ellipse of ``(0, 0)``-``(dq, dr)`` (:func:`_ellipse_offsets`, sorted) whose open interior the closed segment ``o``-``p``
-    enters: :func:`segment_enters_hex` for all of them at once (numpy, int64; the same integer Cyrus-Beck clipping,
-    parameters as numerator/denominator pairs; the values stay far below 2**63 on any map)."""
+    """The hexes of the sight ellipse of ``(0, 0)``-``(dq, dr)`` (:func:`_ellipse_offsets`, sorted) whose open
+    interior the closed segment ``o``-``p`` enters: :func:`segment_enters_hex` for all of them at once (numpy,
+    int64; the same integer Cyrus-Beck clipping, parameters as numerator/denominator pairs; the values stay far
+    below 2**63 on any map)."""
     import numpy as np
 
     q, r, cx, cy = _ellipse_arrays(dq, dr)

@@ -230,8 +230,8 @@ def run_battle(spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None
                collect: Mapping[str, Mapping[str, str]] | None = None, board: HexMap | None = None
                ) -> BattleResult:
     """Play one battle to its end and return its :class:`BattleResult` (``model_out`` receives the model;
-    ``tables``: also the shots, tanks and sides tables; ``collect``: extra reporters, see :mod:`agents.collect`; ``board``: a pristine board of ``spec`` to reuse, see
-    :func:`sim.model.build_battle`)."""
+    ``tables``: also the shots, tanks and sides tables; ``collect``: extra reporters, see :mod:`agents.collect`;
+    ``board``: a pristine board of ``spec`` to reuse, see :func:`sim.model.build_battle`)."""
     t0 = time.perf_counter()
     model = BattleModel(spec, seed, policies, decision_timeout_s=decision_timeout_s, on_fault=on_fault,
                         collect=collect, board=board)

@@ -147,9 +147,9 @@ def value(v: object) -> object:
     if isinstance(v, Observation):
         return ("observation for", v.actor)
     if isinstance(v, SearchBattle):  # a search copy: everything a planner can read of its tanks
-        return ("search copy", v.turn, json.dumps(v.rules_state, sort_keys=True, default=str), tuple((t.tank_id, t.side, t.hex, t.facing, t.turret_facing, t.alive,
-                                              json.dumps(t.rules_state, sort_keys=True, default=str))
-                                             for t in v.tanks))
+        return ("search copy", v.turn, json.dumps(v.rules_state, sort_keys=True, default=str),
+                tuple((t.tank_id, t.side, t.hex, t.facing, t.turret_facing, t.alive,
+                       json.dumps(t.rules_state, sort_keys=True, default=str)) for t in v.tanks))
     if isinstance(v, TankView):
         return ("tank", *(getattr(v, f) for f in sorted(TankView.FIELDS)))
     if isinstance(v, ReadOnly):

@@ -41,7 +41,7 @@ from typing import Any, Generator, Literal, Mapping
 from pydantic import Field
 
 from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
-from sim.battle import Battle, BoardView
+from sim.battle import Battle, BoardView, sight_matrix
 from sim.dice import DiceSource
 from sim.events import (
     Activated,
@@ -55,7 +55,6 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
-from sim.battle import sight_matrix
 from sim.hexgrid import Hex, as_hex, bounded_dijkstra
 from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, RulesOptions, Shot
 from sim.rules.panzer_squadron import data as ps_data

@@ -7,8 +7,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Collection, Mapping
 
-from sim.hexgrid import (FRONT, REAR, SIDE, Hex, aspect, count_clear_lines, distance, frame_centre, frame_vertex, in_arc,
-                         segment_enters_hex)
+from sim.hexgrid import (
+    FRONT,
+    REAR,
+    SIDE,
+    Hex,
+    aspect,
+    count_clear_lines,
+    distance,
+    frame_centre,
+    frame_vertex,
+    in_arc,
+    segment_enters_hex,
+)
 
 Obstacles = Collection[Hex]
 
