@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-import numpy as np
+if TYPE_CHECKING:
+    import numpy as np
 
 #: Dice names and their number of faces.  ``d100`` reads 1..100 ("00" = 100).
 FACES = {"d4": 4, "d6": 6, "d8": 8, "d10": 10, "d12": 12, "d20": 20, "d100": 100}
@@ -52,9 +53,12 @@ class DiceSource:
     """
 
     def __init__(self, seed: int | np.random.SeedSequence | None = None):
-        if isinstance(seed, np.random.SeedSequence):
-            state = seed.generate_state(2)
-            seed = int(state[0]) << 32 | int(state[1])
+        if seed is not None and not isinstance(seed, int):
+            import numpy as np  # on first use: ``import sim.runner`` stays cheap (issue 14)
+
+            if isinstance(seed, np.random.SeedSequence):
+                state = seed.generate_state(2)
+                seed = int(state[0]) << 32 | int(state[1])
         self._rng = random.Random(seed)
         self._pending: list[Roll] = []
         self.history: list[Roll] = []
@@ -116,6 +120,8 @@ class FixedDice(DiceSource):
 
 def spawn_streams(seed: int, n: int = 3) -> list[np.random.SeedSequence]:
     """``SeedSequence(seed).spawn(n)``: [rule dice, side 1 controller, side 2 controller, ...]."""
+    import numpy as np
+
     return np.random.SeedSequence(seed).spawn(n)
 
 

@@ -12,9 +12,11 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from heapq import heappop, heappush
-from typing import Any, Callable, Collection, Hashable, Iterable, Iterator, Mapping, NamedTuple, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, Collection, Hashable, Iterable, Iterator, Mapping, NamedTuple, TypeVar
 
-import networkx as nx
+if TYPE_CHECKING:
+    import networkx as nx
+
 
 
 class Hex(NamedTuple):
@@ -290,6 +292,8 @@ def axial_to_offset(h: tuple[int, int]) -> tuple[int, int]:
 def components(cells: Iterable[tuple[int, int]]) -> list[list[Hex]]:
     """The connected parts of a set of hexes (six-neighbour adjacency), largest first (ties: the part holding the
     smallest hex first); each part sorted.  networkx ``connected_components`` on the cells' graph."""
+    import networkx as nx  # imported on first use: ``import sim.runner`` stays cheap (issue 14)
+
     g = nx.Graph()
     cellset = {as_hex(c) for c in cells}
     g.add_nodes_from(cellset)
@@ -330,6 +334,8 @@ class HexMap:
 
     def __init__(self, cells: Iterable[tuple[int, int]], terrain: Mapping[tuple[int, int], str] | None = None,
                  *, shape_key: Hashable = None, description: str = ""):
+        import networkx as nx  # imported on first use: ``import sim.runner`` stays cheap (issue 14)
+
         self.graph = nx.Graph()
         cells = [as_hex(c) for c in cells]
         self.graph.add_nodes_from(cells, terrain="open")
@@ -514,6 +520,8 @@ class HexMap:
                       lambda: self.graph.subgraph([h for h in self._cells if passable(h)]).copy())
         else:
             g = self.graph.subgraph([h for h in self._cells if passable(h)])
+        import networkx as nx
+
         srcs = [s for s in sources if s in g]
         if not srcs:
             return {}

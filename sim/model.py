@@ -8,10 +8,10 @@ stream, so one side's policy never shifts the other's draws or the dice.
 """
 from __future__ import annotations
 
+import numbers
 import os
 from typing import Any, Callable, Mapping
 
-import numpy as np
 
 from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
@@ -135,7 +135,7 @@ def battle_seed(rng: Any = _UNSET, seed: Any = _UNSET) -> int:
                         "parameters={'rng': [...]} or batch_run(..., rng=[...]); batch_run replaces a 'seed' "
                         "parameter by its own rng argument (None when not given)")
     for name, v in given.items():
-        if isinstance(v, bool) or not isinstance(v, (int, np.integer)) or int(v) < 0:
+        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or int(v) < 0:
             raise SeedError(f"BattleModel: {name}={v!r}: expected an integer seed >= 0 (a numpy Generator or "
                             f"SeedSequence is not accepted: the battle spawns its own streams from the integer)")
     values = {int(v) for v in given.values()}

@@ -114,7 +114,7 @@ class ScenarioError(ValueError):
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 Coord = Annotated[int, Field(ge=-MAX_COORD, le=MAX_COORD)]

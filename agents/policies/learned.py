@@ -21,11 +21,15 @@ Loading runs the named module's code: a learned policy is a plug-in like any ``p
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from agents.encoding import DECISION_KINDS, Encoded, Encoder, load_callable, takes_rng
 from agents.policies.base import Policy
 from sim.actions import Action
+
+if TYPE_CHECKING:
+    from agents.encoding import Encoded, Encoder
+
+# agents.encoding (numpy) is imported on first use, so ``import sim.runner`` stays cheap (issue 14).
 
 
 class Learned(Policy):
@@ -38,6 +42,8 @@ class Learned(Policy):
 
     def __init__(self, **params: Any):
         super().__init__(**params)
+        from agents.encoding import load_callable, takes_rng
+
         try:
             obj = load_callable(self.policy)
             fn = obj(self.weights) if self.weights else obj
@@ -55,6 +61,8 @@ class Learned(Policy):
     def of(cls, fn: Any, skip_trivial: bool = True) -> Learned:
         """A ``learned`` doctrine answering with the callable ``fn`` itself (a frozen policy held in memory, e.g.
         the opponent of :class:`sim.env.TankGymEnv`); it cannot be named in a data file or sent to a process."""
+        from agents.encoding import takes_rng
+
         if not callable(fn):
             raise TypeError(f"{fn!r} is not callable")
         pol = cls(skip_trivial=skip_trivial)
@@ -65,6 +73,8 @@ class Learned(Policy):
     def encoded(self, obs: Any, decision: Any) -> Encoded:
         """The arrays of this decision: from the isolated protocol's ``arrays`` field if the observation carries
         them, else encoded here from the observation's public queries."""
+        from agents.encoding import Encoder
+
         arrays = getattr(obs, "arrays", None)
         if callable(arrays):
             return arrays()
@@ -74,6 +84,8 @@ class Learned(Policy):
         return self._encoder.encode(obs, decision)
 
     def decide(self, obs: Any, decision: Any) -> Action:
+        from agents.encoding import DECISION_KINDS
+
         if decision.kind not in DECISION_KINDS:
             return decision.default
         enc = self.encoded(obs, decision)

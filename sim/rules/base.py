@@ -104,13 +104,13 @@ class Outcome:
 class RulesOptions(BaseModel):
     """Base for each rule set's ``Options`` (scenario ``ruleset.options``); unknown keys are errors."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class EmptyExt(BaseModel):
     """No per-tank / per-hex extension fields."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
 
 class CaseError(ValueError):
