@@ -95,11 +95,16 @@ class HQBoard:
     """What the geometry rules read: which hexes are on the map, their :class:`HexFlags`, and which hold a tank
     (any state; a tank that fled is off the board).  Built from a battle or from a golden case's board."""
 
-    def __init__(self, cells: Any, flags_of: Callable[[Hex], HexFlags], occupant: Callable[[Hex], int | None]):
+    def __init__(self, cells: Any, flags_of: Callable[[Hex], HexFlags], occupant: Callable[[Hex], int | None],
+                 sight_memo: dict[Any, Any] | None = None):
         self._cells = cells
         self._flags_of = flags_of
         self._occupant = occupant
         self._edge: dict[Hex, bool] = {}
+        #: Where :func:`sim.rules.hummel_quest.sight.sight` keeps what a pair's lines cross (terrain flags only),
+        #: or ``None``.  The owner must give a new dict whenever ``flags_of`` may answer differently (a battle's
+        #: boards share one per map version, :meth:`HummelQuest.board`).
+        self.sight_memo = sight_memo
 
     def on_map(self, h: tuple[int, int]) -> bool:
         return h in self._cells

@@ -258,7 +258,8 @@ class HummelQuest(Ruleset):
         return out
 
     def board(self, b: BoardView, *, moved: tuple[int, Hex] | None = None) -> HQBoard:
-        """The :class:`HQBoard` of battle ``b``; ``moved = (tank, hex)`` places one tank elsewhere (what-if)."""
+        """The :class:`HQBoard` of battle ``b``; ``moved = (tank, hex)`` places one tank elsewhere (what-if).  Its
+        sight memo is kept per map version, as the terrain flags are (:meth:`hex_flags`)."""
         def occupant(h: Hex) -> int | None:
             occ = b.occupants(h)
             if moved is not None:
@@ -266,7 +267,7 @@ class HummelQuest(Ruleset):
                 if h == moved[1]:
                     return moved[0]
             return occ[0] if occ else None
-        return HQBoard(b.map, lambda h: self.hex_flags(b, h), occupant)
+        return HQBoard(b.map, lambda h: self.hex_flags(b, h), occupant, b.map.cached(("hq_sight",), dict))
 
     def passable(self, b: BoardView, h: Hex) -> bool:
         """On the map and passable terrain (occupancy not considered)."""

@@ -38,6 +38,26 @@ class Sight:
     lines: tuple[tuple[Hex, ...], ...] = ()
 
 
+def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str
+             ) -> tuple[tuple[tuple[Hex, ...], ...], list[bool], list[bool], list[tuple[Hex | None, bool]], bool]:
+    """What the lines of ``frm``-``to`` cross, from the terrain flags alone: ``(lines, blocked, tall, lasts,
+    own)`` -- per line whether an intermediate hex blocks sight or is tall, and its last intermediate hex with
+    whether that has hard cover; ``own``: the target hex has hard cover.  (Whether a tank stands on a last hex is
+    read per call: tanks move, terrain flags change only with the map version.)"""
+    la, lb = line_pair(frm, to)
+    lines = (la,) if los_rule == "one_line" else (la, lb)
+    blocked = []
+    tall = []
+    lasts: list[tuple[Hex | None, bool]] = []
+    for ln in lines:
+        mid = ln[1:-1]
+        fl = [board.flags(h) for h in mid]
+        blocked.append(any(f.blocks_los for f in fl))
+        tall.append(any(f.tall for f in fl))
+        lasts.append((mid[-1], fl[-1].hard_cover) if mid else (None, False))
+    return lines, blocked, tall, lasts, board.flags(to).hard_cover
+
+
 def sight(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], *, los_rule: str = "two_lines",
           tanks_give_cover: bool = True) -> Sight:
     """Visibility and half hard cover from ``frm`` to ``to`` (§7.5), tanks never blocking sight.
@@ -46,19 +66,15 @@ def sight(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], *, los_rule
     cover if a line is covered (its last intermediate hex has ``hard_cover`` or holds a tank when
     ``tanks_give_cover``) or the target's own hex has ``hard_cover``.  ``one_line``: line A only, blocked = hidden.
     """
-    la, lb = line_pair(frm, to)
-    lines = (la,) if los_rule == "one_line" else (la, lb)
-    blocked = []
-    covered = []
-    tall = []
-    for ln in lines:
-        mid = ln[1:-1]
-        blocked.append(any(board.flags(h).blocks_los for h in mid))
-        tall.append(any(board.flags(h).tall for h in mid))
-        last = mid[-1] if mid else None
-        covered.append(last is not None and (board.flags(last).hard_cover
-                                              or (tanks_give_cover and board.occupied(last))))
-    own = board.flags(to).hard_cover
+    memo = board.sight_memo
+    key = (frm, to, los_rule)
+    crossed = memo.get(key) if memo is not None else None
+    if crossed is None:
+        crossed = _crossed(board, frm, to, los_rule)
+        if memo is not None:
+            memo[key] = crossed
+    lines, blocked, tall, lasts, own = crossed
+    covered = [last is not None and (hard or (tanks_give_cover and board.occupied(last))) for last, hard in lasts]
     nb = sum(blocked)
     if los_rule == "one_line":
         if nb:
