@@ -172,12 +172,28 @@ def _cube_round(x: float, y: float, z: float) -> Hex:
     return Hex(int(rx), int(ry))
 
 
-@lru_cache(maxsize=200_000)
+@lru_cache(maxsize=32_768)
 def hex_line(a: tuple[int, int], b: tuple[int, int]) -> tuple[Hex, ...]:
     """Hexes on the segment between two centres, both ends included, in order from ``a`` to ``b``.
 
     Nudged cube interpolation (CONVENTIONS.md "Lines"); deterministic, cached for every map (pure geometry).
+    The line is translation-invariant: it is ``a`` plus the line from ``(0, 0)`` to ``b - a``
+    (:func:`_hex_line_from_origin`, cached per offset), because every value the rounding compares is a rational
+    ``k / (2 n)`` plus the constant nudge (the nudge cancels in ``b - a``; ``n`` the distance), far from the
+    floating-point error on any board this engine accepts; tests/test_hexgrid.py checks it against the direct
+    interpolation (:func:`_hex_line_direct`) exhaustively on a region.
     """
+    aq, ar = a
+    return tuple(Hex(aq + q, ar + r) for q, r in _hex_line_from_origin(b[0] - aq, b[1] - ar))
+
+
+@lru_cache(maxsize=65_536)
+def _hex_line_from_origin(dq: int, dr: int) -> tuple[Hex, ...]:
+    return _hex_line_direct((0, 0), (dq, dr))
+
+
+def _hex_line_direct(a: tuple[int, int], b: tuple[int, int]) -> tuple[Hex, ...]:
+    """:func:`hex_line` by direct nudged interpolation from ``a`` to ``b`` (the definition)."""
     n = distance(a, b)
     if n == 0:
         return (Hex(a[0], a[1]),)

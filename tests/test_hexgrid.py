@@ -15,6 +15,7 @@ from sim.hexgrid import (
     bounded_dijkstra,
     distance,
     frame_centre,
+    _hex_line_direct,
     hex_line,
     hexagon_hexes,
     in_arc,
@@ -40,6 +41,24 @@ def test_lines_contiguous(a, b):
     assert line[0] == a and line[-1] == b
     assert len(line) == distance(a, b) + 1
     assert all(distance(x, y) == 1 for x, y in zip(line, line[1:]))
+
+
+def test_lines_are_translation_invariant_as_hex_line_assumes():
+    """hex_line translates the cached line from (0, 0); it must equal the direct nudged interpolation from every
+    start: every offset up to 30 hexes from starts near the origin and far out (up to the 200 x 200 board
+    limit, where float errors are largest)."""
+    offsets = [(dq, dr) for dq in range(-30, 31) for dr in range(-30, 31)]
+    starts = [(0, 0), (7, -3), (-11, 5), (199, -100), (-150, 199), (123, 77)]
+    bad = [(a, d) for a in starts for d in offsets
+           if hex_line(a, (a[0] + d[0], a[1] + d[1])) != _hex_line_direct(a, (a[0] + d[0], a[1] + d[1]))]
+    assert not bad, bad[:5]
+
+
+@settings(deadline=None, max_examples=400)
+@given(st.builds(Hex, st.integers(-200, 200), st.integers(-200, 200)),
+       st.builds(Hex, st.integers(-200, 200), st.integers(-200, 200)))
+def test_lines_translated_equal_the_direct_interpolation_anywhere(a, b):
+    assert hex_line(a, b) == _hex_line_direct(a, b)
 
 
 def _bearing_delta(target, facing, shooter) -> float:
