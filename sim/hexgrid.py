@@ -377,6 +377,8 @@ class HexMap:
         self.changes: list[Hex | None] = []
         self._pairs: dict[Hashable, tuple[Any, int]] = {}
         self._pairs_parent: tuple[dict, int] | None = None
+        self._local: dict[Hashable, object] = {}
+        self._local_version = 0
 
     def __contains__(self, h: object) -> bool:
         return h in self._cells
@@ -422,6 +424,19 @@ class HexMap:
             return self._static[key]  # type: ignore[return-value]
         except KeyError:
             v = self._static[key] = compute()
+            return v
+
+    def local_cached(self, key: Hashable, compute: Callable[[], T]) -> T:
+        """Like :meth:`terrain_cached` (kept until the terrain changes, not flushed by wrecks), but this board's
+        own: not shared with another battle's board nor with a :meth:`fork`, so an answer may also read this
+        battle's rule-set state that changes together with the terrain (a structure collapsing to rubble)."""
+        if self._local_version != self.terrain_version:
+            self._local = {}
+            self._local_version = self.terrain_version
+        try:
+            return self._local[key]  # type: ignore[return-value]
+        except KeyError:
+            v = self._local[key] = compute()
             return v
 
     def bump(self, cells: Iterable[tuple[int, int]] | None = None) -> None:
@@ -499,7 +514,8 @@ class HexMap:
         new._forked = True
         new.changes = list(self.changes)
         new._pairs = {}
-        new._pairs_parent = (self._pairs, len(self.changes))  # read through to answers valid at the fork
+        new._pairs_parent = (self._pairs, len(self.changes))
+        new._local = {}  # read through to answers valid at the fork
         return new
 
     def for_another_battle(self) -> "HexMap":

@@ -259,7 +259,8 @@ class HummelQuest(Ruleset):
 
     def board(self, b: BoardView, *, moved: tuple[int, Hex] | None = None) -> HQBoard:
         """The :class:`HQBoard` of battle ``b``; ``moved = (tank, hex)`` places one tank elsewhere (what-if).  Its
-        sight memo is kept per map version, as the terrain flags are (:meth:`hex_flags`)."""
+        sight memo (what the lines cross: terrain flags only, which no wreck or tank changes, §7.5) is kept until
+        the terrain changes (:meth:`sim.hexgrid.HexMap.local_cached`)."""
         def occupant(h: Hex) -> int | None:
             occ = b.occupants(h)
             if moved is not None:
@@ -267,7 +268,8 @@ class HummelQuest(Ruleset):
                 if h == moved[1]:
                     return moved[0]
             return occ[0] if occ else None
-        return HQBoard(b.map, lambda h: self.hex_flags(b, h), occupant, b.map.cached(("hq_sight",), dict))
+        return HQBoard(b.map, lambda h: self.hex_flags(b, h), occupant,
+                       b.map.local_cached(("hq_sight",), dict))
 
     def passable(self, b: BoardView, h: Hex) -> bool:
         """On the map and passable terrain (occupancy not considered)."""
