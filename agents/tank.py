@@ -5,8 +5,8 @@ so DataCollector agent reporters and the interactive app see the live values.  T
 wreck or a tank that fled keeps its row in the results.
 
 Each tank carries its doctrine (``policy``) and answers its own decisions (:meth:`Tank.decide`); the side's
-controller (:class:`agents.controllers.SideController`) keeps the side-level decisions (which tank activates, several
-actors at once), plans and the fault bookkeeping.
+controller (:class:`agents.side_controller.SideController`) keeps the side-level decisions (which tank activates,
+several actors at once), plans and the fault bookkeeping.
 
 Ids: ``tank_id`` is the event log's id (scenario order, from 0); Mesa numbers its agents from 1, so
 ``unique_id == tank_id + 1`` for every tank of a :class:`sim.model.BattleModel` (no other agents are made).
