@@ -89,8 +89,9 @@ class SideController:
         side's."""
         if len(decision.actors) == 1:
             a = decision.actors[0]
-            if a in self.tanks and self.tanks[a].policy is not None:
-                return self.tanks[a].policy
+            own = self.tanks[a].policy if a in self.tanks else None
+            if own is not None:
+                return own
             if a in self.per_tank:
                 return self.per_tank[a]
         return self.policy
