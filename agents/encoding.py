@@ -61,12 +61,15 @@ import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
 from sim.actions import Action, Activate, Fire, Pass, Pivot, Ram, Special, Step
 from sim.hexgrid import Hex
+
+if TYPE_CHECKING:
+    from agents.observation import DecisionView
 
 #: Decision kinds of the three rule sets (DESIGN.md); anything else is ``other``, no decision is ``none``.
 DECISION_KINDS = ("activate", "move", "move_step", "fire", "fire_again", "react", "ram", "evade",
@@ -96,10 +99,14 @@ DECISION_FEATURES = (*(f"kind_{k}" for k in DECISION_KINDS), "kind_other", "kind
                      *(f"role_{r}" for r in ROLES), "turn", "mp", "interrupted", "compulsory", "can_fire", "final",
                      "has_ramming")
 
-SLOT_VERBS = (*(("step", k) for k in range(6)), *(("pivot", f) for f in range(6)), *(("activate", m) for m in MODES),
-              ("end_move", None), *(("end_move_status", s) for s in END_STATUSES),
-              *(("end_move_facing", f) for f in range(6)),
-              ("special", "recentre_turret"), ("special", "stop"), ("special", "delay"))
+#: A verb of an own slot: ``(name, argument)``; the argument is a direction or facing (``int``), a mode, status or
+#: special name (``str``), or ``None``.
+SlotVerb = tuple[str, int | str | None]
+SLOT_VERBS: tuple[SlotVerb, ...] = (
+    *(("step", k) for k in range(6)), *(("pivot", f) for f in range(6)), *(("activate", m) for m in MODES),
+    ("end_move", None), *(("end_move_status", s) for s in END_STATUSES),
+    *(("end_move_facing", f) for f in range(6)),
+    ("special", "recentre_turret"), ("special", "stop"), ("special", "delay"))
 TARGET_VERBS = ("fire", "ram", "motion_fire", "focus", "intimidate")
 DEFAULT, PASS = 0, 1
 
@@ -116,7 +123,7 @@ class ObservationLike(Protocol):
 
     side: int
     actor: int | None
-    decision: Any
+    decision: DecisionView
 
     @property
     def ruleset(self) -> str: ...
@@ -233,7 +240,7 @@ class ActionTable:
         j, t = divmod(v - len(SLOT_VERBS), len(TARGET_VERBS))
         return f"slot {slot}: {TARGET_VERBS[t]} enemy slot {j}"
 
-    def action(self, index: int, decision: Any, hexes: Mapping[int, Hex | None]) -> Action:
+    def action(self, index: int, decision: DecisionView, hexes: Mapping[int, Hex | None]) -> Action:
         """The :class:`~sim.actions.Action` index ``index`` stands for at ``decision`` (``hexes``: where the
         side's own tanks stand, for steps).  Raises ``IndexError`` outside ``0 .. size - 1``."""
         index = int(index)
@@ -250,21 +257,24 @@ class ActionTable:
             return unavailable(index)
         a = lay.own_ids[slot]
         if v < len(SLOT_VERBS):
-            name, arg = SLOT_VERBS[v]
-            if name == "step":
-                h = hexes.get(a)
-                return unavailable(index) if h is None else Step(a, h.neighbour(arg))
-            if name == "pivot":
-                return Pivot(a, arg)
-            if name == "activate":
-                return Activate(a, arg)
-            if name == "end_move":
-                return Special(a, "end_move", {})
-            if name == "end_move_status":
-                return Special(a, "end_move", {"status": arg})
-            if name == "end_move_facing":
-                return Special(a, "end_move", {"facing": arg})
-            return Special(a, arg, {})
+            match SLOT_VERBS[v]:
+                case ("step", int(k)):
+                    h = hexes.get(a)
+                    return unavailable(index) if h is None else Step(a, h.neighbour(k))
+                case ("pivot", int(f)):
+                    return Pivot(a, f)
+                case ("activate", str(mode)):
+                    return Activate(a, mode)
+                case ("end_move", None):
+                    return Special(a, "end_move", {})
+                case ("end_move_status", str(status)):
+                    return Special(a, "end_move", {"status": status})
+                case ("end_move_facing", int(f)):
+                    return Special(a, "end_move", {"facing": f})
+                case ("special", str(name)):
+                    return Special(a, name, {})
+                case other:
+                    raise AssertionError(f"SLOT_VERBS entry {other!r} has no action")
         j, t = divmod(v - len(SLOT_VERBS), len(TARGET_VERBS))
         if j >= len(lay.enemy_ids):
             return unavailable(index)
@@ -282,7 +292,7 @@ class ActionTable:
         m[DEFAULT] = 1
         return m
 
-    def mask(self, obs: ObservationLike | None, decision: Any | None) -> np.ndarray:
+    def mask(self, obs: ObservationLike | None, decision: DecisionView | None) -> np.ndarray:
         """``(A,)`` int8: 1 where the index is a legal answer to ``decision`` for ``obs``'s side (module docstring:
         which candidates are asked).  ``decision`` ``None`` (nothing to answer) gives only the default."""
         m = self._idle.copy()
@@ -299,7 +309,7 @@ class ActionTable:
         specials = set(legal.specials)
         ramming = obs.has_ramming
         ctx = decision.context
-        known = set(obs.visible_ids()) | {ctx.get(k) for k in _CONTEXT_ENEMIES if isinstance(ctx.get(k), int)}
+        known = set(obs.visible_ids()) | {e for k in _CONTEXT_ENEMIES if isinstance(e := ctx.get(k), int)}
         slot_of, enemy_slot = self._own_slot, self._enemy_slot
         end_moves = _END_MOVES_BY_RULESET.get(obs.ruleset, _END_MOVES)
         per, nt = self.per_slot, len(TARGET_VERBS)
@@ -361,7 +371,7 @@ _N_SLOT_VERBS = len(SLOT_VERBS)
 _STEP0 = SLOT_VERBS.index(("step", 0))
 _PIVOT0 = SLOT_VERBS.index(("pivot", 0))
 _MODE_VERB = {m: SLOT_VERBS.index(("activate", m)) for m in MODES}
-_END_MOVES = ((SLOT_VERBS.index(("end_move", None)), {}),
+_END_MOVES: tuple[tuple[int, Mapping[str, str | int]], ...] = ((SLOT_VERBS.index(("end_move", None)), {}),
               *((SLOT_VERBS.index(("end_move_status", st)), {"status": st}) for st in END_STATUSES),
               *((SLOT_VERBS.index(("end_move_facing", f)), {"facing": f}) for f in range(6)))
 #: The ``end_move`` variants each rule set tells apart (its spec): Panzer Squadron the marker (D20), ASL Motion
@@ -372,7 +382,7 @@ _END_MOVES_BY_RULESET = {
     "asl": tuple(e for e in _END_MOVES if not e[1] or e[1].get("status") == "motion"),
     "hummel_quest": tuple(e for e in _END_MOVES if set(e[1]) <= {"facing"}),
 }
-_SPECIALS = tuple((v, arg) for v, (name, arg) in enumerate(SLOT_VERBS) if name == "special")
+_SPECIALS = tuple((v, arg) for v, (name, arg) in enumerate(SLOT_VERBS) if name == "special" and isinstance(arg, str))
 _FIRE, _RAM = TARGET_VERBS.index("fire"), TARGET_VERBS.index("ram")
 _TARGET_SPECIALS = tuple((t, verb) for t, verb in enumerate(TARGET_VERBS) if verb not in ("fire", "ram"))
 
@@ -387,7 +397,7 @@ class Encoder:
     table: ActionTable = field(init=False)
     _terrain: Mapping[Hex, str] | None = field(default=None, init=False, repr=False)
     _static: np.ndarray | None = field(default=None, init=False, repr=False)
-    _by_terrain: dict = field(default_factory=dict, init=False, repr=False)
+    _by_terrain: dict[tuple[str, ...], np.ndarray] = field(default_factory=dict, init=False, repr=False)
     _dec_key: tuple | None = field(default=None, init=False, repr=False)
     _dec: np.ndarray | None = field(default=None, init=False, repr=False)
 
@@ -400,54 +410,57 @@ class Encoder:
 
     def _map_planes(self, obs: ObservationLike) -> np.ndarray:
         terrain = obs.terrain_map()
-        if terrain is not self._terrain or self._static is None:
-            key = tuple(terrain.values())
-            if key in self._by_terrain:
-                self._terrain, self._static = terrain, self._by_terrain[key]
-                return self._static
-            lay = self.layout
-            planes = np.zeros((len(BOARD_PLANES), lay.height, lay.width), dtype=np.float32)
-            for h, name in terrain.items():
-                r, c = lay.cell(h)
-                planes[_P["on_map"], r, c] = 1.0
-                if obs.passable(h):
-                    planes[_P["passable"], r, c] = 1.0
-                planes[_TERRAIN_PLANE.get(name, _P["terrain_other"]), r, c] = 1.0
-            objectives = obs.objectives()
-            top = max((float(o.get("points", 0) or 0) for o in objectives), default=0.0)
-            for o in objectives:
-                if top > 0 and o["hex"] in terrain:
-                    r, c = lay.cell(o["hex"])
-                    planes[_P["objective"], r, c] = max(planes[_P["objective"], r, c],
-                                                        float(o.get("points", 0) or 0) / top)
-            self._terrain, self._static = terrain, planes
-            if len(self._by_terrain) < 8:    # the same map in battle after battle (objectives are static too)
-                self._by_terrain[key] = planes
-        return self._static
+        if terrain is self._terrain and self._static is not None:
+            return self._static
+        key = tuple(terrain.values())
+        if key in self._by_terrain:
+            known = self._by_terrain[key]
+            self._terrain, self._static = terrain, known
+            return known
+        lay = self.layout
+        planes = np.zeros((len(BOARD_PLANES), lay.height, lay.width), dtype=np.float32)
+        for h, name in terrain.items():
+            r, c = lay.cell(h)
+            planes[_P["on_map"], r, c] = 1.0
+            if obs.passable(h):
+                planes[_P["passable"], r, c] = 1.0
+            planes[_TERRAIN_PLANE.get(name, _P["terrain_other"]), r, c] = 1.0
+        objectives = obs.objectives()
+        top = max((float(o.get("points", 0) or 0) for o in objectives), default=0.0)
+        for o in objectives:
+            if top > 0 and o["hex"] in terrain:
+                r, c = lay.cell(o["hex"])
+                planes[_P["objective"], r, c] = max(planes[_P["objective"], r, c],
+                                                    float(o.get("points", 0) or 0) / top)
+        self._terrain, self._static = terrain, planes
+        if len(self._by_terrain) < 8:    # the same map in battle after battle (objectives are static too)
+            self._by_terrain[key] = planes
+        return planes
 
     def _decision_base(self, obs: ObservationLike) -> np.ndarray:
         """The decision features that stay for the battle: rule set, side, role, ramming."""
         key = (obs.ruleset, obs.role, bool(obs.has_ramming))
-        if self._dec_key != key:
+        dec = self._dec
+        if self._dec_key != key or dec is None:
             dec = np.zeros(len(DECISION_FEATURES), dtype=np.float32)
             dec[_DEC[f"ruleset_{key[0]}" if key[0] in RULESETS else "ruleset_other"]] = 1.0
             dec[_DEC[f"side_{self.layout.side}"]] = 1.0
             dec[_DEC[f"role_{key[1]}" if key[1] in ROLES else "role_none"]] = 1.0
             dec[_DEC["has_ramming"]] = float(key[2])
             self._dec_key, self._dec = key, dec
-        return self._dec
+        return dec
 
-    def encode(self, obs: ObservationLike, decision: Any | None = None) -> Encoded:
+    def encode(self, obs: ObservationLike, decision: DecisionView | None = None) -> Encoded:
         """The arrays of ``obs`` (its side's view) at ``decision`` (``None``: the side has nothing to answer; the
         mask then offers only the default).  Only public queries of the observation are used."""
         lay = self.layout
         nf_own, nf_en = len(OWN_FEATURES), len(ENEMY_FEATURES)
-        own = [[0.0] * nf_own for _ in range(lay.slots)]
-        enemy = [[0.0] * nf_en for _ in range(lay.slots)]
+        own_rows = [[0.0] * nf_own for _ in range(lay.slots)]
+        enemy_rows = [[0.0] * nf_en for _ in range(lay.slots)]
         board = self._map_planes(obs).copy()
         dec = self._decision_base(obs).copy()
-        mine = decision is not None and decision.side == lay.side
-        actors = tuple(decision.actors) if mine else ()
+        mine = decision if decision is not None and decision.side == lay.side else None  # a decision of this side
+        actors = tuple(mine.actors) if mine is not None else ()
         hr, wc = 1.0 / max(1, lay.height - 1), 1.0 / max(1, lay.width - 1)
         row0, q0 = lay.row0, lay.q0
         hexes: dict[int, Hex | None] = {}
@@ -455,7 +468,7 @@ class Encoder:
         for i, tid in enumerate(lay.own_ids):
             t = obs.tank(tid)
             status, h = t.status, t.hex
-            row = own[i]
+            row = own_rows[i]
             row[_O_EXISTS] = 1.0
             k = _O_STATUS.get(status)
             if k is not None:
@@ -485,16 +498,16 @@ class Encoder:
 
         visible = set(obs.visible_ids())
         last = obs.last_known()
-        ctx = decision.context if mine else {}
+        ctx: Mapping[str, Any] = mine.context if mine is not None else {}
         acting = {ctx.get(k) for k in _CONTEXT_ENEMIES} - {None}
         targets: set[int] = set()
-        if mine and decision.kind != "activate":
+        if mine is not None and mine.kind != "activate":
             for a in actors:
                 if hexes.get(a) is not None:
                     targets.update(obs.targets(a))
         known = visible | targets | acting
         for j, tid in enumerate(lay.enemy_ids):
-            row = enemy[j]
+            row = enemy_rows[j]
             row[_E_EXISTS] = 1.0
             try:
                 t = obs.tank(tid)
@@ -510,7 +523,7 @@ class Encoder:
                     if 0 <= r < lay.height and 0 <= c < lay.width:
                         board[_P_LAST, r, c] += 1.0
                 continue
-            k = _E_STATUS.get(status)
+            k = _E_STATUS.get(t.status)
             if k is not None:
                 row[k] = 1.0
             h = t.hex
@@ -533,18 +546,18 @@ class Encoder:
                 board[_P_ENEMY, r, c] += 1.0
                 board[_P_ENEMY_FACING + f, r, c] = 1.0
 
-        kind = decision.kind if mine else None
+        kind = mine.kind if mine is not None else None
         dec[_DEC_KIND.get(kind, _DEC["kind_other"]) if kind is not None else _DEC["kind_none"]] = 1.0
         dec[_DEC_TURN] = min(1.0, max(0.0, obs.turn / max(1, obs.turn_limit)))
-        if mine:
+        if mine is not None:
             mp = ctx.get("mp")
             if isinstance(mp, (int, float)) and not isinstance(mp, bool):
                 dec[_DEC_MP] = min(1.0, max(0.0, float(mp) / 32.0))
-            for k, i in _DEC_FLAGS:
-                if ctx.get(k):
+            for flag, i in _DEC_FLAGS:
+                if ctx.get(flag):
                     dec[i] = 1.0
-        own = np.array(own, dtype=np.float32)
-        enemy = np.array(enemy, dtype=np.float32)
+        own = np.array(own_rows, dtype=np.float32)
+        enemy = np.array(enemy_rows, dtype=np.float32)
         mask = self.table.mask(obs, decision)
         return Encoded({"board": board, "own": own, "enemy": enemy, "decision": dec, "action_mask": mask},
                        self.table, decision, hexes)
@@ -575,7 +588,7 @@ class Encoded:
 
     arrays: dict[str, np.ndarray]
     table: ActionTable
-    decision: Any | None
+    decision: DecisionView | None
     hexes: Mapping[int, Hex | None]
 
     @property
@@ -611,7 +624,7 @@ class Encoded:
                            "height": lay.height, "width": lay.width, "n_tanks": lay.n_tanks}}
 
     @staticmethod
-    def from_json(d: Mapping[str, Any], decision: Any) -> Encoded:
+    def from_json(d: Mapping[str, Any], decision: DecisionView) -> Encoded:
         """The inverse of :meth:`to_json` (the isolated child's side), answering ``decision``.  Raises
         ``ValueError`` for a malformed field."""
         try:

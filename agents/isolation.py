@@ -217,9 +217,12 @@ class Child:
             self._err.close()
             raise EntrantLoadError(f"{label}: cannot start {list(command)!r}: {exc}") from None
         self.proc = self.sandbox.proc
+        stdin, stdout = self.proc.stdin, self.proc.stdout
+        assert stdin is not None and stdout is not None  # the sandbox always opens both as pipes
+        self._stdin, self._stdout = stdin, stdout
         self._setting_up = self.sandbox.sandboxed       # the sandbox's set-up has not finished yet
-        os.set_blocking(self.proc.stdout.fileno(), False)
-        os.set_blocking(self.proc.stdin.fileno(), False)
+        os.set_blocking(self._stdout.fileno(), False)
+        os.set_blocking(self._stdin.fileno(), False)
         self._buf = bytearray()
 
     def start(self, deadline: float) -> None:
@@ -227,7 +230,7 @@ class Child:
         and let the entrant run.  Idempotent; nothing to do without the sandbox."""
         if not self._setting_up:
             return
-        fd = self.proc.stdout.fileno()
+        fd = self._stdout.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
             while b"\n" not in self._buf:
@@ -267,7 +270,7 @@ class Child:
 
     def _write(self, raw: bytes, deadline: float) -> None:
         data = memoryview(raw)
-        fd = self.proc.stdin.fileno()
+        fd = self._stdin.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_WRITE)
             while data:
@@ -291,7 +294,7 @@ class Child:
     def recv(self, deadline: float, what: str = "to answer") -> dict:
         """Read the next message before ``deadline``; ``what`` names the wait in a timeout message."""
         self.start(deadline)
-        fd = self.proc.stdout.fileno()
+        fd = self._stdout.fileno()
         with selectors.DefaultSelector() as sel:
             sel.register(fd, selectors.EVENT_READ)
             while True:

@@ -32,14 +32,19 @@ from __future__ import annotations
 
 import random
 import weakref
+from collections.abc import Callable
 from fractions import Fraction
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Protocol
 
-from sim.actions import Ram
-from sim.battle import BoardView, HypoView
+from sim.actions import Action, Ram
+from sim.battle import BattleState, BoardView, HypoView
 from sim.hexgrid import Hex, as_hex, cube_vector, distance, in_arc, rotate_cube
 from sim.rules.base import Decision, Hypo, Illegal, Legal, Odds
+
+if TYPE_CHECKING:
+    from sim.dice import DiceSource
+    from sim.search import SearchBattle
 
 
 class ReadOnlyError(AttributeError):
@@ -155,11 +160,57 @@ def frozen_decision(decision: Decision) -> Decision:
                     read_only(decision.context))
 
 
+class LegalView(Protocol):
+    """What a policy reads of ``decision.legal`` besides its queries: the modes, the specials and ``plan_to``
+    (``None`` where the decision takes no move plan).  :class:`sim.rules.base.Legal`, :class:`SideLegal` and the
+    isolated child's ``agents.remote.RemoteLegal`` have them."""
+
+    @property
+    def modes(self) -> tuple[str, ...]: ...
+    @property
+    def specials(self) -> tuple[str, ...]: ...
+    @property
+    def plan_to(self) -> Callable[..., Any] | None: ...
+
+
+class DecisionView(Protocol):
+    """A decision as a policy is handed it: the fields of :class:`sim.rules.base.Decision` (in the isolated child,
+    ``agents.remote.RemoteDecision``), read-only."""
+
+    @property
+    def side(self) -> int: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def actors(self) -> tuple[int, ...]: ...
+    @property
+    def legal(self) -> LegalView: ...
+    @property
+    def default(self) -> Action: ...
+    @property
+    def context(self) -> Mapping[str, Any]: ...
+
+
+class TankLike(Protocol):
+    """What :class:`StateQueries` reads of the actor's tank (a :class:`TankView`, or the child's ``RemoteTank``)."""
+
+    @property
+    def hex(self) -> Hex | None: ...
+    @property
+    def facing(self) -> int: ...
+
+
 class StateQueries:
     """Pure geometry helpers shared by :class:`Observation` and the isolated entrant's observation
-    (``agents.remote``): distances, movement states, arcs, facings.  They need ``self.me`` only."""
+    (``agents.remote``): distances, movement states, arcs, facings.  They need the subclass's ``actor``,
+    ``decision`` and ``me`` (declared here for the type checker; set by each subclass)."""
 
     __slots__ = ()
+    actor: int | None
+    decision: DecisionView
+    if TYPE_CHECKING:
+        @property
+        def me(self) -> TankLike | None: ...
 
     @staticmethod
     def distance(a: Any, b: Any) -> int:
@@ -300,7 +351,7 @@ class Observation(StateQueries):
     _legal: Legal
     _rs: Any  # the battle's rule set (sim.rules.base.Ruleset; BoardView.ruleset's type)
     _shared: dict[Any, Any]
-    actor: int
+    actor: int | None
     decision: Decision
     rng: random.Random
     side: int
@@ -676,7 +727,7 @@ class Observation(StateQueries):
         return self._hidden()
 
     def determinize(self, ghosts: Mapping[int, tuple[Any, int, int | None, Mapping[str, Any]]] | None = None,
-                    dice: Any = None) -> Any:
+                    dice: DiceSource | None = None) -> SearchBattle:
         """A search copy of the battle as this side may know it (a *determinization*, for planning doctrines).
 
         The copy (:func:`sim.search.fork`) holds the side's own tanks and every tank out of the fight as they are,
@@ -687,9 +738,14 @@ class Observation(StateQueries):
         enemy's true hex, facing or state reaches the copy.  The battle-level rule-set state (phase, active tank,
         structures) is public and copied.  ``dice`` are attached to the copy (see :class:`sim.search.SampledDice`).
 
-        Returns a :class:`sim.search.SearchBattle` the caller may change freely (events apply to it only)."""
+        Returns a :class:`sim.search.SearchBattle` the caller may change freely (events apply to it only).
+        Raises ``TypeError`` if this observation's battle is not a :class:`sim.battle.BattleState` (a stand-in
+        implementing only the :class:`~sim.battle.BoardView` protocol has no state to copy)."""
         from sim.search import fork
 
+        if not isinstance(self._b, BattleState):
+            raise TypeError(f"determinize copies a sim.battle.BattleState; this observation's battle is a "
+                            f"{type(self._b).__name__}")
         hidden = self.hidden_ids()
         place = {}
         taken = {t.hex for t in self._b.tanks if t.hex is not None and t.tank_id not in hidden}

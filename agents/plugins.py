@@ -227,7 +227,7 @@ def _body(tree: ast.Module) -> list[ast.stmt]:
 
 def _binding(src: _Source, name: str) -> ast.stmt | None:
     """The last top-level statement that binds ``name`` (a class, an import, an assignment)."""
-    found = None
+    found: ast.stmt | None = None
     for st in _body(src.tree):
         if isinstance(st, ast.ClassDef) and st.name == name:
             found = st
@@ -449,8 +449,10 @@ def check_params(cls_name: str, defaults: Mapping[str, Any] | None, bounds: Mapp
         except (TypeError, ValueError, OverflowError) as exc:
             raise PolicyLoadError(clip(str(exc), 300)) from None
         lo_hi = bounds.get(k)
+        if lo_hi is None:
+            continue
         try:
-            out = lo_hi is not None and not lo_hi[0] <= value <= lo_hi[1]
+            out = not lo_hi[0] <= value <= lo_hi[1]
         except (TypeError, IndexError, KeyError):
             out = False
         if out:

@@ -153,6 +153,12 @@ def _int_or_none(v: Any, what: str) -> int | None:
     return v
 
 
+def _tank_id(v: Any, what: str) -> int:
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise ProtocolError(f"{what} must be a tank id (an integer), got {v!r}")
+    return v
+
+
 def action_from_json(d: Any, plan_hook: Callable[[dict], A.Action] | None = None) -> A.Action:
     """An :class:`~sim.actions.Action` from protocol JSON; a ``Plan`` given by ``to``/``path`` goes through
     ``plan_hook`` (the parent's), a ``Plan`` with ``steps`` is built directly.  Raises :class:`ProtocolError`."""
@@ -171,10 +177,10 @@ def action_from_json(d: Any, plan_hook: Callable[[dict], A.Action] | None = None
             return A.Pivot(actor, int(d["facing"]))
         if kind == "Fire":
             t = d["target"]
-            target = as_hex(t) if isinstance(t, list) else _int_or_none(t, "Fire.target")
+            target = as_hex(t) if isinstance(t, list) else _tank_id(t, "Fire.target")
             return A.Fire(actor, target, tuple(str(w) for w in d.get("weapons") or ()), d.get("ammo"))
         if kind == "Ram":
-            return A.Ram(actor, _int_or_none(d["target"], "Ram.target"))
+            return A.Ram(actor, _tank_id(d["target"], "Ram.target"))
         if kind == "Special":
             args = decode(d.get("args") or {})
             if not isinstance(args, dict):
@@ -346,6 +352,20 @@ class RemoteTank:
         "vehicle",
         "vehicle_id",
     )
+    # the slots' types (set once in __init__ through object.__setattr__: the view is read-only)
+    alive: bool
+    ext: Mapping[str, Any]
+    facing: int
+    hex: Hex | None
+    label: str
+    on_board: bool
+    rules_state: Mapping[str, Any]
+    side: int
+    status: str
+    tank_id: int
+    turret_facing: int | None
+    vehicle: Any  # the decoded protocol value of the vehicle record (a Record, or plain JSON)
+    vehicle_id: str | None
 
     def __init__(self, d: Mapping[str, Any]):
         vals = {"tank_id": d["tank_id"], "label": d.get("label", ""), "side": d["side"],

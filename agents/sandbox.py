@@ -207,11 +207,11 @@ def confinement() -> Confinement:
         return Confinement("none", reason="TANKSIM_SANDBOX=off")
     if not sys.platform.startswith("linux"):
         return Confinement("none", reason=f"not Linux ({sys.platform})")
-    tools = {t: shutil.which(t, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin:/usr/bin:/bin") for t in TOOLS}
-    missing = [t for t, p in tools.items() if not p]
+    found = {t: shutil.which(t, path=os.environ.get("PATH", "") + ":/usr/sbin:/sbin:/usr/bin:/bin") for t in TOOLS}
+    missing = [t for t, p in found.items() if not p]
     if missing:
         return Confinement("none", reason=f"tools not found: {', '.join(missing)} (util-linux, bash)")
-    tools = {t: str(p) for t, p in tools.items()}
+    tools = {t: str(p) for t, p in found.items()}
     if os.geteuid() != 0:
         return Confinement("none", reason="not running as root (the sandbox gives each entrant its own uid and "
                                           "namespaces, which needs root)", tools=tools)
@@ -271,10 +271,10 @@ def _cgroup_parents() -> dict[str, str]:
                 continue
             root, mnt = fields[3], fields[4]
             for c in set(rfields[2].split(",")) & set(CONTROLLERS):
-                path = own.get(c)
-                if path is None or c in found:
+                own_path = own.get(c)
+                if own_path is None or c in found:
                     continue
-                rel = path[len(root):] if root != "/" and path.startswith(root) else path
+                rel = own_path[len(root):] if root != "/" and own_path.startswith(root) else own_path
                 d = os.path.normpath(mnt + "/" + rel.lstrip("/"))
                 if os.path.isdir(d) and os.access(d, os.W_OK):
                     found[c] = d
@@ -562,6 +562,7 @@ class Sandbox:
         self._init: int | None = None
         self._closed = False
         self._held = False
+        self._usage: dict[str, Any] = {}    # what it used, as :meth:`close` measured it
         self._lock = threading.RLock()
         self._monitor: Any = None
         #: the entrant's end once :meth:`ended`: ``code`` / ``signal`` (one is None), with :meth:`hold` also its own
@@ -661,15 +662,16 @@ class Sandbox:
                 return False
             self.end = self._unshare_end()
             return True
-        st = _proc_stat(self._init) if self._init is not None else None
+        init = self._init
+        st = _proc_stat(init) if init is not None else None
         if st is not None and st[0] not in ("Z", "X"):
             return False
         end: dict[str, Any] = {}
-        if st is not None:
+        if init is not None and st is not None:
             status = int(st[-1])
             end = {"code": (status >> 8) & 0xFF if status & 0x7F == 0 else None,
                    "signal": status & 0x7F or None, "cpu_s": (int(st[11]) + int(st[12])) / _CLK_TCK}
-            end["cpu_rlimit"] = _cpu_rlimit(self._init)
+            end["cpu_rlimit"] = _cpu_rlimit(init)
         self._release_hold()
         self.end = end if end else self._unshare_end()
         return True
@@ -708,7 +710,7 @@ class Sandbox:
     def exit_status(self) -> tuple[int | None, int | None]:
         """``(exit code, signal)`` of the entrant itself once it ended (one of the two is ``None``), else
         ``(None, None)``."""
-        if not self.ended():
+        if not self.ended() or self.end is None:  # ended() sets end
             return None, None
         return self.end.get("code"), self.end.get("signal")
 
@@ -746,8 +748,10 @@ class Sandbox:
             self.killed = why
         if self._held:
             if not self.ended():
+                init = self._init
+                assert init is not None  # hold() found it: a held sandbox knows its entrant's pid
                 try:
-                    os.kill(self._init, signal.SIGKILL)  # the kernel kills the whole namespace with its init
+                    os.kill(init, signal.SIGKILL)  # the kernel kills the whole namespace with its init
                 except ProcessLookupError:
                     pass
                 deadline = time.monotonic() + 5

@@ -27,6 +27,8 @@ import random
 from collections.abc import Mapping
 from typing import Any
 
+from agents.observation import Observation
+from agents.side_controller import SideController
 from sim.actions import Action, Ram
 from sim.events import Moved
 from sim.hexgrid import Hex
@@ -203,9 +205,6 @@ def simulate_activation(base: SearchBattle, side: int, action: Action, policy: A
 
     Returns ``(copy after the activation, decisions answered)``, or ``None`` if the rule set has no
     ``play_activation`` hook."""
-    from agents.controllers import SideController
-    from agents.observation import Observation
-
     dice = SampledDice(random.Random(rng.getrandbits(64)))
     copy = base.fork(dice=dice)
     policy_rng = random.Random(rng.getrandbits(64))

@@ -5,19 +5,23 @@ so DataCollector agent reporters and the interactive app see the live values.  T
 wreck or a tank that fled keeps its row in the results.
 
 Each tank carries its doctrine (``policy``) and answers its own decisions (:meth:`Tank.decide`); the side's
-controller (:class:`agents.controllers.SideController`) keeps the side-level decisions (which tank activates, several
-actors at once), plans and the fault bookkeeping.
+controller (:class:`agents.side_controller.SideController`) keeps the side-level decisions (which tank activates,
+several actors at once), plans and the fault bookkeeping.
 
 Ids: ``tank_id`` is the event log's id (scenario order, from 0); Mesa numbers its agents from 1, so
 ``unique_id == tank_id + 1`` for every tank of a :class:`sim.model.BattleModel` (no other agents are made).
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from agents.policies.base import Policy
 from sim.battle import TankState
 from sim.mesa_core import Agent, Model
+
+if TYPE_CHECKING:
+    from agents.side_controller import SideController
+    from sim.actions import Action
 
 
 class Tank(Agent):
@@ -35,7 +39,7 @@ class Tank(Agent):
         self.kills = 0
         self._policy = policy
         #: The side's controller (set by the model): a tank without a doctrine of its own follows its side's.
-        self.controller: Any = None
+        self.controller: SideController | None = None
 
     @property
     def policy(self) -> Policy | None:
@@ -53,7 +57,7 @@ class Tank(Agent):
     def policy(self, policy: Policy | None) -> None:
         self._policy = policy
 
-    def decide(self, observation: Any, decision: Any) -> Any:
+    def decide(self, observation: Any, decision: Any) -> Action:
         """This tank's answer to ``decision`` (an action, or a plan of actions) given ``observation`` (what its
         side may know, :class:`agents.observation.Observation`): its doctrine's ``decide``.  Exceptions propagate:
         the controller records them as faults.  Raises ``RuntimeError`` if no doctrine is assigned."""

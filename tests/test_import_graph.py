@@ -32,18 +32,6 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("cli", ("sim.cli",)),
 )
 
-#: Circles (strongly connected groups of modules) known when the test was written, with what closes them and the
-#: fix.  The list may only shrink: a group not listed fails, and so does a listed one that is gone (delete it).
-KNOWN_CIRCLES: dict[frozenset[str], str] = {
-    frozenset({"agents.controllers", "agents.plugins", "agents.policies", "agents.policies.lookahead",
-               "agents.search"}):
-        "controllers and plugins look built-in doctrines up in agents.policies (BUILTIN), which imports the "
-        "lookahead doctrine; its search (agents.search) plays activations through controllers.SideController, and "
-        "Lookahead finds its fallback in agents.policies.BUILTIN.  Fix: a doctrine registry below the doctrines "
-        "and the search handed its controller factory (left for a follow-up of issue 13)",
-}
-
-
 def modules() -> dict[str, Path]:
     out = {}
     for top in ("sim", "agents"):
@@ -117,13 +105,10 @@ def test_the_graph_is_read_from_the_source():
     assert g.has_edge("sim.rules.hummel_quest.play", "sim.rules.hummel_quest.odds")   # from package import module
 
 
-def test_no_circles_beyond_the_known_ones():
+def test_no_circles():
     g = import_graph()
-    circles = {frozenset(c) for c in nx.strongly_connected_components(g) if len(c) > 1}
-    new = [sorted(c) for c in circles if c not in KNOWN_CIRCLES]
-    gone = [sorted(c) for c in KNOWN_CIRCLES if c not in circles]
-    assert not new, f"import circles: {new}"
-    assert not gone, f"known circles that are gone (delete their KNOWN_CIRCLES entry): {gone}"
+    circles = sorted(sorted(c) for c in nx.strongly_connected_components(g) if len(c) > 1)
+    assert not circles, f"import circles: {circles}"
 
 
 def test_imports_run_down_the_layers():

@@ -23,18 +23,12 @@ from agents.policies.objective import Objective
 from agents.policies.random_policy import RandomPolicy
 from agents.policies.random_target import RandomTarget
 from agents.policies.rush import Rush
+from agents.policies.scripted import SCRIPTED
 
+#: Name -> class of every built-in doctrine: the scripted ones (:data:`agents.policies.scripted.SCRIPTED`), then the
+#: learned and the search doctrine.
 BUILTIN: dict[str, type[Policy]] = {
-    "hold": Hold,
-    "advance": Advance,
-    "flank": Flank,
-    "cover": Cover,
-    "rush": Rush,
-    "greedy": Greedy,
-    "random": RandomPolicy,
-    "focus_fire": FocusFire,
-    "objective": Objective,
-    "random_target": RandomTarget,
+    **SCRIPTED,
     "learned": Learned,
     "lookahead": Lookahead,
 }

@@ -23,6 +23,9 @@ class Advance(Doctrine):
     name = "advance"
     defaults = {"min_odds": 0.0, "stop_at": 1, "threat_weight": 1.0, "candidates": 6}
     bounds = {**Doctrine.bounds, "stop_at": (0, 1000), "threat_weight": (0.0, 1e6)}
+    # the parameters (set from ``defaults`` and the caller's values by Policy.__init__)
+    stop_at: int
+    threat_weight: float
 
     def goals(self, obs: Any) -> tuple:
         return self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))

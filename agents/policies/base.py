@@ -120,6 +120,10 @@ class Doctrine(Policy):
 
     defaults: Mapping[str, Any] = {"min_odds": 0.0, "candidates": 8}
     bounds: Mapping[str, tuple[float, float]] = {"min_odds": (0.0, 1.0), "candidates": (1, 10_000)}
+    # the parameters (set from ``defaults`` and the caller's values by Policy.__init__; a subclass whose
+    # ``defaults`` leave one out has no such attribute and must not call the methods that read it)
+    min_odds: float
+    candidates: int
 
     def decide(self, obs: Any, decision: Any) -> Action:
         handler = getattr(self, "on_" + decision.kind, None)

@@ -30,6 +30,10 @@ class Cover(Doctrine):
     name = "cover"
     defaults = {"min_odds": 0.0, "tolerance": 0.1, "trade": 1.0, "stop_at": 3, "candidates": 16}
     bounds = {**Doctrine.bounds, "tolerance": (0.0, 1e6), "trade": (0.0, 1e6), "stop_at": (0, 1000)}
+    # the parameters (set from ``defaults`` and the caller's values by Policy.__init__)
+    tolerance: float
+    trade: float
+    stop_at: int
 
     def intent(self, obs: Any) -> tuple[str, float]:
         me = obs.me

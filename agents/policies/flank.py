@@ -29,6 +29,11 @@ class Flank(Doctrine):
                 "candidates": 8}
     bounds = {**Doctrine.bounds, "flank_bias": (0.0, 1e6), "front_odds": (0.0, 1.0), "reach": (2, 1000),
               "risk_weight": (0.0, 1e6)}
+    # the parameters (set from ``defaults`` and the caller's values by Policy.__init__)
+    flank_bias: float
+    front_odds: float
+    reach: int
+    risk_weight: float
 
     def target_value(self, obs: Any, target: int, odds: Any, actor: int, as_if: Any = None) -> Any:
         face = obs.face(target, as_if=as_if, shooter=actor)

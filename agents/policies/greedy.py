@@ -24,6 +24,8 @@ class Greedy(Doctrine):
     name = "greedy"
     defaults = {"risk_weight": 1.0, "min_odds": 0.0, "candidates": 8}
     bounds = {**Doctrine.bounds, "risk_weight": (0.0, 1e6)}
+    # the parameters (set from ``defaults`` and the caller's values by Policy.__init__)
+    risk_weight: float
 
     def value(self, obs: Any, state: Any, can_fire: bool) -> tuple[float, int | None]:
         """``(value, target)`` of ending in ``state`` (and firing at ``target`` if ``can_fire``)."""

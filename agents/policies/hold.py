@@ -20,6 +20,9 @@ class Hold(Doctrine):
 
     name = "hold"
     defaults = {"min_odds": 0.0, "overwatch": True, "turn": True, "candidates": 8}
+    # the parameters (set from ``defaults`` and the caller's values by Policy.__init__)
+    overwatch: bool
+    turn: bool
 
     def intent(self, obs: Any) -> tuple[str, float]:
         bt = self.best_shot(obs)

@@ -37,6 +37,10 @@ class Learned(Policy):
 
     name = "learned"
     defaults = {"policy": "agents.encoding:random_masked", "weights": "", "skip_trivial": True}
+    # the parameters (set from ``defaults`` and the caller's values by Policy.__init__)
+    policy: str
+    weights: str
+    skip_trivial: bool
     #: The isolated protocol sends this doctrine the observation arrays (``agents.remote`` handshake).
     wants_arrays = True
 

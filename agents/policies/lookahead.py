@@ -53,14 +53,15 @@ simulations' views are views of the copy.  The determinization is the usual one 
 the enemy is assumed where it was last seen and unseen enemies are ignored; a hidden enemy that ambushes the plan
 is the price.
 
-Parameters: ``fallback`` (the default policy and opponent model, a built-in doctrine name other than ``learned``,
-default ``greedy``), ``budget`` (search nodes per decision, default 300), ``samples`` (dice samples per candidate in
-the first round, default 2), ``width`` (most activation candidates searched, the fallback's choice always among
-them, default 8), ``depth`` (volleys of fire in the leaf's expectimax, 0 = material only, default 2: the enemy's
-reply and our answer), ``risk_weight`` (weight of the strength the enemy's volleys destroy, default 2.0),
-``discount`` (weight of volley ``k`` is ``discount ** k``, default 0.5), ``objective_weight`` (victory points per
-objective point and hex of distance, default 0.02), ``candidates`` (movement states per move decision, default 8),
-``min_odds`` (least kill odds worth a shot, default 0).
+Parameters: ``fallback`` (the default policy and opponent model, a scripted built-in doctrine name,
+:data:`agents.policies.scripted.SCRIPTED`: any but ``learned`` and ``lookahead``, default ``greedy``), ``budget``
+(search nodes per decision, default 300), ``samples`` (dice samples per candidate in the first round, default 2),
+``width`` (most activation candidates searched, the fallback's choice always among them, default 8), ``depth``
+(volleys of fire in the leaf's expectimax, 0 = material only, default 2: the enemy's reply and our answer),
+``risk_weight`` (weight of the strength the enemy's volleys destroy, default 2.0), ``discount`` (weight of volley
+``k`` is ``discount ** k``, default 0.5), ``objective_weight`` (victory points per objective point and hex of
+distance, default 0.02), ``candidates`` (movement states per move decision, default 8), ``min_odds`` (least kill
+odds worth a shot, default 0).
 
 **Peer reference.**  Atlatl's MCTS AI (``server/ai/mcts.py`` and ``mctsearch.uct_search``) runs UCT with random
 rollouts to the end of the game from the full game state, bounded by ``max_rollouts``; this doctrine sees only its
@@ -77,6 +78,7 @@ from typing import Any
 
 import agents.search as search
 from agents.policies.base import BIG, Doctrine
+from agents.policies.scripted import SCRIPTED
 from agents.search import Exchange
 from sim.actions import Action, Activate, Ram
 from sim.hexgrid import Hex, distance
@@ -105,15 +107,11 @@ class Lookahead(Doctrine):
 
     def __init__(self, **params: Any):
         super().__init__(**params)
-        from agents.policies import BUILTIN
-
-        usable = sorted(k for k, c in BUILTIN.items() if k != self.name and issubclass(c, Doctrine))
+        usable = sorted(k for k in SCRIPTED if k != self.name)
         if self.fallback not in usable:
             raise ValueError(f"Lookahead: parameter fallback={self.fallback!r}: expected a built-in doctrine other "
                              f"than {self.name!r} ({', '.join(usable)})")
-        fallback = BUILTIN[self.fallback]()
-        assert isinstance(fallback, Doctrine)
-        self._fallback: Doctrine = fallback
+        self._fallback: Doctrine = SCRIPTED[self.fallback]()
         self._seen: dict[int, tuple[Hex, int, int | None, dict]] = {}
         self._turn = 0
         self._memo: dict[str, Any] = {}
@@ -296,13 +294,16 @@ class Lookahead(Doctrine):
         The acting tank's own next shots are counted from where it ends, as if it were as ready as at the decision
         (what-if odds on ``base``): a tank that just fired would otherwise look worse than one that held, only
         because its gun is still reloading (Hummel Quest) or it carries a fire marker (ASL) in the leaf."""
+        tid = action.actor
+        if tid is None:
+            raise ValueError(f"Lookahead.simulate: {action!r} activates no tank")
         table = self._memo.setdefault("transpositions", {})
         got = search.simulate_activation(base, side, action, self._fallback, rng, self._left() - 1, table)
         if got is None:
             return self.evaluate(base, side)
         copy, decisions = got
         self._spend(decisions)
-        actor = copy.tanks[action.actor]
+        actor = copy.tanks[tid]
         override = None
         if actor.alive and actor.hex is not None:
             row = search.odds_row(base, actor.tank_id, actor.hex, actor.facing, False)

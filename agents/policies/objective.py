@@ -23,6 +23,8 @@ class Objective(Doctrine):
     name = "objective"
     defaults = {"deny_bias": 2.0, "min_odds": 0.0, "candidates": 6}
     bounds = {**Doctrine.bounds, "deny_bias": (0.0, 1e6)}
+    # the parameters (set from ``defaults`` and the caller's values by Policy.__init__)
+    deny_bias: float
 
     def objective_hexes(self, obs: Any) -> tuple:
         return tuple(sorted({o["hex"] for o in obs.objectives()}))

@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import Any
 
 from agents.policies.base import Doctrine
-from sim.actions import Activate, Fire, Pass, Ram, Special, Step
+from sim.actions import Action, Activate, Fire, Pass, Ram, Special, Step
 
 
 class RandomPolicy(Doctrine):
@@ -22,6 +22,8 @@ class RandomPolicy(Doctrine):
     name = "random"
     defaults = {"pass_weight": 1}
     bounds = {"pass_weight": (0, 1000)}
+    # the parameters (set from ``defaults`` and the caller's values by Policy.__init__)
+    pass_weight: int
 
     def pick(self, obs: Any, options: list) -> Any:
         return options[obs.rng.randrange(len(options))] if options else None
@@ -68,7 +70,7 @@ class RandomPolicy(Doctrine):
         return self.shot_or_pass(obs, tuple(decision.actors), Pass(None))
 
     def on_ram(self, obs: Any, decision: Any) -> Any:
-        rams = [Ram(obs.actor, e.tank_id) for e in obs.enemies()]
+        rams: list[Action] = [Ram(obs.actor, e.tank_id) for e in obs.enemies()]
         rams = [r for r in rams if obs.is_legal(r)] + [Pass(obs.actor)]
         return self.pick(obs, rams)
 

@@ -28,6 +28,9 @@ class Rush(Doctrine):
     name = "rush"
     defaults = {"point_blank": 1, "reserve_within": 3, "min_odds": 0.0, "candidates": 8}
     bounds = {**Doctrine.bounds, "point_blank": (0, 1000), "reserve_within": (0, 1000)}
+    # the parameters (set from ``defaults`` and the caller's values by Policy.__init__)
+    point_blank: int
+    reserve_within: int
 
     def goals(self, obs: Any) -> tuple:
         return self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))

@@ -104,7 +104,7 @@ def side_names(manifest: Mapping[str, Any], runs: pd.DataFrame | None = None) ->
     return ["side1", "side2"]
 
 
-def is_string_factor(manifest: Mapping[str, Any], fac: Mapping[str, Any]) -> bool:
+def is_string_factor(manifest: Mapping[str, Any] | None, fac: Mapping[str, Any]) -> bool:
     """Whether a factor's column is stored as text: as the manifest records it, else judged from its levels
     (mixed types, e.g. ``[0.5, abc]``, are stored as text)."""
     typ = ((manifest or {}).get("factor_types") or {}).get(fac["name"])
@@ -230,14 +230,14 @@ def outcomes(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0) -> 
     views = []
     for fac in d.get("factors", []):
         name = fac["name"]
-        col = ok[name] if name in ok.columns else pd.Series([None] * len(ok))
-        sampled = fac.get("is_range") and not fac.get("values")
-        x = pd.to_numeric(col, errors="coerce") if sampled else None
-        if sampled and not (fac.get("integer") and x.nunique() <= MAX_INTEGER_LEVELS):
-            frame[name] = x.astype("float64").to_numpy()
-            views.append(FactorView(name, "continuous", (), _owner(fac.get("path"))))
-            continue
-        if sampled:  # an integer range with few values: its integers are the levels
+        column = ok[name] if name in ok.columns else pd.Series([None] * len(ok))
+        if fac.get("is_range") and not fac.get("values"):  # a sampled range
+            x = pd.to_numeric(column, errors="coerce")
+            if not (fac.get("integer") and x.nunique() <= MAX_INTEGER_LEVELS):
+                frame[name] = x.astype("float64").to_numpy()
+                views.append(FactorView(name, "continuous", (), _owner(fac.get("path"))))
+                continue
+            # an integer range with few values: its integers are the levels
             lv = [str(int(v)) for v in sorted(x.dropna().unique())]
             labels = x.map(lambda v: None if math.isnan(v) else str(int(v)))
         else:
@@ -535,11 +535,11 @@ def interactions(b: Battles) -> pd.DataFrame:
             la, lb = list(fa.levels), list(fb.levels)
             if len(la) < 2 or len(lb) < 2:
                 continue
-            cell = f[fa.name].map({v: k for k, v in enumerate(la)}) * len(lb) + f[fb.name].map(
+            cell_of = f[fa.name].map({v: k for k, v in enumerate(la)}) * len(lb) + f[fb.name].map(
                 {v: k for k, v in enumerate(lb)})
-            if cell.isna().any() or cell.nunique() < len(la) * len(lb):
+            if cell_of.isna().any() or cell_of.nunique() < len(la) * len(lb):
                 continue
-            cell = cell.astype(int).to_numpy()
+            cell = cell_of.astype(int).to_numpy()
             counts = np.bincount(cell, minlength=len(la) * len(lb))
             for outcome in PER_BATTLE:
                 y = f[outcome].to_numpy()

@@ -430,6 +430,8 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
         try:
             client.subscribe_topic(PROGRESS_TOPIC, lambda event: inbox.append(dict(event[1])))
             n = max(1, sum(client.nthreads().values()))
+            if client.scheduler is None:  # a synchronous Client connects in its constructor
+                raise RuntimeError(f"the Dask client {client} has no scheduler connection")
             pool = Pool(client.get_executor(pure=False), n, "dask", str(client.scheduler.address),
                         dashboard=_dashboard_link(client))
             seen: set[str] = set(client.scheduler_info(n_workers=-1).get("workers", {}))
@@ -449,7 +451,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
             pool.messages = lambda: [{**m, "worker": f"{m.get('worker')}#{m.get('pid')}"}
                                      for m in (inbox.popleft() for _ in range(len(inbox)))]
 
-            def kill(worker: str) -> None:
+            def kill_dask_worker(worker: str) -> None:
                 """SIGKILL the worker process from its nanny, which starts a fresh one (``Client.run(...,
                 nanny=True)``: at once, even if the process holds the GIL); else ``Client.restart_workers``."""
                 addr, _, pid = worker.rpartition("#")
@@ -464,7 +466,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
                 if status.get(addr) != "OK":
                     warnings.warn(f"Dask worker {addr} could not be restarted ({status.get(addr)}); it may stay "
                                   f"blocked (run workers under a nanny, the default of dask worker)", stacklevel=2)
-            pool.kill = kill
+            pool.kill = kill_dask_worker
             yield pool
         finally:
             client.close()
@@ -644,6 +646,8 @@ def code_hash() -> str:
 
     h = hashlib.sha256()
     for pkg in (sim, agents):
+        if pkg.__file__ is None:
+            raise RuntimeError(f"{pkg.__name__}: not a regular package (no __init__.py); cannot hash its source")
         root = Path(pkg.__file__).parent
         for f in sorted(root.rglob("*.py")):
             h.update(str(f.relative_to(root.parent)).encode())
@@ -1067,8 +1071,9 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             else:
                 fut.cancel()
             watch.forget(t.run_key for t in chunk.tasks)
-            row = {"run_key": task.run_key, "point_key": task.point_key, "base_key": ctx.key, "rep": task.rep,
-                   "seed": task.seed, "params": task.params, "status": "timeout", "error": hang_error(h)}
+            row: dict[str, Any] = {"run_key": task.run_key, "point_key": task.point_key, "base_key": ctx.key,
+                                   "rep": task.rep, "seed": task.seed, "params": task.params, "status": "timeout",
+                                   "error": hang_error(h)}
             if was_solo:
                 row["error"] += " (it was replayed alone after its worker was lost)"
             done_fut: cf.Future = cf.Future()
@@ -1167,8 +1172,12 @@ def run_experiment(experiment: str | Path | Mapping[str, Any] | Experiment, out:
         exp = experiment_from_mapping(experiment, "<experiment>", base_dir)
     else:
         exp = load_experiment(experiment)
-    tmp = tempfile.TemporaryDirectory(prefix="tanksim-batch-") if out is None else None
-    folder = Path(tmp.name if tmp else out)
+    tmp: tempfile.TemporaryDirectory[str] | None = None
+    if out is None:
+        tmp = tempfile.TemporaryDirectory(prefix="tanksim-batch-")
+        folder = Path(tmp.name)
+    else:
+        folder = Path(out)
     try:
         summary = execute(exp, folder, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
                           events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress,
@@ -1250,14 +1259,14 @@ def verify_run_row(manifest: Mapping[str, Any], row: Mapping[str, Any], out_dir:
         problems.append(f"{out_dir}: battle {bid}: its parameters do not hash to its point key "
                         f"{row.get('point_key')} (edited)")
     try:
-        rep, seed = int(row.get("rep")), int(row.get("seed"))
+        rep, seed = int(row.get("rep", "")), int(row.get("seed", ""))  # missing: ValueError
     except (TypeError, ValueError):
         rep = seed = -1
     if run_key_of(str(row.get("point_key")), rep, seed) != bid:
         problems.append(f"{out_dir}: battle {bid}: its point, replication and seed do not hash to its key (edited)")
     d = manifest.get("design") or {}
     if not problems and any(p.get("key") == row.get("point_key") for p in d.get("points", [])):
-        want = run_identity(str(row["point_key"]), rep, d.get("seed"),
+        want = run_identity(str(row["point_key"]), rep, d["seed"],  # an int (verified_manifest checks it)
                             bool((d.get("experiment") or {}).get("common_random_numbers", False)))
         if want.seed != seed:
             problems.append(f"{out_dir}: battle {bid}: seed {seed} is not the one the design's root seed gives "
@@ -1281,7 +1290,7 @@ def rerun_from(out_dir: str | Path, battle_id: str | None, plot: str | None = No
             raise KeyError("give the battle to re-run with --battle ID (a run_key of the results)")
         manifest = verified_manifest(out_dir)
         row = find_run(out_dir, battle_id)
-        base = verify_run_row(manifest, row, out_dir)
+        base = verify_run_row(manifest, {str(k): v for k, v in row.items()}, out_dir)
     except (FileNotFoundError, KeyError) as exc:
         print(f"tanksim run --from: {exc.args[0] if exc.args else exc}", file=sys.stderr)
         return 2

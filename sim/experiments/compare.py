@@ -377,9 +377,9 @@ def analyse(comp: Comparison, out: str | Path, resamples: int = RESAMPLES, seed:
     W = worst_regret(S)
     bw = np.array([worst_regret(x) for x in boot]) if len(boot) else np.empty((0, nd))
     p_robust = np.zeros(nd)
-    for row in bw:
-        m = np.nanmin(row)
-        winners = np.flatnonzero(row == m)
+    for resample in bw:  # one bootstrap resample's worst-case regrets, per doctrine
+        m = np.nanmin(resample)
+        winners = np.flatnonzero(resample == m)
         p_robust[winners] += 1.0 / len(winners)
     p_robust = p_robust / len(bw) if len(bw) else np.full(nd, np.nan)
     regret = []

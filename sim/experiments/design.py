@@ -151,7 +151,7 @@ class DesignSpec(_Model):
     :mod:`sim.experiments.samplers`."""
 
     kind: Literal["full_factorial", "latin_hypercube", "nolh", "sobol"] = "full_factorial"
-    n: int | None = Field(None, ge=1, le=MAX_POINTS)
+    n: int | None = Field(default=None, ge=1, le=MAX_POINTS)
     second_order: bool | None = None
 
     @model_validator(mode="after")
@@ -586,7 +586,7 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
         assert c is not None
         if f.levels is not None:
             vals = tuple(f.levels)
-        elif f.steps is not None:
+        elif f.steps is not None and f.range is not None:  # steps come with a range (FactorSpec checks)
             vals = tuple(_range_value(x, f.integer) for x in np.linspace(f.range[0], f.range[1], f.steps))
             vals = tuple(dict.fromkeys(vals))
         else:
@@ -723,12 +723,16 @@ class _PointChecker:
         from agents.controllers import PolicyLoadError, check_policy
 
         board = {k: v for k, v in over.items() if _is_board(k)}
-        params = {k: v for k, v in over.items() if k not in board and _policy_owner(k)
-                  and "." not in _policy_owner(k)[1]}
+        owned: dict[str, tuple[str, str]] = {}  # a plain policy parameter's path -> (owner, parameter)
+        for k in over:
+            po = _policy_owner(k)
+            if k not in board and po is not None and "." not in po[1]:
+                owned[k] = po
+        params = {k: over[k] for k in owned}
         rest = {k: v for k, v in over.items() if k not in board and k not in params}
         # an owner whose policy itself changes in this point is checked whole, with its parameters
-        moved = {k for k in params if any(r == _policy_owner(k)[0] or r.startswith(_policy_owner(k)[0] + ".policy")
-                                          or _policy_owner(k)[0].startswith(r + ".") for r in rest)}
+        moved = {k for k in params if any(r == owned[k][0] or r.startswith(owned[k][0] + ".policy")
+                                          or owned[k][0].startswith(r + ".") for r in rest)}
         for k in moved:
             rest[k] = params.pop(k)
         bk = _canon(board)
@@ -755,7 +759,7 @@ class _PointChecker:
             return out
         owners: dict[str, dict[str, Any]] = {}
         for k, v in params.items():
-            owner, name = _policy_owner(k)  # type: ignore[misc]
+            owner, name = owned[k]
             owners.setdefault(owner, {})[name] = v
         for owner, values in owners.items():
             parts = owner.split(".")
@@ -786,7 +790,9 @@ def _check_points(raw: Mapping[str, Any], bsrc: str, src: str, points: Sequence[
     ``exp.yaml: design points 2 (attacker=rush, flank_bias=1.5), ...: sides[0].policy: ...``; or when checking
     would walk more than :data:`MAX_CHECK_VALUES` values of terrain and features."""
     boards = {_canon({k: v for k, v in p.params.items() if k != SETUP and _is_board(k)}) for p in points}
-    m = raw.get("map") if isinstance(raw.get("map"), Mapping) else {}
+    m = raw.get("map")
+    if not isinstance(m, Mapping):
+        m = {}
     heavy = _count_values([m.get("terrain"), m.get("features")])
     if len(boards) * heavy > MAX_CHECK_VALUES:
         raise ScenarioError([f"{src}: factors: {len(boards):,} distinct boards (map / ruleset levels) x {heavy:,} "
@@ -1033,10 +1039,10 @@ def _check_policies(raw: Mapping[str, Any], over: Mapping[str, Any], factors: Se
         owner, _, param = c.partition(".policy.params.")
         param = param.split(".")[0]
         names = list(dict.fromkeys(names_at(owner) + possible.get(owner, [])))
-        sets = [_policy_params(n) for n in names]
-        if any(ps is None for ps in sets):
+        sets = [ps for n in names if (ps := _policy_params(n)) is not None]
+        if len(sets) < len(names):
             continue  # a plug-in whose parameters cannot be listed: its worker reports a bad one
-        allowed = set().union(*sets)
+        allowed: set[str] = set().union(*sets)
         if param not in allowed:
             errors.append(f"{src}: {where}: {c}: unknown parameter {scn.short(param)} for policy "
                           f"{scn.clip(' / '.join(names), 200)}; parameters: {', '.join(sorted(allowed)) or 'none'}")

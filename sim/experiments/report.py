@@ -24,15 +24,15 @@ import argparse
 import json
 import math
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, cast
 
 import numpy as np
 import pandas as pd
 
-from sim.experiments.analysis import CONFIDENCE, factor_levels, is_string_factor, side_names, wilson
+from sim.experiments.analysis import CONFIDENCE, Battles, FactorView, factor_levels, is_string_factor, side_names, wilson
 
 __all__ = ["CONFIDENCE", "Report", "analyse", "analyse_runs", "main", "main_effects", "point_table", "power_main",
            "side_names", "wilson"]
@@ -340,7 +340,7 @@ class Report:
     runs: pd.DataFrame
     points: pd.DataFrame
     main_effects: pd.DataFrame
-    battles: Any
+    battles: Battles
     effects: pd.DataFrame
     differences: pd.DataFrame
     interactions: pd.DataFrame
@@ -466,6 +466,105 @@ def _pc(x: float, signed: bool = False) -> str:
     return f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}"
 
 
+# --- the rows the report reads ----------------------------------------------------------------------------------------
+# A type checker sees a DataFrame's rows as tuples of any scalar; each protocol names the columns (and their types)
+# that the report reads of one table of sim.experiments.analysis.
+
+class _Interval(Protocol):
+    lo: float
+    hi: float
+
+
+class _ImportanceRow(_Interval, Protocol):
+    """A row of :func:`sim.experiments.analysis.importance` (or ``sobol_importance``)."""
+
+    outcome: str
+    term: str
+    share: float
+
+
+class _ComparisonRow(Protocol):
+    """A row of the importance comparisons (:func:`sim.experiments.analysis.importance`, second table)."""
+
+    term_a: str
+    term_b: str
+    p_a_greater: float
+
+
+class _EffectRow(_Interval, Protocol):
+    """A row of :func:`sim.experiments.analysis.effects`."""
+
+    outcome: str
+    value: float
+    effect: float
+    effect_lo: float
+    effect_hi: float
+
+
+class _DifferenceRow(_Interval, Protocol):
+    """A row of :func:`sim.experiments.analysis.differences`."""
+
+    diff: float
+    unpaired_diff: float
+    unpaired_lo: float
+    unpaired_hi: float
+
+
+class _InteractionRow(_Interval, Protocol):
+    """A row of :func:`sim.experiments.analysis.interactions`."""
+
+    factor_a: str
+    level_a: str
+    factor_b: str
+    level_b: str
+    interaction: float
+
+
+class _BestRow(_Interval, Protocol):
+    """A row of :func:`sim.experiments.analysis.best_levels`."""
+
+    win_rate: float
+
+
+class _DistributionRow(Protocol):
+    """A row of :func:`sim.experiments.analysis.distributions`."""
+
+    q05: float
+    q25: float
+    q50: float
+    q75: float
+    q95: float
+
+
+class _PowerRow(Protocol):
+    """A row of :func:`sim.experiments.analysis.power_table` (``NaN`` where the paired figures are undefined,
+    hence floats)."""
+
+    factor: str
+    side: str
+    win_rate: float
+    points_per_level: int
+    replications: int
+    battles_per_level: float
+    replications_needed: int
+    sd_paired: float
+    replications_needed_paired: float
+    detectable_now: float
+    recommended: float
+
+
+class _Rows[R]:
+    """The rows of a table as named tuples (``DataFrame.itertuples()``), typed as ``R`` (one of the protocols
+    above): ``for r in _Rows[_PowerRow](table)``."""
+
+    def __init__(self, table: pd.DataFrame) -> None:
+        self.table = table
+
+    def __iter__(self) -> Iterator[R]:
+        # cast: the stubs cannot know a DataFrame's columns; R names the ones this table has
+        return cast(Iterator[R], self.table.itertuples())
+
+
 def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], list[str]]:
     """The headline and the warnings: factor ranking by share of the focus side's win variance (with the
     bootstrap probability that one factor matters more than another), and per factor the best level, its
@@ -483,11 +582,11 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
         warns.append("fewer than two finished battles: nothing to analyse yet")
         return {"text": text, "importance": [], "comparisons": [], "best": []}, warns
     imp = rep.importance
-    ranking = []
+    ranking: list[dict[str, Any]] = []  # JSON records
     if len(imp):
         w = imp[(imp["outcome"] == "win") & (imp["term"] != "residual")].sort_values("share", ascending=False)
         ranking = [{"term": r.term, "share": r.share, "lo": r.lo, "hi": r.hi,
-                    "p_value": getattr(r, "p_value", math.nan)} for r in w.itertuples()]
+                    "p_value": getattr(r, "p_value", math.nan)} for r in _Rows[_ImportanceRow](w)]
         resid = imp[(imp["outcome"] == "win") & (imp["term"] == "residual")]
         if ranking:
             parts = [f"{r['term']} {_pc(r['share'])}% [{_pc(r['lo'])}, {_pc(r['hi'])}]" for r in ranking]
@@ -497,7 +596,7 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
     comps = []
     if len(rep.importance_comparisons):
         c = rep.importance_comparisons[rep.importance_comparisons["outcome"] == "win"]
-        for r in c.itertuples():
+        for r in _Rows[_ComparisonRow](c):
             comps.append({"a": r.term_a, "b": r.term_b, "p_a_greater": r.p_a_greater})
             more, less, p = (r.term_a, r.term_b, r.p_a_greater) if r.p_a_greater >= 0.5 else (
                 r.term_b, r.term_a, 1 - r.p_a_greater)
@@ -536,15 +635,15 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
                             f"tanksim power DIR --delta {gap:.2f})")
             warns.append(msg)
     if len(rep.power):
-        for r in rep.power.itertuples():
-            if not math.isnan(r.detectable_now) and r.detectable_now > 0.2:
-                warns.append(f"{r.factor}: with {r.replications} replications per point only differences of "
-                             f"{_pc(r.detectable_now)} points or more in {_poss(r.side)} win rate are detected with "
+        for pw in _Rows[_PowerRow](rep.power):
+            if not math.isnan(pw.detectable_now) and pw.detectable_now > 0.2:
+                warns.append(f"{pw.factor}: with {pw.replications} replications per point only differences of "
+                             f"{_pc(pw.detectable_now)} points or more in {_poss(pw.side)} win rate are detected with "
                              f"power {power:g} (unpaired)")
     if len(rep.curves):
-        for fac, g in rep.curves[rep.curves["outcome"] == "win"].groupby("factor", sort=False):
+        for factor_name, g in rep.curves[rep.curves["outcome"] == "win"].groupby("factor", sort=False):
             lo_end, hi_end = g.iloc[0], g.iloc[-1]
-            text.append(f"{fac} (continuous): {_poss(focus)} fitted win rate goes from {_pc(lo_end['fit'])}% "
+            text.append(f"{factor_name!s} (continuous): {_poss(focus)} fitted win rate goes from {_pc(lo_end['fit'])}% "
                         f"[{_pc(lo_end['lo'])}, {_pc(lo_end['hi'])}] at {lo_end['x']:g} to {_pc(hi_end['fit'])}% "
                         f"[{_pc(hi_end['lo'])}, {_pc(hi_end['hi'])}] at {hi_end['x']:g} (no-effect test p = "
                         f"{lo_end['p_value']:.3g})")
@@ -600,7 +699,7 @@ def print_sections(rep: Report) -> None:
         rows = []
         for (fac, lv), g in e.groupby(["factor", "level"], sort=False):
             row = {"factor": fac, "level": lv, "battles": int(g["n"].iloc[0])}
-            for r in g.itertuples():
+            for r in _Rows[_EffectRow](g):
                 pct = r.outcome == "win"
                 row[_OUTCOME_TEXT[r.outcome]] = _ci(r.value, r.lo, r.hi, pct)
                 if fac != "(all)":
@@ -614,25 +713,26 @@ def print_sections(rep: Report) -> None:
               + ("paired over replications by common random numbers, unpaired interval beside it):" if paired
                  else "unpaired):"))
         t = pd.DataFrame({"factor": d["factor"], "a": d["level_a"], "b": d["level_b"],
-                          "diff [95% CI]": [_ci(r.diff, r.lo, r.hi, True, True) for r in d.itertuples()],
+                          "diff [95% CI]": [_ci(r.diff, r.lo, r.hi, True, True) for r in _Rows[_DifferenceRow](d)],
                           "p": [f"{p:.3g}" for p in d["p_value"]]})
         if paired:
             t["unpaired [95% CI]"] = [_ci(r.unpaired_diff, r.unpaired_lo, r.unpaired_hi, True, True)
-                                      for r in d.itertuples()]
+                                      for r in _Rows[_DifferenceRow](d)]
         print(t.to_string(index=False))
     if len(rep.interactions):
         i = rep.interactions[rep.interactions["outcome"] == "win"]
         print(f"\ntwo-factor interactions on {_poss(focus)} win rate (cell - row - column + grand mean, points):")
-        t = pd.DataFrame({"cell": [f"{r.factor_a}={r.level_a} x {r.factor_b}={r.level_b}" for r in i.itertuples()],
+        t = pd.DataFrame({"cell": [f"{r.factor_a}={r.level_a} x {r.factor_b}={r.level_b}"
+                                   for r in _Rows[_InteractionRow](i)],
                           "battles": i["n"], "win %": [_pc(x) for x in i["cell"]],
                           "interaction [95% CI]": [_ci(r.interaction, r.lo, r.hi, True, True)
-                                                   for r in i.itertuples()]})
+                                                   for r in _Rows[_InteractionRow](i)]})
         print(t.to_string(index=False))
     if len(rep.importance):
         print("\nimportance (share of each outcome's variance per term [95% bootstrap CI]; residual = chance):")
         imp = rep.importance
         t = pd.DataFrame({"outcome": [_OUTCOME_TEXT.get(o, o) for o in imp["outcome"]], "term": imp["term"],
-                          "share % [95% CI]": [_ci(r.share, r.lo, r.hi, True) for r in imp.itertuples()],
+                          "share % [95% CI]": [_ci(r.share, r.lo, r.hi, True) for r in _Rows[_ImportanceRow](imp)],
                           "p": [("" if (isinstance(p, float) and math.isnan(p)) else f"{p:.3g}")
                                 for p in imp.get("p_value", pd.Series([math.nan] * len(imp)))]})
         print(t.to_string(index=False))
@@ -640,7 +740,7 @@ def print_sections(rep: Report) -> None:
         print("\nbest level (win rate of the factor's side; probability best by bootstrap):")
         t = rep.best.sort_values(["factor", "rank"], kind="stable")
         print(pd.DataFrame({"factor": t["factor"], "side": t["side"], "rank": t["rank"], "level": t["level"],
-                            "win % [95% CI]": [_ci(r.win_rate, r.lo, r.hi, True) for r in t.itertuples()],
+                            "win % [95% CI]": [_ci(r.win_rate, r.lo, r.hi, True) for r in _Rows[_BestRow](t)],
                             "P(best)": [f"{p:.3f}" for p in t["p_best"]]}).to_string(index=False))
     if len(rep.distributions):
         print("\ndistributions (quantiles 5/25/50/75/95 %):")
@@ -648,14 +748,14 @@ def print_sections(rep: Report) -> None:
         print(pd.DataFrame({"factor": t["factor"], "level": t["level"],
                             "outcome": [_OUTCOME_TEXT.get(o, o) for o in t["outcome"]], "mean": t["mean"].round(2),
                             "quantiles": [f"{r.q05:g} / {r.q25:g} / {r.q50:g} / {r.q75:g} / {r.q95:g}"
-                                          for r in t.itertuples()]}).to_string(index=False))
+                                          for r in _Rows[_DistributionRow](t)]}).to_string(index=False))
     if len(rep.curves):
         print("\ncontinuous factors (fitted curve with 95% band at the low end, middle and high end; "
               "full curves in curves.csv):")
         for (fac, outcome), g in rep.curves.groupby(["factor", "outcome"], sort=False):
             pts = [g.iloc[0], g.iloc[len(g) // 2], g.iloc[-1]]
             pct = outcome == "win"
-            print(f"  {fac} -> {_OUTCOME_TEXT[outcome]} (p = {g['p_value'].iloc[0]:.3g}): "
+            print(f"  {fac} -> {_OUTCOME_TEXT[str(outcome)]} (p = {g['p_value'].iloc[0]:.3g}): "
                   + "; ".join(f"at {r['x']:g}: {_ci(r['fit'], r['lo'], r['hi'], pct)}" for r in pts))
     if rep.mirror is not None:
         m = rep.mirror
@@ -718,7 +818,7 @@ def plot_more(path: str | Path, rep: Report) -> list[Path]:
     outs = [("survivors", f"{b.sides[b.focus]} survivors"), ("enemy_survivors", f"{b.sides[1 - b.focus]} survivors"),
             ("duration", "turns")]
     if len(f):
-        groups = cats or [None]
+        groups: list[FactorView | None] = [*cats] or [None]  # None: all battles in one column
         fig, axes = plt.subplots(len(outs), len(groups), figsize=(max(5.0, 3.2 * len(groups)), 3.0 * len(outs)),
                                  squeeze=False)
         for j, fac in enumerate(groups):
@@ -738,17 +838,18 @@ def plot_more(path: str | Path, rep: Report) -> list[Path]:
         plt.close(fig)
         written.append(p)
     if len(rep.curves):
-        keys = list(rep.curves.groupby(["factor", "outcome"], sort=False).groups)
+        # the (factor, outcome) pairs in order of first appearance, as groupby(sort=False) walks them
+        keys = list(rep.curves[["factor", "outcome"]].drop_duplicates().itertuples(index=False, name=None))
         facs = list(dict.fromkeys(k[0] for k in keys))
         outcomes = list(dict.fromkeys(k[1] for k in keys))
         fig, axes = plt.subplots(len(outcomes), len(facs), figsize=(max(5.0, 3.6 * len(facs)), 2.8 * len(outcomes)),
                                  squeeze=False)
-        for (fac, outcome), g in rep.curves.groupby(["factor", "outcome"], sort=False):
-            ax = axes[outcomes.index(outcome)][facs.index(fac)]
+        for (factor_name, outcome), g in rep.curves.groupby(["factor", "outcome"], sort=False):
+            ax = axes[outcomes.index(outcome)][facs.index(factor_name)]
             ax.fill_between(g["x"], g["lo"], g["hi"], alpha=0.3)
             ax.plot(g["x"], g["fit"])
-            ax.set_xlabel(fac)
-            ax.set_ylabel(_OUTCOME_TEXT.get(outcome, outcome).replace("win %", "win rate"))
+            ax.set_xlabel(str(factor_name))
+            ax.set_ylabel(_OUTCOME_TEXT.get(str(outcome), str(outcome)).replace("win %", "win rate"))
             ax.set_title(f"p = {g['p_value'].iloc[0]:.3g}", fontsize=9)
         fig.suptitle("continuous factors: fitted curve and 95 % band")
         fig.tight_layout()
@@ -805,7 +906,7 @@ def power_main(argv: Sequence[str] | None = None) -> int:
     print(f"{args.dir}: pilot of {len(b.frame)} battles ({table['replications'].max()} replications per point"
           + (", common random numbers" if b.crn else "") + f"); to detect a difference of {_pc(args.delta)} points "
           f"in win rate with power {args.power:g} at alpha {args.alpha:g} (two-sided):")
-    for r in table.itertuples():
+    for r in _Rows[_PowerRow](table):
         line = (f"  {r.factor} ({_poss(r.side)} win rate, pilot {_pc(r.win_rate)}%, {r.points_per_level} design points "
                 f"per level): unpaired {math.ceil(r.battles_per_level)} battles per level = {r.replications_needed} "
                 f"replications per point")

@@ -30,7 +30,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 import numpy as np
 
@@ -43,14 +43,21 @@ GOOD_ENOUGH = NOLH_MAX_CORRELATION / 10
 
 
 class FactorLike(Protocol):
-    """What a design needs of a factor (:class:`sim.experiments.design.Factor` has it)."""
+    """What a design needs of a factor, read-only (:class:`sim.experiments.design.Factor`, a frozen dataclass,
+    has it)."""
 
-    name: str
-    values: tuple[Any, ...]
-    is_range: bool
-    low: float
-    high: float
-    integer: bool
+    @property
+    def name(self) -> str: ...
+    @property
+    def values(self) -> tuple[Any, ...]: ...
+    @property
+    def is_range(self) -> bool: ...
+    @property
+    def low(self) -> float: ...
+    @property
+    def high(self) -> float: ...
+    @property
+    def integer(self) -> bool: ...
 
 
 @dataclass(frozen=True)
@@ -149,7 +156,7 @@ def nolh(n: int, d: int, seed: int, candidates: int = 6, max_steps: int = 1000) 
     best, best_corr = None, np.inf
     for i in range(max(1, candidates)):
         # the first start is space-filling (centred discrepancy, costly for big designs), the others plain
-        opt = "random-cd" if i == 0 and n * d <= 1024 else None
+        opt: Literal["random-cd"] | None = "random-cd" if i == 0 and n * d <= 1024 else None
         u = qmc.LatinHypercube(d=d, optimization=opt, rng=rng).random(n)
         ranks = np.argsort(np.argsort(u, axis=0), axis=0)
         if d > 1:

@@ -916,8 +916,8 @@ def check_manifest(manifest: Mapping[str, Any], out_dir: str | Path) -> None:
         return cond
 
     d = manifest.get("design")
-    if not need(isinstance(d, dict), "design", "expected a mapping (the experiment's design)"):
-        raise CorruptResults(bad)
+    if not isinstance(d, dict):
+        raise CorruptResults([f"{path}: design: expected a mapping (the experiment's design)"])
     ok = (need(isinstance(d.get("experiment"), dict), "design.experiment", "expected a mapping")
           & need(isinstance(d.get("points"), list), "design.points", "expected a list")
           & need(isinstance(d.get("factors"), list), "design.factors", "expected a list")
