@@ -633,7 +633,8 @@ class HummelQuest(Ruleset):
     # --- resolution (emits) -----------------------------------------------------------------------------------
     def resolve(self, battle: Battle, shot: Shot, dice: DiceSource) -> None:
         """Roll ``shot`` through the stages of :mod:`.odds`, emit its events, then run the OST event
-        queue (§10).  A ram resolved here (outside play) takes the default evasion (§12.3)."""
+        queue (§10).  A ram resolved here (outside play) takes the default evasion (§12.3).  Raises ``TypeError``
+        for a shot this rule set did not make (its key neither a :class:`ShotKey` nor a :class:`RamKey`)."""
         if isinstance(shot.key, RamKey):
             gen = self._ram(battle, dice, shot)
             try:
@@ -1059,7 +1060,8 @@ class HummelQuest(Ruleset):
         """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): the rest of the turn of ``action.actor``
         after its ``activate`` decision answered ``action`` (a legal ``Activate`` or ``Ram``): the same code as in
         play (move, attack, ram and evasion decisions, the OST cascade), then the end of the tank's turn (§3); the
-        turns of the tanks after it in the round are not played."""
+        turns of the tanks after it in the round are not played.  Raises ``ValueError`` for an action naming no
+        tank and ``TypeError`` for one that is neither an ``Activate`` nor a ``Ram``."""
         tid = action.actor
         if tid is None:
             raise ValueError(f"hummel_quest: play_activation needs an action naming its tank, not {action!r}")

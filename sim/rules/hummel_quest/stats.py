@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -41,7 +41,7 @@ class StatBlockError(VehicleError):
     """A Hummel Quest stat block breaks a §5 schema rule (message names the file, vehicle and field path;
     ``problems`` lists ``(field path, message)`` pairs)."""
 
-    def __init__(self, message: str, problems: Any = None, vid: str | None = None):
+    def __init__(self, message: str, problems: Sequence[tuple[str, str]] | None = None, vid: str | None = None):
         super().__init__(problems if problems is not None else [("", message)], vid)
         self.args = (message,)
 
