@@ -38,7 +38,7 @@ class Sight:
     lines: tuple[tuple[Hex, ...], ...] = ()
 
 
-def sight(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], *, los_rule: str = "two_lines",
+def sight(board: HQBoard, frm: Hex, to: Hex, *, los_rule: str = "two_lines",
           tanks_give_cover: bool = True) -> Sight:
     """Visibility and half hard cover from ``frm`` to ``to`` (§7.5), tanks never blocking sight.
 
