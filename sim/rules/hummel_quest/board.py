@@ -7,7 +7,7 @@ Units: hexes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,8 +77,8 @@ class HQTankExt(RulesOptions):
     """Per-tank scenario block (``rules``): starting ``dt`` / ``ost`` below the stat block's values (a damaged or
     shaken tank), ``None`` = the stat block's."""
 
-    dt: int | None = Field(None, ge=0)
-    ost: int | None = Field(None, ge=0)
+    dt: int | None = Field(default=None, ge=0)
+    ost: int | None = Field(default=None, ge=0)
 
 
 def _ext_get(ext: Any, name: str) -> Any:
@@ -93,36 +93,39 @@ def _ext_get(ext: Any, name: str) -> Any:
 
 class HQBoard:
     """What the geometry rules read: which hexes are on the map, their :class:`HexFlags`, and which hold a tank
-    (any state; a tank that fled is off the board).  Built from a battle or from a golden case's board."""
+    (any state; a tank that fled is off the board).  Built from a battle or from a golden case's board.
 
-    def __init__(self, cells: Any, flags_of: Callable[[Hex], HexFlags], occupant: Callable[[Hex], int | None],
-                 sight_memo: dict[Any, Any] | None = None):
+    ``cells``: the hexes on the map (a :class:`~sim.hexgrid.HexMap` or a set); ``flags_of(h)`` and ``occupant(h)``
+    are asked only for hexes in ``cells`` (``occupant``: the id of the tank on ``h``, or ``None``)."""
+
+    def __init__(self, cells: Container[Hex], flags_of: Callable[[Hex], HexFlags],
+                 occupant: Callable[[Hex], int | None], sight_memo: dict[Any, Any] | None = None):
         self._cells = cells
         self._flags_of = flags_of
         self._occupant = occupant
         self._edge: dict[Hex, bool] = {}
         #: Where :func:`sim.rules.hummel_quest.sight.sight` keeps what a pair's lines cross (terrain flags only),
         #: or ``None``.  The owner must give a new dict whenever ``flags_of`` may answer differently (a battle's
-        #: boards share one per map version, :meth:`HummelQuest.board`).
+        #: boards share one until the terrain changes, :meth:`HummelQuest.board`).
         self.sight_memo = sight_memo
 
-    def on_map(self, h: tuple[int, int]) -> bool:
+    def on_map(self, h: Hex) -> bool:
         return h in self._cells
 
-    def flags(self, h: tuple[int, int]) -> HexFlags:
+    def flags(self, h: Hex) -> HexFlags:
         return self._flags_of(h) if h in self._cells else OFF_MAP
 
-    def occupant(self, h: tuple[int, int]) -> int | None:
+    def occupant(self, h: Hex) -> int | None:
         return self._occupant(h) if h in self._cells else None
 
-    def occupied(self, h: tuple[int, int]) -> bool:
+    def occupied(self, h: Hex) -> bool:
         return self.occupant(h) is not None
 
-    def enterable(self, h: tuple[int, int]) -> bool:
+    def enterable(self, h: Hex) -> bool:
         """On the map, passable and empty (one tank per hex, §2)."""
         return self.on_map(h) and self.flags(h).passable and not self.occupied(h)
 
-    def is_edge(self, h: tuple[int, int]) -> bool:
+    def is_edge(self, h: Hex) -> bool:
         """An edge hex has fewer than six on-map neighbours (§11.2)."""
         h = Hex(*h)
         if h not in self._edge:

@@ -17,13 +17,18 @@ Units: ranges in metres, DT / OST / Dur / Size / Firepower in HQ points, dice ar
 """
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from math import comb
+from typing import TYPE_CHECKING
 
 from sim.dice import DiceSource
+
+if TYPE_CHECKING:
+    from sim.rules.hummel_quest.stats import HQOptions
 
 ONE = Fraction(1)
 ZERO = Fraction(0)
@@ -637,10 +642,23 @@ def ram_effect(roll: RamRoll, *, target_dt: int, target_ost: int, attacker_dt: i
 
 # --- the odds command and outcome cases (§17, §18) ---------------------------------------------------------------
 
-_REQUIRED = object()
+class _Required(enum.Enum):
+    """The default of a parameter that must be given."""
+
+    REQUIRED = "required"
+
+
+_REQUIRED = _Required.REQUIRED
+
+#: A parsed parameter value: an integer, a flag, one of a parameter's named choices, or ``None`` (not given).
+ParamValue = int | bool | str | None
+#: A parameter's kind: ``"int"``, ``"bool"`` or the tuple of its allowed strings.
+ParamKind = str | tuple[str, ...]
+#: Parameters of one mode: name -> (kind, default).
+ParamSpec = dict[str, tuple[ParamKind, ParamValue | _Required]]
 
 #: §17.1 parameters: name -> (kind, default).  kind: "int", "bool" or a tuple of allowed strings.
-SHOT_PARAMS: dict[str, tuple[object, object]] = {
+SHOT_PARAMS: ParamSpec = {
     "reality_com": ("int", _REQUIRED), "to_hit": ("int", 0), "roll_mod": ("int", 0), "range_m": ("int", _REQUIRED),
     "target_size": ("int", _REQUIRED), "shooter_moved_half": ("bool", False), "hard_cover": ("bool", False),
     "tn_mod": ("int", 0), "firepower": ("int", _REQUIRED), "target_dur": ("int", _REQUIRED),
@@ -649,7 +667,7 @@ SHOT_PARAMS: dict[str, tuple[object, object]] = {
     "burst": ("int", 1), "target_dt": ("int", _REQUIRED),
 }
 #: §17.2 parameters (``ones_tens_rule`` defaults to the ``pool_ones_tens_rule`` option).
-RAM_PARAMS: dict[str, tuple[object, object]] = {
+RAM_PARAMS: ParamSpec = {
     "pool": ("int", _REQUIRED), "tn_to_be_struck": ("int", _REQUIRED), "damage_from_strike": ("int", _REQUIRED),
     "strike_mod": ("int", 0), "target_dur": ("int", _REQUIRED), "target_size": ("int", _REQUIRED),
     "target_dt": ("int", _REQUIRED), "attacker_size": ("int", None), "attacker_dur": ("int", 0),
@@ -657,11 +675,11 @@ RAM_PARAMS: dict[str, tuple[object, object]] = {
     "ones_tens_rule": ("bool", None),
 }
 #: §17.3 parameters.
-CHECK_PARAMS: dict[str, tuple[object, object]] = {
+CHECK_PARAMS: ParamSpec = {
     "pool": ("int", _REQUIRED), "tn": ("int", _REQUIRED), "successes": ("int", 1), "ones_tens_rule": ("bool", None),
 }
 #: Extra parameters of outcome cases (§18), besides ``dice``.
-OUTCOME_EXTRA: dict[str, dict[str, tuple[object, object]]] = {
+OUTCOME_EXTRA: dict[str, ParamSpec] = {
     "shot": {"target_ost": ("int", _REQUIRED)},
     "ram": {"target_ost": ("int", _REQUIRED), "attacker_ost": ("int", None)},
     "check": {},
@@ -705,7 +723,7 @@ def _parse_bool(name: str, raw: object) -> bool:
     raise CaseError(f"parameter {name}: expected true/false/1/0, got {raw!r}")
 
 
-def _parse_value(name: str, kind: object, raw: object) -> object:
+def _parse_value(name: str, kind: ParamKind, raw: object) -> ParamValue:
     from sim.rules.base import CaseError
     if kind == "int":
         v = _parse_int(name, raw)
@@ -723,7 +741,8 @@ def _parse_value(name: str, kind: object, raw: object) -> object:
     raise CaseError(f"parameter {name}: expected one of {', '.join(kind)}, got {raw!r}")
 
 
-def parse_params(params: Mapping[str, object], *, outcome: bool = False):
+def parse_params(params: Mapping[str, object], *, outcome: bool = False
+                 ) -> tuple[str, dict[str, ParamValue], HQOptions]:
     """Parse ``tanksim odds hummel_quest name=value ...`` parameters (§17) into ``(mode, values, options)``.
 
     Values may be strings (command line) or already-typed YAML values.  Besides the mode's own parameters, any
@@ -750,7 +769,7 @@ def parse_params(params: Mapping[str, object], *, outcome: bool = False):
             raise CaseError(f"unknown mode {mode!r}; expected one of shot, ram, check")
         spec = dict(table[mode])
     option_fields = HQOptions.model_fields
-    values: dict[str, object] = {}
+    values: dict[str, ParamValue] = {}
     overrides: dict[str, object] = {}
     for name, raw in params.items():
         if name == "mode":
@@ -765,7 +784,7 @@ def parse_params(params: Mapping[str, object], *, outcome: bool = False):
                             f"(and the options of hummel_quest.md §16)")
     for name, (_kind, default) in spec.items():
         if name not in values:
-            if default is _REQUIRED:
+            if isinstance(default, _Required):
                 raise CaseError(f"missing required parameter {name!r} for mode={mode}")
             values[name] = default
     try:
@@ -775,9 +794,23 @@ def parse_params(params: Mapping[str, object], *, outcome: bool = False):
         raise CaseError(f"bad option override: {msgs}") from None
     if values.get("ones_tens_rule", 0) is None:
         values["ones_tens_rule"] = opts.pool_ones_tens_rule
-    if mode == "shot" and values["damage_keep"] > values["damage_dice"]:
+    if mode == "shot" and _int_param(values, "damage_keep") > _int_param(values, "damage_dice"):
         raise CaseError(f"damage_keep {values['damage_keep']} > damage_dice {values['damage_dice']}")
     return mode, values, opts
+
+
+def _int_param(v: Mapping[str, ParamValue], name: str) -> int:
+    """The parsed integer parameter ``name`` of ``v``; raises :class:`~sim.rules.base.CaseError` if it is not one."""
+    x = v[name]
+    if isinstance(x, int):
+        return int(x)
+    from sim.rules.base import CaseError
+    raise CaseError(f"parameter {name}: expected an integer, got {x!r}")
+
+
+def _opt_int_param(v: Mapping[str, ParamValue], name: str) -> int | None:
+    """Like :func:`_int_param`, for a parameter that may be left out (``None``)."""
+    return None if v[name] is None else _int_param(v, name)
 
 
 def dist_json(d: Mapping[int, Fraction]) -> dict[str, str]:
@@ -799,22 +832,22 @@ class ShotSetup:
     key: ShotKey
 
 
-def shot_setup(v: Mapping[str, object], opts) -> ShotSetup:
+def shot_setup(v: Mapping[str, ParamValue], opts: HQOptions) -> ShotSetup:
     """Band, TN, effective Dur, Firepower test and legality of a §17.1 shot (one weapon), plus its :class:`ShotKey`.
 
     Illegality reasons, checked in this order (DECISION where several apply): ``beyond_sight`` (direct, range over
     ``max_sight_m``), ``indirect_below_min_range``, ``firepower_below_band`` (``cannot_fire`` mode).
     ``damaging`` needs Firepower >= effective Dur and Firepower >= the band's Firepower needed.
     """
-    rng = int(v["range_m"])
+    rng = _int_param(v, "range_m")
     indirect = bool(v["indirect"])
     band = band_of(rng, opts.band_edges)
     cover = bool(v["hard_cover"]) and not indirect
-    tn = tn_to_hit(band.tn, int(v["target_size"]), moved_half=bool(v["shooter_moved_half"]), half_cover=cover,
-                   tn_mod=int(v["tn_mod"]), tn_min=opts.tn_min, tn_clamp=opts.tn_clamp)
-    eff = effective_dur(int(v["target_dur"]), indirect=indirect, aspect=str(v["aspect"]),
+    tn = tn_to_hit(band.tn, _int_param(v, "target_size"), moved_half=bool(v["shooter_moved_half"]), half_cover=cover,
+                   tn_mod=_int_param(v, "tn_mod"), tn_min=opts.tn_min, tn_clamp=opts.tn_clamp)
+    eff = effective_dur(_int_param(v, "target_dur"), indirect=indirect, aspect=str(v["aspect"]),
                         reinforced_turret=bool(v["reinforced_turret"]), half_cover=cover)
-    fp = int(v["firepower"])
+    fp = _int_param(v, "firepower")
     reason = None
     if not indirect and rng > opts.max_sight_m:
         reason = "beyond_sight"
@@ -823,29 +856,31 @@ def shot_setup(v: Mapping[str, object], opts) -> ShotSetup:
     elif fp < band.fp_needed and opts.fp_requirement_mode == "cannot_fire":
         reason = "firepower_below_band"
     damaging = fp >= eff and fp >= band.fp_needed
-    w = WeaponKey(damaging, int(v["damage_dice"]), int(v["damage_keep"]), int(v["damage_mod"]), int(v["burst"]))
-    key = ShotKey(tn=tn, roll_bonus=int(v["reality_com"]) + int(v["to_hit"]) + int(v["roll_mod"]), weapons=(w,),
-                  target_dt=int(v["target_dt"]), to_hit_naturals=opts.to_hit_naturals,
-                  burst_first_shot=opts.burst_first_shot, overkill_roll=opts.overkill_roll,
-                  ost_hit_threshold_dt=opts.ost_hit_threshold_dt, ost_hit_timing=opts.ost_hit_timing)
+    w = WeaponKey(damaging, _int_param(v, "damage_dice"), _int_param(v, "damage_keep"), _int_param(v, "damage_mod"),
+                  _int_param(v, "burst"))
+    bonus = _int_param(v, "reality_com") + _int_param(v, "to_hit") + _int_param(v, "roll_mod")
+    key = ShotKey(tn=tn, roll_bonus=bonus, weapons=(w,), target_dt=_int_param(v, "target_dt"),
+                  to_hit_naturals=opts.to_hit_naturals, burst_first_shot=opts.burst_first_shot,
+                  overkill_roll=opts.overkill_roll, ost_hit_threshold_dt=opts.ost_hit_threshold_dt,
+                  ost_hit_timing=opts.ost_hit_timing)
     return ShotSetup(band, tn, eff, damaging, reason is None, reason, key)
 
 
-def ram_key_from_values(v: Mapping[str, object], opts) -> RamKey:
+def ram_key_from_values(v: Mapping[str, ParamValue], opts: HQOptions) -> RamKey:
     """The :class:`RamKey` of §17.2 parameters: TN capped at ``ram_tn_cap``; return damage only when
     ``attacker_size`` is given and the target's Size is at least the attacker's."""
-    tn = min(opts.ram_tn_cap, int(v["tn_to_be_struck"]))
-    dmg = ram_damage(int(v["damage_from_strike"]), int(v["strike_mod"]), int(v["target_dur"]),
-                     int(v["target_size"]))
-    applies = v["attacker_size"] is not None and int(v["target_size"]) >= int(v["attacker_size"])
+    tn = min(opts.ram_tn_cap, _int_param(v, "tn_to_be_struck"))
+    dmg = ram_damage(_int_param(v, "damage_from_strike"), _int_param(v, "strike_mod"), _int_param(v, "target_dur"),
+                     _int_param(v, "target_size"))
+    applies = v["attacker_size"] is not None and _int_param(v, "target_size") >= _int_param(v, "attacker_size")
     ret = 0
     if applies:
-        ret = ram_damage(int(v["target_damage_from_strike"]), int(v["target_strike_mod"]), int(v["attacker_dur"]),
-                         int(v["attacker_size"]))
-    return RamKey(pool=int(v["pool"]), tn=tn, damage=dmg, return_damage=ret, target_dt=int(v["target_dt"]),
-                  attacker_dt=v["attacker_dt"], ones_tens=bool(v["ones_tens_rule"]),
-                  ost_hit_threshold_dt=opts.ost_hit_threshold_dt, ost_hit_timing=opts.ost_hit_timing,
-                  return_applies=applies)
+        ret = ram_damage(_int_param(v, "target_damage_from_strike"), _int_param(v, "target_strike_mod"),
+                         _int_param(v, "attacker_dur"), _int_param(v, "attacker_size"))
+    return RamKey(pool=_int_param(v, "pool"), tn=tn, damage=dmg, return_damage=ret,
+                  target_dt=_int_param(v, "target_dt"), attacker_dt=_opt_int_param(v, "attacker_dt"),
+                  ones_tens=bool(v["ones_tens_rule"]), ost_hit_threshold_dt=opts.ost_hit_threshold_dt,
+                  ost_hit_timing=opts.ost_hit_timing, return_applies=applies)
 
 
 def shot_json(s: ShotSetup) -> dict[str, object]:
@@ -904,7 +939,7 @@ def odds_from_params(params: Mapping[str, object]) -> dict[str, object]:
         return shot_json(shot_setup(v, opts))
     if mode == "ram":
         return ram_json(ram_key_from_values(v, opts))
-    return check_json(int(v["pool"]), int(v["tn"]), int(v["successes"]), bool(v["ones_tens_rule"]))
+    return check_json(_int_param(v, "pool"), _int_param(v, "tn"), _int_param(v, "successes"), bool(v["ones_tens_rule"]))
 
 
 def outcome_from_params(params: Mapping[str, object], dice: DiceSource) -> dict[str, object]:
@@ -916,7 +951,7 @@ def outcome_from_params(params: Mapping[str, object], dice: DiceSource) -> dict[
     mode, v, opts = parse_params(params, outcome=True)
     if mode == "shot":
         s = shot_setup(v, opts)
-        dt, ost = int(v["target_dt"]), int(v["target_ost"])
+        dt, ost = _int_param(v, "target_dt"), _int_param(v, "target_ost")
         if not s.legal:
             return {"result": "not_legal", "reason": s.reason, "tn": s.tn, "to_hit_total": None, "damage": 0,
                     "dt_after": dt, "ost_after": ost, "incapacitated": dt <= 0, "panicked": ost <= 0,
@@ -931,25 +966,27 @@ def outcome_from_params(params: Mapping[str, object], dice: DiceSource) -> dict[
                 "hits": sum(1 for x in roll.shots if x.hit)}
     if mode == "ram":
         key = ram_key_from_values(v, opts)
-        roll = roll_ram(key, dice)
-        adt = v["attacker_dt"]
-        aost = v["attacker_ost"]
-        tgt, att = ram_effect(roll, target_dt=int(v["target_dt"]), target_ost=int(v["target_ost"]),
+        ram_roll = roll_ram(key, dice)
+        adt = _opt_int_param(v, "attacker_dt")
+        aost = _opt_int_param(v, "attacker_ost")
+        tgt, att = ram_effect(ram_roll, target_dt=_int_param(v, "target_dt"), target_ost=_int_param(v, "target_ost"),
                               attacker_dt=adt if adt is not None else 10 ** 9,
                               attacker_ost=aost if aost is not None else 10 ** 9,
                               threshold=opts.ost_hit_threshold_dt, timing=opts.ost_hit_timing,
                               loss=opts.ost_hit_loss, return_costs_ost=opts.ram_return_costs_ost)
-        return {"result": "collision" if roll.collision else "evaded", "successes": roll.check.successes,
-                "tn": key.tn, "damage": roll.damage, "dt_after": tgt.dt_after, "ost_after": tgt.ost_after,
-                "return_damage": roll.return_damage, "attacker_dt_after": att.dt_after if adt is not None else None,
+        return {"result": "collision" if ram_roll.collision else "evaded", "successes": ram_roll.check.successes,
+                "tn": key.tn, "damage": ram_roll.damage, "dt_after": tgt.dt_after, "ost_after": tgt.ost_after,
+                "return_damage": ram_roll.return_damage,
+                "attacker_dt_after": att.dt_after if adt is not None else None,
                 "attacker_ost_after": att.ost_after if aost is not None else None,
                 "attacker_incapacitated": att.incapacitated if adt is not None else None,
                 "incapacitated": tgt.incapacitated, "panicked": tgt.panicked, "core_destroyed": tgt.core_destroyed}
     if mode == "check":
-        r = roll_pool(dice, int(v["pool"]), int(v["tn"]), int(v["successes"]), bool(v["ones_tens_rule"]), "check")
+        r = roll_pool(dice, _int_param(v, "pool"), _int_param(v, "tn"), _int_param(v, "successes"),
+                      bool(v["ones_tens_rule"]), "check")
         return {"result": "pass" if r.passed else "fail", "successes": r.successes, "how": r.how}
     # panic_check
-    r = roll_pool(dice, int(v["mentality"]), opts.panic_check_tn, opts.panic_check_successes,
+    r = roll_pool(dice, _int_param(v, "mentality"), opts.panic_check_tn, opts.panic_check_successes,
                   bool(v["ones_tens_rule"]), "mentality")
     return {"result": "recovered" if r.passed else "flee", "successes": r.successes, "how": r.how,
             "ost_after": 1 if r.passed else 0, "panicked": not r.passed, "flees": not r.passed}

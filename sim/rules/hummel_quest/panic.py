@@ -76,7 +76,7 @@ def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Ite
         d = DIRECTIONS[k]
         return Hex(c.q + s * d.q, c.r + s * d.r)
 
-    def rank(k: int) -> tuple:
+    def rank(k: int) -> tuple[int, int, int]:
         ds = [distance(aim(k), e) for e in es]
         return (-min(ds), -sum(ds), k)
 
@@ -86,7 +86,7 @@ def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Ite
     if all(board.enterable(h) for h in straight):
         path = straight
     else:
-        pred: dict[Hex, Hex | None] = {c: None}
+        pred: dict[Hex, Hex] = {c: c}   # the start is its own predecessor: the walk back below stops there
         steps = {c: 0}
         queue = deque([c])
         while queue:

@@ -74,12 +74,12 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import Generator, Hashable, Iterable, Mapping
+from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
-from typing import Any
+from typing import Any, cast
 
 from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
-from sim.battle import Battle, BoardView
+from sim.battle import Battle, BoardView, TankState
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,
@@ -110,6 +110,8 @@ from sim.rules.hummel_quest.board import (
 )
 from sim.rules.hummel_quest.geometry import geometry_case
 from sim.rules.hummel_quest.odds import (
+    AttackRoll,
+    Effect,
     RamKey,
     ShotKey,
     WeaponKey,
@@ -123,7 +125,7 @@ from sim.rules.hummel_quest.odds import (
 from sim.rules.hummel_quest.panic import FleePlan, flee_plan
 from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
 from sim.rules.hummel_quest.sight import Sight, sight
-from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, catalog
+from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, Weapon, catalog
 from sim.victory import has_points_victory, victory_points
 
 #: The rule set's options (§16); see :class:`sim.rules.hummel_quest.stats.HQOptions`.
@@ -134,6 +136,31 @@ Options = HQOptions
 # --- the rule set ---------------------------------------------------------------------------------------------------
 
 _OUT = (Status.INCAPACITATED, Status.DESTROYED)
+
+#: A queued §10 event: kind (``incapacitated`` / ``panicked``), the tank's id and its hex when it happened.
+_QueuedEvent = tuple[str, int, Hex]
+
+
+def _checked(shot: Shot | Illegal) -> Shot:
+    """``shot`` itself, for an attack the caller has found legal; raises ``ValueError`` with the reason otherwise."""
+    if isinstance(shot, Illegal):
+        raise ValueError(f"hummel_quest: illegal attack: {shot}")
+    return shot
+
+
+def _as_states(reach: dict[Hex, tuple[int, list[Hex]]]) -> Mapping[Hashable, tuple[int, list[Hex]]]:
+    """``reach`` (``{hex: (steps, path)}``) as the engine's ``{state: (cost, path)}`` (a state is a hex here).
+
+    Only the static type changes: a mapping's key type is invariant, so a dict keyed by :class:`Hex` is not a
+    ``Mapping[Hashable, ...]`` to a type checker although every hex is hashable."""
+    return cast("Mapping[Hashable, tuple[int, list[Hex]]]", reach)
+
+
+def _hex(t: TankState) -> Hex:
+    """The hex of ``t``, a tank the caller knows is on the board; raises ``ValueError`` naming it otherwise."""
+    if t.hex is None:
+        raise ValueError(f"hummel_quest: tank {t.label} is not on the board")
+    return t.hex
 
 
 class HummelQuest(Ruleset):
@@ -166,75 +193,87 @@ class HummelQuest(Ruleset):
         """The stat blocks of ``hummel_quest_vehicles.yaml`` keyed by id (§5)."""
         return hq_stats.catalog_records()
 
-    def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: Any = None) -> Vehicle:
+    def vehicle_from_record(self, vid: str, record: Mapping[str, Any], options: object = None) -> Vehicle:
         """A stat block in the §5 schema; warns when its ``speed_m`` is not a multiple of the options'
         ``hex_size_m`` (§2)."""
         hex_size = int(getattr(options, "hex_size_m", DEFAULT_OPTIONS.hex_size_m))
         return hq_stats.vehicle_from_record(vid, record, origin="vehicles", hex_size_m=hex_size)
 
-    def has_turret(self, vehicle: Any) -> bool:
+    def has_turret(self, vehicle: object) -> bool:
         """DECISION: HQ has no firing arcs and no turret facing; the Reinforced Turret is only a Dur modifier
         (§8.1), so no tank carries a separate turret facing."""
         return False
 
-    def terrain_names(self, options: Any = None) -> tuple[str, ...]:
+    def terrain_names(self, options: object = None) -> tuple[str, ...]:
         return tuple(TERRAIN)
 
-    def default_turn_limit(self, options: Any) -> int:
+    def default_turn_limit(self, options: object) -> int:
         """``max_rounds`` (§15), in rounds."""
         return int(getattr(options, "max_rounds", 50))
 
     # --- state helpers ----------------------------------------------------------------------------------------
     @staticmethod
-    def _opts(b: BoardView) -> HQOptions:
-        o = getattr(b, "options", None)
+    def _opts(battle: BoardView) -> HQOptions:
+        o = getattr(battle, "options", None)
         return o if isinstance(o, HQOptions) else DEFAULT_OPTIONS
 
-    def hex_size(self, b: BoardView) -> int:
+    def hex_size(self, battle: BoardView) -> int:
         """Metres per hex: the battle's map scale (DECISION), else the ``hex_size_m`` option."""
-        return int(getattr(b, "hex_size_m", None) or self._opts(b).hex_size_m)
+        return int(getattr(battle, "hex_size_m", None) or self._opts(battle).hex_size_m)
 
-    def speed_hexes(self, b: BoardView, tid: int) -> int:
+    def speed_hexes(self, battle: BoardView, tid: int) -> int:
         """Speed S in hexes per round (§2)."""
-        return b.tanks[tid].vehicle.speed_m // self.hex_size(b)
+        return battle.tanks[tid].vehicle.speed_m // self.hex_size(battle)
 
     @staticmethod
-    def dt(t: Any) -> int:
+    def dt(t: TankState) -> int:
         return int(t.rules_state.get("dt", t.vehicle.dt))
 
     @staticmethod
-    def ost(t: Any) -> int:
+    def ost(t: TankState) -> int:
         return int(t.rules_state.get("ost", t.vehicle.ost))
 
     @staticmethod
-    def on_board(t: Any) -> bool:
+    def on_board(t: TankState) -> bool:
         return t.hex is not None and t.status not in Status.OFF_BOARD
 
-    def incapacitated(self, t: Any) -> bool:
+    @staticmethod
+    def board_hex(t: TankState) -> Hex | None:
+        """The hex of ``t`` while it is on the board (any state), else ``None``: ``on_board(t)`` with the hex."""
+        return t.hex if t.status not in Status.OFF_BOARD else None
+
+    def incapacitated(self, t: TankState) -> bool:
         return t.status in _OUT or self.dt(t) <= 0
 
-    def is_out(self, t: Any) -> bool:
+    def is_out(self, t: TankState) -> bool:
         """Out of the battle (§15): incapacitated (core destroyed included) or gone from the board."""
         return not self.on_board(t) or self.incapacitated(t)
 
-    def panicked(self, t: Any) -> bool:
+    def hex_in_play(self, t: TankState) -> Hex | None:
+        """The hex of ``t`` while it is not out (§15), else ``None``: ``not is_out(t)`` with the hex."""
+        h = t.hex
+        if h is None or t.status in Status.OFF_BOARD or self.incapacitated(t):
+            return None
+        return h
+
+    def panicked(self, t: TankState) -> bool:
         return not self.is_out(t) and self.ost(t) <= 0
 
-    def can_act(self, t: Any) -> bool:
+    def can_act(self, t: TankState) -> bool:
         return not self.is_out(t) and self.ost(t) > 0
 
     # --- board ------------------------------------------------------------------------------------------------
-    def hex_flags(self, b: BoardView, h: Hex) -> HexFlags:
+    def hex_flags(self, battle: BoardView, h: Hex) -> HexFlags:
         """Terrain flags of ``h``: the terrain's (:data:`TERRAIN`) with the per-hex ``map.features`` overrides; a
         collapsed structure leaves ``rubble`` (§14).  Cached per map version."""
-        cache = b.map.cached(("hq_flags",), dict)
+        cache: dict[Hex, HexFlags] = battle.map.cached(("hq_flags",), dict)
         got = cache.get(h)
         if got is not None:
             return got
-        terrain = b.map.terrain(h)
+        terrain = battle.map.terrain(h)
         base = TERRAIN.get(terrain, TERRAIN["open"])
-        ext = b.hex_ext.get(h) if getattr(b, "hex_ext", None) else None
-        collapsed = b.rules_state.get(f"structure_dt:{h[0]},{h[1]}") == 0
+        ext = battle.hex_ext.get(h) if getattr(battle, "hex_ext", None) else None
+        collapsed = battle.rules_state.get(f"structure_dt:{h[0]},{h[1]}") == 0
         if collapsed:
             out = TERRAIN["rubble"]
         elif ext is None:
@@ -257,58 +296,61 @@ class HummelQuest(Ruleset):
         cache[h] = out
         return out
 
-    def board(self, b: BoardView, *, moved: tuple[int, Hex] | None = None) -> HQBoard:
-        """The :class:`HQBoard` of battle ``b``; ``moved = (tank, hex)`` places one tank elsewhere (what-if).  Its
+    def board(self, battle: BoardView, *, moved: tuple[int, Hex] | None = None) -> HQBoard:
+        """The :class:`HQBoard` of ``battle``; ``moved = (tank, hex)`` places one tank elsewhere (what-if).  Its
         sight memo (what the lines cross: terrain flags only, which no wreck or tank changes, §7.5) is kept until
         the terrain changes (:meth:`sim.hexgrid.HexMap.local_cached`)."""
         def occupant(h: Hex) -> int | None:
-            occ = b.occupants(h)
+            occ = battle.occupants(h)
             if moved is not None:
                 occ = tuple(x for x in occ if x != moved[0])
                 if h == moved[1]:
                     return moved[0]
             return occ[0] if occ else None
-        return HQBoard(b.map, lambda h: self.hex_flags(b, h), occupant,
-                       b.map.local_cached(("hq_sight",), dict))
+        return HQBoard(battle.map, lambda h: self.hex_flags(battle, h), occupant,
+                       battle.map.local_cached(("hq_sight",), dict))
 
-    def passable(self, b: BoardView, h: Hex) -> bool:
+    def passable(self, battle: BoardView, h: Hex) -> bool:
         """On the map and passable terrain (occupancy not considered)."""
-        return h in b.map and self.hex_flags(b, h).passable
+        return h in battle.map and self.hex_flags(battle, h).passable
 
-    def sight(self, b: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> Sight:
-        o = self._opts(b)
-        return sight(board or self.board(b), frm, to, los_rule=o.los_rule, tanks_give_cover=o.tanks_give_cover)
+    def sight(self, battle: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> Sight:
+        o = self._opts(battle)
+        return sight(board or self.board(battle), frm, to, los_rule=o.los_rule, tanks_give_cover=o.tanks_give_cover)
 
-    def los(self, b: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> bool:
+    def los(self, battle: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> bool:
         """"LOS" of the spec (§7.5): not hidden and range within ``max_sight_m``."""
-        if distance(frm, to) * self.hex_size(b) > self._opts(b).max_sight_m:
+        if distance(frm, to) * self.hex_size(battle) > self._opts(battle).max_sight_m:
             return False
-        return self.sight(b, frm, to, board).direct_shot
+        return self.sight(battle, frm, to, board).direct_shot
 
-    def visible(self, b: BoardView, side: int) -> tuple[int, ...]:
+    def visible(self, battle: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order."""
-        own = [t for t in b.tanks if t.side == side and not self.is_out(t)]
-        board = self.board(b)
+        own = [h for t in battle.tanks if t.side == side and (h := self.hex_in_play(t)) is not None]
+        board = self.board(battle)
         out = []
-        for e in b.tanks:
-            if e.side == side or self.is_out(e):
+        for e in battle.tanks:
+            if e.side == side:
                 continue
-            if any(self.los(b, s.hex, e.hex, board) for s in own):
+            eh = self.hex_in_play(e)
+            if eh is None:
+                continue
+            if any(self.los(battle, sh, eh, board) for sh in own):
                 out.append(e.tank_id)
         return tuple(out)
 
     # --- set-up -----------------------------------------------------------------------------------------------
-    def setup(self, b: Battle) -> None:
+    def setup(self, battle: Battle) -> None:
         """Initial runtime state of every tank (§5.1), no dice and no events.  Weapons start loaded, except on an
         ambushed side, where they count as fired in round 1 (§7.4).  Warns when a Speed is not a whole number of
         hexes or the ``hex_size_m`` option disagrees with the map."""
-        o = self._opts(b)
-        hs = self.hex_size(b)
+        o = self._opts(battle)
+        hs = self.hex_size(battle)
         if "hex_size_m" in o.model_fields_set and o.hex_size_m != hs:
             warnings.warn(f"hummel_quest: option hex_size_m={o.hex_size_m} differs from the map's {hs} m; "
                           f"the map's scale is used", UserWarning, stacklevel=2)
         ambushed = None if o.ambushing_side is None else 1 - o.ambushing_side
-        for t in b.tanks:
+        for t in battle.tanks:
             v = t.vehicle
             if v.speed_m % hs:
                 warnings.warn(f"hummel_quest: {t.label}: speed_m {v.speed_m} is not a multiple of {hs} m",
@@ -331,71 +373,74 @@ class HummelQuest(Ruleset):
                 t.status = Status.INCAPACITATED
 
     # --- shots (§7, §8, §13, §14) -----------------------------------------------------------------------------
-    def _ready(self, b: BoardView, t: Any, w: Any) -> bool:
-        return int(t.rules_state.get(f"ready.{w.id}", 1)) <= max(1, int(getattr(b, "turn", 1) or 1))
+    def _ready(self, battle: BoardView, t: TankState, w: Weapon) -> bool:
+        return int(t.rules_state.get(f"ready.{w.id}", 1)) <= max(1, int(getattr(battle, "turn", 1) or 1))
 
-    def _moved_half(self, b: BoardView, tid: int, as_if: Hypo | None) -> bool:
-        t = b.tanks[tid]
-        h = half_speed(self.speed_hexes(b, tid))
-        moved = int(t.rules_state.get("moved_hexes", 0)) if b.rules_state.get("active") == tid else 0
-        if as_if is not None:
-            moved = moved + distance(t.hex, as_if.hex) if as_if.moved else moved
+    def _moved_half(self, battle: BoardView, tid: int, as_if: Hypo | None) -> bool:
+        t = battle.tanks[tid]
+        h = half_speed(self.speed_hexes(battle, tid))
+        moved = int(t.rules_state.get("moved_hexes", 0)) if battle.rules_state.get("active") == tid else 0
+        if as_if is not None and as_if.moved:
+            moved += distance(_hex(t), as_if.hex)
         return moved >= h and moved > 0
 
-    def _located(self, b: BoardView, s: Any, hx: Hex, target_hex: Hex, board: HQBoard, target_id: int | None
-                 ) -> tuple[bool, bool]:
+    def _located(self, battle: BoardView, s: TankState, hx: Hex, target_hex: Hex, board: HQBoard,
+                 target_id: int | None) -> tuple[bool, bool]:
         """(located at all, located only by the shooter's own Artillery Sights) for indirect fire (§13)."""
-        o = self._opts(b)
-        if self.los(b, hx, target_hex, board):
+        o = self._opts(battle)
+        if self.los(battle, hx, target_hex, board):
             return True, False
         if o.spotting:
-            for a in b.tanks:
-                if a.side == s.side and a.tank_id != s.tank_id and not self.is_out(a) and \
-                        self.los(b, a.hex, target_hex, board):
+            for a in battle.tanks:
+                if a.side != s.side or a.tank_id == s.tank_id:
+                    continue
+                ah = self.hex_in_play(a)
+                if ah is not None and self.los(battle, ah, target_hex, board):
                     return True, False
         rating = s.vehicle.features.artillery_sights
-        if rating and distance(hx, target_hex) * self.hex_size(b) <= 400 * rating and \
-                not self.sight(b, hx, target_hex, board).tall_both:
+        if rating and distance(hx, target_hex) * self.hex_size(battle) <= 400 * rating and \
+                not self.sight(battle, hx, target_hex, board).tall_both:
             return True, True
         return False, False
 
-    def shot(self, b: BoardView, shooter: int, target: Any, fire: Action | None = None, as_if: Hypo | None = None
-             ) -> Shot | Illegal:
+    def shot(self, battle: BoardView, shooter: int, target: object, fire: Action | None = None,
+             as_if: Hypo | None = None) -> Shot | Illegal:
         """The attack ``shooter`` -> ``target`` now (or from ``as_if``), or why not.
 
         ``target``: a tank id (any state but gone; §9 overkill) or a structure hex (§14).  ``fire``: a ``Fire``
         (its ``weapons``; empty = every ready weapon) or a ``Ram`` (§12).  The key holds the odds primitives.
         """
         if isinstance(fire, Ram):
-            return self.ram_shot(b, shooter, target)
-        if not isinstance(shooter, int) or not 0 <= shooter < len(b.tanks):
+            return self.ram_shot(battle, shooter, target)
+        if not isinstance(shooter, int) or not 0 <= shooter < len(battle.tanks):
             return Illegal("no such shooter")
-        s = b.tanks[shooter]
+        s = battle.tanks[shooter]
         if not self.can_act(s):
             return Illegal("shooter cannot attack (out or panicked)")
         if isinstance(target, tuple) and not isinstance(target, bool):
-            return self._structure_shot(b, shooter, as_hex(target), fire, as_if)
-        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(b.tanks):
+            return self._structure_shot(battle, shooter, as_hex(target), fire, as_if)
+        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(battle.tanks):
             return Illegal("target is not a tank")
-        t = b.tanks[target]
+        t = battle.tanks[target]
         if t.side == s.side:
             return Illegal("target is a friendly tank")
-        if not self.on_board(t):
+        th = self.board_hex(t)
+        if th is None:
             return Illegal("target has left the battle")
-        o = self._opts(b)
-        hx = as_hex(as_if.hex) if as_if is not None else s.hex
-        if hx == t.hex:
+        o = self._opts(battle)
+        hx = as_hex(as_if.hex) if as_if is not None else _hex(s)
+        if hx == th:
             return Illegal("same hex")
-        weapons = self._weapon_pool(b, s, fire)
+        weapons = self._weapon_pool(battle, s, fire)
         if isinstance(weapons, Illegal):
             return weapons
-        board = self.board(b, moved=(shooter, hx) if as_if is not None else None)
-        rng_h = distance(hx, t.hex)
-        rng_m = rng_h * self.hex_size(b)
+        board = self.board(battle, moved=(shooter, hx) if as_if is not None else None)
+        rng_h = distance(hx, th)
+        rng_m = rng_h * self.hex_size(battle)
         band = band_of(rng_m, o.band_edges)
-        sg = self.sight(b, hx, t.hex, board)
+        sg = self.sight(battle, hx, th, board)
         direct_ok = sg.direct_shot and rng_m <= o.max_sight_m
-        located, sights_only = self._located(b, s, hx, t.hex, board, target)
+        located, sights_only = self._located(battle, s, hx, th, board, target)
         indirect_ok = rng_m >= o.min_indirect_m and located
         explicit = bool(isinstance(fire, Fire) and fire.weapons)
         ind = [w for w in weapons if w.indirect]
@@ -416,13 +461,13 @@ class HummelQuest(Ruleset):
             if not firing:
                 reason = "firepower_below_band"
                 continue
-            moved = self._moved_half(b, shooter, as_if)
+            moved = self._moved_half(battle, shooter, as_if)
             cover = sg.half_cover if not indirect else False
             focused = s.rules_state.get("sights_focus") == target
             roll_mod = -2 if (indirect and sights_only and not focused) else 0
             tn = tn_to_hit(band.tn, t.vehicle.size, moved_half=moved, half_cover=cover, tn_min=o.tn_min,
                            tn_clamp=o.tn_clamp)
-            face = aspect(t.hex, t.facing, hx).face
+            face = aspect(th, t.facing, hx).face
             eff = effective_dur(t.vehicle.dur, indirect=indirect, aspect=face,
                                 reinforced_turret=t.vehicle.features.reinforced_turret, half_cover=cover)
             wkeys = tuple(WeaponKey(w.firepower >= eff and w.firepower >= band.fp_needed, w.damage.dice,
@@ -439,7 +484,7 @@ class HummelQuest(Ruleset):
             return Shot(shooter, target, key, None if indirect else face, info)
         return Illegal(reason)
 
-    def _weapon_pool(self, b: BoardView, s: Any, fire: Action | None) -> list | Illegal:
+    def _weapon_pool(self, battle: BoardView, s: TankState, fire: Action | None) -> list[Weapon] | Illegal:
         ws = list(s.vehicle.weapons)
         if isinstance(fire, Fire) and fire.weapons:
             ids = list(fire.weapons)
@@ -448,46 +493,46 @@ class HummelQuest(Ruleset):
             if bad:
                 return Illegal(f"unknown weapon(s) {', '.join(bad)}")
             pool = [w for w in ws if w.id in ids]
-            late = [w.id for w in pool if not self._ready(b, s, w)]
+            late = [w.id for w in pool if not self._ready(battle, s, w)]
             if late:
                 return Illegal(f"reloading: {', '.join(late)}")
             return pool
-        pool = [w for w in ws if self._ready(b, s, w)]
+        pool = [w for w in ws if self._ready(battle, s, w)]
         if not pool:
             return Illegal("no ready weapon")
         return pool
 
-    def structure_at(self, b: BoardView, h: Hex) -> tuple[int, int] | None:
+    def structure_at(self, battle: BoardView, h: Hex) -> tuple[int, int] | None:
         """``(dur, dt now)`` of the standing structure on ``h``, or ``None`` (§14)."""
-        if h not in b.map:
+        if h not in battle.map:
             return None
-        st = self.hex_flags(b, h).structure
+        st = self.hex_flags(battle, h).structure
         if st is None:
             return None
-        dt_now = int(b.rules_state.get(f"structure_dt:{h.q},{h.r}", st[1]))
+        dt_now = int(battle.rules_state.get(f"structure_dt:{h.q},{h.r}", st[1]))
         return None if dt_now <= 0 else (st[0], dt_now)
 
-    def _structure_shot(self, b: BoardView, shooter: int, h: Hex, fire: Action | None, as_if: Hypo | None
+    def _structure_shot(self, battle: BoardView, shooter: int, h: Hex, fire: Action | None, as_if: Hypo | None
                         ) -> Shot | Illegal:
         """An attack on a structure (§14): no To Hit roll; bunker busters only (option); the band's Firepower
         needed; the hex visible (direct) or at least ``min_indirect_m`` away (indirect; always located)."""
-        s = b.tanks[shooter]
-        o = self._opts(b)
-        st = self.structure_at(b, h)
+        s = battle.tanks[shooter]
+        o = self._opts(battle)
+        st = self.structure_at(battle, h)
         if st is None:
             return Illegal("no standing structure on that hex")
-        weapons = self._weapon_pool(b, s, fire)
+        weapons = self._weapon_pool(battle, s, fire)
         if isinstance(weapons, Illegal):
             return weapons
         if o.structures_need_bunker_buster:
             weapons = [w for w in weapons if w.bunker_buster]
             if not weapons:
                 return Illegal("no bunker buster weapon ready")
-        hx = as_hex(as_if.hex) if as_if is not None else s.hex
-        rng_m = distance(hx, h) * self.hex_size(b)
+        hx = as_hex(as_if.hex) if as_if is not None else _hex(s)
+        rng_m = distance(hx, h) * self.hex_size(battle)
         band = band_of(rng_m, o.band_edges)
-        board = self.board(b, moved=(shooter, hx) if as_if is not None else None)
-        direct_ok = self.los(b, hx, h, board)
+        board = self.board(battle, moved=(shooter, hx) if as_if is not None else None)
+        direct_ok = self.los(battle, hx, h, board)
         ind = [w for w in weapons if w.indirect]
         for indirect in ((True, False) if ind else (False,)):
             if indirect and rng_m < o.min_indirect_m:
@@ -508,34 +553,36 @@ class HummelQuest(Ruleset):
             return Shot(shooter, None, key, None, info)
         return Illegal("structure out of reach (sight, range or Firepower)")
 
-    def ram_shot(self, b: BoardView, attacker: int, target: Any) -> Shot | Illegal:
+    def ram_shot(self, battle: BoardView, attacker: int, target: object) -> Shot | Illegal:
         """The ram ``attacker`` -> ``target`` (§12), or why not: the attacker can act and has not moved this turn,
         the target is an enemy tank on the board (any state), and :func:`ram_legal` holds."""
-        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(b.tanks):
+        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(battle.tanks):
             return Illegal("ram target is not a tank")
-        a, t = b.tanks[attacker], b.tanks[target]
+        a, t = battle.tanks[attacker], battle.tanks[target]
         if not self.can_act(a):
             return Illegal("attacker cannot ram (out or panicked)")
         if int(a.rules_state.get("moved_hexes", 0)) > 0:
             return Illegal("attacker has moved this turn")
-        if t.side == a.side or not self.on_board(t):
+        th = self.board_hex(t)
+        if t.side == a.side or th is None:
             return Illegal("ram target is not an enemy tank on the board")
-        s = self.speed_hexes(b, attacker)
-        if not ram_legal(self.board(b), a.hex, t.hex, s):
+        ah = _hex(a)
+        s = self.speed_hexes(battle, attacker)
+        if not ram_legal(self.board(battle), ah, th, s):
             return Illegal("ram out of reach (half Speed to Speed, clear straight line)")
-        key = self.ram_key(b, attacker, target)
-        return Shot(attacker, target, key, None, {"attack": "ram", "distance": distance(a.hex, t.hex),
-                                                  "line": ram_line(a.hex, t.hex)})
+        key = self.ram_key(battle, attacker, target)
+        return Shot(attacker, target, key, None, {"attack": "ram", "distance": distance(ah, th),
+                                                  "line": ram_line(ah, th)})
 
-    def ram_key(self, b: BoardView, attacker: int, target: int) -> RamKey:
+    def ram_key(self, battle: BoardView, attacker: int, target: int) -> RamKey:
         """The :class:`RamKey` of a ram (§12.2, §12.3): pool, capped TN, both damages (``strike_mod`` 0)."""
-        o = self._opts(b)
-        a, t = b.tanks[attacker].vehicle, b.tanks[target].vehicle
+        o = self._opts(battle)
+        a, t = battle.tanks[attacker].vehicle, battle.tanks[target].vehicle
         applies = t.size >= a.size
         ret = ram_damage(t.derived.damage_from_strike, 0, a.dur, a.size) if applies else 0
         return RamKey(pool=a.derived.interaction_pool, tn=min(o.ram_tn_cap, t.derived.tn_to_be_struck),
                       damage=ram_damage(a.derived.damage_from_strike, 0, t.dur, t.size), return_damage=ret,
-                      target_dt=self.dt(b.tanks[target]), attacker_dt=self.dt(b.tanks[attacker]),
+                      target_dt=self.dt(battle.tanks[target]), attacker_dt=self.dt(battle.tanks[attacker]),
                       ones_tens=o.pool_ones_tens_rule, ost_hit_threshold_dt=o.ost_hit_threshold_dt,
                       ost_hit_timing=o.ost_hit_timing, return_applies=applies)
 
@@ -568,15 +615,15 @@ class HummelQuest(Ruleset):
         weapons = tuple(WeaponKey(**dict(w)) for w in key.get("weapons", ()))
         return self.odds(ShotKey(weapons=weapons, **fields))
 
-    def shot_params(self, b: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
+    def shot_params(self, battle: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         """The §17.1 parameters of the shot ``shooter`` -> ``target`` for its first firing weapon (the odds command
         takes one weapon)."""
-        sh = self.shot(b, shooter, target)
+        sh = self.shot(battle, shooter, target)
         if isinstance(sh, Illegal):
             return sh
-        if sh.info.get("attack") != "shot":
+        if sh.info.get("attack") != "shot" or not isinstance(sh.key, ShotKey):
             return Illegal("not a shot at a tank")
-        s, t = b.tanks[shooter].vehicle, b.tanks[target].vehicle
+        s, t = battle.tanks[shooter].vehicle, battle.tanks[target].vehicle
         w = s.weapon(sh.info["weapons"][0])
         return {"mode": "shot", "reality_com": s.abilities.reality_com, "to_hit": s.derived.to_hit,
                 "roll_mod": sh.info["roll_mod"], "range_m": sh.info["range_m"], "target_size": t.size,
@@ -587,11 +634,12 @@ class HummelQuest(Ruleset):
                 "target_dt": sh.key.target_dt}
 
     # --- resolution (emits) -----------------------------------------------------------------------------------
-    def resolve(self, b: Battle, shot: Shot, dice: DiceSource) -> None:
+    def resolve(self, battle: Battle, shot: Shot, dice: DiceSource) -> None:
         """Roll ``shot`` through the stages of :mod:`.odds`, emit its events, then run the OST event
-        queue (§10).  A ram resolved here (outside play) takes the default evasion (§12.3)."""
+        queue (§10).  A ram resolved here (outside play) takes the default evasion (§12.3).  Raises ``TypeError``
+        for a shot this rule set did not make (its key neither a :class:`ShotKey` nor a :class:`RamKey`)."""
         if isinstance(shot.key, RamKey):
-            gen = self._ram(b, dice, shot)
+            gen = self._ram(battle, dice, shot)
             try:
                 d = next(gen)
                 while True:
@@ -600,25 +648,28 @@ class HummelQuest(Ruleset):
                 pass
             return
         if shot.info.get("attack") == "structure":
-            self._resolve_structure(b, shot, dice)
+            self._resolve_structure(battle, shot, dice)
             return
-        o = self._opts(b)
-        t = b.tanks[shot.target]
-        roll = hq_odds.roll_attack(shot.key, dice)
+        key, tid = shot.key, shot.target
+        if not isinstance(key, ShotKey) or tid is None:
+            raise TypeError(f"hummel_quest: not a shot at a tank of this rule set: {shot!r}")
+        o = self._opts(battle)
+        t = battle.tanks[tid]
+        roll = hq_odds.roll_attack(key, dice)
         eff = hq_odds.damage_effect(self.dt(t), self.ost(t), roll.damage, roll.any_hit,
                                     threshold=o.ost_hit_threshold_dt, timing=o.ost_hit_timing, loss=o.ost_hit_loss,
                                     core_destroyed=roll.core_destroyed)
-        b.emit(ShotResolved(shooter=shot.shooter, target=shot.target, result="hit" if roll.any_hit else "miss",
-                            hit=roll.any_hit, kill=eff.became_incapacitated, key=shot.key.as_dict(),
-                            details=self._roll_details(shot, roll, eff)))
-        self._after_fire(b, shot)
-        queue: deque = deque()
-        self._apply_effect(b, shot.target, eff, shot.shooter, "shot", queue)
-        self._run_queue(b, queue)
+        battle.emit(ShotResolved(shooter=shot.shooter, target=shot.target, result="hit" if roll.any_hit else "miss",
+                                 hit=roll.any_hit, kill=eff.became_incapacitated, key=key.as_dict(),
+                                 details=self._roll_details(shot, key, roll, eff)))
+        self._after_fire(battle, shot)
+        queue: deque[_QueuedEvent] = deque()
+        self._apply_effect(battle, tid, eff, shot.shooter, "shot", queue)
+        self._run_queue(battle, queue)
 
     @staticmethod
-    def _roll_details(shot: Shot, roll: Any, eff: Any) -> dict:
-        return {"natural": roll.natural, "to_hit_total": roll.total, "tn": shot.key.tn, "damage": roll.damage,
+    def _roll_details(shot: Shot, key: ShotKey, roll: AttackRoll, eff: Effect) -> dict[str, Any]:
+        return {"natural": roll.natural, "to_hit_total": roll.total, "tn": key.tn, "damage": roll.damage,
                 "shots": [[s.weapon, s.index, s.natural, s.hit, list(s.rolls), s.damage] for s in roll.shots],
                 "overkill": [list(x) for x in roll.overkill_rolls], "dt_after": eff.dt_after,
                 "range": shot.info.get("range_hexes"), "face": shot.face,
@@ -626,156 +677,166 @@ class HummelQuest(Ruleset):
                 **{k: v for k, v in shot.info.items() if k in ("range_m", "band", "indirect", "visibility",
                                                               "half_cover", "aspect", "weapons", "roll_mod")}}
 
-    def _after_fire(self, b: Battle, shot: Shot) -> None:
+    def _after_fire(self, battle: Battle, shot: Shot) -> None:
         """Reload bookkeeping (§7.4: fired in round r, ready in round r + reload + 1) and the used sights focus."""
-        s = b.tanks[shot.shooter]
-        rnd = max(1, int(getattr(b, "turn", 1) or 1))
+        s = battle.tanks[shot.shooter]
+        rnd = max(1, int(getattr(battle, "turn", 1) or 1))
         for wid in shot.info.get("weapons", ()):
             w = s.vehicle.weapon(wid)
             if w.reload > 0:
-                b.emit(TankStateSet(s.tank_id, f"ready.{wid}", rnd + w.reload + 1))
+                battle.emit(TankStateSet(s.tank_id, f"ready.{wid}", rnd + w.reload + 1))
         if shot.target is not None and s.rules_state.get("sights_focus") == shot.target:
-            b.emit(TankStateSet(s.tank_id, "sights_focus", None))
+            battle.emit(TankStateSet(s.tank_id, "sights_focus", None))
 
-    def _resolve_structure(self, b: Battle, shot: Shot, dice: DiceSource) -> None:
+    def _resolve_structure(self, battle: Battle, shot: Shot, dice: DiceSource) -> None:
         h = shot.info["structure"]
-        roll = hq_odds.roll_attack(shot.key, dice)
-        before = shot.key.target_dt
+        key = shot.key
+        if not isinstance(key, ShotKey):
+            raise TypeError(f"hummel_quest: not a shot at a structure of this rule set: {shot!r}")
+        roll = hq_odds.roll_attack(key, dice)
+        before = key.target_dt
         after = max(0, before - roll.damage)
-        b.emit(ShotResolved(shooter=shot.shooter, target=None, result="hit", hit=True, kill=after == 0,
-                            key=shot.key.as_dict(),
-                            details={"structure": [h.q, h.r], "damage": roll.damage, "dt_after": after,
-                                     "shots": [[s.weapon, s.index, list(s.rolls), s.damage] for s in roll.shots],
-                                     "indirect": shot.info["indirect"]}))
-        self._after_fire(b, shot)
+        battle.emit(ShotResolved(shooter=shot.shooter, target=None, result="hit", hit=True, kill=after == 0,
+                                 key=key.as_dict(),
+                                 details={"structure": [h.q, h.r], "damage": roll.damage, "dt_after": after,
+                                          "shots": [[s.weapon, s.index, list(s.rolls), s.damage] for s in roll.shots],
+                                          "indirect": shot.info["indirect"]}))
+        self._after_fire(battle, shot)
         if after != before:
-            b.emit(BattleStateSet(f"structure_dt:{h.q},{h.r}", after))
+            battle.emit(BattleStateSet(f"structure_dt:{h.q},{h.r}", after))
         if after == 0:
-            b.emit(RuleEvent("structure_destroyed", shot.shooter, {"hex": [h.q, h.r]}))
-            b.emit(TerrainChanged(h, "rubble"))
+            battle.emit(RuleEvent("structure_destroyed", shot.shooter, {"hex": [h.q, h.r]}))
+            battle.emit(TerrainChanged(h, "rubble"))
 
-    def _apply_effect(self, b: Battle, tid: int, eff: Any, by: int | None, cause: str, queue: deque) -> None:
+    def _apply_effect(self, battle: Battle, tid: int, eff: Effect, by: int | None, cause: str,
+                      queue: deque[_QueuedEvent]) -> None:
         """Emit an :class:`~.odds.Effect` on tank ``tid`` and queue its DT-0 / OST-0 events (§10)."""
-        t = b.tanks[tid]
+        t = battle.tanks[tid]
         if eff.dt_after != eff.dt_before:
-            b.emit(TankStateSet(tid, "dt", eff.dt_after))
+            battle.emit(TankStateSet(tid, "dt", eff.dt_after))
         if eff.became_incapacitated:
-            b.emit(TankStateSet(tid, "incapacitated", True))
-            b.emit(StatusChanged(tid, Status.INCAPACITATED, cause, by))
-            queue.append(("incapacitated", tid, t.hex))
+            battle.emit(TankStateSet(tid, "incapacitated", True))
+            battle.emit(StatusChanged(tid, Status.INCAPACITATED, cause, by))
+            queue.append(("incapacitated", tid, _hex(t)))
         if eff.core_destroyed and not t.rules_state.get("core_destroyed"):
-            b.emit(TankStateSet(tid, "core_destroyed", True))
-            b.emit(RuleEvent("core_destroyed", tid, {"by": by}))
+            battle.emit(TankStateSet(tid, "core_destroyed", True))
+            battle.emit(RuleEvent("core_destroyed", tid, {"by": by}))
         if eff.ost_loss:
-            b.emit(RuleEvent("ost_loss", tid, {"cause": cause, "loss": eff.ost_loss, "ost": eff.ost_after,
-                                               "by": by}))
-            b.emit(TankStateSet(tid, "ost", eff.ost_after))
+            battle.emit(RuleEvent("ost_loss", tid, {"cause": cause, "loss": eff.ost_loss, "ost": eff.ost_after,
+                                                    "by": by}))
+            battle.emit(TankStateSet(tid, "ost", eff.ost_after))
         if eff.became_panicked:
-            self._panic(b, tid, cause, queue)
+            self._panic(battle, tid, cause, queue)
 
-    def _panic(self, b: Battle, tid: int, cause: str, queue: deque) -> None:
-        t = b.tanks[tid]
-        b.emit(TankStateSet(tid, "panicked", True))
-        b.emit(RuleEvent("panic", tid, {"cause": cause, "hex": [t.hex.q, t.hex.r]}))
-        queue.append(("panicked", tid, t.hex))
+    def _panic(self, battle: Battle, tid: int, cause: str, queue: deque[_QueuedEvent]) -> None:
+        h = _hex(battle.tanks[tid])
+        battle.emit(TankStateSet(tid, "panicked", True))
+        battle.emit(RuleEvent("panic", tid, {"cause": cause, "hex": [h.q, h.r]}))
+        queue.append(("panicked", tid, h))
 
-    def _run_queue(self, b: Battle, queue: deque) -> None:
+    def _run_queue(self, battle: Battle, queue: deque[_QueuedEvent]) -> None:
         """The FIFO event queue of §10: for each event, witnesses (ascending id) each lose ``ost_witness_loss``
         (a witness reaching 0 panics and queues its own event); a ``panicked`` event then makes its tank flee at
         once unless it was incapacitated meanwhile.  Witness: same side, not the tank itself, not incapacitated,
         OST above 0, LOS to the event hex when the event is processed (option ``witness_requires_los``)."""
-        o = self._opts(b)
+        o = self._opts(battle)
         while queue:
             kind, tid, h = queue.popleft()
-            subject = b.tanks[tid]
-            board = self.board(b)
-            for w in b.tanks:
-                if w.side != subject.side or w.tank_id == tid or self.is_out(w) or self.ost(w) <= 0:
+            subject = battle.tanks[tid]
+            board = self.board(battle)
+            for w in battle.tanks:
+                if w.side != subject.side or w.tank_id == tid:
                     continue
-                if o.witness_requires_los and not self.los(b, w.hex, h, board):
+                wh = self.hex_in_play(w)
+                if wh is None or self.ost(w) <= 0:
+                    continue
+                if o.witness_requires_los and not self.los(battle, wh, h, board):
                     continue
                 new = max(0, self.ost(w) - o.ost_witness_loss)
-                b.emit(RuleEvent("ost_loss", w.tank_id, {"cause": "witness", "event": kind, "of": tid,
-                                                         "loss": self.ost(w) - new, "ost": new}))
-                b.emit(TankStateSet(w.tank_id, "ost", new))
+                battle.emit(RuleEvent("ost_loss", w.tank_id, {"cause": "witness", "event": kind, "of": tid,
+                                                              "loss": self.ost(w) - new, "ost": new}))
+                battle.emit(TankStateSet(w.tank_id, "ost", new))
                 if new == 0:
-                    self._panic(b, w.tank_id, "witness", queue)
+                    self._panic(battle, w.tank_id, "witness", queue)
             if kind == "panicked" and not self.is_out(subject) and self.ost(subject) <= 0:
-                self._flee(b, tid)
+                self._flee(battle, tid)
 
-    def _counted_enemies(self, b: BoardView, tid: int) -> list[Hex]:
+    def _counted_enemies(self, battle: BoardView, tid: int) -> list[Hex]:
         """Enemies counted by a flee move (§11.2, ``flee_counts``)."""
-        o = self._opts(b)
-        t = b.tanks[tid]
-        es = [e for e in b.tanks if e.side != t.side and not self.is_out(e)]
+        o = self._opts(battle)
+        t = battle.tanks[tid]
+        es = [h for e in battle.tanks if e.side != t.side and (h := self.hex_in_play(e)) is not None]
         if o.flee_counts == "visible":
-            board = self.board(b)
-            eyes = [a for a in b.tanks if a.side == t.side and not self.is_out(a)]
-            es = [e for e in es if any(self.los(b, a.hex, e.hex, board) for a in eyes)]
-        return [e.hex for e in es]
+            board = self.board(battle)
+            eyes = [h for a in battle.tanks if a.side == t.side and (h := self.hex_in_play(a)) is not None]
+            es = [eh for eh in es if any(self.los(battle, ah, eh, board) for ah in eyes)]
+        return es
 
-    def flee_plan(self, b: BoardView, tid: int) -> FleePlan:
+    def flee_plan(self, battle: BoardView, tid: int) -> FleePlan:
         """The flee move tank ``tid`` would make now (§11.2)."""
-        t = b.tanks[tid]
-        return flee_plan(self.board(b), t.hex, self.speed_hexes(b, tid), self._counted_enemies(b, tid),
-                         leaves_map_at_edge=self._opts(b).panic_leaves_map_at_edge)
+        here = _hex(battle.tanks[tid])
+        return flee_plan(self.board(battle), here, self.speed_hexes(battle, tid), self._counted_enemies(battle, tid),
+                         leaves_map_at_edge=self._opts(battle).panic_leaves_map_at_edge)
 
-    def _flee(self, b: Battle, tid: int) -> None:
+    def _flee(self, battle: Battle, tid: int) -> None:
         """Emit a flee move (§11.2): a ``flee`` RuleEvent, one ``Moved`` per hex (the hull turning by the default
         facing rule at each step), and ``fled`` status when it ends on an edge hex."""
-        plan = self.flee_plan(b, tid)
-        b.emit(RuleEvent("flee", tid, {"sector_counts": list(plan.sector_counts), "direction": plan.direction,
-                                       "aim_hex": None if plan.aim_hex is None else list(plan.aim_hex),
-                                       "path": [list(h) for h in plan.path], "left_map": plan.left_map}))
-        self._walk(b, tid, plan.path)
+        plan = self.flee_plan(battle, tid)
+        battle.emit(RuleEvent("flee", tid, {"sector_counts": list(plan.sector_counts), "direction": plan.direction,
+                                            "aim_hex": None if plan.aim_hex is None else list(plan.aim_hex),
+                                            "path": [list(h) for h in plan.path], "left_map": plan.left_map}))
+        self._walk(battle, tid, plan.path)
         if plan.left_map:
-            b.emit(TankStateSet(tid, "fled", True))
-            b.emit(StatusChanged(tid, Status.FLED, "fled off the map", None))
+            battle.emit(TankStateSet(tid, "fled", True))
+            battle.emit(StatusChanged(tid, Status.FLED, "fled off the map", None))
 
-    def _walk(self, b: Battle, tid: int, path: Iterable[Hex]) -> None:
-        t = b.tanks[tid]
+    def _walk(self, battle: Battle, tid: int, path: Iterable[Hex]) -> None:
+        t = battle.tanks[tid]
         for h in path:
-            k = direction_to(t.hex, h)
-            b.emit(Moved(tid, Hex(*h), default_facing(t.facing, k), 1))
+            k = direction_to(_hex(t), h)
+            battle.emit(Moved(tid, Hex(*h), default_facing(t.facing, k), 1))
 
-    def _ram(self, b: Battle, dice: DiceSource, shot: Shot) -> Generator[Decision, Action | None, None]:
+    def _ram(self, battle: Battle, dice: DiceSource, shot: Shot) -> Generator[Decision, Action | None, None]:
         """Resolve a ram (§12): the Interaction pool (and overkill 2d10) via :func:`hq_odds.roll_ram`; the rammer
         drives the line to its last intermediate hex (``Moved`` events before the ``ShotResolved``); on a miss the
         target evades (decision ``evade`` to its side, the rammer's hex closed, §12.3) and the rammer steps into its
         old hex, or stays if the target cannot leave; on a collision both damages apply, then the OST step and the
         event queue."""
-        o = self._opts(b)
-        aid, tid = shot.shooter, shot.target
-        a, t = b.tanks[aid], b.tanks[tid]
-        key: RamKey = shot.key
-        line = ram_line(a.hex, t.hex)
-        d = distance(a.hex, t.hex)
-        b.emit(RuleEvent("ram", aid, {"target": tid, "distance": d, "line": [list(h) for h in line]}))
+        o = self._opts(battle)
+        aid, tid, key = shot.shooter, shot.target, shot.key
+        if not isinstance(key, RamKey) or tid is None:
+            raise TypeError(f"hummel_quest: not a ram of this rule set: {shot!r}")
+        a, t = battle.tanks[aid], battle.tanks[tid]
+        ah, th = _hex(a), _hex(t)
+        line = ram_line(ah, th)
+        d = distance(ah, th)
+        battle.emit(RuleEvent("ram", aid, {"target": tid, "distance": d, "line": [list(h) for h in line]}))
         roll = hq_odds.roll_ram(key, dice)
         # A has finished its move when the check is made (§12.3): it drives the line to its last intermediate hex
         # (stays put if adjacent) before the result; during an evasion it stands there, and the hexes it drove
         # through are open to T again.
-        self._walk(b, aid, line)
+        self._walk(battle, aid, line)
         if not roll.collision:
-            b.emit(ShotResolved(shooter=aid, target=tid, result="evaded", hit=False, kill=False, key=key.as_dict(),
-                                details={"attack": "ram", "rolls": list(roll.check.rolls), "range": d,
-                                         "successes": roll.check.successes, "how": roll.check.how}))
-            old = t.hex
-            steps = self.speed_hexes(b, tid) // 2
-            opts = {}
+            battle.emit(ShotResolved(shooter=aid, target=tid, result="evaded", hit=False, kill=False, key=key.as_dict(),
+                                     details={"attack": "ram", "rolls": list(roll.check.rolls), "range": d,
+                                              "successes": roll.check.successes, "how": roll.check.how}))
+            old = _hex(t)
+            steps = self.speed_hexes(battle, tid) // 2
+            opts: dict[Hex, tuple[int, list[Hex]]] = {}
             if not self.incapacitated(t) and steps >= 1:
-                opts = evade_options(self.board(b), old, steps)
+                opts = evade_options(self.board(battle), old, steps)
             if opts:
                 dflt = evade_default(opts, old)
+                assert dflt is not None  # evade_default answers None only when there is no option
 
-                def now(old=old, steps=steps) -> dict:
+                def now(old: Hex = old, steps: int = steps) -> dict[Hex, tuple[int, list[Hex]]]:
                     # asked when legality is asked, so a side's view of the board (agents.observation) answers
                     # without the enemies that side cannot see
-                    return evade_options(self.board(b), old, steps)
+                    return evade_options(self.board(battle), old, steps)
 
                 legal = Legal(contains=lambda x: isinstance(x, Pass) or (isinstance(x, Step) and x.actor == tid
                                                                           and as_hex(x.to) in now()),
-                              reachable=lambda _a: now())
+                              reachable=lambda _a: _as_states(now()))
                 # the default is Pass, "no hex given" (evade_default applies): a default Step to the farthest hex
                 # would tell the evading side where its unseen enemies are not
                 act = yield Decision(t.side, "evade", (tid,), legal, Pass(tid),
@@ -783,44 +844,47 @@ class HummelQuest(Ruleset):
                                       "rammer_hex": a.hex})
                 dest = as_hex(act.to) if isinstance(act, Step) and legal.contains(act) else dflt
                 path = [as_hex(h) for h in opts[dest][1][1:]]
-                b.emit(RuleEvent("evade", tid, {"rammer": aid, "path": [list(h) for h in path]}))
-                self._walk(b, tid, path)
-                self._walk(b, aid, [old])
-            b.emit(TankStateSet(aid, "moved_hexes", d))
+                battle.emit(RuleEvent("evade", tid, {"rammer": aid, "path": [list(h) for h in path]}))
+                self._walk(battle, tid, path)
+                self._walk(battle, aid, [old])
+            battle.emit(TankStateSet(aid, "moved_hexes", d))
             return
-        b.emit(TankStateSet(aid, "moved_hexes", d))
+        battle.emit(TankStateSet(aid, "moved_hexes", d))
         tgt, att = hq_odds.ram_effect(roll, target_dt=self.dt(t), target_ost=self.ost(t), attacker_dt=self.dt(a),
                                       attacker_ost=self.ost(a), threshold=o.ost_hit_threshold_dt,
                                       timing=o.ost_hit_timing, loss=o.ost_hit_loss,
                                       return_costs_ost=o.ram_return_costs_ost)
-        b.emit(ShotResolved(shooter=aid, target=tid, result="collision", hit=True, kill=tgt.became_incapacitated,
-                            key=key.as_dict(),
-                            details={"attack": "ram", "rolls": list(roll.check.rolls), "range": d,
-                                     "successes": roll.check.successes, "how": roll.check.how,
-                                     "damage": roll.damage, "return_damage": roll.return_damage,
-                                     "overkill": [list(x) for x in roll.overkill_rolls],
-                                     "dt_after": tgt.dt_after, "attacker_dt_after": att.dt_after}))
-        queue: deque = deque()
-        self._apply_effect(b, tid, tgt, aid, "ram", queue)
-        self._apply_effect(b, aid, att, tid, "ram_return", queue)
-        self._run_queue(b, queue)
+        battle.emit(ShotResolved(shooter=aid, target=tid, result="collision", hit=True, kill=tgt.became_incapacitated,
+                                 key=key.as_dict(),
+                                 details={"attack": "ram", "rolls": list(roll.check.rolls), "range": d,
+                                          "successes": roll.check.successes, "how": roll.check.how,
+                                          "damage": roll.damage, "return_damage": roll.return_damage,
+                                          "overkill": [list(x) for x in roll.overkill_rolls],
+                                          "dt_after": tgt.dt_after, "attacker_dt_after": att.dt_after}))
+        queue: deque[_QueuedEvent] = deque()
+        self._apply_effect(battle, tid, tgt, aid, "ram", queue)
+        self._apply_effect(battle, aid, att, tid, "ram_return", queue)
+        self._run_queue(battle, queue)
 
     # --- movement ---------------------------------------------------------------------------------------------
-    def reachable(self, b: BoardView, tank: int, budget: int) -> dict:
+    def reachable(self, battle: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list[Hex]]]:
         """``{hex: (hexes moved, path)}`` within ``budget`` steps through on-map, passable, empty hexes (§4);
-        turning is free, so the state is the hex alone."""
-        t = b.tanks[tank]
-        board = self.board(b)
-        succ = lambda h: [(n, 1) for n in h.neighbours() if board.enterable(n)]
-        return bounded_dijkstra(t.hex, succ, max(0, budget))
+        turning is free, so the state is the hex alone.  Raises ``ValueError`` for a tank not on the board."""
+        start = _hex(battle.tanks[tank])
+        board = self.board(battle)
 
-    def plan_to(self, b: BoardView, tank: int, path: list, then: Action | None = None, end_status: str | None = None
-                ) -> Plan:
+        def succ(h: Hex) -> list[tuple[Hex, int]]:
+            return [(n, 1) for n in h.neighbours() if board.enterable(n)]
+
+        return _as_states(bounded_dijkstra(start, succ, max(0, budget)))
+
+    def plan_to(self, battle: BoardView, tank: int, path: Sequence[tuple[int, int]], then: Action | None = None,
+                end_status: str | None = None) -> Plan:
         """A :class:`Plan` of ``Step`` actions along ``path`` (from :meth:`reachable`)."""
         return Plan(tank, tuple(Step(tank, as_hex(h)) for h in path[1:]), then=then, end_status=end_status)
 
     # --- the round (§3, §4, §11) ------------------------------------------------------------------------------
-    def initiative(self, b: Battle, dice: DiceSource) -> list[int]:
+    def initiative(self, battle: Battle, dice: DiceSource) -> list[int]:
         """Roll initiative for the round (§3) and return the turn order.
 
         Every tank not out rolls d10 + Reflexes (+ ``ambush_initiative_bonus`` for the ambushing side in round 1),
@@ -828,9 +892,9 @@ class HummelQuest(Ruleset):
         id, higher first), repeated among those still tied; tied groups are settled from the highest total down.
         Emits one ``initiative`` RuleEvent carrying the rolls.
         """
-        o = self._opts(b)
-        rnd = int(getattr(b, "turn", 1) or 1)
-        entrants = [t for t in b.tanks if not self.is_out(t)]
+        o = self._opts(battle)
+        rnd = int(getattr(battle, "turn", 1) or 1)
+        entrants = [t for t in battle.tanks if not self.is_out(t)]
         totals: dict[int, int] = {}
         rolls: list[list[int]] = []
         for t in entrants:
@@ -850,185 +914,190 @@ class HummelQuest(Ruleset):
                 out += settle([i for i in sorted(ids) if rr[i] == v])
             return out
 
-        keyf = lambda i: (totals[i], b.tanks[i].vehicle.abilities.reflexes)
+        keyf = lambda i: (totals[i], battle.tanks[i].vehicle.abilities.reflexes)
         order: list[int] = []
         for k in sorted({keyf(i) for i in totals}, reverse=True):
             order += settle(sorted(i for i in totals if keyf(i) == k))
-        b.emit(RuleEvent("initiative", None, {"round": rnd, "rolls": rolls, "rolloffs": rolloffs,
-                                              "order": order}))
+        battle.emit(RuleEvent("initiative", None, {"round": rnd, "rolls": rolls, "rolloffs": rolloffs,
+                                                   "order": order}))
         return order
 
-    def play_turn(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+    def play_turn(self, battle: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One round (§3): initiative, then each tank's turn in that order; the victory test after every turn
         ends the round early when the battle is decided (the engine then ends it)."""
-        o = self._opts(b)
-        rnd = int(getattr(b, "turn", 1) or 1)
-        order = self.initiative(b, dice)
+        o = self._opts(battle)
+        rnd = int(getattr(battle, "turn", 1) or 1)
+        order = self.initiative(battle, dice)
         ambushed = None if o.ambushing_side is None else 1 - o.ambushing_side
         for tid in order:
-            if b.ended:
+            if battle.ended:
                 return
-            t = b.tanks[tid]
+            t = battle.tanks[tid]
             if self.is_out(t):
                 continue
             if rnd == 1 and t.side == ambushed:
                 continue
-            yield from self._turn(b, dice, tid)
-            if self._decided(b):
+            yield from self._turn(battle, dice, tid)
+            if self._decided(battle):
                 return
 
-    def _decided(self, b: BoardView) -> bool:
-        return self._elimination(b) is not None
+    def _decided(self, battle: BoardView) -> bool:
+        return self._elimination(battle) is not None
 
-    def _turn(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
-        t = b.tanks[tid]
-        b.emit(BattleStateSet("active", tid))
+    def _turn(self, battle: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+        t = battle.tanks[tid]
+        battle.emit(BattleStateSet("active", tid))
         if t.rules_state.get("moved_hexes", 0):
-            b.emit(TankStateSet(tid, "moved_hexes", 0))
+            battle.emit(TankStateSet(tid, "moved_hexes", 0))
         try:
             if self.ost(t) <= 0:
-                b.emit(Activated(t.side, tid, "panicked"))
-                self._panic_turn(b, dice, tid)
+                battle.emit(Activated(t.side, tid, "panicked"))
+                self._panic_turn(battle, dice, tid)
             else:
-                yield from self._normal_turn(b, dice, tid)
-            self._expire_focus(b, tid)
+                yield from self._normal_turn(battle, dice, tid)
+            self._expire_focus(battle, tid)
         finally:
-            if not b.ended:
-                b.emit(BattleStateSet("active", None))
+            if not battle.ended:
+                battle.emit(BattleStateSet("active", None))
 
-    def _panic_turn(self, b: Battle, dice: DiceSource, tid: int) -> None:
+    def _panic_turn(self, battle: Battle, dice: DiceSource, tid: int) -> None:
         """§11.1: Mentality pool check (TN ``panic_check_tn``, ``panic_check_successes``); pass -> OST 1, no move
         and no action; fail -> flee move, nothing else."""
-        o = self._opts(b)
-        t = b.tanks[tid]
+        o = self._opts(battle)
+        t = battle.tanks[tid]
         r = hq_odds.roll_pool(dice, t.vehicle.abilities.mentality, o.panic_check_tn, o.panic_check_successes,
                               o.pool_ones_tens_rule, "mentality")
-        b.emit(RuleEvent("mentality_check", tid, {"rolls": list(r.rolls), "successes": r.successes,
-                                                  "passed": r.passed, "how": r.how}))
+        battle.emit(RuleEvent("mentality_check", tid, {"rolls": list(r.rolls), "successes": r.successes,
+                                                       "passed": r.passed, "how": r.how}))
         if r.passed:
-            b.emit(TankStateSet(tid, "ost", 1))
-            b.emit(TankStateSet(tid, "panicked", False))
-            b.emit(RuleEvent("recover", tid, {"ost": 1}))
+            battle.emit(TankStateSet(tid, "ost", 1))
+            battle.emit(TankStateSet(tid, "panicked", False))
+            battle.emit(RuleEvent("recover", tid, {"ost": 1}))
         else:
-            self._flee(b, tid)
+            self._flee(battle, tid)
 
-    def _expire_focus(self, b: Battle, tid: int) -> None:
+    def _expire_focus(self, battle: Battle, tid: int) -> None:
         """A sights focus lasts until the end of the tank's next turn (§7.6)."""
-        t = b.tanks[tid]
-        rnd = int(getattr(b, "turn", 1) or 1)
+        t = battle.tanks[tid]
+        rnd = int(getattr(battle, "turn", 1) or 1)
         fr = t.rules_state.get("sights_focus_round")
         if t.rules_state.get("sights_focus") is not None and fr is not None and fr < rnd:
-            b.emit(TankStateSet(tid, "sights_focus", None))
+            battle.emit(TankStateSet(tid, "sights_focus", None))
 
-    def _ram_targets(self, b: BoardView, tid: int) -> tuple[int, ...]:
-        return tuple(e.tank_id for e in b.tanks if e.side != b.tanks[tid].side
-                     and not isinstance(self.ram_shot(b, tid, e.tank_id), Illegal))
+    def _ram_targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
+        return tuple(e.tank_id for e in battle.tanks if e.side != battle.tanks[tid].side
+                     and not isinstance(self.ram_shot(battle, tid, e.tank_id), Illegal))
 
-    def _targets(self, b: BoardView, tid: int) -> tuple[int, ...]:
+    def _targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
         """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed)."""
-        return tuple(e.tank_id for e in b.tanks if e.side != b.tanks[tid].side and not self.is_out(e)
-                     and not isinstance(self.shot(b, tid, e.tank_id), Illegal))
+        return tuple(e.tank_id for e in battle.tanks if e.side != battle.tanks[tid].side and not self.is_out(e)
+                     and not isinstance(self.shot(battle, tid, e.tank_id), Illegal))
 
-    def _modes(self, b: BoardView, tid: int) -> tuple[str, ...]:
+    def _modes(self, battle: BoardView, tid: int) -> tuple[str, ...]:
         modes = ["hold", "fire", "move", "move_and_fire"]
-        if self._ram_targets(b, tid):
+        if self._ram_targets(battle, tid):
             modes.append("ram")
         return tuple(modes)
 
-    def _specials(self, b: BoardView, tid: int) -> tuple[str, ...]:
+    def _specials(self, battle: BoardView, tid: int) -> tuple[str, ...]:
         out = []
-        if b.tanks[tid].vehicle.features.artillery_sights:
+        if battle.tanks[tid].vehicle.features.artillery_sights:
             out.append("focus")
-        if self._opts(b).intimidation:
+        if self._opts(battle).intimidation:
             out.append("intimidate")
         return tuple(out)
 
-    def _ram_ok(self, b: BoardView, tid: int, a: Action) -> bool:
-        return isinstance(a, Ram) and a.actor == tid and not isinstance(self.ram_shot(b, tid, a.target), Illegal)
+    def _ram_ok(self, battle: BoardView, tid: int, a: Action) -> bool:
+        return isinstance(a, Ram) and a.actor == tid and not isinstance(self.ram_shot(battle, tid, a.target), Illegal)
 
-    def _normal_turn(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
-        t = b.tanks[tid]
-        s = self.speed_hexes(b, tid)
-        modes = self._modes(b, tid)
+    def _normal_turn(self, battle: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+        t = battle.tanks[tid]
+        s = self.speed_hexes(battle, tid)
+        modes = self._modes(battle, tid)
         legal = Legal(contains=lambda a: (isinstance(a, Activate) and a.actor == tid and a.mode in modes)
-                      or self._ram_ok(b, tid, a),
-                      modes=modes, targets=lambda _a: self._targets(b, tid),
-                      reachable=lambda _a: self.reachable(b, tid, s), specials=self._specials(b, tid))
+                      or self._ram_ok(battle, tid, a),
+                      modes=modes, targets=lambda _a: self._targets(battle, tid),
+                      reachable=lambda _a: self.reachable(battle, tid, s), specials=self._specials(battle, tid))
         act = yield Decision(t.side, "activate", (tid,), legal, Activate(tid, "hold"),
-                             {"round": b.turn, "modes": {tid: modes}, "speed_hexes": s,
+                             {"round": battle.turn, "modes": {tid: modes}, "speed_hexes": s,
                               "half_speed": half_speed(s)})
         if act is None or not legal.contains(act):
             act = Activate(tid, "hold")
-        yield from self._activated(b, dice, tid, act)
+        yield from self._activated(battle, dice, tid, act)
 
-    def _activated(self, b: Battle, dice: DiceSource, tid: int, act: Action
+    def _activated(self, battle: Battle, dice: DiceSource, tid: int, act: Action
                    ) -> Generator[Decision, Action | None, None]:
         """The tank's turn after its ``activate`` answer ``act`` (a legal ``Activate`` or ``Ram``), §4."""
-        t = b.tanks[tid]
+        t = battle.tanks[tid]
         if isinstance(act, Ram):
-            b.emit(Activated(t.side, tid, "ram"))
-            yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
+            battle.emit(Activated(t.side, tid, "ram"))
+            yield from self._ram(battle, dice, _checked(self.ram_shot(battle, tid, act.target)))
             return
+        if not isinstance(act, Activate):
+            raise TypeError(f"hummel_quest: an activation is answered by Activate or Ram, not {act!r}")
         mode = act.mode
-        b.emit(Activated(t.side, tid, mode))
+        battle.emit(Activated(t.side, tid, mode))
         if mode == "hold":
             return
         if mode == "ram":
-            yield from self._ram_decision(b, dice, tid)
+            yield from self._ram_decision(battle, dice, tid)
             return
         chosen: Action | None = None
         if mode in ("move", "move_and_fire"):
-            rammed, chosen = yield from self._move(b, dice, tid, mode)
+            rammed, chosen = yield from self._move(battle, dice, tid, mode)
             if rammed:
                 return
         if mode in ("fire", "move_and_fire") and self.can_act(t):
-            yield from self._attack(b, dice, tid, chosen)
+            yield from self._attack(battle, dice, tid, chosen)
 
-    def strength(self, b: BoardView, tank: int, damage: int = 0) -> Fraction:
+    def strength(self, battle: BoardView, tank: int, damage: int = 0) -> Fraction:
         """Search hook (:meth:`sim.rules.base.Ruleset.strength`): the DT a tank keeps after ``damage`` more points,
         over its stat block's DT (§5, §9); 0 once it is out (§15)."""
-        t = b.tanks[tank]
+        t = battle.tanks[tank]
         if self.is_out(t):
             return Fraction(0)
         return Fraction(max(0, min(self.dt(t), t.vehicle.dt) - damage), max(1, t.vehicle.dt))
 
-    def play_activation(self, b: Battle, dice: DiceSource, side: int, action: Action
+    def play_activation(self, battle: Battle, dice: DiceSource, side: int, action: Action
                         ) -> Generator[Decision, Action | None, None]:
         """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): the rest of the turn of ``action.actor``
         after its ``activate`` decision answered ``action`` (a legal ``Activate`` or ``Ram``): the same code as in
         play (move, attack, ram and evasion decisions, the OST cascade), then the end of the tank's turn (§3); the
-        turns of the tanks after it in the round are not played."""
+        turns of the tanks after it in the round are not played.  Raises ``ValueError`` for an action naming no
+        tank and ``TypeError`` for one that is neither an ``Activate`` nor a ``Ram``."""
         tid = action.actor
-        yield from self._activated(b, dice, tid, action)
-        self._expire_focus(b, tid)
-        if not b.ended:
-            b.emit(BattleStateSet("active", None))
+        if tid is None:
+            raise ValueError(f"hummel_quest: play_activation needs an action naming its tank, not {action!r}")
+        yield from self._activated(battle, dice, tid, action)
+        self._expire_focus(battle, tid)
+        if not battle.ended:
+            battle.emit(BattleStateSet("active", None))
 
-    def _best_ram(self, b: BoardView, tid: int, targets: tuple[int, ...]) -> int:
+    def _best_ram(self, battle: BoardView, tid: int, targets: tuple[int, ...]) -> int:
         def k(x: int) -> tuple:
-            o = self.odds(self.ram_key(b, tid, x))
+            o = self.odds(self.ram_key(battle, tid, x))
             return (o.p_kill, o.expected_damage, -x)
         return max(targets, key=k)
 
-    def _ram_decision(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
-        t = b.tanks[tid]
-        targets = self._ram_targets(b, tid)
+    def _ram_decision(self, battle: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
+        t = battle.tanks[tid]
+        targets = self._ram_targets(battle, tid)
         if not targets:
             return
-        legal = Legal(contains=lambda a: isinstance(a, Pass) or self._ram_ok(b, tid, a),
+        legal = Legal(contains=lambda a: isinstance(a, Pass) or self._ram_ok(battle, tid, a),
                       targets=lambda _a: targets)
-        act = yield Decision(t.side, "ram", (tid,), legal, Ram(tid, self._best_ram(b, tid, targets)), {})
+        act = yield Decision(t.side, "ram", (tid,), legal, Ram(tid, self._best_ram(battle, tid, targets)), {})
         if isinstance(act, Ram) and legal.contains(act):
-            yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
+            yield from self._ram(battle, dice, _checked(self.ram_shot(battle, tid, act.target)))
 
-    def _move(self, b: Battle, dice: DiceSource, tid: int, mode: str
+    def _move(self, battle: Battle, dice: DiceSource, tid: int, mode: str
               ) -> Generator[Decision, Action | None, tuple[bool, Action | None]]:
         """The move of §4 step 1, one decision per step.  Returns ``(rammed, attack)``: ``rammed`` when a ram
         replaced the move and the attack; ``attack`` is a ``Fire`` or attack ``Special`` answered at a step in
         ``move_and_fire`` mode (e.g. a plan's ``then``), which ends the move and is made as the §4 step 2 attack
         without a ``fire`` decision (DECISION; ``can_fire`` stays False because the attack has its own decision)."""
-        t = b.tanks[tid]
-        s = self.speed_hexes(b, tid)
+        t = battle.tanks[tid]
+        s = self.speed_hexes(battle, tid)
         f0 = t.facing
         moved = 0
         last_k = None
@@ -1036,11 +1105,11 @@ class HummelQuest(Ruleset):
         chosen: Action | None = None
         while True:
             left = s - moved
-            board = self.board(b)
-            steps = {Step(tid, n) for n in t.hex.neighbours() if left > 0 and board.enterable(n)}
+            board = self.board(battle)
+            steps = {Step(tid, n) for n in _hex(t).neighbours() if left > 0 and board.enterable(n)}
             may_ram = moved == 0
 
-            def contains(a: Action, steps=steps, may_ram=may_ram) -> bool:
+            def contains(a: Action, steps: set[Step] = steps, may_ram: bool = may_ram) -> bool:
                 if isinstance(a, Step):
                     return a in steps
                 if isinstance(a, Pass):
@@ -1049,13 +1118,16 @@ class HummelQuest(Ruleset):
                     f = a.args.get("facing")
                     return f is None or (isinstance(f, int) and not isinstance(f, bool) and 0 <= f <= 5)
                 if isinstance(a, (Fire, Special)):
-                    return mode == "move_and_fire" and self._attack_ok(b, tid, a)
-                return may_ram and self._ram_ok(b, tid, a)
+                    return mode == "move_and_fire" and self._attack_ok(battle, tid, a)
+                return may_ram and self._ram_ok(battle, tid, a)
 
-            legal = Legal(contains=contains, reachable=lambda _a, left=left: self.reachable(b, tid, left),
-                          targets=lambda _a: self._targets(b, tid) if mode == "move_and_fire" else (),
+            def reach(_a: int, left: int = left) -> Mapping[Hashable, tuple[int, list[Hex]]]:
+                return self.reachable(battle, tid, left)
+
+            legal = Legal(contains=contains, reachable=reach,
+                          targets=lambda _a: self._targets(battle, tid) if mode == "move_and_fire" else (),
                           specials=("end_move",),
-                          plan_to=lambda _a, path, then=None, end_status=None: self.plan_to(b, tid, path, then,
+                          plan_to=lambda _a, path, then=None, end_status=None: self.plan_to(battle, tid, path, then,
                                                                                              end_status))
             act = yield Decision(t.side, "move_step", (tid,), legal, Pass(tid),
                                  {"mp": left, "entered": moved, "compulsory": False, "mode": mode,
@@ -1064,13 +1136,13 @@ class HummelQuest(Ruleset):
             if act is None or not contains(act):
                 act = Pass(tid)
             if isinstance(act, Ram):
-                yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
+                yield from self._ram(battle, dice, _checked(self.ram_shot(battle, tid, act.target)))
                 return True, None
             if isinstance(act, Step):
-                last_k = direction_to(t.hex, act.to)
-                b.emit(Moved(tid, as_hex(act.to), t.facing, 1))
+                last_k = direction_to(_hex(t), act.to)
+                battle.emit(Moved(tid, as_hex(act.to), t.facing, 1))
                 moved += 1
-                b.emit(TankStateSet(tid, "moved_hexes", moved))
+                battle.emit(TankStateSet(tid, "moved_hexes", moved))
                 continue
             if isinstance(act, Special) and act.name == "end_move":
                 end_facing = act.args.get("facing")
@@ -1079,127 +1151,132 @@ class HummelQuest(Ruleset):
             break
         f = end_facing if end_facing is not None else default_facing(f0, last_k)
         if f != t.facing and self.on_board(t):
-            b.emit(Pivoted(tid, f))
+            battle.emit(Pivoted(tid, f))
         return False, chosen
 
-    def _attack_ok(self, b: BoardView, tid: int, a: Action) -> bool:
+    def _attack_ok(self, battle: BoardView, tid: int, a: Action) -> bool:
         """Whether ``a`` is a legal §4 step 2 attack of ``tid`` now: a ``Fire`` with a legal shot, or a ``focus`` /
         ``intimidate`` ``Special`` of this rule set."""
         if isinstance(a, Fire):
-            return a.actor == tid and not isinstance(self.shot(b, tid, a.target, a), Illegal)
+            return a.actor == tid and not isinstance(self.shot(battle, tid, a.target, a), Illegal)
         if isinstance(a, Special):
-            return a.actor == tid and a.name in self._specials(b, tid) and self._special_ok(b, tid, a)
+            return a.actor == tid and a.name in self._specials(battle, tid) and self._special_ok(battle, tid, a)
         return False
 
-    def _attack(self, b: Battle, dice: DiceSource, tid: int, chosen: Action | None = None
+    def _attack(self, battle: Battle, dice: DiceSource, tid: int, chosen: Action | None = None
                 ) -> Generator[Decision, Action | None, None]:
         """§4 step 2: one attack (a shot, a sights focus, intimidation, or a ram if the tank has not moved).
         ``chosen``: an attack already answered at the last ``move_step`` (no ``fire`` decision then)."""
-        t = b.tanks[tid]
+        t = battle.tanks[tid]
         moved = int(t.rules_state.get("moved_hexes", 0))
-        specials = self._specials(b, tid)
+        specials = self._specials(battle, tid)
 
         def contains(a: Action) -> bool:
             if isinstance(a, Pass):
                 return True
             if isinstance(a, (Fire, Special)):
-                return self._attack_ok(b, tid, a)
-            return moved == 0 and self._ram_ok(b, tid, a)
+                return self._attack_ok(battle, tid, a)
+            return moved == 0 and self._ram_ok(battle, tid, a)
 
+        act: Action | None
         if chosen is not None:
             act = chosen
         else:
-            legal = Legal(contains=contains, targets=lambda _a: self._targets(b, tid), specials=specials)
-            act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid), {"moved": moved, "round": b.turn})
+            legal = Legal(contains=contains, targets=lambda _a: self._targets(battle, tid), specials=specials)
+            act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid), {"moved": moved, "round": battle.turn})
         if act is None or not contains(act):
             return
         if isinstance(act, Fire):
-            self.resolve(b, self.shot(b, tid, act.target, act), dice)
+            self.resolve(battle, _checked(self.shot(battle, tid, act.target, act)), dice)
         elif isinstance(act, Special):
-            self._do_special(b, dice, tid, act)
+            self._do_special(battle, dice, tid, act)
         elif isinstance(act, Ram):
-            yield from self._ram(b, dice, self.ram_shot(b, tid, act.target))
+            yield from self._ram(battle, dice, _checked(self.ram_shot(battle, tid, act.target)))
 
-    def _special_ok(self, b: BoardView, tid: int, a: Special) -> bool:
+    def _special_ok(self, battle: BoardView, tid: int, a: Special) -> bool:
         tgt = a.args.get("target")
-        if not isinstance(tgt, int) or isinstance(tgt, bool) or not 0 <= tgt < len(b.tanks):
+        if not isinstance(tgt, int) or isinstance(tgt, bool) or not 0 <= tgt < len(battle.tanks):
             return False
-        s, t = b.tanks[tid], b.tanks[tgt]
-        if t.side == s.side or self.is_out(t):
+        s, t = battle.tanks[tid], battle.tanks[tgt]
+        if t.side == s.side:
             return False
+        th = self.hex_in_play(t)
+        if th is None:
+            return False
+        sh = _hex(s)
         if a.name == "focus":
             rating = s.vehicle.features.artillery_sights
-            return bool(rating) and distance(s.hex, t.hex) * self.hex_size(b) <= 400 * rating and \
-                not self.sight(b, s.hex, t.hex).tall_both
+            return bool(rating) and distance(sh, th) * self.hex_size(battle) <= 400 * rating and \
+                not self.sight(battle, sh, th).tall_both
         if a.name == "intimidate":
-            o = self._opts(b)
-            return o.intimidation and self.los(b, s.hex, t.hex) and \
-                distance(s.hex, t.hex) * self.hex_size(b) <= o.intimidation_range_m
+            o = self._opts(battle)
+            return o.intimidation and self.los(battle, sh, th) and \
+                distance(sh, th) * self.hex_size(battle) <= o.intimidation_range_m
         return False
 
-    def _do_special(self, b: Battle, dice: DiceSource, tid: int, a: Special) -> None:
+    def _do_special(self, battle: Battle, dice: DiceSource, tid: int, a: Special) -> None:
         """Focus the Artillery Sights (§7.6: Perception pool, TN ``sights_focus_tn``, 1 success) or intimidate
         (§10 option: HumanCom pool, TN 6, 1 success; the target loses 1 OST)."""
-        o = self._opts(b)
-        s = b.tanks[tid]
+        o = self._opts(battle)
+        s = battle.tanks[tid]
         tgt = int(a.args["target"])
         if a.name == "focus":
             r = hq_odds.roll_pool(dice, s.vehicle.abilities.perception, o.sights_focus_tn, 1, o.pool_ones_tens_rule,
                                   "focus")
-            b.emit(RuleEvent("focus", tid, {"target": tgt, "rolls": list(r.rolls), "passed": r.passed}))
+            battle.emit(RuleEvent("focus", tid, {"target": tgt, "rolls": list(r.rolls), "passed": r.passed}))
             if r.passed:
-                b.emit(TankStateSet(tid, "sights_focus", tgt))
-                b.emit(TankStateSet(tid, "sights_focus_round", int(b.turn)))
+                battle.emit(TankStateSet(tid, "sights_focus", tgt))
+                battle.emit(TankStateSet(tid, "sights_focus_round", int(battle.turn)))
             return
         r = hq_odds.roll_pool(dice, s.vehicle.abilities.human_com, 6, 1, o.pool_ones_tens_rule, "intimidate")
-        b.emit(RuleEvent("intimidate", tid, {"target": tgt, "rolls": list(r.rolls), "passed": r.passed}))
+        battle.emit(RuleEvent("intimidate", tid, {"target": tgt, "rolls": list(r.rolls), "passed": r.passed}))
         if r.passed:
-            t = b.tanks[tgt]
+            t = battle.tanks[tgt]
             new = max(0, self.ost(t) - 1)
             queue: deque = deque()
             if new != self.ost(t):
-                b.emit(RuleEvent("ost_loss", tgt, {"cause": "intimidation", "loss": 1, "ost": new, "by": tid}))
-                b.emit(TankStateSet(tgt, "ost", new))
+                battle.emit(RuleEvent("ost_loss", tgt, {"cause": "intimidation", "loss": 1, "ost": new, "by": tid}))
+                battle.emit(TankStateSet(tgt, "ost", new))
                 if new == 0:
-                    self._panic(b, tgt, "intimidation", queue)
-            self._run_queue(b, queue)
+                    self._panic(battle, tgt, "intimidation", queue)
+            self._run_queue(battle, queue)
 
     # --- victory (§15) ----------------------------------------------------------------------------------------
-    def _not_out(self, b: BoardView, t: Any) -> bool:
+    def _not_out(self, battle: BoardView, t: TankState) -> bool:
         if self.is_out(t):
             return False
-        return not (self._opts(b).panicked_counts_as_out and self.ost(t) <= 0)
+        return not (self._opts(battle).panicked_counts_as_out and self.ost(t) <= 0)
 
-    def _elimination(self, b: BoardView) -> Outcome | None:
-        left = [s for s in b.side_ids() if any(self._not_out(b, t) for t in b.tanks if t.side == s)]
+    def _elimination(self, battle: BoardView) -> Outcome | None:
+        left = [s for s in battle.side_ids() if any(self._not_out(battle, t) for t in battle.tanks if t.side == s)]
         if len(left) == 1:
-            return Outcome(left[0], f"{b.sides[left[0]].name} is the only side with tanks not out",
-                           victory_points(b))
+            return Outcome(left[0], f"{battle.sides[left[0]].name} is the only side with tanks not out",
+                           victory_points(battle))
         if not left:
-            return Outcome(None, "no side has a tank left that is not out", victory_points(b))
+            return Outcome(None, "no side has a tank left that is not out", victory_points(battle))
         return None
 
-    def outcome(self, b: BoardView) -> Outcome | None:
+    def outcome(self, battle: BoardView) -> Outcome | None:
         """§15: at most one side with tanks not out -> it wins (none: draw); after the last round a draw listing the
         tanks not out with DT and OST (victory points decide instead when the scenario has objectives)."""
-        out = self._elimination(b)
+        out = self._elimination(battle)
         if out is not None:
             return out
-        if b.rules_state.get("turns_completed", 0) < b.turn_limit:
+        if battle.rules_state.get("turns_completed", 0) < battle.turn_limit:
             return None
-        pts = victory_points(b)
-        if has_points_victory(b):
+        pts = victory_points(battle)
+        if has_points_victory(battle):
             best = max(pts)
             w = [s for s, p in enumerate(pts) if p == best]
             if len(w) == 1:
-                return Outcome(w[0], f"victory points {list(pts)} after round {b.turn_limit}", pts)
-            return Outcome(None, f"victory points tied {list(pts)} after round {b.turn_limit}", pts)
+                return Outcome(w[0], f"victory points {list(pts)} after round {battle.turn_limit}", pts)
+            return Outcome(None, f"victory points tied {list(pts)} after round {battle.turn_limit}", pts)
         parts = []
-        for s in b.side_ids():
-            tanks = ", ".join(f"{t.label} DT {self.dt(t)} OST {self.ost(t)}" for t in b.tanks
-                              if t.side == s and self._not_out(b, t))
-            parts.append(f"{b.sides[s].name}: {tanks}")
-        return Outcome(None, f"max rounds {b.turn_limit} reached (draw); not out: " + "; ".join(parts), pts)
+        for s in battle.side_ids():
+            tanks = ", ".join(f"{t.label} DT {self.dt(t)} OST {self.ost(t)}" for t in battle.tanks
+                              if t.side == s and self._not_out(battle, t))
+            parts.append(f"{battle.sides[s].name}: {tanks}")
+        return Outcome(None, f"max rounds {battle.turn_limit} reached (draw); not out: " + "; ".join(parts), pts)
 
     # --- odds command and golden cases (§17, §18) -------------------------------------------------------------
     def odds_from_params(self, params: Mapping[str, Any]) -> dict[str, Any]:

@@ -38,12 +38,12 @@ class Sight:
     lines: tuple[tuple[Hex, ...], ...] = ()
 
 
-def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str
+def _crossed(board: HQBoard, frm: Hex, to: Hex, los_rule: str
              ) -> tuple[tuple[tuple[Hex, ...], ...], list[bool], list[bool], list[tuple[Hex | None, bool]], bool]:
     """What the lines of ``frm``-``to`` cross, from the terrain flags alone: ``(lines, blocked, tall, lasts,
     own)`` -- per line whether an intermediate hex blocks sight or is tall, and its last intermediate hex with
     whether that has hard cover; ``own``: the target hex has hard cover.  (Whether a tank stands on a last hex is
-    read per call: tanks move, terrain flags change only with the map version.)"""
+    read per call: tanks move, terrain flags change only with the terrain.)"""
     la, lb = line_pair(frm, to)
     lines = (la,) if los_rule == "one_line" else (la, lb)
     blocked = []
@@ -58,7 +58,7 @@ def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule
     return lines, blocked, tall, lasts, board.flags(to).hard_cover
 
 
-def sight(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], *, los_rule: str = "two_lines",
+def sight(board: HQBoard, frm: Hex, to: Hex, *, los_rule: str = "two_lines",
           tanks_give_cover: bool = True) -> Sight:
     """Visibility and half hard cover from ``frm`` to ``to`` (§7.5), tanks never blocking sight.
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -41,7 +41,7 @@ class StatBlockError(VehicleError):
     """A Hummel Quest stat block breaks a §5 schema rule (message names the file, vehicle and field path;
     ``problems`` lists ``(field path, message)`` pairs)."""
 
-    def __init__(self, message: str, problems: Any = None, vid: str | None = None):
+    def __init__(self, message: str, problems: Sequence[tuple[str, str]] | None = None, vid: str | None = None):
         super().__init__(problems if problems is not None else [("", message)], vid)
         self.args = (message,)
 
@@ -242,7 +242,8 @@ class HQOptions(RulesOptions):
     ``*_dt`` thresholds in DT points; ``*_loss`` in OST points.
     """
 
-    hex_size_m: int = Field(10, ge=1)
+    # Defaults are given as ``Field(default=...)``: type checkers read only the keyword as a field's default.
+    hex_size_m: int = Field(default=10, ge=1)
     half_speed_rounding: Literal["ceil"] = "ceil"
     one_tank_per_hex: Literal[True] = True
     initiative_ties: Literal["reflexes_then_rolloff"] = "reflexes_then_rolloff"
@@ -251,7 +252,7 @@ class HQOptions(RulesOptions):
     default_facing: Literal["keep_if_front"] = "keep_if_front"
     pool_ones_tens_rule: bool = False
     band_edges: Literal["lower_inclusive", "upper_inclusive"] = "lower_inclusive"
-    max_sight_m: int = Field(3000, ge=0)
+    max_sight_m: int = Field(default=3000, ge=0)
     tn_min: int = 3
     tn_clamp: Literal["sequential", "final"] = "sequential"
     fp_requirement_mode: Literal["cannot_fire", "no_damage"] = "cannot_fire"
@@ -264,16 +265,16 @@ class HQOptions(RulesOptions):
     damage_application: Literal["sum_per_attack"] = "sum_per_attack"
     overkill_roll: Literal["per_attack", "per_damaging_hit"] = "per_attack"
     ost_hit_threshold_dt: int = 8
-    ost_hit_loss: int = Field(1, ge=0)
-    ost_witness_loss: int = Field(2, ge=0)
+    ost_hit_loss: int = Field(default=1, ge=0)
+    ost_witness_loss: int = Field(default=2, ge=0)
     ost_hit_timing: Literal["after_damage", "before_damage"] = "after_damage"
     ram_return_costs_ost: bool = False
     witness_requires_los: bool = True
     event_queue: Literal["fifo"] = "fifo"
     intimidation: bool = False
-    intimidation_range_m: int = Field(400, ge=0)
+    intimidation_range_m: int = Field(default=400, ge=0)
     panic_check_tn: int = 6
-    panic_check_successes: int = Field(1, ge=0)
+    panic_check_successes: int = Field(default=1, ge=0)
     flee_algorithm: Literal["sectors"] = "sectors"
     flee_counts: Literal["all_active", "visible"] = "all_active"
     panic_leaves_map_at_edge: bool = True
@@ -281,16 +282,16 @@ class HQOptions(RulesOptions):
     ram_path: Literal["hex_line"] = "hex_line"
     ram_end_hex: Literal["before_target"] = "before_target"
     evade_default: Literal["farthest"] = "farthest"
-    min_indirect_m: int = Field(100, ge=0)
+    min_indirect_m: int = Field(default=100, ge=0)
     spotting: bool = True
     mixed_indirect_attack: Literal[False] = False
     structures_need_bunker_buster: bool = True
     structures_located: Literal[True] = True
     panicked_counts_as_out: bool = False
-    max_rounds: int = Field(50, ge=1)
+    max_rounds: int = Field(default=50, ge=1)
     #: Scenario set-up (§3: "it may name an ambushing side"): index (0, 1) of the ambushing side, or None.
     #: DECISION: named here, among the rule-set options, because the engine's scenario schema has no such field.
-    ambushing_side: int | None = Field(None, ge=0, le=1)
+    ambushing_side: int | None = Field(default=None, ge=0, le=1)
 
 
 #: The default options (shared, frozen).
