@@ -375,7 +375,8 @@ def elo_intervals(games: pd.DataFrame, entrants: Sequence[str] | None = None, *,
                          "elo_se": np.sqrt(np.diag(fit.cov))}, index=pd.Index(list(fit.names), name="entrant"))
 
 
-def rank_with_ties(values: Sequence[float] | np.ndarray, tolerance: float = TIE_TOLERANCE) -> tuple[list[int], list[str]]:
+def rank_with_ties(values: Sequence[float] | np.ndarray,
+                   tolerance: float = TIE_TOLERANCE) -> tuple[list[int], list[str]]:
     """Competition ranks of ``values`` (higher is better) with exact ties sharing a rank: ``([1, 2, 2, 4],
     ["1", "2=", "2=", "4"])`` for ``[9, 5, 5, 1]``.  Values within ``tolerance`` of the next better one tie with
     it; NaN ranks last (label ``"-"``, rank = number of values)."""

@@ -117,9 +117,9 @@ class EntrantSpec(_Model):
     ``isolation`` and ``limits`` overriding the tournament's."""
 
     name: str
-    policy: str | None = Field(default=None, max_length=200)
+    policy: str | None = Field(None, max_length=200)
     params: dict[str, Any] = Field(default_factory=dict)
-    command: list[Annotated[str, Field(max_length=4096)]] | None = Field(default=None, max_length=256)
+    command: list[Annotated[str, Field(max_length=4096)]] | None = Field(None, max_length=256)
     isolation: Literal["in_process", "process"] | None = None
     limits: Limits | None = None
 
@@ -147,9 +147,9 @@ class ScenarioRef(_Model):
     """A scenario: ``file`` (path, relative to the tournament file, or a bundled name) or ``inline`` (a scenario
     mapping), an optional ``label`` (default: the scenario's name) and dotted-path ``overrides``."""
 
-    file: str | None = Field(default=None, max_length=4096)
+    file: str | None = Field(None, max_length=4096)
     inline: dict[str, Any] | None = None
-    label: str | None = Field(default=None, max_length=200)
+    label: str | None = Field(None, max_length=200)
     overrides: dict[str, Any] = Field(default_factory=dict, max_length=50)
 
     @model_validator(mode="after")
@@ -164,11 +164,11 @@ class ExecutorSpec(_Model):
     ``scheduler`` address, or ``dask_local`` worker processes; ``chunk_games`` games per task;
     ``battle_timeout_s`` the watchdog per battle (0 = none)."""
 
-    workers: int | None = Field(default=None, ge=1, le=1024)
-    scheduler: str | None = Field(default=None, max_length=4096)
-    dask_local: int | None = Field(default=None, ge=1, le=1024)
-    chunk_games: int = Field(default=8, ge=1, le=1024)
-    battle_timeout_s: float = Field(default=600.0, ge=0, le=7 * 86_400, allow_inf_nan=False)
+    workers: int | None = Field(None, ge=1, le=1024)
+    scheduler: str | None = Field(None, max_length=4096)
+    dask_local: int | None = Field(None, ge=1, le=1024)
+    chunk_games: int = Field(8, ge=1, le=1024)
+    battle_timeout_s: float = Field(600.0, ge=0, le=7 * 86_400, allow_inf_nan=False)
 
 
 class RatingSpec(_Model):
@@ -176,9 +176,9 @@ class RatingSpec(_Model):
     every pairing that met, > 0, keeps a perfect record finite); ``bootstrap``, resamples of mirrored pairs for the
     meta-game's intervals (0 = none)."""
 
-    confidence: float = Field(default=0.95, gt=0, lt=1)
-    prior_draws: float = Field(default=2.0, gt=0, le=1000)
-    bootstrap: int = Field(default=400, ge=0, le=100000)
+    confidence: float = Field(0.95, gt=0, lt=1)
+    prior_draws: float = Field(2.0, gt=0, le=1000)
+    bootstrap: int = Field(400, ge=0, le=100000)
 
     @model_validator(mode="before")
     @classmethod
@@ -195,26 +195,26 @@ class MetagameSpec(_Model):
     units)."""
 
     enabled: bool = True
-    population: int = Field(default=50, ge=2, le=100000)
-    alpha: float = Field(default=10.0, gt=0, le=10000)
-    t_max: float = Field(default=1000.0, gt=0, le=1e7)
+    population: int = Field(50, ge=2, le=100000)
+    alpha: float = Field(10.0, gt=0, le=10000)
+    t_max: float = Field(1000.0, gt=0, le=1e7)
 
 
 class TournamentSpec(_Model):
     """The validated tournament file (see the module docstring)."""
 
-    name: str = Field(default="tournament", max_length=200)
-    description: str = Field(default="", max_length=10_000)
-    root_seed: int = Field(default=0, ge=-(2**63), le=2**63 - 1)
-    games_per_pairing: int = Field(default=2, ge=2, le=100000)
+    name: str = Field("tournament", max_length=200)
+    description: str = Field("", max_length=10_000)
+    root_seed: int = Field(0, ge=-(2**63), le=2**63 - 1)
+    games_per_pairing: int = Field(2, ge=2, le=100000)
     isolation: Literal["in_process", "process"] = "in_process"
     limits: Limits = Field(default_factory=Limits)
-    decision_timeout_s: float = Field(default=30.0, ge=0, le=86_400, allow_inf_nan=False)
+    decision_timeout_s: float = Field(30.0, ge=0, le=86_400, allow_inf_nan=False)
     executor: ExecutorSpec = Field(default_factory=ExecutorSpec)
     ratings: RatingSpec = Field(default_factory=RatingSpec)
     metagame: MetagameSpec = Field(default_factory=MetagameSpec)
     format: Literal["round_robin", "gauntlet"] = "round_robin"
-    seeds: int = Field(default=1, ge=1, le=MAX_ENTRANTS)
+    seeds: int = Field(1, ge=1, le=MAX_ENTRANTS)
     entrants: list[EntrantSpec] = Field(min_length=2, max_length=MAX_ENTRANTS)
     scenarios: list[ScenarioRef] = Field(min_length=1, max_length=MAX_SCENARIOS)
 
