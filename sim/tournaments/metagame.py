@@ -171,10 +171,10 @@ def replicator(M: np.ndarray, x0: Sequence[float] | None = None, t_max: float = 
     doctrines are left out of the integration).  Raises :class:`MetagameError` for a start off the simplex."""
     M = np.asarray(M, dtype=float)
     K = M.shape[0]
-    x0 = np.full(K, 1.0 / K) if x0 is None else np.asarray(x0, dtype=float)
-    if x0.shape != (K,) or (x0 < 0).any() or not math.isclose(float(x0.sum()), 1.0, abs_tol=1e-9):
+    start = np.full(K, 1.0 / K) if x0 is None else np.asarray(x0, dtype=float)
+    if start.shape != (K,) or (start < 0).any() or not math.isclose(float(start.sum()), 1.0, abs_tol=1e-9):
         raise MetagameError(f"replicator: start must be a mix of {K} non-negative shares summing to 1")
-    live = np.flatnonzero(x0 > 0)
+    live = np.flatnonzero(start > 0)
     Ms = M[np.ix_(live, live)]
 
     def rhs(_t: float, y: np.ndarray) -> np.ndarray:
@@ -184,7 +184,7 @@ def replicator(M: np.ndarray, x0: Sequence[float] | None = None, t_max: float = 
         return f - x @ f
 
     times = np.linspace(0.0, t_max, n_points)
-    sol = integrate.solve_ivp(rhs, (0.0, t_max), np.log(x0[live]), t_eval=times, method="DOP853", rtol=1e-10,
+    sol = integrate.solve_ivp(rhs, (0.0, t_max), np.log(start[live]), t_eval=times, method="DOP853", rtol=1e-10,
                               atol=1e-12)
     if not sol.success:  # pragma: no cover - a smooth bounded field
         raise MetagameError(f"replicator integration failed: {sol.message}")
@@ -238,7 +238,7 @@ def symmetric_equilibrium(M: np.ndarray) -> np.ndarray:
     A_eq = np.hstack([np.ones((1, K)), np.zeros((1, 1))])
     res = optimize.linprog(c, A_ub=A_ub, b_ub=np.zeros(K), A_eq=A_eq, b_eq=[1.0],
                            bounds=[(0, None)] * K + [(None, None)], method="highs")
-    if not res.success:  # pragma: no cover - always feasible and bounded
+    if not res.success or res.x is None:  # pragma: no cover - always feasible and bounded
         raise MetagameError(f"equilibrium LP failed: {res.message}")
     x = np.clip(res.x[:K], 0.0, None)
     x[x < 1e-12] = 0.0
@@ -273,8 +273,8 @@ def rest_points(M: np.ndarray, tol: float = 1e-9) -> list[RestPoint]:
         found.append(symmetric_equilibrium(M))
     else:
         for size in range(1, K + 1):
-            for S in combinations(range(K), size):
-                S = list(S)
+            for support in combinations(range(K), size):
+                S = list(support)
                 A = np.zeros((size + 1, size + 1))
                 A[:size, :size] = M[np.ix_(S, S)]
                 A[:size, size] = -1.0                      # (M x)_i - v = 0 on S

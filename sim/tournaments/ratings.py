@@ -166,8 +166,16 @@ def _minimise(W: np.ndarray, N: np.ndarray, origin: np.ndarray, basis: np.ndarra
             cache[key] = _nll(origin + basis @ z, W, N)
         return cache[key]
 
-    res = optimize.minimize(lambda z: ev(z)[0], np.zeros(basis.shape[1]) if z0 is None else z0,
-                            jac=lambda z: basis.T @ ev(z)[1], hess=lambda z: basis.T @ ev(z)[2] @ basis,
+    def value(z: np.ndarray) -> float:
+        return ev(z)[0]
+
+    def gradient(z: np.ndarray) -> np.ndarray:
+        return basis.T @ ev(z)[1]
+
+    def hessian(z: np.ndarray) -> np.ndarray:
+        return basis.T @ ev(z)[2] @ basis
+
+    res = optimize.minimize(value, np.zeros(basis.shape[1]) if z0 is None else z0, jac=gradient, hess=hessian,
                             method="trust-exact", options={"gtol": 1e-9, "maxiter": 500})
     r = origin + basis @ res.x
     return _nll(r, W, N)[0], r
@@ -214,7 +222,7 @@ def _fit_matrices(W: np.ndarray, N: np.ndarray, names: Sequence[str], prior_draw
     if len(idx) == 0:
         return BTFit(tuple(names), elo, rated, 0.0, cov, prior_draws, Wp, Np)
     Ws, Ns = Wp[np.ix_(idx, idx)], Np[np.ix_(idx, idx)]
-    ncomp, labels = sparse.csgraph.connected_components(sparse.csr_matrix(Ns > 0), directed=False)
+    ncomp, labels = sparse.csgraph.connected_components(Ns > 0, directed=False)
     if ncomp > 1:
         groups = [", ".join(str(names[idx[j]]) for j in np.flatnonzero(labels == c)) for c in range(ncomp)]
         raise RatingError("ratings are not identified: these groups of entrants never met, directly or through "
@@ -299,7 +307,10 @@ def profile_interval(fit: BTFit, name: str, confidence: float = 0.95) -> tuple[f
     q = chi2_quantile(confidence)
     est = float(fit.elo[i])
     se = math.sqrt(max(float(fit.cov[i, i]), 1.0))
-    g = lambda t: profile_deviance(fit, name, t) - q
+
+    def g(t: float) -> float:
+        return profile_deviance(fit, name, t) - q
+
     out = []
     for sign in (-1.0, 1.0):
         step = max(50.0, 2.0 * se)
@@ -309,7 +320,8 @@ def profile_interval(fit: BTFit, name: str, confidence: float = 0.95) -> tuple[f
             if abs(outer - est) > _FAR:
                 outer = math.inf
                 break
-        out.append(outer if math.isinf(outer) else optimize.brentq(g, *sorted((inner, outer)), xtol=0.01))
+        lo, hi = sorted((inner, outer))
+        out.append(outer if math.isinf(outer) else optimize.brentq(g, lo, hi, xtol=0.01))
     return out[0], out[1]
 
 
@@ -363,7 +375,8 @@ def elo_intervals(games: pd.DataFrame, entrants: Sequence[str] | None = None, *,
                          "elo_se": np.sqrt(np.diag(fit.cov))}, index=pd.Index(list(fit.names), name="entrant"))
 
 
-def rank_with_ties(values: Sequence[float], tolerance: float = TIE_TOLERANCE) -> tuple[list[int], list[str]]:
+def rank_with_ties(values: Sequence[float] | np.ndarray,
+                   tolerance: float = TIE_TOLERANCE) -> tuple[list[int], list[str]]:
     """Competition ranks of ``values`` (higher is better) with exact ties sharing a rank: ``([1, 2, 2, 4],
     ["1", "2=", "2=", "4"])`` for ``[9, 5, 5, 1]``.  Values within ``tolerance`` of the next better one tie with
     it; NaN ranks last (label ``"-"``, rank = number of values)."""
@@ -398,7 +411,7 @@ def openskill_ratings(games: pd.DataFrame, entrants: Sequence[str] | None = None
     model = PlackettLuce()
     ratings = {n: model.rating(name=n) for n in names}
     for a, b, s in zip(games["a"].astype(str), games["b"].astype(str), games["score_a"].to_numpy(dtype=float)):
-        ranks = [0, 0] if s == 0.5 else ([0, 1] if s > 0.5 else [1, 0])
+        ranks: list[float] = [0, 0] if s == 0.5 else ([0, 1] if s > 0.5 else [1, 0])
         (ra,), (rb,) = model.rate([[ratings[a]], [ratings[b]]], ranks=ranks)
         ratings[a], ratings[b] = ra, rb
     return pd.DataFrame({"mu": [ratings[n].mu for n in names], "sigma": [ratings[n].sigma for n in names],

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from scipy import optimize, stats
@@ -97,20 +97,23 @@ def parse_sprt(text: str) -> SPRT:
     defaults).
 
     Raises :class:`SPRTError` naming an unknown key, a value that is not a number or an unknown model."""
-    vals: dict[str, float | str] = {}
+    nums: dict[str, float] = {}
+    model: str | None = None
     for part in filter(None, (p.strip() for p in text.split(","))):
         k, sep, v = part.partition("=")
         k = k.strip()
         if not sep or k not in ("elo0", "elo1", "alpha", "beta", "model"):
             raise SPRTError(f"--sprt {text!r}: {part!r} is not one of elo0=, elo1=, alpha=, beta=, model=")
         if k == "model":
-            vals[k] = v.strip()
+            model = v.strip()
             continue
         try:
-            vals[k] = float(v)
+            nums[k] = float(v)
         except ValueError:
             raise SPRTError(f"--sprt {text!r}: {k} must be a number, got {v!r}") from None
-    return SPRT(**vals)
+    d = SPRT()
+    return SPRT(nums.get("elo0", d.elo0), nums.get("elo1", d.elo1), nums.get("alpha", d.alpha),
+                nums.get("beta", d.beta), d.model if model is None else model)
 
 
 def score_of_elo(elo: float) -> float:
@@ -264,12 +267,12 @@ class SequentialTest:
     (``"H0"``, ``"H1"`` or ``None``) follow."""
 
     sprt: SPRT
-    counts: list[int] | None = None
+    counts: list[int] = field(default_factory=lambda: [0] * 5)
     llr: float = 0.0
     result: str | None = None
 
     def __post_init__(self) -> None:
-        self.counts = [0] * 5 if self.counts is None else list(self.counts)
+        self.counts = list(self.counts)
 
     @property
     def pairs(self) -> int:

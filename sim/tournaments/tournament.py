@@ -53,7 +53,7 @@ import re
 import textwrap
 import time
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -272,6 +272,9 @@ class Entrant:
         from sim.scenario import PolicySpec
 
         if self.isolation == "process":
+            if self.limits is None:
+                raise ValueError(f"entrant {self.name}: an isolated entrant needs its resource limits "
+                                 f"(load_tournament resolves them)")
             ent = {"name": self.name, "policy": self.policy, "params": dict(self.params),
                    "command": list(self.command) if self.command else None}
             return EntrantPolicy("agents.isolation:RemotePolicy", {"entrant": ent, "limits": dict(self.limits)})
@@ -336,6 +339,7 @@ def _resolve_scenario(ref: ScenarioRef, i: int, src: str, base_dir: Path) -> tup
     if ref.inline is not None:
         data, name = dict(ref.inline), f"{where}.inline"
     else:
+        assert ref.file is not None  # ScenarioRef's validator requires exactly one of file / inline
         cand = base_dir / ref.file
         target = str(cand) if path_kind(cand) == "file" else ref.file
         try:
@@ -743,7 +747,7 @@ def _failed_rows(chunk: Chunk, exc: BaseException) -> list[dict[str, Any]]:
 # --- executing ------------------------------------------------------------------------------------------------------
 def run_chunks(chunks: Iterable[Chunk], *, workers: int | None = None, scheduler: str | None = None,
                dask_local: int | None = None, pool_info: dict | None = None
-               ) -> Iterator[tuple[Chunk, list[dict[str, Any]]]]:
+               ) -> Generator[tuple[Chunk, list[dict[str, Any]]], None, None]:
     """Play ``chunks`` (pulled lazily, at most two per worker in flight) and yield ``(chunk, rows)`` as they
     finish, on the batch executors (:func:`sim.experiments.batch.open_executor`: a ``forkserver`` process pool of
     ``workers`` processes, one included: games never run in the driver's process, so a plug-in blocked in a C call
@@ -807,10 +811,11 @@ def run_chunks(chunks: Iterable[Chunk], *, workers: int | None = None, scheduler
                     elif exhausted:
                         break
                     else:
-                        ch = next(it, None)
-                        if ch is None:
+                        pulled = next(it, None)
+                        if pulled is None:
                             exhausted = True
                             continue
+                        ch = pulled
                     try:
                         fut = pool.executor.submit(play_chunk, ch)
                     except cf.BrokenExecutor:
@@ -1029,9 +1034,9 @@ def _run_tournament(t: Tournament, out: Path, *, workers: int | None, scheduler:
     bar = tqdm(total=len(games), initial=summary.stored_before, unit="game", desc=t.spec.name, smoothing=0.05,
                disable=not progress, dynamic_ncols=True)
     gen = run_chunks(_chunks(t, todo), workers=workers, scheduler=scheduler, dask_local=dask_local,
-                     pool_info=info) if todo else iter(())
+                     pool_info=info) if todo else None
     try:
-        for _chunk, rows in gen:
+        for _chunk, rows in gen or ():
             store.write_run_part(out, seq, rows, GAME_SCHEMA)
             seq += 1
             summary.played += len(rows)
@@ -1043,7 +1048,7 @@ def _run_tournament(t: Tournament, out: Path, *, workers: int | None, scheduler:
     except KeyboardInterrupt:
         summary.interrupted = True
     finally:
-        if todo:
+        if gen is not None:
             gen.close()
         bar.close()
         summary.wall_s = time.perf_counter() - t0
@@ -1235,9 +1240,9 @@ def _signed(x: float) -> str:
 def rank_disagreements(board: pd.DataFrame, min_gap: int = 2) -> list[str]:
     """One line per entrant whose openskill rank differs from its Elo rank by at least ``min_gap`` places."""
     out = []
-    for r in board.itertuples():
-        if pd.notna(r.elo) and abs(int(r.os_rank) - int(r.rank)) >= min_gap:
-            out.append(f"{r.entrant}: Elo rank {r.rank_label}, openskill rank {r.os_rank_label}")
+    for r in board.to_dict("records"):
+        if pd.notna(r["elo"]) and abs(int(r["os_rank"]) - int(r["rank"])) >= min_gap:
+            out.append(f"{r['entrant']}: Elo rank {r['rank_label']}, openskill rank {r['os_rank_label']}")
     return out
 
 
@@ -1280,11 +1285,11 @@ def format_results(res: Results, t: Tournament) -> str:
         float_format=lambda x: f"{x:.2f}", na_rep="-")]
     sb = res.side_bias
     lines += ["", f"Side bias (first side's score, Wilson {conf} interval)"]
-    for r in sb.itertuples():
-        who = f" ({r.first_side})" if r.first_side else ""
-        flag = "  <- biased" if r.biased else ""
-        lines.append(f"  {r.label}{who}: {r.score:.3f} [{r.score_lo:.3f}, {r.score_hi:.3f}] over {r.games} games "
-                     f"(W {r.wins} D {r.draws} L {r.losses}){flag}")
+    for row in sb.to_dict("records"):
+        who = f" ({row['first_side']})" if row["first_side"] else ""
+        flag = "  <- biased" if row["biased"] else ""
+        lines.append(f"  {row['label']}{who}: {row['score']:.3f} [{row['score_lo']:.3f}, {row['score_hi']:.3f}] over "
+                     f"{row['games']} games (W {row['wins']} D {row['draws']} L {row['losses']}){flag}")
     if len(res.forfeits):
         lines += ["", f"Forfeits ({len(res.forfeits)})"]
         for r in res.forfeits.head(20).itertuples():

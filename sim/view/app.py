@@ -27,7 +27,8 @@ from typing import Any
 from agents.observation import Observation
 from agents.policies import BUILTIN
 from sim.actions import Activate, Fire, Pass, Pivot, Ram, Special, Step
-from sim.events import ShotResolved
+from sim.battle import LogEntry
+from sim.events import Activated, Moved, ShotResolved
 from sim.model import BattleModel
 from sim.rules.base import Decision, Legal
 from sim.scenario import PolicySpec, Scenario, ScenarioError, load_scenario
@@ -93,21 +94,21 @@ class AppModel(BattleModel):
         self.battle.listeners.append(self._on_app_event)
         self._begin_step()
 
-    def _on_app_event(self, entry: Any) -> None:
+    def _on_app_event(self, entry: LogEntry) -> None:
         e = entry.event
         b = self.battle
-        if e.kind == "Activated":
+        if isinstance(e, Activated):
             self.activations += 1
-        elif e.kind == "Moved":
+        elif isinstance(e, Moved):
             trail = self.marks["moves"].setdefault(e.tank, [])
             if not trail and self._pos.get(e.tank) is not None:
                 trail.append(self._pos[e.tank])
             trail.append(tuple(e.hex))
-        elif e.kind == "ShotResolved" and e.target is not None:
+        elif isinstance(e, ShotResolved) and e.target is not None:
             a, t = b.tanks[e.shooter].hex, b.tanks[e.target].hex
             if a is not None and t is not None:
                 self.marks["shots"].append((tuple(a), tuple(t), event_outcome(e)))
-        self._pos = {t.tank_id: None if t.hex is None else tuple(t.hex) for t in b.tanks}
+        self._pos = {t.tank_id: None if t.hex is None else (t.hex.q, t.hex.r) for t in b.tanks}
 
     def _answer(self, decision: Any):
         self._answered = decision
@@ -115,7 +116,7 @@ class AppModel(BattleModel):
 
     def _begin_step(self) -> None:
         self.marks = {"shots": [], "moves": {}}
-        self._pos = {t.tank_id: None if t.hex is None else tuple(t.hex) for t in self.battle.tanks}
+        self._pos = {t.tank_id: None if t.hex is None else (t.hex.q, t.hex.r) for t in self.battle.tanks}
 
     def step(self) -> None:
         """Play one activation: answer decisions until an ``Activated`` event has appeared and the next decision

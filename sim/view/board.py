@@ -68,8 +68,7 @@ def losses_figure(model: AppModel) -> Any:
     from matplotlib.ticker import MaxNLocator
 
     turns, lost = losses_by_turn(model)
-    style: Any = render.STYLE  # (matplotlib types the keys as literals)
-    with render.plt.rc_context(style):
+    with render.plt.rc_context(render.STYLE):
         fig = Figure(figsize=(5.5, 3.0), dpi=render.STYLE["figure.dpi"])
         ax = fig.add_subplot()
         for si, side in enumerate(model.battle.sides):

@@ -7,8 +7,9 @@ a recorded log by the replay code), so live battles and stored logs draw the sam
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import matplotlib
 
@@ -16,6 +17,15 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 from matplotlib.collections import PatchCollection  # noqa: E402
 from matplotlib.patches import RegularPolygon  # noqa: E402
+from matplotlib.typing import RcKeyType  # noqa: E402
+
+from sim.battle import BoardView  # noqa: E402
+from sim.events import BattleStarted, Moved, ShotResolved  # noqa: E402
+
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+    from matplotlib.figure import Figure
 
 SQ3 = math.sqrt(3)
 #: Fill colour per terrain name (the vocabulary of the three rule sets); an unknown name is drawn grey and listed
@@ -33,7 +43,8 @@ OUTCOME_LABELS = {"kill": "shot: kill", "hit": "shot: hit, no kill", "miss": "sh
 #: Short tags of the rule-set markers drawn beside a tank (``rules_state`` flags), and their legend text.
 MARKERS = {"panicked": ("pan", "panicked"), "shocked": ("sho", "shocked"), "immobilized": ("imm", "immobilized"),
            "ambush": ("amb", "in ambush")}
-STYLE: dict[str, Any] = {"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
+#: The shared matplotlib style (``rcParams`` keys) of every picture and chart.
+STYLE: dict[RcKeyType, Any] = {"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "axes.spines.top": False,
          "axes.spines.right": False, "font.size": 9}
 #: A map with more cells than this is cropped to the action (tanks, objectives, shots, trails) when the box around
 #: the action covers less than :data:`CROP_FRACTION` of the map's drawing.
@@ -58,7 +69,7 @@ def shot_outcome(hit: bool, kill: bool) -> str:
     return "kill" if kill else "hit" if hit else "miss"
 
 
-def event_outcome(e: Any) -> str:
+def event_outcome(e: ShotResolved) -> str:
     """:func:`shot_outcome` of a ``ShotResolved`` event ``e``."""
     return shot_outcome(bool(e.hit), bool(e.kill))
 
@@ -106,30 +117,34 @@ def markers_of(rules_state: Mapping[str, Any]) -> tuple[str, ...]:
     return tuple(k for k in MARKERS if rules_state.get(k))
 
 
-def picture_of(battle: Any, shots: Iterable[tuple] = (), title: str = "") -> BoardPicture:
+#: A shot line as drawn: ``(from hex, to hex, outcome)`` with the outcome a :func:`shot_outcome` class.
+ShotLine = tuple[tuple[int, int], tuple[int, int], str]
+
+
+def picture_of(battle: BoardView, shots: Iterable[ShotLine] = (), title: str = "") -> BoardPicture:
     """A :class:`BoardPicture` of a live battle (``shots``: ``(from hex, to hex, outcome)`` lines to draw)."""
     tanks = []
     for t in battle.tanks:
-        tanks.append(TankPicture(t.label, t.side, None if t.hex is None else tuple(t.hex), t.facing, t.turret_facing,
-                                 t.status, markers_of(t.rules_state)))
+        at = None if t.hex is None else (t.hex.q, t.hex.r)
+        tanks.append(TankPicture(t.label, t.side, at, t.facing, t.turret_facing, t.status, markers_of(t.rules_state)))
     return BoardPicture(sorted(battle.map.cells), {h: battle.map.terrain(h) for h in battle.map.cells}, tanks,
                         list(shots), [tuple(o["hex"]) for o in battle.objectives], [s.name for s in battle.sides],
                         title)
 
 
-def shots_of(battle: Any) -> list[tuple]:
+def shots_of(battle: BoardView) -> list[ShotLine]:
     """Every shot line of a battle's log: ``(shooter hex, target hex, outcome)`` (:func:`shot_outcome`; positions
     at the time of the shot are the log's last Moved events before it).  Shots at a hex (no target tank) are left
     out."""
-    pos: dict[int, tuple] = {}
+    pos: dict[int, tuple[int, int]] = {}
     out = []
     for entry in battle.log:
         e = entry.event
-        if e.kind == "BattleStarted":
+        if isinstance(e, BattleStarted):
             pos = {t["tank_id"]: tuple(t["hex"]) for t in e.tanks}
-        elif e.kind == "Moved":
-            pos[e.tank] = tuple(e.hex)
-        elif e.kind == "ShotResolved" and e.target is not None and e.shooter in pos and e.target in pos:
+        elif isinstance(e, Moved):
+            pos[e.tank] = (e.hex[0], e.hex[1])
+        elif isinstance(e, ShotResolved) and e.target is not None and e.shooter in pos and e.target in pos:
             out.append((pos[e.shooter], pos[e.target], event_outcome(e)))
     return out
 
@@ -353,7 +368,7 @@ def figure_width(view: tuple[float, float, float, float], size: float) -> float:
     return size * min(1.6, max(0.6, aspect)) + 2.4
 
 
-def board_figure(pic: BoardPicture, size: float = 8.0) -> Any:
+def board_figure(pic: BoardPicture, size: float = 8.0) -> Figure:
     """A stand-alone matplotlib ``Figure`` (no pyplot state, safe in server threads) showing ``pic`` in the shared
     STYLE with its legend and key to the right; ``size`` is the board's height in inches (the figure is wider by
     the legend's column).  Used by pictures, replays and the environments."""
@@ -368,7 +383,7 @@ def board_figure(pic: BoardPicture, size: float = 8.0) -> Any:
     return fig
 
 
-def board_rgb(battle: Any, title: str = "", size: float = 6.0) -> Any:
+def board_rgb(battle: BoardView, title: str = "", size: float = 6.0) -> np.ndarray:
     """A live battle's board (every tank, shot lines of its log) as an ``(H, W, 3)`` uint8 numpy array, drawn like
     :func:`board_figure` (``size`` in inches at the STYLE's dpi); used by the environments' ``render()``."""
     import numpy as np
@@ -380,7 +395,8 @@ def board_rgb(battle: Any, title: str = "", size: float = 6.0) -> Any:
     return np.asarray(canvas.buffer_rgba())[..., :3].copy()
 
 
-def series_figure(series: Any, side_names: list[str], size: tuple[float, float] = (6.0, 4.5)) -> Any:
+def series_figure(series: pd.DataFrame | None, side_names: list[str],
+                  size: tuple[float, float] = (6.0, 4.5)) -> Figure:
     """Two stacked panels in the shared STYLE from a battle's per-turn DataCollector frame ``series`` (a pandas
     DataFrame with ``turn``, ``alive_1`` / ``alive_2`` (by side index; ``alive_<side name>`` in series stored before
     the side-index columns) and ``cum_kills`` columns; may be empty): tanks alive per side and
@@ -392,23 +408,23 @@ def series_figure(series: Any, side_names: list[str], size: tuple[float, float] 
     with plt.rc_context(STYLE):
         fig = Figure(figsize=size, dpi=STYLE["figure.dpi"])
         ax1, ax2 = fig.subplots(2, 1, sharex=True)
-        empty = series is None or len(series) == 0
+        frame = None if series is None or len(series) == 0 else series
         for i, name in enumerate(side_names):
-            if not empty:
-                col = f"alive_{i + 1}" if f"alive_{i + 1}" in series else f"alive_{name}"
-                ax1.plot(series["turn"], series[col], marker="o", color=SIDE_COLOURS[i % 4], label=name)
+            if frame is not None:
+                col = f"alive_{i + 1}" if f"alive_{i + 1}" in frame else f"alive_{name}"
+                ax1.plot(frame["turn"], frame[col], marker="o", color=SIDE_COLOURS[i % 4], label=name)
         ax1.set_ylabel("tanks alive")
-        if side_names and not empty:
+        if side_names and frame is not None:
             ax1.legend(loc="best", fontsize=8)
-        if not empty:
-            ax2.step(series["turn"], series["cum_kills"], where="post", color=SIDE_COLOURS[1], marker="o")
+        if frame is not None:
+            ax2.step(frame["turn"], frame["cum_kills"], where="post", color=SIDE_COLOURS[1], marker="o")
         ax2.set_ylabel("cumulative kills")
         ax2.set_xlabel("turn")
         for ax in (ax1, ax2):
             ax.set_ylim(bottom=0)
             ax.xaxis.set_major_locator(MaxNLocator(integer=True))
             ax.yaxis.set_major_locator(MaxNLocator(integer=True))
-        if empty:
+        if frame is None:
             ax1.set_title("no completed turn yet", fontsize=8)
         fig.tight_layout()
     return fig

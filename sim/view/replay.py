@@ -55,7 +55,21 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from sim.battle import BattleState, SideInfo, TankState
-from sim.events import EVENT_TYPES, Event, Status, apply, event_from_payload, to_json
+from sim.events import (
+    EVENT_TYPES,
+    Activated,
+    BattleEnded,
+    BattleStarted,
+    Event,
+    Moved,
+    ShotResolved,
+    Status,
+    TerrainChanged,
+    TurnStarted,
+    apply,
+    event_from_payload,
+    to_json,
+)
 from sim.experiments import store
 from sim.hexgrid import Hex, HexMap, distance
 from sim.view import render
@@ -269,7 +283,7 @@ def read_event_rows(source: str | Path, battle: str | None = None) -> tuple[pd.D
             raise ReplayError(f"{f}: column {c}: expected an integer in every row, found an empty value")
     df = df.sort_values("seq", kind="stable").reset_index(drop=True)
     if df.empty or df.loc[0, "kind"] != "BattleStarted":
-        where = root if df.empty else df.loc[0, "_file"]
+        where = root if df.empty else str(df.loc[0, "_file"])
         raise ReplayError(f"{where}: the event log{'' if chosen is None else f' of battle {chosen}'} does not start "
                           f"with a BattleStarted event (first kind: "
                           f"{'none' if df.empty else _show(df.loc[0, 'kind'])}); it cannot be replayed alone")
@@ -445,7 +459,7 @@ def _setup_error(where: str, what: str) -> ReplayError:
     return ReplayError(f"{where}: BattleStarted.{what}")
 
 
-def check_setup(e: Any, where: str) -> None:
+def check_setup(e: BattleStarted, where: str) -> None:
     """Validate a ``BattleStarted`` event's set-up before a board is built from it: map cells (at most
     :data:`MAX_CELLS`, unique ``[q, r]`` pairs), terrain keyed ``"q,r"`` on the map, two sides with names, tanks
     with ids 0..n-1 in order, each on a side, on the map (or off it: ``null``), facings 0..5, objectives on the map.
@@ -485,7 +499,7 @@ def check_setup(e: Any, where: str) -> None:
         bad = sorted(set(t) - known)
         checks = [(t.get("tank_id") == i and _int(t.get("tank_id")), f"tank_id: expected {i} (ids 0..n-1 in order)"),
                   (isinstance(t.get("label"), str), "label: expected text"),
-                  (_int(t.get("side")) and 0 <= t.get("side") < 2, "side: expected 0 or 1"),
+                  (_int(t.get("side")) and 0 <= t["side"] < 2, "side: expected 0 or 1"),
                   (isinstance(t.get("vehicle", ""), str), "vehicle: expected text"),
                   (t.get("hex") is None or (_hexv(t.get("hex")) and tuple(t["hex"]) in cellset),
                    "hex: expected null or a hex [q, r] on the map"),
@@ -522,11 +536,11 @@ def check_event(b: BattleState, e: Event, where: str) -> None:
         v = getattr(e, name, None)
         if v is not None and not 0 <= v < len(b.sides):
             raise ReplayError(f"{where}: {k}.{name}: expected a side index 0..{len(b.sides) - 1}, found {_show(v)}")
-    if k == "TurnStarted" and e.turn != b.turn + 1:
+    if isinstance(e, TurnStarted) and e.turn != b.turn + 1:
         raise ReplayError(f"{where}: TurnStarted.turn: expected {b.turn + 1} (turns count up by one), found {e.turn}")
-    if k in ("Moved", "TerrainChanged") and Hex(*e.hex) not in b.map:
+    if isinstance(e, (Moved, TerrainChanged)) and Hex(*e.hex) not in b.map:
         raise ReplayError(f"{where}: {k}.hex: expected a hex on the map, found {list(e.hex)}")
-    if k == "Moved":
+    if isinstance(e, Moved):
         t = b.tanks[e.tank]
         if t.hex is None:
             raise ReplayError(f"{where}: Moved: tank {e.tank} ({t.label}) is not on the board (status {t.status})")
@@ -536,14 +550,14 @@ def check_event(b: BattleState, e: Event, where: str) -> None:
 
 
 def _check_turn(item: LogEvent, b: BattleState) -> None:
-    want = item.event.turn if item.event.kind == "TurnStarted" else b.turn
+    want = item.event.turn if isinstance(item.event, TurnStarted) else b.turn
     if item.turn != want:
         raise ReplayError(f"{item.where}: turn: expected {want} (the current turn), found {item.turn}")
 
 
 # --- the light board -----------------------------------------------------------------------------------------------
 
-def board_from_setup(e: Any, where: str = "BattleStarted") -> BattleState:
+def board_from_setup(e: BattleStarted, where: str = "BattleStarted") -> BattleState:
     """A :class:`BattleState` in its set-up state from a ``BattleStarted`` event, with no rule set, options or dice:
     enough for :func:`sim.events.apply` and :func:`sim.view.render.picture_of`.  The set-up is checked first
     (:func:`check_setup`); raises :class:`ReplayError` naming ``where`` and the field."""
@@ -589,6 +603,28 @@ class Frame:
     state: list[dict[str, Any]]
 
 
+@dataclass
+class _Segment:
+    """What the frame being built has gathered (:func:`frames`): its shot lines ``(from hex, to hex, outcome)``,
+    move trails per tank id, the caption's activation text (``what``; ``prev_what`` is the closed frame's) and
+    whether an ``Activated`` event fell in it."""
+
+    shots: list[tuple[tuple[int, int], tuple[int, int], str]] = dataclasses.field(default_factory=list)
+    trails: dict[int, list[tuple[int, int]]] = dataclasses.field(default_factory=dict)
+    what: str = ""
+    has_act: bool = False
+    prev_what: str = ""
+
+
+@dataclass
+class _Progress:
+    """The replay's running count (:func:`frames`): the current turn, activations so far and the end text."""
+
+    turn: int = 0
+    acts: int = 0
+    end: str = ""
+
+
 def frames(events: Sequence[LogEvent | tuple[int, Event]], per: str = "activation") -> list[Frame]:
     """Replay ``events`` (as from :func:`events_of`, or plain ``(turn, event)`` pairs; the first must be
     ``BattleStarted``) into frames: the set-up frame plus one frame per ``Activated`` event (``per="activation"``)
@@ -603,67 +639,67 @@ def frames(events: Sequence[LogEvent | tuple[int, Event]], per: str = "activatio
     if per not in PER_CHOICES:
         raise ReplayError(f"--per {per!r}: expected one of {', '.join(PER_CHOICES)}")
     items = [x if isinstance(x, LogEvent) else LogEvent(x[0], x[1], f"event {i}") for i, x in enumerate(events)]
-    if not items or items[0].event.kind != "BattleStarted":
+    first = items[0].event if items else None
+    if not isinstance(first, BattleStarted):
         raise ReplayError(f"{items[0].where if items else 'log'}: the event log does not start with a BattleStarted "
                           f"event")
     if items[0].turn != 0:
         raise ReplayError(f"{items[0].where}: turn: expected 0 for BattleStarted, found {items[0].turn}")
-    b = board_from_setup(items[0].event, items[0].where)
+    b = board_from_setup(first, items[0].where)
     out: list[Frame] = []
-    seg: dict[str, Any] = {"shots": [], "trails": {}, "what": "set-up", "has_act": False}
-    state = {"turn": 0, "acts": 0, "end": ""}
+    seg = _Segment(what="set-up")
+    state = _Progress()
 
     def close(replace_last: bool = False) -> None:
         if replace_last:
-            seg["what"] = seg["prev_what"]
-        moves = [(b.tanks[tid].side, path) for tid, path in sorted(seg["trails"].items())]
-        caption = (f"turn {state['turn']}" + (f" · activation {state['acts']}" if state["acts"] else "")
-                   + (f" · {seg['what']}" if seg["what"] else "") + (f" · {state['end']}" if state["end"] else ""))
-        title = caption.replace(f" · {state['end']}", f"\n{state['end']}") if state["end"] else caption
-        pic = render.picture_of(b, seg["shots"], title)
+            seg.what = seg.prev_what
+        moves = [(b.tanks[tid].side, path) for tid, path in sorted(seg.trails.items())]
+        caption = (f"turn {state.turn}" + (f" · activation {state.acts}" if state.acts else "")
+                   + (f" · {seg.what}" if seg.what else "") + (f" · {state.end}" if state.end else ""))
+        title = caption.replace(f" · {state.end}", f"\n{state.end}") if state.end else caption
+        pic = render.picture_of(b, seg.shots, title)
         pic.moves = moves
         if replace_last:
             prev = out.pop()
             pic.shots = prev.picture.shots + pic.shots
             pic.moves = prev.picture.moves + pic.moves
-        out.append(Frame(len(out), state["turn"], state["acts"], caption, pic, snapshot(b)))
-        seg.update(shots=[], trails={}, what="", has_act=False, prev_what=seg["what"])
+        out.append(Frame(len(out), state.turn, state.acts, caption, pic, snapshot(b)))
+        seg.shots, seg.trails, seg.has_act, seg.prev_what, seg.what = [], {}, False, seg.what, ""
 
     for item in items[1:]:
         turn, e = item.turn, item.event
         check_event(b, e, item.where)
         _check_turn(item, b)
         if per == "turn":
-            new_frame = e.kind == "TurnStarted"
+            new_frame = isinstance(e, TurnStarted)
         else:
-            new_frame = ((e.kind == "TurnStarted" and (not out or seg["has_act"]))
-                         or (e.kind == "Activated" and (not out or seg["has_act"])))
+            new_frame = isinstance(e, (TurnStarted, Activated)) and (not out or seg.has_act)
         if new_frame:
             close()
-        if e.kind == "TurnStarted":
-            state["turn"] = e.turn
-        elif e.kind == "Activated":
-            state["acts"] += 1
-            seg["has_act"] = True
+        if isinstance(e, TurnStarted):
+            state.turn = e.turn
+        elif isinstance(e, Activated):
+            state.acts += 1
+            seg.has_act = True
             if per == "activation":
-                seg["what"] = f"{b.tanks[e.tank].label} {e.mode}".strip()
-        elif e.kind == "Moved":
-            t = b.tanks[e.tank]
-            trail = seg["trails"].setdefault(e.tank, [] if t.hex is None else [tuple(t.hex)])
-            trail.append(tuple(e.hex))
-        elif e.kind == "ShotResolved" and e.target is not None:
+                seg.what = f"{b.tanks[e.tank].label} {e.mode}".strip()
+        elif isinstance(e, Moved):
+            at = b.tanks[e.tank].hex
+            trail = seg.trails.setdefault(e.tank, [] if at is None else [(at[0], at[1])])
+            trail.append((e.hex[0], e.hex[1]))
+        elif isinstance(e, ShotResolved) and e.target is not None:
             a, t = b.tanks[e.shooter].hex, b.tanks[e.target].hex
             if a is not None and t is not None:
-                seg["shots"].append((tuple(a), tuple(t), render.event_outcome(e)))
-        elif e.kind == "BattleEnded":
+                seg.shots.append(((a[0], a[1]), (t[0], t[1]), render.event_outcome(e)))
+        elif isinstance(e, BattleEnded):
             winner = "draw" if e.winner is None else f"{b.sides[e.winner].name} win"
-            state["end"] = f"{winner} ({e.reason})" if e.reason else winner
+            state.end = f"{winner} ({e.reason})" if e.reason else winner
         try:
             apply(b, e)
         except (ValueError, KeyError, IndexError, TypeError) as exc:  # pragma: no cover - check_event covers these
             raise ReplayError(f"{item.where}: {e.kind} cannot be applied ({type(exc).__name__})") from None
-        state["turn"] = max(state["turn"], turn)
-    close(replace_last=per == "activation" and bool(out) and not seg["has_act"])
+        state.turn = max(state.turn, turn)
+    close(replace_last=per == "activation" and bool(out) and not seg.has_act)
     return out
 
 
@@ -731,11 +767,13 @@ def write_animation(frs: Sequence[Frame], out: str | Path, *, fps: float = 2.0, 
     out = Path(out)
     suffix = out.suffix.lower()
     if suffix == ".gif":
-        writer: Any = animation.PillowWriter(fps=fps)
+        # matplotlib annotates fps as int, but its writers use it as a rate (Pillow: 1000 / fps ms per frame;
+        # ffmpeg: -framerate str(fps)), so --fps 0.5 works.
+        writer: animation.AbstractMovieWriter = animation.PillowWriter(fps=fps)  # type: ignore[arg-type]
     elif suffix == ".mp4":
         if not animation.writers.is_available("ffmpeg"):
             raise ReplayError(f"{out}: writing .mp4 needs ffmpeg on PATH; write a .gif instead")
-        writer = animation.FFMpegWriter(fps=fps)
+        writer = animation.FFMpegWriter(fps=fps)  # type: ignore[arg-type]  # a float rate works (see above)
     else:
         raise ReplayError(f"{out}: unsupported output {suffix or '(no suffix)'!r}; use .gif or .mp4")
     if not frs:
