@@ -19,7 +19,8 @@ directly, on its copy, with the board's caches and the rule modules' memo caches
 first: the rule work of that battle done once each and nothing else.  ``ratio`` = CPU per battle / floor; 1.0 would
 mean the engine, doctrines and observations cost nothing beyond the distinct rule queries.
 
-Run: ``python benchmarks/battle.py [--reps N] [--quick] [--json] [--cases a,b] [--no-growth] [--no-floor]``.
+Run: ``python benchmarks/battle.py [--reps N] [--quick] [--json] [--cases a,b] [--no-growth] [--no-floor]
+[--peer ATLATL]``; ``--peer`` also measures the peer (``benchmarks/peer.py``) in the same run and prints the ratio.
 ``--quick``: 1 rep, 10 turns, no 100-tank or 100 x 100 growth rows (a smoke run, figures not comparable).
 ``--json``: one JSON object (``cases``, ``growth_tanks``, ``growth_maps``, ``startup``) instead of the tables.
 Start-up (CPU of ``python -c "import sim.runner"``, median of 5 fresh interpreters) and the peak RSS of one
@@ -296,6 +297,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-growth", action="store_true")
     ap.add_argument("--no-floor", action="store_true")
     ap.add_argument("--no-startup", action="store_true", help="skip start-up CPU and peak RSS")
+    ap.add_argument("--peer", type=Path, default=None, metavar="ATLATL",
+                    help="an Atlatl work tree (github cjdarken/atlatl-public): measure the peer's CPU s per game "
+                         "in this run (benchmarks/peer.py) and print ps_50v50 / peer")
     a = ap.parse_args(argv)
     reps = 1 if a.quick else a.reps
     turns = 10 if a.quick else 20
@@ -330,6 +334,18 @@ def main(argv: list[str] | None = None) -> int:
             s = out["startup"]
             print(f"\nimport sim.runner: {s['import_sim_runner_cpu_s']:.3f} CPU s (median of 5); one process "
                   f"playing ps_50v50: peak RSS {s['ps_50v50_peak_rss_mib']:.0f} MiB")
+    if a.peer is not None:
+        from benchmarks.peer import measure
+
+        out["peer"] = measure(a.peer, seeds=reps)
+        ps = next((c for c in out["cases"] if c.get("case") == "ps_50v50"), None)
+        if ps is not None and ps.get("cpu_s") and out["peer"]["median"]:
+            out["peer"]["ps_50v50_over_peer"] = round(ps["cpu_s"] / out["peer"]["median"], 2)
+        if not a.json:
+            pr = out["peer"]
+            ratio = f"; ps_50v50 / peer = {pr['ps_50v50_over_peer']:.2f}" if "ps_50v50_over_peer" in pr else ""
+            print(f"\npeer ({pr['peer']}): median {pr['median']:.3f} CPU s per game after imports "
+                  f"(games {pr['per_game']}){ratio}")
     if a.json:
         print(json.dumps(out))
     return 0
