@@ -366,9 +366,11 @@ class Observation(StateQueries):
         legal = decision.legal._obs._legal if isinstance(decision.legal, SideLegal) else decision.legal
         set_(self, "_legal", legal)
         # SideLegal answers Legal's queries on the side's view (duck-typed: Legal is a concrete class)
+        # a decision handed on by another observation (for_actor) has a read-only context already
+        ctx = decision.context if isinstance(decision.legal, SideLegal) else read_only(decision.context)
         set_(self, "decision", Decision(decision.side, decision.kind, tuple(decision.actors),
                                         SideLegal(self, legal),  # type: ignore[arg-type]
-                                        decision.default, read_only(decision.context)))
+                                        decision.default, ctx))
         a = actor if actor is not None else (decision.actors[0] if decision.actors else None)
         if a is not None and not self._own(a):
             raise KeyError(f"tank {a} is not one of this side's tanks")

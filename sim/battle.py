@@ -371,15 +371,18 @@ class HypoView:
 
 
 class SightMatrix:
-    """Which enemies each side sees, kept up to date incrementally: the rule set's pair test ``los(b, s, e)``
-    ("does live tank ``s`` see live enemy ``e``") is asked again only for the pairs the engine says changed.
+    """Which enemies each side sees, kept up to date lazily and incrementally: the rule set's pair test
+    ``los(b, s, e)`` ("does live tank ``s`` see live enemy ``e``") is asked only when a query needs the pair and
+    the engine says the pair may have changed since it was last asked.
 
     A pair's answer must depend only on the two tanks (hex, facing, turret facing, status) and on the obstacles
     in the sight ellipse of their hexes (``distance(h, s) + distance(h, e) <= distance(s, e) + slack``,
     :meth:`sim.hexgrid.HexMap.pair_cached`).  On a query, the tanks listed in ``Battle.tank_changes`` since the
-    last one have all their pairs redone, and each obstacle change logged in ``HexMap.changes`` redoes the pairs
-    whose ellipse holds it (an unlocated change redoes all).  Get one with :func:`sight_matrix` (one per battle
-    object and rule-set ``tag``; a search copy gets its own)."""
+    last one have all their pairs forgotten, and each obstacle change logged in ``HexMap.changes`` forgets the
+    pairs whose ellipse holds it (an unlocated change forgets all).  :meth:`visible` then asks, for each enemy, a
+    pair it still knows to see it, else the forgotten pairs one by one until one sees it: an enemy that many tanks
+    see costs one pair test, not one per tank.  Get one with :func:`sight_matrix` (one per battle object and
+    rule-set ``tag``; a search copy gets its own)."""
 
     def __init__(self, b: BattleState, los: Any, slack: int = 3):
         self.b = b
@@ -387,36 +390,33 @@ class SightMatrix:
         self.slack = slack
         self.n_tanks = -1
         self.n_changes = -1
+        #: The pairs known now (answers still valid): ``(s, e) -> sees``.
         self.seen: dict[tuple[int, int], bool] = {}
-        self.count: list[int] = [0] * len(b.tanks)  # per enemy: how many tanks (of other sides) see it
+        self.count: list[int] = [0] * len(b.tanks)  # per enemy: how many known pairs say a tank sees it
 
-    def _set(self, s: int, e: int) -> None:
+    def _set(self, s: int, e: int) -> bool:
         tanks = self.b.tanks
         ts, te = tanks[s], tanks[e]
         v = bool(ts.alive and te.alive and ts.hex is not None and te.hex is not None and self.los(self.b, s, e))
-        old = self.seen.get((s, e), False)
-        if v != old:
-            self.seen[(s, e)] = v
-            self.count[e] += 1 if v else -1
+        self.seen[(s, e)] = v
+        if v:
+            self.count[e] += 1
+        return v
 
-    def _all(self) -> None:
-        self.seen = {}
-        self.count = [0] * len(self.b.tanks)
-        tanks = self.b.tanks
-        for s in tanks:
-            for e in tanks:
-                if s.side != e.side:
-                    self._set(s.tank_id, e.tank_id)
+    def _forget(self, s: int, e: int) -> None:
+        if self.seen.pop((s, e), False):
+            self.count[e] -= 1
 
     def update(self) -> None:
-        """Bring the matrix up to the battle's present state (see the class docstring)."""
+        """Forget the pairs the changes since the last query may have changed (see the class docstring)."""
         b = self.b
         tc, ch = b.tank_changes, b.map.changes
         if self.n_tanks == len(tc) and self.n_changes == len(ch):
             return
         if self.n_tanks < 0 or None in ch[self.n_changes:]:
             self.n_tanks, self.n_changes = len(tc), len(ch)
-            self._all()
+            self.seen = {}
+            self.count = [0] * len(b.tanks)
             return
         dirty = sorted(set(tc[self.n_tanks:]))
         cells = [c for c in ch[self.n_changes:] if c is not None]
@@ -426,9 +426,9 @@ class SightMatrix:
             sd = tanks[d].side
             for t in tanks:
                 if t.side != sd:
-                    self._set(d, t.tank_id)
-                    self._set(t.tank_id, d)
-        if cells:
+                    self._forget(d, t.tank_id)
+                    self._forget(t.tank_id, d)
+        if cells and self.seen:
             import numpy as np
 
             live = [t for t in tanks if t.alive and t.hex is not None]
@@ -445,18 +445,26 @@ class SightMatrix:
                 dc = np.maximum(np.maximum(np.abs(cq), np.abs(cr)), np.abs(cq + cr))
                 hit = np.argwhere(other & (dc[:, None] + dc[None, :] <= dist + self.slack))
                 for i, j in hit.tolist():
-                    self._set(live[i].tank_id, live[j].tank_id)
+                    self._forget(live[i].tank_id, live[j].tank_id)
 
     def visible(self, side: int) -> tuple[int, ...]:
         """Ids of the live enemies of ``side`` that at least one live tank of ``side`` sees, in id order."""
         self.update()
         tanks, seen = self.b.tanks, self.seen
+        own = [s.tank_id for s in tanks if s.side == side and s.alive and s.hex is not None]
+        two = len(self.b.sides) == 2
         out = []
         for e in tanks:
-            if e.side == side or not self.count[e.tank_id] or not e.alive or e.hex is None:
+            if e.side == side or not e.alive or e.hex is None:
                 continue
-            if len(self.b.sides) == 2 or any(seen.get((s.tank_id, e.tank_id)) for s in tanks if s.side == side):
-                out.append(e.tank_id)
+            eid = e.tank_id
+            if self.count[eid] and (two or any(seen.get((s, eid)) for s in own)):
+                out.append(eid)
+                continue
+            for s in own:
+                if (s, eid) not in seen and self._set(s, eid):
+                    out.append(eid)
+                    break
         return tuple(out)
 
 
