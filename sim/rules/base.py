@@ -251,7 +251,10 @@ class Ruleset:
         ``ValueError`` / :class:`CaseError` for a key this rule set never logs."""
         return self.odds(key)  # type: ignore[arg-type]
 
-    def resolve(self, b: Battle, shot: Shot, dice: DiceSource) -> None:
+    def resolve(self, b: Battle, shot: Shot, dice: DiceSource) -> Mapping[str, Any] | None:
+        """Roll ``shot`` with ``dice`` and emit its events.  Returns ``None``, or the resolution (rule-set keys,
+        e.g. ``asl``'s ``fired`` / ``rof_again``) where the rule set's sequence of play reads it; the engine never
+        does."""
         raise NotImplementedError
 
     def outcome(self, b: BoardView) -> Outcome | None:

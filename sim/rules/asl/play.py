@@ -65,12 +65,12 @@ from __future__ import annotations
 import weakref
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Generator, Hashable, Literal, Mapping
+from typing import Any, Generator, Hashable, Iterable, Literal, Mapping
 
 from pydantic import Field, field_validator
 
 from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
-from sim.battle import Battle, BattleState, BoardView, HypoView
+from sim.battle import Battle, BattleState, BoardView, HypoView, TankState
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,
@@ -173,7 +173,7 @@ class TankExt(RulesOptions):
     (default = VCA).  ``motion``: the AFV begins the battle in Motion (D2.4)."""
 
     hull_down: tuple[int, ...] = ()
-    turret_facing: int | None = Field(None, ge=0, le=5)
+    turret_facing: int | None = Field(default=None, ge=0, le=5)
     motion: bool = False
 
     @field_validator("hull_down")
@@ -184,7 +184,7 @@ class TankExt(RulesOptions):
         return tuple(sorted(set(v)))
 
 
-def target_state_of(t: Any) -> str:
+def target_state_of(t: TankState) -> str:
     """Target status for To Hit (asl.md 5.2, C.8): ``moving`` (Non-Stopped or in Motion), ``stopped`` (moving
     this Player Turn but spent a Stop MP since its last Start) or ``stationary``."""
     rs = t.rules_state
@@ -195,7 +195,7 @@ def target_state_of(t: Any) -> str:
     return "stationary"
 
 
-def able_to_fire(t: Any) -> str | None:
+def able_to_fire(t: TankState) -> str | None:
     """Why the AFV cannot fire its MA now (asl.md 6.1, 9.1), or ``None``."""
     rs = t.rules_state
     if not t.alive or t.hex is None:
@@ -214,6 +214,8 @@ def able_to_fire(t: Any) -> str | None:
 
 
 HALF = 2                      #: half-MP units per MP: movement counts in half MPs (asl.md 5.1)
+#: The kind of shot a fire phase makes (asl.md 4); the MPh's kinds depend on the firer (``ASL._shot_kind``).
+_PHASE_SHOT_KIND: Mapping[str | None, str] = {"PFPh": "prep", "DFPh": "final", "AFPh": "advancing"}
 MOVE_MODES = ("move_and_fire", "move", "hold")
 PREP_MODES = ("fire", "hold")
 MAX_SHOTS_PER_PHASE = 12      #: safety cap on ROF chains of one AFV in one phase (DECISION; ROF <= 3 in the data)
@@ -288,35 +290,35 @@ class ASL(Ruleset):
         raise CaseError(f"unknown case kind {kind!r}; expected odds, outcome or geometry")
 
     # --- scenario blocks, terrain ------------------------------------------------------------------------------
-    def terrain_names(self, options: Any = None) -> tuple[str, ...]:  # type: ignore[override]
+    def terrain_names(self, options: Any = None) -> tuple[str, ...]:
         """Terrain classes of ``sim_terrain``: open, road, woods, building, stone_building (asl.md 5.1)."""
         return tuple(asl_tables.terrain_tables().classes)
 
     def default_turn_limit(self, options: Any) -> int:
         return 10
 
-    def terrain(self, b: BoardView, h: tuple[int, int]) -> asl_tables.Terrain:
+    def terrain(self, battle: BoardView, h: tuple[int, int]) -> asl_tables.Terrain:
         """The ``sim_terrain`` class of hex ``h`` (on the map; raises ``KeyError`` off it)."""
-        return asl_tables.terrain_tables().classes[b.map.terrain(h)]
+        return asl_tables.terrain_tables().classes[battle.map.terrain(h)]
 
-    def sight_terrain(self, b: BoardView, h: tuple[int, int]) -> asl_tables.Terrain:
+    def sight_terrain(self, battle: BoardView, h: tuple[int, int]) -> asl_tables.Terrain:
         """The ``sim_terrain`` class of hex ``h`` as LOS and hindrance read it: a cell off the map is ``open``
         (CONVENTIONS.md "Lines"), so it never blocks or hinders and asking about it is never an error."""
-        return asl_tables.terrain_tables().classes[b.map.sight_terrain(h)]
+        return asl_tables.terrain_tables().classes[battle.map.sight_terrain(h)]
 
     passable_is_static = True  # terrain and options only
 
-    def passable(self, b: BoardView, h: Hex) -> bool:
+    def passable(self, battle: BoardView, h: Hex) -> bool:
         """Whether a vehicle may ever enter ``h`` (static: on the map; woods/buildings unless
         ``obstacle_entry: forbidden``)."""
-        return h in b.map and (b.options.obstacle_entry == "bog" or not self.terrain(b, h).obstacle)
+        return h in battle.map and (battle.options.obstacle_entry == "bog" or not self.terrain(battle, h).obstacle)
 
     # --- set-up ------------------------------------------------------------------------------------------------
-    def setup(self, b: Battle) -> None:
+    def setup(self, battle: Battle) -> None:
         """Initial rule-set state of every AFV (no dice, no events).  ``missing_data: strict`` re-reads each
         record without defaults and raises :class:`~sim.rules.asl.tables.CatalogError` on a null."""
-        opts = b.options
-        for t in b.tanks:
+        opts = battle.options
+        for t in battle.tanks:
             if opts.missing_data == "strict":
                 rec = t.vehicle.record or asl_tables.raw_vehicle(t.vehicle_id)
                 asl_tables.vehicle_from_record(t.vehicle_id, rec, strict=True)
@@ -346,25 +348,25 @@ class ASL(Ruleset):
 
     # --- small helpers -----------------------------------------------------------------------------------------
     @staticmethod
-    def _set(b: Battle, tid: int, key: str, value: Any) -> None:
-        if b.tanks[tid].rules_state.get(key) != value:
-            b.emit(TankStateSet(tid, key, value))
+    def _set(battle: Battle, tid: int, key: str, value: Any) -> None:
+        if battle.tanks[tid].rules_state.get(key) != value:
+            battle.emit(TankStateSet(tid, key, value))
 
     @staticmethod
-    def _bset(b: Battle, key: str, value: Any) -> None:
-        if b.rules_state.get(key) != value:
-            b.emit(BattleStateSet(key, value))
+    def _bset(battle: Battle, key: str, value: Any) -> None:
+        if battle.rules_state.get(key) != value:
+            battle.emit(BattleStateSet(key, value))
 
-    def _first_side(self, b: BoardView) -> int:
-        if b.options.first_side is not None:
-            return int(b.options.first_side)
-        for i, s in enumerate(b.sides):
+    def _first_side(self, battle: BoardView) -> int:
+        if battle.options.first_side is not None:
+            return int(battle.options.first_side)
+        for i, s in enumerate(battle.sides):
             if s.role == "attacker":
                 return i
         return 0
 
     # --- sight (asl.md 6.1) ---------------------------------------------------------------------------------------
-    def los(self, b: BoardView, a: tuple[int, int], c: tuple[int, int]) -> tuple[bool, int]:
+    def los(self, battle: BoardView, a: tuple[int, int], c: tuple[int, int]) -> tuple[bool, int]:
         """``(clear, hindrance)`` between two hexes: woods and buildings between them block (B.10); a burning
         wreck blocks (``burning_wreck_los: block``) or adds +2; Case R (D9.4) +1 per intermediate hex holding a
         non-burning wreck, an abandoned AFV or an AFV not subject to Case J; a total of 6 blocks.  Cells of the line
@@ -377,31 +379,31 @@ class ASL(Ruleset):
             return True, 0
         p, q = (a, c) if a <= c else (c, a)
         memo: dict | None = None
-        if type(b) is BattleState:   # the answer depends on the board only, so it holds until the next event
-            ent = _LOS_MEMO.get(b)
-            if ent is None or ent[0] != b.version:
-                ent = _LOS_MEMO[b] = (b.version, {})
+        if type(battle) is BattleState:   # the answer depends on the board only, so it holds until the next event
+            ent = _LOS_MEMO.get(battle)
+            if ent is None or ent[0] != battle.version:
+                ent = _LOS_MEMO[battle] = (battle.version, {})
             memo = ent[1]
             got = memo.get((p, q))
             if got is not None:
                 return got
-        res = self._los(b, p, q)
+        res = self._los(battle, p, q)
         if memo is not None:
             memo[(p, q)] = res
         return res
 
-    def _los(self, b: BoardView, p: Hex, q: Hex) -> tuple[bool, int]:
+    def _los(self, battle: BoardView, p: Hex, q: Hex) -> tuple[bool, int]:
         line = hex_line(p, q)[1:-1]
-        if b.map.terrain_cached(("asl_los_terrain", p, q),
-                                lambda: any(self.sight_terrain(b, h).obstacle for h in line)):
+        if battle.map.terrain_cached(("asl_los_terrain", p, q),
+                                lambda: any(self.sight_terrain(battle, h).obstacle for h in line)):
             return False, 0
         hind = 0
         for h in line:
-            for tid in b.occupants(h):
-                o = b.tank(tid)
+            for tid in battle.occupants(h):
+                o = battle.tank(tid)
                 if o.status == Status.DESTROYED:
                     if o.rules_state.get("wreck") == "burning":
-                        if b.options.burning_wreck_los == "block":
+                        if battle.options.burning_wreck_los == "block":
                             return False, hind
                         hind += 2
                     else:
@@ -413,32 +415,34 @@ class ASL(Ruleset):
         return (hind < 6), hind
 
     # --- shots (asl.md 6) ---------------------------------------------------------------------------------------
-    def _shot_kind(self, b: BoardView, shooter: int) -> str:
-        phase = b.rules_state.get("phase")
+    def _shot_kind(self, battle: BoardView, shooter: int) -> str:
+        phase = battle.rules_state.get("phase")
         if phase == "MPh":
-            if b.rules_state.get("mover") == shooter:
+            if battle.rules_state.get("mover") == shooter:
                 return "bounding_first"
-            return "defensive_first" if b.tank(shooter).side != b.rules_state.get("attacker") else "none"
-        return {"PFPh": "prep", "DFPh": "final", "AFPh": "advancing"}.get(phase, "none")
+            return "defensive_first" if battle.tank(shooter).side != battle.rules_state.get("attacker") else "none"
+        return _PHASE_SHOT_KIND.get(phase, "none")
 
-    def shot(self, b: BoardView, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
-             ) -> Shot | Illegal:
+    def shot(self, battle: BoardView, shooter: int, target: int | Hex, fire: Action | None = None,
+             as_if: Hypo | None = None) -> Shot | Illegal:
         """The shot ``shooter`` -> ``target`` now (asl.md 6.1), or from the hypothetical ``as_if`` position, as a
         :class:`~sim.rules.base.Shot` whose ``key`` is the :class:`~sim.rules.asl.odds.ShotKey`; or why not.
 
         The phase context (Prep, Defensive First, Bounding First, Final, Advancing Fire) comes from the battle's
         ``phase`` / ``mover`` state; the fire-marker limits of section 4 are the sequence of play's business.
         ``fire.ammo``: ``None`` = AP (C8.1), a type name, or ``"best"`` (DECISION: the available type with the
-        highest exact kill odds, AP first on a tie).  ``as_if.moved`` makes it an AFPh shot after moving."""
+        highest exact kill odds, AP first on a tie).  ``as_if.moved`` makes it an AFPh shot after moving.
+        ``target`` may be anything a :class:`Fire` names: a hex or a bad id is ``Illegal``."""
         if as_if is not None:
-            view = HypoView(b, shooter, as_hex(as_if.hex), int(as_if.facing))
+            view = HypoView(battle, shooter, as_hex(as_if.hex), int(as_if.facing))
             return self._shot(view, shooter, target, fire, "hypo_moved" if as_if.moved else None)
-        return self._shot(b, shooter, target, fire, None)
+        return self._shot(battle, shooter, target, fire, None)
 
-    def _shot(self, b: BoardView, shooter: int, target: Any, fire: Action | None, kind: str | None) -> Shot | Illegal:
-        if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < len(b.tanks):
+    def _shot(self, battle: BoardView, shooter: int, target: int | Hex, fire: Action | None, kind: str | None
+              ) -> Shot | Illegal:
+        if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < len(battle.tanks):
             return Illegal("target is not an AFV")
-        s, t = b.tank(shooter), b.tank(target)
+        s, t = battle.tank(shooter), battle.tank(target)
         if t.side == s.side:
             return Illegal("target is a friendly AFV")
         if not t.alive or t.hex is None:
@@ -446,20 +450,21 @@ class ASL(Ruleset):
         why = able_to_fire(s)
         if why:
             return Illegal(f"firer cannot fire: {why}")
+        assert s.hex is not None  # able_to_fire() refused a firer off the board
         ammo = fire.ammo if isinstance(fire, Fire) and fire.ammo else "AP"
         if ammo == "best":
             best = None
             for a in s.vehicle.ammo_types():
-                sh = self._shot(b, shooter, target, Fire(shooter, target, (), a), kind)
+                sh = self._shot(battle, shooter, target, Fire(shooter, target, (), a), kind)
                 if isinstance(sh, Shot):
                     pk = shot_odds(sh.key)["p_kill"]
                     if best is None or pk > best[0]:
                         best = (pk, sh)
             return best[1] if best else Illegal("no ammunition can be fired")
-        clear, hind = self.los(b, s.hex, t.hex)
+        clear, hind = self.los(battle, s.hex, t.hex)
         if not clear:
             return Illegal("no LOS")
-        kind = kind or self._shot_kind(b, shooter)
+        kind = kind or self._shot_kind(battle, shooter)
         veh, tv = s.vehicle, t.vehicle
         if ammo not in veh.tk_key:
             return Illegal(f"{veh.name} cannot fire {ammo}")
@@ -479,7 +484,7 @@ class ASL(Ruleset):
         if turns:
             new_vertex = turn_vertex(s.hex, vertex, t.hex)
             if kind == "bounding_first":
-                if turret and b.rules_state.get("free_turn"):
+                if turret and battle.rules_state.get("free_turn"):
                     turn_to = new_vertex
                 else:
                     return Illegal("target outside the current CA: Bounding First Fire pays no Case A (C5.13)")
@@ -499,7 +504,7 @@ class ASL(Ruleset):
             fm = "bounding_afph"
         else:
             fm = "motion" if rs.get("motion") else "none"
-        opts = b.options
+        opts = battle.options
         af = tv.af
         tstate = target_state_of(t)
         trs = t.rules_state
@@ -512,9 +517,9 @@ class ASL(Ruleset):
             return Illegal(str(exc))
         p: dict[str, Any] = dict(
             gun=veh.gun, colour=veh.th_colour, ammo=ammo, basic_tk=basic, range_hexes=rng,
-            turret_type=veh.turret_type, ca_change=ca_change, firer_obstacle=self.terrain(b, s.hex).obstacle,
+            turret_type=veh.turret_type, ca_change=ca_change, firer_obstacle=self.terrain(battle, s.hex).obstacle,
             firer_moved=fm, gyro=veh.gyro, bu=True, firer_plus1=bool(rs.get("plus1")), target_state=tstate,
-            acquisition=acq[1] if acq and acq[0] == target else 0, size=tv.size, tem=self.terrain(b, t.hex).tem,
+            acquisition=acq[1] if acq and acq[0] == target else 0, size=tv.size, tem=self.terrain(battle, t.hex).tem,
             hindrance=hind, af_hull_front=af["hull_front"], af_hull_side=af["hull_side"],
             af_turret_front=af["turret_front"], af_turret_side=af["turret_side"], rof=veh.rof,
             breakdown=veh.breakdown, multiple_hits=opts.multiple_hits, cs_red=tv.cs_red,
@@ -537,8 +542,8 @@ class ASL(Ruleset):
             p["aspect"] = target_face(t.hex, t.facing, s.hex, af["hull_front"], af["hull_side"])
             tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
             p["turret_aspect"] = target_face(t.hex, tv_vertex, s.hex, af["turret_front"], af["turret_side"])
-        los_tab = {e: (mp, start) for e, mp, start in b.rules_state.get("los_mp", ())}
-        mover = b.rules_state.get("mover")
+        los_tab = {e: (mp, start) for e, mp, start in battle.rules_state.get("los_mp", ())}
+        mover = battle.rules_state.get("mover")
         if kind == "bounding_first" and target in los_tab:
             p["firer_los_mp"] = Fraction(los_tab[target][0], HALF)
         if kind == "defensive_first" and target == mover and tstate != "stationary" and shooter in los_tab:
@@ -550,34 +555,44 @@ class ASL(Ruleset):
             return Illegal(str(exc))
         info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
                 "hindrance": hind, "turret_face": p.get("turret_aspect"), "hull_down": p.get("hull_down", False),
-                "phase": b.rules_state.get("phase")}
+                "phase": battle.rules_state.get("phase")}
         return Shot(shooter, target, key, p.get("aspect"), info)
 
-    def odds(self, key: Hashable) -> Odds:
-        """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10)."""
-        if not isinstance(key, ShotKey):
-            key = parse_params(dict(key))  # type: ignore[arg-type]
-        v = shot_odds(key)
+    def odds(self, key: Hashable | Mapping[str, Any]) -> Odds:
+        """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10), or of its odds
+        parameters (a mapping or ``(name, value)`` pairs, as logged).  Raises :class:`~sim.rules.base.CaseError`
+        for malformed parameters, ``TypeError`` for a key that is neither."""
+        if isinstance(key, ShotKey):
+            shot_key = key
+        elif isinstance(key, Iterable):
+            shot_key = parse_params(dict(key))
+        else:
+            raise TypeError(f"asl odds take a ShotKey or its parameters, not {type(key).__name__}")
+        v = shot_odds(shot_key)
         return Odds(p_hit=v["p_hit"], p_kill=v["p_kill"], values=v)
 
-    def shot_params(self, b: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
+    def shot_params(self, battle: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         """The odds parameters (asl.md 10.1) of ``shooter`` firing at ``target`` on the board now."""
-        sh = self.shot(b, shooter, target)
+        sh = self.shot(battle, shooter, target)
         if isinstance(sh, Illegal):
             return sh
-        return sh.key.as_params()
+        return _asl_key(sh).as_params()
 
-    def resolve(self, b: Battle, shot: Shot, dice: DiceSource, reaction: bool = False) -> dict[str, Any]:
+    def resolve(self, battle: Battle, shot: Shot, dice: DiceSource, reaction: bool = False) -> dict[str, Any]:
         """Roll ``shot`` through :func:`~sim.rules.asl.odds.resolve_key` (the odds' own stages), emit the turret
         turn or NT pivot, one :class:`ShotResolved`, and the state changes of asl.md 6.5 and 9 as events.
-        Returns the resolution (``fired``, ``rof_again``, ``result``, ...) for the sequence of play."""
-        s = b.tanks[shot.shooter]
+        Returns the resolution (``fired``, ``rof_again``, ``result``, ...) for the sequence of play.  ``shot``
+        comes from :meth:`shot` (an AFV target, a :class:`~sim.rules.asl.odds.ShotKey`); raises ``TypeError``
+        for any other."""
+        key = _asl_key(shot)
+        if shot.target is None:
+            raise TypeError("asl shots are aimed at an AFV (shot.target is None)")
+        s = battle.tanks[shot.shooter]
         info = shot.info
         if info.get("turn_to") is not None and s.turret_facing != info["turn_to"]:
-            b.emit(TurretTurned(s.tank_id, int(info["turn_to"])))
+            battle.emit(TurretTurned(s.tank_id, int(info["turn_to"])))
         if info.get("pivot_to") is not None and s.facing != info["pivot_to"]:
-            b.emit(Pivoted(s.tank_id, int(info["pivot_to"]), None, 0))
-        key: ShotKey = shot.key
+            battle.emit(Pivoted(s.tank_id, int(info["pivot_to"]), None, 0))
         r = resolve_key(key, dice)
         kill = r["result"] in ("burn", "elim")
         details = {k: r[k] for k in ("fired", "location", "face", "critical", "improbable", "multiple",
@@ -587,202 +602,211 @@ class ASL(Ruleset):
                                      "th_dr", "subsequent_dr", "tk_dr", "second_tk_dr", "crew_dr")}
         details.update(phase=info.get("phase"), kind=info.get("kind"), ammo=info.get("ammo"), range=info["range"],
                        hull_face=shot.face, turret_face=info.get("turret_face"), hull_down=info.get("hull_down"))
-        b.emit(ShotResolved(shooter=shot.shooter, target=shot.target, result=r["result"], hit=r["hit"], kill=kill,
+        battle.emit(ShotResolved(shooter=shot.shooter, target=shot.target, result=r["result"], hit=r["hit"], kill=kill,
                             key=key.as_params(), details=details, reaction=reaction))
-        self._after_shot(b, shot, r)
+        self._after_shot(battle, shot.shooter, shot.target, key, shot.info, r)
         return r
 
-    def _after_shot(self, b: Battle, shot: Shot, r: Mapping[str, Any]) -> None:
-        sid, tid = shot.shooter, shot.target
-        key: ShotKey = shot.key
-        info = shot.info
-        s = b.tanks[sid]
+    def _allowed_shot(self, battle: BoardView, shooter: int, target: int | Hex, fire: Action | None) -> Shot:
+        """The shot a legality check has just allowed (``contains`` asked :meth:`shot`); raises ``RuntimeError``
+        if the rules now call it illegal (they would disagree with themselves)."""
+        sh = self.shot(battle, shooter, target, fire)
+        if isinstance(sh, Illegal):
+            raise RuntimeError(f"the shot {shooter} -> {target} was allowed but is now illegal: {sh}")
+        return sh
+
+    def _after_shot(self, battle: Battle, sid: int, tid: int, key: ShotKey, info: Mapping[str, Any],
+                    r: Mapping[str, Any]) -> None:
+        s = battle.tanks[sid]
         # firer: depletion (C8.9), malfunction (D3.7), acquisition (C6.5)
         if key.depletion is not None and (not r["fired"] or r["last_round"]):
-            self._set(b, sid, "ammo_left", tuple(x for x in s.rules_state.get("ammo_left", ())
+            self._set(battle, sid, "ammo_left", tuple(x for x in s.rules_state.get("ammo_left", ())
                                                  if x[0] != info["ammo"]))
         if r["malfunction"]:
-            self._set(b, sid, "ma", "malfunctioned")
-            self._set(b, sid, "acq", None)
+            self._set(battle, sid, "ma", "malfunctioned")
+            self._set(battle, sid, "acq", None)
         elif r["fired"]:
             if key.firer_moved in ("bounding_first", "motion") and not key.gyro:
-                self._set(b, sid, "acq", None)
+                self._set(battle, sid, "acq", None)
             else:
                 acq = s.rules_state.get("acq")
                 level = min(2, acq[1] + 1) if acq and acq[0] == tid else 1
-                self._set(b, sid, "acq", (tid, level))
+                self._set(battle, sid, "acq", (tid, level))
         # target (asl.md 9)
         result = r["result"]
         if result in ("burn", "elim"):
-            self._set(b, tid, "wreck", "burning" if result == "burn" else "wreck")
-            b.emit(StatusChanged(tid, Status.DESTROYED, result, by=sid))
+            self._set(battle, tid, "wreck", "burning" if result == "burn" else "wreck")
+            battle.emit(StatusChanged(tid, Status.DESTROYED, result, by=sid))
             if r["crew_survives"] is not None:
-                b.emit(RuleEvent("crew_survives" if r["crew_survives"] else "crew_lost", tid, {"cs_dr": r["crew_dr"]}))
+                battle.emit(RuleEvent("crew_survives" if r["crew_survives"] else "crew_lost", tid,
+                                      {"cs_dr": r["crew_dr"]}))
         elif result == "immobilized":
-            self._set(b, tid, "immobilized", True)
-            self._set(b, tid, "motion", False)
-            self._set(b, tid, "started", False)
-            self._set(b, tid, "bogged", False)
+            self._set(battle, tid, "immobilized", True)
+            self._set(battle, tid, "motion", False)
+            self._set(battle, tid, "started", False)
+            self._set(battle, tid, "bogged", False)
             if r["abandoned"]:
-                self._abandon(b, tid, "Immobilization TC failed", sid)
+                self._abandon(battle, tid, "Immobilization TC failed", sid)
         elif result == "shocked" or (result == "possible_shock" and r["ntc_shocked"]):
-            self._shock(b, tid)
+            self._shock(battle, tid)
         if result in ("burn", "elim") or r.get("abandoned"):
-            self._check_acquisitions(b)   # a new wreck or abandoned AFV may block an acquired target's LOS
+            self._check_acquisitions(battle)   # a new wreck or abandoned AFV may block an acquired target's LOS
 
-    def _shock(self, b: Battle, tid: int) -> None:
+    def _shock(self, battle: Battle, tid: int) -> None:
         """Shock (C7.4): stops at once, no fire, move or CA change; an Unconfirmed Kill flips back to Shock."""
-        self._set(b, tid, "uk", False)
-        self._set(b, tid, "shocked", True)
-        self._set(b, tid, "motion", False)
-        self._set(b, tid, "started", False)
-        self._set(b, tid, "acq", None)
+        self._set(battle, tid, "uk", False)
+        self._set(battle, tid, "shocked", True)
+        self._set(battle, tid, "motion", False)
+        self._set(battle, tid, "started", False)
+        self._set(battle, tid, "acq", None)
 
-    def _abandon(self, b: Battle, tid: int, reason: str, by: int | None = None) -> None:
+    def _abandon(self, battle: Battle, tid: int, reason: str, by: int | None = None) -> None:
         """The crew bails out (D5.5): the AFV stays in its hex, out of action, not a kill (asl.md 9.1)."""
-        self._set(b, tid, "abandoned", True)
-        self._set(b, tid, "motion", False)
-        b.emit(StatusChanged(tid, Status.INCAPACITATED, reason, by=by))
+        self._set(battle, tid, "abandoned", True)
+        self._set(battle, tid, "motion", False)
+        battle.emit(StatusChanged(tid, Status.INCAPACITATED, reason, by=by))
 
     # --- the sequence of play (asl.md 4) ------------------------------------------------------------------------
-    def play_turn(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+    def play_turn(self, battle: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One Game Turn: two Player Turns, ``first_side`` (or the ``attacker`` role) first (asl.md 2, 4)."""
-        first = self._first_side(b)
+        first = self._first_side(battle)
         for att in (first, 1 - first):
-            if b.ended:
+            if battle.ended:
                 return
-            yield from self._player_turn(b, dice, att)
+            yield from self._player_turn(battle, dice, att)
 
-    def _player_turn(self, b: Battle, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
+    def _player_turn(self, battle: Battle, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
         dfn = 1 - att
-        self._bset(b, "attacker", att)
-        self._begin_player_turn(b)
-        self._bset(b, "phase", "RPh")
-        self._rally(b, dice, att)
-        self._bset(b, "phase", "PFPh")
-        yield from self._prep_fire_phase(b, dice, att)
-        self._bset(b, "phase", "MPh")
-        yield from self._movement_phase(b, dice, att)
-        self._bset(b, "phase", "DFPh")
-        yield from self._fire_phase(b, dice, dfn, "DFPh")
-        self._free_ca(b, dfn)
-        self._bset(b, "phase", "AFPh")
-        yield from self._fire_phase(b, dice, att, "AFPh")
-        self._free_ca(b, att)
-        self._end_player_turn(b)
-        self._bset(b, "phase", None)
+        self._bset(battle, "attacker", att)
+        self._begin_player_turn(battle)
+        self._bset(battle, "phase", "RPh")
+        self._rally(battle, dice, att)
+        self._bset(battle, "phase", "PFPh")
+        yield from self._prep_fire_phase(battle, dice, att)
+        self._bset(battle, "phase", "MPh")
+        yield from self._movement_phase(battle, dice, att)
+        self._bset(battle, "phase", "DFPh")
+        yield from self._fire_phase(battle, dice, dfn, "DFPh")
+        self._free_ca(battle, dfn)
+        self._bset(battle, "phase", "AFPh")
+        yield from self._fire_phase(battle, dice, att, "AFPh")
+        self._free_ca(battle, att)
+        self._end_player_turn(battle)
+        self._bset(battle, "phase", None)
 
-    def _begin_player_turn(self, b: Battle) -> None:
+    def _begin_player_turn(self, battle: Battle) -> None:
         """A vehicle in Motion is a moving target for the whole Player Turn (asl.md 5.2); per-turn flags reset.
         An AFV that stops being a moving target becomes a Case R hindrance, so Acquisitions are checked (6.5)."""
-        for t in b.tanks:
+        for t in battle.tanks:
             if t.status == Status.DESTROYED or t.hex is None:
                 continue
             rs = t.rules_state
-            self._set(b, t.tank_id, "moved", bool(rs.get("motion")))
+            self._set(battle, t.tank_id, "moved", bool(rs.get("motion")))
             for k, v in (("entered", False), ("started", False), ("fire", None), ("prep_fired", False),
                          ("bff_fired", False), ("afph_fired", False)):
-                self._set(b, t.tank_id, k, v)
-        self._check_acquisitions(b)
+                self._set(battle, t.tank_id, k, v)
+        self._check_acquisitions(battle)
 
-    def _end_player_turn(self, b: Battle) -> None:
+    def _end_player_turn(self, battle: Battle) -> None:
         """Fire markers go; a Stun made this Player Turn becomes "+1" (D5.34)."""
-        for t in b.tanks:
+        for t in battle.tanks:
             if t.status == Status.DESTROYED or t.hex is None:
                 continue
-            self._set(b, t.tank_id, "fire", None)
+            self._set(battle, t.tank_id, "fire", None)
             if t.rules_state.get("stunned"):
-                self._set(b, t.tank_id, "stunned", False)
-                self._set(b, t.tank_id, "plus1", True)
+                self._set(battle, t.tank_id, "stunned", False)
+                self._set(battle, t.tank_id, "plus1", True)
 
-    def _rally(self, b: Battle, dice: DiceSource, att: int) -> None:
+    def _rally(self, battle: Battle, dice: DiceSource, att: int) -> None:
         """RPh (asl.md 9.3, D3.7): Shock/UK recovery in ascending id order, then the ATTACKER's MA repair."""
-        for t in b.tanks:
+        for t in battle.tanks:
             if not t.alive or t.hex is None:
                 continue
             rs = t.rules_state
             if rs.get("uk"):
                 dr = dice.roll("d6", "UK recovery dr")
                 if dr <= 3:
-                    self._set(b, t.tank_id, "uk", False)
-                    b.emit(RuleEvent("recovered", t.tank_id, {"dr": dr, "from": "unconfirmed_kill"}))
+                    self._set(battle, t.tank_id, "uk", False)
+                    battle.emit(RuleEvent("recovered", t.tank_id, {"dr": dr, "from": "unconfirmed_kill"}))
                 else:
-                    b.emit(RuleEvent("unconfirmed_kill_confirmed", t.tank_id, {"dr": dr}))
-                    self._set(b, t.tank_id, "wreck", "wreck")
-                    b.emit(StatusChanged(t.tank_id, Status.DESTROYED, "unconfirmed kill"))
+                    battle.emit(RuleEvent("unconfirmed_kill_confirmed", t.tank_id, {"dr": dr}))
+                    self._set(battle, t.tank_id, "wreck", "wreck")
+                    battle.emit(StatusChanged(t.tank_id, Status.DESTROYED, "unconfirmed kill"))
             elif rs.get("shocked"):
                 dr = dice.roll("d6", "Shock recovery dr")
                 if dr <= 2:
-                    self._set(b, t.tank_id, "shocked", False)
-                    b.emit(RuleEvent("recovered", t.tank_id, {"dr": dr, "from": "shocked"}))
+                    self._set(battle, t.tank_id, "shocked", False)
+                    battle.emit(RuleEvent("recovered", t.tank_id, {"dr": dr, "from": "shocked"}))
                 else:
-                    self._set(b, t.tank_id, "shocked", False)
-                    self._set(b, t.tank_id, "uk", True)
-                    b.emit(RuleEvent("unconfirmed_kill", t.tank_id, {"dr": dr}))
-        for t in b.live_tanks(att):
+                    self._set(battle, t.tank_id, "shocked", False)
+                    self._set(battle, t.tank_id, "uk", True)
+                    battle.emit(RuleEvent("unconfirmed_kill", t.tank_id, {"dr": dr}))
+        for t in battle.live_tanks(att):
             if t.rules_state.get("ma") == "malfunctioned" and not t.rules_state.get("abandoned"):
                 dr = dice.roll("d6", "MA repair dr")
                 new = "ok" if dr == 1 else "disabled" if dr == 6 else "malfunctioned"
-                self._set(b, t.tank_id, "ma", new)
-                b.emit(RuleEvent("ma_repair", t.tank_id, {"dr": dr, "ma": new}))
-        self._check_acquisitions(b)   # a confirmed Unconfirmed Kill is a new wreck (6.5)
+                self._set(battle, t.tank_id, "ma", new)
+                battle.emit(RuleEvent("ma_repair", t.tank_id, {"dr": dr, "ma": new}))
+        self._check_acquisitions(battle)   # a confirmed Unconfirmed Kill is a new wreck (6.5)
 
-    def _free_ca(self, b: Battle, side: int) -> None:
+    def _free_ca(self, battle: Battle, side: int) -> None:
         """End of the side's last fire phase (C3.22, D2.11, D3.12): an AFV able to fire, not Shocked or Stunned,
         sets a new TCA (and an NT AFV, if Mobile, a new VCA) at no cost.  DECISION (the spec leaves the choice to
         the owner): an AFV holding an Acquisition on a live target in its LOS keeps its CA (a change would lose
         the Acquisition: no shot at that target follows in this phase, 6.5); any other AFV turns toward the
         nearest live enemy (lowest id on a tie), losing an Acquisition it still held (its target is a wreck or
         gone).  A turreted AFV turns only its turret (keeping its VCA is the owner's free choice)."""
-        enemies = [e for e in b.live_tanks() if e.side != side]
+        enemies = [(e, _board_hex(e)) for e in battle.live_tanks() if e.side != side]
         if not enemies:
             return
-        for t in b.live_tanks(side):
+        for t in battle.live_tanks(side):
             if able_to_fire(t):
                 continue
+            assert t.hex is not None  # able_to_fire() refused an AFV off the board
+            here = t.hex
             acq = t.rules_state.get("acq")
-            if acq and b.tanks[acq[0]].alive and b.tanks[acq[0]].hex is not None \
-                    and self.los(b, t.hex, b.tanks[acq[0]].hex)[0]:
+            if acq and battle.tanks[acq[0]].alive and battle.tanks[acq[0]].hex is not None \
+                    and self.los(battle, here, battle.tanks[acq[0]].hex)[0]:
                 continue
-            goal = min(enemies, key=lambda e: (distance(t.hex, e.hex), e.tank_id))
-            if goal.hex == t.hex:
+            goal, goal_hex = min(enemies, key=lambda eh: (distance(here, eh[1]), eh[0].tank_id))
+            if goal_hex == here:
                 continue
             if self.has_turret(t.vehicle) and t.turret_facing is not None:
-                if ca_turns(t.hex, t.turret_facing, goal.hex):
-                    b.emit(TurretTurned(t.tank_id, turn_vertex(t.hex, t.turret_facing, goal.hex)))
+                if ca_turns(here, t.turret_facing, goal_hex):
+                    battle.emit(TurretTurned(t.tank_id, turn_vertex(here, t.turret_facing, goal_hex)))
                     if acq:
-                        self._set(b, t.tank_id, "acq", None)
+                        self._set(battle, t.tank_id, "acq", None)
             elif not (t.rules_state.get("immobilized") or t.rules_state.get("bogged")):
-                if ca_turns(t.hex, t.facing, goal.hex):
-                    b.emit(Pivoted(t.tank_id, turn_vertex(t.hex, t.facing, goal.hex), None, 0))
+                if ca_turns(here, t.facing, goal_hex):
+                    battle.emit(Pivoted(t.tank_id, turn_vertex(here, t.facing, goal_hex), None, 0))
                     if acq:
-                        self._set(b, t.tank_id, "acq", None)
+                        self._set(battle, t.tank_id, "acq", None)
 
     # --- fire phases ------------------------------------------------------------------------------------------
-    def targets(self, b: BoardView, tid: int, fire: Action | None = None) -> tuple[int, ...]:
+    def targets(self, battle: BoardView, tid: int, fire: Action | None = None) -> tuple[int, ...]:
         """Enemy AFVs ``tid`` has a legal shot at now (LOS, states, CA rules; not the fire-marker limits)."""
-        t = b.tanks[tid]
+        t = battle.tanks[tid]
         if able_to_fire(t):
             return ()
-        return tuple(e.tank_id for e in b.enemies_of(t.side)
-                     if not isinstance(self.shot(b, tid, e.tank_id, fire), Illegal))
+        return tuple(e.tank_id for e in battle.enemies_of(t.side)
+                     if not isinstance(self.shot(battle, tid, e.tank_id, fire), Illegal))
 
-    def has_target(self, b: BoardView, tid: int) -> bool:
-        """``bool(self.targets(b, tid))``, stopping at the first legal shot (the phase loops ask it often)."""
-        t = b.tanks[tid]
+    def has_target(self, battle: BoardView, tid: int) -> bool:
+        """``bool(self.targets(battle, tid))``, stopping at the first legal shot (the phase loops ask it often)."""
+        t = battle.tanks[tid]
         if able_to_fire(t):
             return False
-        return any(not isinstance(self.shot(b, tid, e.tank_id), Illegal) for e in b.enemies_of(t.side))
+        return any(not isinstance(self.shot(battle, tid, e.tank_id), Illegal) for e in battle.enemies_of(t.side))
 
-    def _fire_legal(self, b: BoardView, tid: int, targets: tuple[int, ...]) -> Legal:
+    def _fire_legal(self, battle: BoardView, tid: int, targets: tuple[int, ...]) -> Legal:
         def contains(a: Action) -> bool:
             if isinstance(a, Pass):
                 return True
             return (isinstance(a, Fire) and a.actor == tid and a.target in targets
-                    and not isinstance(self.shot(b, tid, a.target, a), Illegal))
+                    and not isinstance(self.shot(battle, tid, a.target, a), Illegal))
         return Legal(contains=contains, targets=lambda _a: targets)
 
-    def _may_fire_in(self, b: BoardView, t: Any, phase: str) -> bool:
+    def _may_fire_in(self, battle: BoardView, t: TankState, phase: str) -> bool:
         rs = t.rules_state
         if able_to_fire(t):
             return False
@@ -794,159 +818,163 @@ class ASL(Ruleset):
             return not rs.get("prep_fired") and rs.get("fire") is None and not rs.get("afph_fired")
         return False
 
-    def _choose_actor(self, b: Battle, side: int, actors: tuple[int, ...], modes: tuple[str, ...], phase: str
-                      ) -> Generator[Decision, Action | None, Activate]:
+    def _choose_actor(self, battle: Battle, side: int, actors: tuple[int, ...], modes: tuple[str, ...], phase: str
+                      ) -> Generator[Decision, Action | None, tuple[int, str]]:
         """One ``activate`` decision of a phase: ``side`` picks which of ``actors`` acts next and its mode from
-        ``modes``; an illegal answer (or none) holds the first actor."""
+        ``modes``; an illegal answer (or none) holds the first actor.  Returns ``(actor, mode)``."""
         legal = Legal(contains=lambda a: isinstance(a, Activate) and a.actor in actors and a.mode in modes,
-                      modes=modes, targets=lambda tid: self.targets(b, tid),
-                      reachable=lambda tid: self.reachable(b, tid, HALF * b.tanks[tid].vehicle.mp))
+                      modes=modes, targets=lambda tid: self.targets(battle, tid),
+                      reachable=lambda tid: self.reachable(battle, tid, HALF * battle.tanks[tid].vehicle.mp))
         act = yield Decision(side, "activate", actors, legal, Activate(actors[0], "hold"),
                              {"phase": phase, "modes": {a: modes for a in actors}})
-        if not isinstance(act, Activate) or not legal.contains(act):
-            act = Activate(actors[0], "hold")
-        return act
+        if isinstance(act, Activate) and act.actor is not None and legal.contains(act):
+            return act.actor, act.mode
+        return actors[0], "hold"
 
-    def play_activation(self, b: Battle, dice: DiceSource, side: int, action: Action
+    def play_activation(self, battle: Battle, dice: DiceSource, side: int, action: Action
                         ) -> Generator[Decision, Action | None, None]:
         """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): what the legal answer ``action`` (an
         :class:`Activate`) to the ATTACKER's ``activate`` decision of the current phase starts, exactly as in play:
         in the PFPh the AFV's Prep Fire (``fire``; ``hold`` does nothing), in the MPh its whole move with the
-        DEFENDER's Defensive First Fire (asl.md 4, 5).  The phase's next activation is not played."""
-        phase = b.rules_state.get("phase")
+        DEFENDER's Defensive First Fire (asl.md 4, 5).  The phase's next activation is not played.  Raises
+        ``TypeError`` if ``action`` is not an :class:`Activate` naming a tank."""
+        if not isinstance(action, Activate) or action.actor is None:
+            raise TypeError(f"play_activation answers an activate decision: an Activate naming a tank, not {action!r}")
+        phase = battle.rules_state.get("phase")
         if phase == "PFPh":
             if action.mode == "fire":
-                yield from self._fire_sequence(b, dice, action.actor, "PFPh")
+                yield from self._fire_sequence(battle, dice, action.actor, "PFPh")
         elif phase == "MPh":
-            yield from self._move(b, dice, action.actor, action.mode)
+            yield from self._move(battle, dice, action.actor, action.mode)
 
-    def _prep_fire_phase(self, b: Battle, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
+    def _prep_fire_phase(self, battle: Battle, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
         """PFPh: the ATTACKER's AFVs not in Motion are asked, in the order the side chooses (``activate`` with
         modes ``fire`` / ``hold``), whether to Prep Fire; one that fires may not move (D.3)."""
         decided: set[int] = set()
-        while not b.ended:
-            actors = tuple(t.tank_id for t in b.live_tanks(att)
-                           if t.tank_id not in decided and self._may_fire_in(b, t, "PFPh")
-                           and self.has_target(b, t.tank_id))
+        while not battle.ended:
+            actors = tuple(t.tank_id for t in battle.live_tanks(att)
+                           if t.tank_id not in decided and self._may_fire_in(battle, t, "PFPh")
+                           and self.has_target(battle, t.tank_id))
             if not actors:
                 return
-            act = yield from self._choose_actor(b, att, actors, PREP_MODES, "PFPh")
-            decided.add(act.actor)
-            if act.mode == "fire":
-                yield from self._fire_sequence(b, dice, act.actor, "PFPh")
+            tid, mode = yield from self._choose_actor(battle, att, actors, PREP_MODES, "PFPh")
+            decided.add(tid)
+            if mode == "fire":
+                yield from self._fire_sequence(battle, dice, tid, "PFPh")
 
-    def _fire_phase(self, b: Battle, dice: DiceSource, side: int, phase: str
+    def _fire_phase(self, battle: Battle, dice: DiceSource, side: int, phase: str
                     ) -> Generator[Decision, Action | None, None]:
         """DFPh (DEFENDER, Multiple ROF) or AFPh (ATTACKER, one shot each): per AFV in id order."""
-        for t in list(b.live_tanks(side)):
-            if b.ended:
+        for t in list(battle.live_tanks(side)):
+            if battle.ended:
                 return
-            if self._may_fire_in(b, t, phase) and self.has_target(b, t.tank_id):
-                yield from self._fire_sequence(b, dice, t.tank_id, phase)
+            if self._may_fire_in(battle, t, phase) and self.has_target(battle, t.tank_id):
+                yield from self._fire_sequence(battle, dice, t.tank_id, phase)
 
-    def _fire_sequence(self, b: Battle, dice: DiceSource, tid: int, phase: str
+    def _fire_sequence(self, battle: Battle, dice: DiceSource, tid: int, phase: str
                        ) -> Generator[Decision, Action | None, None]:
         """One AFV's shots in a fire phase: ``fire`` then ``fire_again`` while it keeps ROF (C2.24); a depletion
         no-shot (C8.9) asks again at once; the AFPh allows one shot (C5.2)."""
-        t = b.tanks[tid]
+        t = battle.tanks[tid]
         kind = "fire"
         marker = {"PFPh": "prep", "DFPh": "final", "AFPh": "advancing"}[phase]
         for _ in range(MAX_SHOTS_PER_PHASE):
-            if b.ended or not t.alive:
+            if battle.ended or not t.alive:
                 return
-            targets = self.targets(b, tid)
+            targets = self.targets(battle, tid)
             if not targets:
                 return
-            legal = self._fire_legal(b, tid, targets)
+            legal = self._fire_legal(battle, tid, targets)
             act = yield Decision(t.side, kind, (tid,), legal, Pass(tid), {"phase": phase})
             if not isinstance(act, Fire) or not legal.contains(act):
                 return
-            r = self.resolve(b, self.shot(b, tid, act.target, act), dice)
+            r = self.resolve(battle, self._allowed_shot(battle, tid, act.target, act), dice)
             if not r["fired"]:
                 continue
             if phase == "PFPh":
-                self._set(b, tid, "prep_fired", True)
+                self._set(battle, tid, "prep_fired", True)
             if phase == "AFPh":
-                self._set(b, tid, "afph_fired", True)
-                self._set(b, tid, "fire", marker)
+                self._set(battle, tid, "afph_fired", True)
+                self._set(battle, tid, "fire", marker)
                 return
             if not (r["rof_again"] and able_to_fire(t) is None):
-                self._set(b, tid, "fire", marker)
+                self._set(battle, tid, "fire", marker)
                 return
             kind = "fire_again"
-        self._set(b, tid, "fire", marker)
+        self._set(battle, tid, "fire", marker)
 
     # --- movement (asl.md 5) ----------------------------------------------------------------------------------
-    def _started_now(self, b: BoardView, t: Any) -> bool:
-        if b.rules_state.get("mover") == t.tank_id:
+    def _started_now(self, battle: BoardView, t: TankState) -> bool:
+        if battle.rules_state.get("mover") == t.tank_id:
             return bool(t.rules_state.get("started"))
         return bool(t.rules_state.get("motion"))
 
-    def enterable(self, b: BoardView, tid: int, h: Hex) -> bool:
+    def enterable(self, battle: BoardView, tid: int, h: Hex) -> bool:
         """Whether ``tid`` may enter ``h``: on the map, not woods/building under ``obstacle_entry: forbidden``,
         and no live enemy AFV there unless ``same_hex_entry`` (asl.md 5.1)."""
-        if h not in b.map:
+        if h not in battle.map:
             return False
-        if b.options.obstacle_entry == "forbidden" and self.terrain(b, h).obstacle:
+        if battle.options.obstacle_entry == "forbidden" and self.terrain(battle, h).obstacle:
             return False
-        if not b.options.same_hex_entry:
-            side = b.tank(tid).side
-            if any(b.tank(o).alive and b.tank(o).side != side for o in b.occupants(h)):
+        if not battle.options.same_hex_entry:
+            side = battle.tank(tid).side
+            if any(battle.tank(o).alive and battle.tank(o).side != side for o in battle.occupants(h)):
                 return False
         return True
 
-    def entry_cost(self, b: BoardView, tid: int, h: Hex) -> int:
+    def entry_cost(self, battle: BoardView, tid: int, h: Hex) -> int:
         """Half-MP to enter ``h`` forward (D2.1, B13.41-B13.42, D2.14): the terrain's MP (woods/buildings: half the
         MP allotment, exact), +1 MP per vehicle or wreck already there (doubled in woods/building)."""
-        ter = self.terrain(b, h)
-        t = b.tank(tid)
+        ter = self.terrain(battle, h)
+        t = battle.tank(tid)
         cost = t.vehicle.mp if ter.mp is None else HALF * ter.mp
-        others = sum(1 for o in b.occupants(h) if o != tid)
+        others = sum(1 for o in battle.occupants(h) if o != tid)
         tt = asl_tables.terrain_tables()
         return cost + others * HALF * tt.vehicle_in_hex_mp * (2 if ter.obstacle else 1)
 
-    def vca_cost(self, b: BoardView, h: Hex) -> int:
+    def vca_cost(self, battle: BoardView, h: Hex) -> int:
         """Half-MP per hexspine of VCA change (D2.11): 1 MP, 2 MP in woods/building."""
         tt = asl_tables.terrain_tables()
-        return HALF * (tt.vca_change_mp_obstacle if self.terrain(b, h).obstacle else tt.vca_change_mp)
+        return HALF * (tt.vca_change_mp_obstacle if self.terrain(battle, h).obstacle else tt.vca_change_mp)
 
-    def _successors(self, b: BoardView, tid: int, state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
+    def _successors(self, battle: BoardView, tid: int, state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
         h, f = state
         out = []
         for k in (f % 6, (f - 1) % 6):
             n = h.neighbour(k)
-            if self.enterable(b, tid, n):
-                out.append(((n, f), self.entry_cost(b, tid, n)))
-        c = self.vca_cost(b, h)
+            if self.enterable(battle, tid, n):
+                out.append(((n, f), self.entry_cost(battle, tid, n)))
+        c = self.vca_cost(battle, h)
         out.append(((h, (f + 1) % 6), c))
         out.append(((h, (f - 1) % 6), c))
         return out
 
-    def reachable(self, b: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
+    def reachable(self, battle: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
         """``{(hex, facing): (cost, path)}`` within ``budget`` **half-MP**, forward moves and VCA changes only
         (Reverse is offered as a single ``Step`` in ``move_step``).  A cost includes the Start MP (if the AFV is
         stopped) and a final Stop MP, so a plan within the MP left ends stopped; the start state costs 0."""
-        t = b.tank(tank)
-        start = (t.hex, t.facing)
+        t = battle.tank(tank)
+        here = t.hex
         rs = t.rules_state
-        if (not t.alive or t.hex is None or rs.get("immobilized") or rs.get("bogged") or rs.get("abandoned")
+        if (not t.alive or here is None or rs.get("immobilized") or rs.get("bogged") or rs.get("abandoned")
                 or rs.get("shocked") or rs.get("uk") or rs.get("stunned")):
-            return {start: (0, [start])}
-        extra = (0 if self._started_now(b, t) else HALF) + HALF
+            return {(here, t.facing): (0, [(here, t.facing)])}
+        start = (here, t.facing)
+        extra = (0 if self._started_now(battle, t) else HALF) + HALF
         if budget < extra:
             return {start: (0, [start])}
-        res = bounded_dijkstra(start, lambda st: self._successors(b, tank, st), budget - extra)
+        res = bounded_dijkstra(start, lambda st: self._successors(battle, tank, st), budget - extra)
         return {st: ((0 if st == start else c + extra), path) for st, (c, path) in res.items()}
 
-    def plan_to(self, b: BoardView, tank: int, path: list, then: Action | None = None, end_status: str | None = None
-                ) -> Plan:
+    def plan_to(self, battle: BoardView, tank: int, path: list, then: Action | None = None,
+                end_status: str | None = None) -> Plan:
         """A :class:`Plan` of ``Step`` / ``Pivot`` actions following ``path`` (states from :meth:`reachable`)."""
         steps: list[Action] = []
         for (h0, _f0), (h1, f1) in zip(path, path[1:], strict=False):
             steps.append(Step(tank, h1) if h1 != h0 else Pivot(tank, f1))
         return Plan(tank, tuple(steps), then=then, end_status=end_status)
 
-    def _may_move(self, b: BoardView, t: Any) -> bool:
+    def _may_move(self, battle: BoardView, t: TankState) -> bool:
         """Whether the ATTACKER's AFV takes part in the MPh (asl.md 4 step 3): it did not Prep Fire and can act;
         an Immobilized AFV only if it has a turret to turn with Delay MPs (D8.1; an Immobilized NT AFV has no MP
         to spend, DECISION)."""
@@ -955,156 +983,165 @@ class ASL(Ruleset):
             return False
         return self._can_act(t) and not rs.get("prep_fired") and not rs.get("recall")
 
-    def _movement_phase(self, b: Battle, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
+    def _movement_phase(self, battle: Battle, dice: DiceSource, att: int) -> Generator[Decision, Action | None, None]:
         """MPh: the ATTACKER's AFVs that did not Prep Fire move one at a time in the order the side chooses
         (``activate`` with modes ``move_and_fire`` (may Bounding First Fire), ``move``, ``hold``)."""
         done: set[int] = set()
-        while not b.ended:
-            actors = tuple(t.tank_id for t in b.live_tanks(att) if t.tank_id not in done and self._may_move(b, t))
+        while not battle.ended:
+            actors = tuple(t.tank_id for t in battle.live_tanks(att)
+                           if t.tank_id not in done and self._may_move(battle, t))
             if not actors:
                 return
-            act = yield from self._choose_actor(b, att, actors, MOVE_MODES, "MPh")
-            done.add(act.actor)
-            yield from self._move(b, dice, act.actor, act.mode)
+            tid, mode = yield from self._choose_actor(battle, att, actors, MOVE_MODES, "MPh")
+            done.add(tid)
+            yield from self._move(battle, dice, tid, mode)
 
     # one AFV's MPh ------------------------------------------------------------------------------------------
-    def _mp_event(self, b: Battle, tid: int, kind: str, cost: int, mp_left: int, **data: Any) -> None:
-        t = b.tanks[tid]
-        b.emit(RuleEvent("mp", tid, {"kind": kind, "mp": fraction_str(Fraction(cost, HALF)),
-                                     "mp_left": fraction_str(Fraction(mp_left, HALF)),
-                                     "hex": [t.hex.q, t.hex.r], "vca": t.facing, "tca": t.turret_facing, **data}))
+    def _mp_event(self, battle: Battle, tid: int, kind: str, cost: int, mp_left: int, **data: Any) -> None:
+        t = battle.tanks[tid]
+        here = _board_hex(t)
+        battle.emit(RuleEvent("mp", tid, {"kind": kind, "mp": fraction_str(Fraction(cost, HALF)),
+                                          "mp_left": fraction_str(Fraction(mp_left, HALF)),
+                                          "hex": [here.q, here.r], "vca": t.facing, "tca": t.turret_facing,
+                                          **data}))
 
-    def _after_mp(self, b: Battle, dice: DiceSource, tid: int, cost: int, new_hex: bool
+    def _after_mp(self, battle: Battle, dice: DiceSource, tid: int, cost: int, new_hex: bool
                   ) -> Generator[Decision, Action | None, bool]:
         """Book ``cost`` half-MP (MP in the current hex, MP in each enemy's LOS, C6.15-C6.17), then offer
         Defensive First Fire (D3.3).  Returns True if the mover was fired at."""
-        t = b.tanks[tid]
-        self._bset(b, "free_turn", True)
-        self._bset(b, "mover_hex_mp", cost if new_hex else b.rules_state.get("mover_hex_mp", 0) + cost)
+        t = battle.tanks[tid]
+        self._bset(battle, "free_turn", True)
+        self._bset(battle, "mover_hex_mp", cost if new_hex else battle.rules_state.get("mover_hex_mp", 0) + cost)
         if new_hex:
-            self._bset(b, "dff_used", ())
-        tab = {e: (mp, st) for e, mp, st in b.rules_state.get("los_mp", ())}
+            self._bset(battle, "dff_used", ())
+        tab = {e: (mp, st) for e, mp, st in battle.rules_state.get("los_mp", ())}
         new = []
-        for e in b.enemies_of(t.side):
+        here = _board_hex(t)
+        for e in battle.enemies_of(t.side):
             mp, st = tab.get(e.tank_id, (0, False))
-            if self.los(b, t.hex, e.hex)[0]:
+            if self.los(battle, here, _board_hex(e))[0]:
                 new.append((e.tank_id, mp + cost, st))
             else:
                 new.append((e.tank_id, 0, False))
-        self._bset(b, "los_mp", tuple(new))
-        return (yield from self._dff(b, dice, tid))
+        self._bset(battle, "los_mp", tuple(new))
+        return (yield from self._dff(battle, dice, tid))
 
-    def _dff_ready(self, b: BoardView, t: Any, mover: int) -> bool:
+    def _dff_ready(self, battle: BoardView, t: TankState, mover: int) -> bool:
         if able_to_fire(t) or t.rules_state.get("fire") is not None:
             return False
-        used = dict(b.rules_state.get("dff_used", ()))
-        if b.rules_state.get("mover_hex_mp", 0) - used.get(t.tank_id, 0) < HALF:
+        used = dict(battle.rules_state.get("dff_used", ()))
+        if battle.rules_state.get("mover_hex_mp", 0) - used.get(t.tank_id, 0) < HALF:
             return False
-        return not isinstance(self.shot(b, t.tank_id, mover), Illegal)
+        return not isinstance(self.shot(battle, t.tank_id, mover), Illegal)
 
-    def _dff(self, b: Battle, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
+    def _dff(self, battle: Battle, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
         """Defensive First Fire at the mover after an MP expenditure (asl.md 4 step 3, 5.3): the DEFENDER's ready
         AFVs are asked one shot at a time (``react``), in the order the side chooses.  Each shot uses up MP of the
         mover in its hex (DECISION C6.17 of the spec): at J1/J2 the MP spent since that firer's previous shot
         there, at plain J 3.5 MP; a firer needs 1 unused MP."""
-        m = b.tanks[mover]
+        m = battle.tanks[mover]
         dfn = 1 - m.side
         fired_any = False
-        while not b.ended and m.alive and m.hex is not None:
-            ready = tuple(t.tank_id for t in b.live_tanks(dfn) if self._dff_ready(b, t, mover))
+        while not battle.ended and m.alive and m.hex is not None:
+            ready = tuple(t.tank_id for t in battle.live_tanks(dfn) if self._dff_ready(battle, t, mover))
             if not ready:
                 break
 
-            def contains(a: Action, ready=ready) -> bool:
-                return isinstance(a, Pass) or (isinstance(a, Fire) and a.actor in ready and a.target == mover
-                                               and not isinstance(self.shot(b, a.actor, mover, a), Illegal))
+            def contains(a: Action, ready: tuple[int, ...] = ready) -> bool:
+                return isinstance(a, Pass) or (isinstance(a, Fire) and a.actor is not None and a.actor in ready
+                                               and a.target == mover
+                                               and not isinstance(self.shot(battle, a.actor, mover, a), Illegal))
 
-            legal = Legal(contains=contains, targets=lambda tid, ready=ready: (mover,) if tid in ready else ())
+            def targets(tid: int, ready: tuple[int, ...] = ready) -> tuple[int, ...]:
+                return (mover,) if tid in ready else ()
+
+            legal = Legal(contains=contains, targets=targets)
+            mp_in_hex = fraction_str(Fraction(battle.rules_state.get("mover_hex_mp", 0), HALF))
             act = yield Decision(dfn, "react", ready, legal, Pass(None),
                                  {"mover": mover, "trigger": "defensive_first_fire", "phase": "MPh",
-                                  "mp_in_hex": fraction_str(Fraction(b.rules_state.get("mover_hex_mp", 0), HALF))})
-            if not isinstance(act, Fire) or not contains(act):
+                                  "mp_in_hex": mp_in_hex})
+            if not isinstance(act, Fire) or act.actor is None or not contains(act):
                 break
             firer = act.actor
-            r = self.resolve(b, self.shot(b, firer, mover, act), dice, reaction=True)
+            r = self.resolve(battle, self._allowed_shot(battle, firer, mover, act), dice, reaction=True)
             fired_any = True
             if not r["fired"]:
                 continue
-            tab = {e: (mp, st) for e, mp, st in b.rules_state.get("los_mp", ())}
+            tab = {e: (mp, st) for e, mp, st in battle.rules_state.get("los_mp", ())}
             mp_los, from_start = tab.get(firer, (0, False))
-            hex_mp = b.rules_state.get("mover_hex_mp", 0)
-            used = dict(b.rules_state.get("dff_used", ()))
+            hex_mp = battle.rules_state.get("mover_hex_mp", 0)
+            used = dict(battle.rules_state.get("dff_used", ()))
             u = used.get(firer, 0)
             u = hex_mp if (not from_start and mp_los <= _J1_WINDOW) else u + min(_J_USE, hex_mp - u)
             used[firer] = u
-            self._bset(b, "dff_used", tuple(sorted(used.items())))
-            if not (r["rof_again"] and able_to_fire(b.tanks[firer]) is None):
-                self._set(b, firer, "fire", "first")
+            self._bset(battle, "dff_used", tuple(sorted(used.items())))
+            if not (r["rof_again"] and able_to_fire(battle.tanks[firer]) is None):
+                self._set(battle, firer, "fire", "first")
         return fired_any
 
-    def _can_continue(self, t: Any) -> bool:
+    def _can_continue(self, t: TankState) -> bool:
         """The mover may still spend Start, VCA and hex MP: it can act and is neither Immobilized nor bogged."""
         rs = t.rules_state
         return self._can_act(t) and not rs.get("immobilized") and not rs.get("bogged")
 
     @staticmethod
-    def _can_act(t: Any) -> bool:
+    def _can_act(t: TankState) -> bool:
         """The AFV may still spend MP at all (Delay included): live, on the board, not Shocked, Unconfirmed
         Killed, Stunned or Abandoned (asl.md 9.1)."""
         rs = t.rules_state
         return (t.alive and t.hex is not None and not rs.get("shocked") and not rs.get("uk")
                 and not rs.get("stunned") and not rs.get("abandoned"))
 
-    def _check_acquisitions(self, b: Battle) -> None:
+    def _check_acquisitions(self, battle: Battle) -> None:
         """C6.5 (asl.md 6.5): an Acquisition is lost as soon as its target is out of the firer's LOS, whatever
         took it out: the target moved, a new (burning) wreck or an abandoned AFV blocks the line, or the Case R
         total reached 6.  Called after every hex entered, every shot, the RPh and the start of a Player Turn."""
-        for t in b.tanks:
+        for t in battle.tanks:
             acq = t.rules_state.get("acq")
             if not acq or not t.alive or t.hex is None:
                 continue
-            tg = b.tanks[acq[0]]
-            if tg.hex is None or not self.los(b, t.hex, tg.hex)[0]:
-                self._set(b, t.tank_id, "acq", None)
+            tg = battle.tanks[acq[0]]
+            if tg.hex is None or not self.los(battle, t.hex, tg.hex)[0]:
+                self._set(battle, t.tank_id, "acq", None)
 
-    def _start(self, b: Battle, dice: DiceSource, tid: int, mp_left: int, **data: Any
+    def _start(self, battle: Battle, dice: DiceSource, tid: int, mp_left: int, **data: Any
                ) -> Generator[Decision, Action | None, tuple[int, bool]]:
         """Start MP (D2.12), with the mechanical reliability DR of a red-MP AFV (D2.51), also for the Start of a
         switch between forward and Reverse (``reverse_switch=True`` in the MP event).  Returns (MP left, whether
         the mover was fired at)."""
-        t = b.tanks[tid]
+        t = battle.tanks[tid]
         mp_left -= HALF
-        self._set(b, tid, "started", True)
-        if b.options.mechanical_reliability and t.vehicle.mp_red:
+        self._set(battle, tid, "started", True)
+        if battle.options.mechanical_reliability and t.vehicle.mp_red:
             c, w = dice.roll("d6", "mechanical reliability coloured"), dice.roll("d6", "mechanical reliability white")
             data["reliability_dr"] = [c, w]
             if c + w == 12:
                 data["immobilized"] = True
-        self._mp_event(b, tid, "start", HALF, mp_left, **data)
+        self._mp_event(battle, tid, "start", HALF, mp_left, **data)
         if data.get("immobilized"):
-            self._set(b, tid, "immobilized", True)
-            self._set(b, tid, "started", False)
-        fired = yield from self._after_mp(b, dice, tid, HALF, False)
+            self._set(battle, tid, "immobilized", True)
+            self._set(battle, tid, "started", False)
+        fired = yield from self._after_mp(battle, dice, tid, HALF, False)
         return mp_left, fired
 
-    def _bog_check(self, b: Battle, dice: DiceSource, tid: int, h: Hex) -> bool:
+    def _bog_check(self, battle: Battle, dice: DiceSource, tid: int, h: Hex) -> bool:
         """Bog Check on entering / turning in woods or a building (D8.21): DR + ground pressure + terrain DRM,
         Final >= 12 bogs.  Returns True if bogged."""
-        t = b.tanks[tid]
-        ter = self.terrain(b, h)
-        if ter.bog_drm is None or b.options.obstacle_entry != "bog":
+        t = battle.tanks[tid]
+        ter = self.terrain(battle, h)
+        if ter.bog_drm is None or battle.options.obstacle_entry != "bog":
             return False
         tt = asl_tables.terrain_tables()
         c, w = dice.roll("d6", "Bog Check coloured"), dice.roll("d6", "Bog Check white")
         final = c + w + tt.ground_pressure_bog_drm[t.vehicle.ground_pressure] + ter.bog_drm
         bogged = final >= tt.bog_threshold
-        b.emit(RuleEvent("bog_check", tid, {"dr": [c, w], "final": final, "bogged": bogged}))
+        battle.emit(RuleEvent("bog_check", tid, {"dr": [c, w], "final": final, "bogged": bogged}))
         if bogged:
-            self._set(b, tid, "bogged", True)
-            self._set(b, tid, "started", False)
+            self._set(battle, tid, "bogged", True)
+            self._set(battle, tid, "started", False)
         return bogged
 
-    def _move(self, b: Battle, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+    def _move(self, battle: Battle, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
         """One AFV's MPh (asl.md 5): ``move_step`` decisions answered by ``Step`` (a front hex; a rear hex is a
         Reverse at 4x the cost, D2.21), ``Pivot`` (one hexspine of VCA), ``Fire`` (Bounding First Fire; a
         Non-Stopped mover first spends a Stop MP if it has one, DECISION), ``Special`` ``stop`` / ``delay``
@@ -1121,15 +1158,17 @@ class ASL(Ruleset):
         hex, or a rear hex in Reverse: D2.4; DECISION: the hex it wants is one of those); otherwise it ends with
         a Stop MP.  A CA change (a VCA change carries the turret with it, or a Delay turning the turret) loses
         the Acquisition unless the AFV then fires at that target this MPh (6.5, C6.5)."""
-        t = b.tanks[tid]
-        b.emit(Activated(t.side, tid, mode))
-        self._bset(b, "mover", tid)
+        t = battle.tanks[tid]
+        battle.emit(Activated(t.side, tid, mode))
+        self._bset(battle, "mover", tid)
         began_motion = bool(t.rules_state.get("motion"))
-        self._set(b, tid, "started", began_motion)
-        self._bset(b, "free_turn", False)
-        self._bset(b, "mover_hex_mp", 0)
-        self._bset(b, "dff_used", ())
-        self._bset(b, "los_mp", tuple((e.tank_id, 0, self.los(b, t.hex, e.hex)[0]) for e in b.enemies_of(t.side)))
+        self._set(battle, tid, "started", began_motion)
+        self._bset(battle, "free_turn", False)
+        self._bset(battle, "mover_hex_mp", 0)
+        self._bset(battle, "dff_used", ())
+        here = _board_hex(t)
+        self._bset(battle, "los_mp", tuple((e.tank_id, 0, self.los(battle, here, _board_hex(e))[0])
+                                           for e in battle.enemies_of(t.side)))
         mp_left = HALF * t.vehicle.mp
         spent = 0
         direction: str | None = None
@@ -1138,8 +1177,9 @@ class ASL(Ruleset):
         end_status: str | None = None
         acq_turned = False            # the CA changed this MPh while an Acquisition was held (6.5)
         if mode != "hold" and t.rules_state.get("bogged") and self._can_continue_bogged(t):
-            mp_left, spent = yield from self._bog_removal(b, dice, tid, mp_left)
-        while mode != "hold" and self._can_act(t) and not b.ended and not t.rules_state.get("bogged"):
+            mp_left, spent = yield from self._bog_removal(battle, dice, tid, mp_left)
+        while mode != "hold" and self._can_act(t) and not battle.ended and not t.rules_state.get("bogged"):
+            assert t.hex is not None  # _can_act(): the mover is on the board
             started = bool(t.rules_state.get("started"))
             mobile = self._can_continue(t)
             start_cost = 0 if started else HALF
@@ -1149,23 +1189,23 @@ class ASL(Ruleset):
             if mobile:
                 for k in (f % 6, (f - 1) % 6):
                     n = t.hex.neighbour(k)
-                    if self.enterable(b, tid, n):
+                    if self.enterable(battle, tid, n):
                         switch = 2 * HALF if (started and direction == "rev") else 0
-                        c = self.entry_cost(b, tid, n) + start_cost + switch
+                        c = self.entry_cost(battle, tid, n) + start_cost + switch
                         if c <= mp_left:
                             opts[Step(tid, n)] = (c, "fwd")
                         elif direction != "rev":
                             short = True
                 for k in ((f + 2) % 6, (f + 3) % 6):
                     n = t.hex.neighbour(k)
-                    if self.enterable(b, tid, n):
+                    if self.enterable(battle, tid, n):
                         switch = 2 * HALF if (started and direction == "fwd") else 0
-                        c = 4 * self.entry_cost(b, tid, n) + start_cost + switch
+                        c = 4 * self.entry_cost(battle, tid, n) + start_cost + switch
                         if c <= mp_left:
                             opts[Step(tid, n)] = (c, "rev")
                         elif direction == "rev":
                             short = True
-                vc = self.vca_cost(b, t.hex) + start_cost
+                vc = self.vca_cost(battle, t.hex) + start_cost
                 if vc <= mp_left:
                     for nf in ((f + 1) % 6, (f - 1) % 6):
                         opts[Pivot(tid, nf)] = (vc, "vca")
@@ -1181,7 +1221,7 @@ class ASL(Ruleset):
                     return a in opts
                 if isinstance(a, Fire):
                     return (can_fire and a.actor == tid
-                            and not isinstance(self._shot_after_stop(b, tid, a), Illegal))
+                            and not isinstance(self._shot_after_stop(battle, tid, a), Illegal))
                 if isinstance(a, Special):
                     if a.actor not in (tid, None):
                         return False
@@ -1194,18 +1234,21 @@ class ASL(Ruleset):
                                            and not isinstance(tf, bool) and 0 <= tf <= 5))
                     if a.name == "motion_fire":
                         tgt = a.args.get("target")
-                        return (can_fire and started
-                                and not isinstance(self.shot(b, tid, tgt, Fire(tid, tgt, (), a.args.get("ammo"))),
+                        return (can_fire and started and isinstance(tgt, int)
+                                and not isinstance(self.shot(battle, tid, tgt, Fire(tid, tgt, (), a.args.get("ammo"))),
                                                    Illegal))
                     return False
                 return isinstance(a, Pass)
 
-            budget = mp_left
-            legal = Legal(contains=contains,
-                          reachable=lambda _a, budget=budget: self.reachable(b, tid, budget),
-                          targets=lambda _a, can_fire=can_fire: self.targets(b, tid) if can_fire else (),
+            def reachable(_a: int, budget: int = mp_left) -> Mapping[Hashable, tuple[int, list]]:
+                return self.reachable(battle, tid, budget)
+
+            def targets(_a: int, can_fire: bool = can_fire) -> tuple[int, ...]:
+                return self.targets(battle, tid) if can_fire else ()
+
+            legal = Legal(contains=contains, reachable=reachable, targets=targets,
                           specials=("end_move", "stop", "delay", "motion_fire"),
-                          plan_to=lambda _a, path, then=None, end_status=None: self.plan_to(b, tid, path, then,
+                          plan_to=lambda _a, path, then=None, end_status=None: self.plan_to(battle, tid, path, then,
                                                                                              end_status))
             default = Special(tid, "end_move", {"status": None})
             act = yield Decision(t.side, "move_step", (tid,), legal, default,
@@ -1224,38 +1267,40 @@ class ASL(Ruleset):
                 if isinstance(act, Fire) and started and mp_left >= HALF:
                     mp_left -= HALF
                     spent += HALF
-                    self._set(b, tid, "started", False)
-                    self._mp_event(b, tid, "stop", HALF, mp_left)
-                    interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
+                    self._set(battle, tid, "started", False)
+                    self._mp_event(battle, tid, "stop", HALF, mp_left)
+                    interrupted = (yield from self._after_mp(battle, dice, tid, HALF, False)) or interrupted
                     direction = None
                     if not self._can_act(t) or able_to_fire(t):
                         continue
                 if isinstance(act, Special):
-                    act = Fire(tid, act.args.get("target"), (), act.args.get("ammo"))
-                sh = self.shot(b, tid, act.target, act)
+                    tgt = act.args.get("target")
+                    assert isinstance(tgt, int)  # contains() allowed this motion_fire: its target is an AFV
+                    act = Fire(tid, tgt, (), act.args.get("ammo"))
+                sh = self.shot(battle, tid, act.target, act)
                 if isinstance(sh, Illegal):
                     continue
                 if sh.info.get("turn_to") is not None and t.rules_state.get("acq"):
                     acq_turned = True
-                r = self.resolve(b, sh, dice)
+                r = self.resolve(battle, sh, dice)
                 if r["fired"]:
                     acq_turned = False    # the Acquisition is kept on this target, replaced or gone (6.5)
-                    self._set(b, tid, "bff_fired", True)
-                    self._bset(b, "free_turn", False)
+                    self._set(battle, tid, "bff_fired", True)
+                    self._bset(battle, "free_turn", False)
                     bff_ready = False
                     if not (r["rof_again"] and able_to_fire(t) is None):
-                        self._set(b, tid, "fire", "bounding")
+                        self._set(battle, tid, "fire", "bounding")
                 continue
             if isinstance(act, Special) and act.name == "stop":
                 mp_left -= HALF
                 spent += HALF
-                self._set(b, tid, "started", False)
+                self._set(battle, tid, "started", False)
                 tf = act.args.get("turret_facing")
                 if tf is not None and t.turret_facing is not None and int(tf) != t.turret_facing:
-                    b.emit(TurretTurned(tid, int(tf)))
+                    battle.emit(TurretTurned(tid, int(tf)))
                     acq_turned = acq_turned or bool(t.rules_state.get("acq"))
-                self._mp_event(b, tid, "stop", HALF, mp_left)
-                interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
+                self._mp_event(battle, tid, "stop", HALF, mp_left)
+                interrupted = (yield from self._after_mp(battle, dice, tid, HALF, False)) or interrupted
                 bff_ready = True
                 direction = None
                 continue
@@ -1264,15 +1309,15 @@ class ASL(Ruleset):
                 spent += HALF
                 tf = act.args.get("turret_facing")
                 if tf is not None and t.turret_facing is not None and int(tf) != t.turret_facing:
-                    b.emit(TurretTurned(tid, int(tf)))
+                    battle.emit(TurretTurned(tid, int(tf)))
                     acq_turned = acq_turned or bool(t.rules_state.get("acq"))
-                self._mp_event(b, tid, "delay", HALF, mp_left)
-                interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
+                self._mp_event(battle, tid, "delay", HALF, mp_left)
+                interrupted = (yield from self._after_mp(battle, dice, tid, HALF, False)) or interrupted
                 bff_ready = True
                 continue
             cost, how = opts[act]
             if not started:
-                mp_left, fired = yield from self._start(b, dice, tid, mp_left)
+                mp_left, fired = yield from self._start(battle, dice, tid, mp_left)
                 spent += HALF
                 cost -= HALF
                 interrupted = fired or interrupted
@@ -1283,12 +1328,12 @@ class ASL(Ruleset):
                 mp_left -= HALF
                 spent += HALF
                 cost -= 2 * HALF
-                self._set(b, tid, "started", False)
-                self._mp_event(b, tid, "stop", HALF, mp_left, reverse_switch=True)
-                interrupted = (yield from self._after_mp(b, dice, tid, HALF, False)) or interrupted
+                self._set(battle, tid, "started", False)
+                self._mp_event(battle, tid, "stop", HALF, mp_left, reverse_switch=True)
+                interrupted = (yield from self._after_mp(battle, dice, tid, HALF, False)) or interrupted
                 if not self._can_continue(t):
                     continue
-                mp_left, fired = yield from self._start(b, dice, tid, mp_left, reverse_switch=True)
+                mp_left, fired = yield from self._start(battle, dice, tid, mp_left, reverse_switch=True)
                 spent += HALF
                 interrupted = fired or interrupted
                 if not self._can_continue(t):
@@ -1299,99 +1344,117 @@ class ASL(Ruleset):
             if isinstance(act, Pivot):
                 tf = None if t.turret_facing is None else (t.turret_facing + act.facing - t.facing) % 6
                 acq_turned = acq_turned or bool(t.rules_state.get("acq"))
-                b.emit(Pivoted(tid, act.facing, tf, cost))
-                self._mp_event(b, tid, "vca", cost, mp_left)
-                bogged = self.terrain(b, t.hex).obstacle and self._bog_check(b, dice, tid, t.hex)
-                interrupted = (yield from self._after_mp(b, dice, tid, cost, False)) or interrupted
+                battle.emit(Pivoted(tid, act.facing, tf, cost))
+                self._mp_event(battle, tid, "vca", cost, mp_left)
+                bogged = self.terrain(battle, t.hex).obstacle and self._bog_check(battle, dice, tid, t.hex)
+                interrupted = (yield from self._after_mp(battle, dice, tid, cost, False)) or interrupted
                 if bogged:
                     break
                 continue
+            assert isinstance(act, Step)  # opts, which holds the act, has Step and Pivot actions only
             direction = how
-            b.emit(Moved(tid, act.to, t.facing, cost))
-            self._mp_event(b, tid, "enter" if how == "fwd" else "reverse", cost, mp_left)
-            self._set(b, tid, "entered", True)
-            self._set(b, tid, "moved", True)
-            self._set(b, tid, "acq", None)
+            battle.emit(Moved(tid, act.to, t.facing, cost))
+            self._mp_event(battle, tid, "enter" if how == "fwd" else "reverse", cost, mp_left)
+            self._set(battle, tid, "entered", True)
+            self._set(battle, tid, "moved", True)
+            self._set(battle, tid, "acq", None)
             acq_turned = False
-            self._check_acquisitions(b)
-            bogged = self.terrain(b, t.hex).obstacle and self._bog_check(b, dice, tid, t.hex)
-            interrupted = (yield from self._after_mp(b, dice, tid, cost, True)) or interrupted
+            self._check_acquisitions(battle)
+            bogged = self.terrain(battle, t.hex).obstacle and self._bog_check(battle, dice, tid, t.hex)
+            interrupted = (yield from self._after_mp(battle, dice, tid, cost, True)) or interrupted
             if bogged:
                 break
         if acq_turned and t.rules_state.get("acq"):
-            self._set(b, tid, "acq", None)   # turned its CA and did not fire at the acquired target (6.5)
-        yield from self._end_move(b, dice, tid, mode, began_motion, spent, mp_left, end_status)
+            self._set(battle, tid, "acq", None)   # turned its CA and did not fire at the acquired target (6.5)
+        yield from self._end_move(battle, dice, tid, mode, began_motion, spent, mp_left, end_status)
 
-    def _can_continue_bogged(self, t: Any) -> bool:
+    def _can_continue_bogged(self, t: TankState) -> bool:
         rs = t.rules_state
         return t.alive and t.hex is not None and not (rs.get("shocked") or rs.get("uk") or rs.get("abandoned"))
 
-    def _bog_removal(self, b: Battle, dice: DiceSource, tid: int, mp_left: int
+    def _bog_removal(self, battle: Battle, dice: DiceSource, tid: int, mp_left: int
                      ) -> Generator[Decision, Action | None, tuple[int, int]]:
         """Bog Removal instead of a Start MP (D8.3): spends coloured x white MP (at most the MP left, DECISION);
         Final coloured dr (+1 if Mired) 1-4 frees (the AFV is then started), 5 Mires, 6+ Immobilizes."""
-        t = b.tanks[tid]
+        t = battle.tanks[tid]
         c, w = dice.roll("d6", "Bog Removal coloured"), dice.roll("d6", "Bog Removal white")
         cost = min(HALF * c * w, mp_left)
         final = c + (1 if t.rules_state.get("mired") else 0)
         outcome = "freed" if final <= 4 else "mired" if final == 5 else "immobilized"
         mp_left -= cost
-        b.emit(RuleEvent("bog_removal", tid, {"dr": [c, w], "final_coloured": final, "result": outcome,
+        battle.emit(RuleEvent("bog_removal", tid, {"dr": [c, w], "final_coloured": final, "result": outcome,
                                                "mp": fraction_str(Fraction(cost, HALF))}))
         if outcome == "freed":
-            self._set(b, tid, "bogged", False)
-            self._set(b, tid, "mired", False)
-            self._set(b, tid, "started", True)
+            self._set(battle, tid, "bogged", False)
+            self._set(battle, tid, "mired", False)
+            self._set(battle, tid, "started", True)
         elif outcome == "mired":
-            self._set(b, tid, "mired", True)
+            self._set(battle, tid, "mired", True)
         else:
-            self._set(b, tid, "bogged", False)
-            self._set(b, tid, "mired", False)
-            self._set(b, tid, "immobilized", True)
-        self._mp_event(b, tid, "bog_removal", cost, mp_left)
-        yield from self._after_mp(b, dice, tid, cost, False)
+            self._set(battle, tid, "bogged", False)
+            self._set(battle, tid, "mired", False)
+            self._set(battle, tid, "immobilized", True)
+        self._mp_event(battle, tid, "bog_removal", cost, mp_left)
+        yield from self._after_mp(battle, dice, tid, cost, False)
         return mp_left, cost
 
-    def _shot_after_stop(self, b: BoardView, tid: int, fire: Fire) -> Shot | Illegal:
+    def _shot_after_stop(self, battle: BoardView, tid: int, fire: Fire) -> Shot | Illegal:
         """The Bounding First Fire shot as it will be after the automatic Stop MP (for legality)."""
-        t = b.tanks[tid]
-        if t.rules_state.get("started"):
-            view = HypoView(b, tid, t.hex, t.facing)
+        t = battle.tanks[tid]
+        if t.rules_state.get("started") and t.hex is not None:
+            view = HypoView(battle, tid, t.hex, t.facing)
             view.tanks[tid].rules_state["started"] = False
             return self._shot(view, tid, fire.target, fire, None)
-        return self.shot(b, tid, fire.target, fire)
+        return self.shot(battle, tid, fire.target, fire)
 
-    def _end_move(self, b: Battle, dice: DiceSource, tid: int, mode: str, began_motion: bool, spent: int,
+    def _end_move(self, battle: Battle, dice: DiceSource, tid: int, mode: str, began_motion: bool, spent: int,
                   mp_left: int, end_status: str | None) -> Generator[Decision, Action | None, None]:
         """End of one AFV's MPh: Stop (D2.13) or Motion (D2.4); a vehicle that began in Motion spends at least
         one MP (a Stop, DECISION); the MPh bookkeeping is cleared."""
-        t = b.tanks[tid]
-        if self._can_continue(t) and t.rules_state.get("started") and not b.ended:
+        t = battle.tanks[tid]
+        if self._can_continue(t) and t.rules_state.get("started") and not battle.ended:
             want_motion = end_status == "motion" and spent > 0
             if want_motion or mp_left < HALF:
-                self._set(b, tid, "motion", True)
-                self._set(b, tid, "moved", True)
-                b.emit(RuleEvent("motion", tid, {"mp_left": fraction_str(Fraction(mp_left, HALF))}))
+                self._set(battle, tid, "motion", True)
+                self._set(battle, tid, "moved", True)
+                battle.emit(RuleEvent("motion", tid, {"mp_left": fraction_str(Fraction(mp_left, HALF))}))
             else:
                 mp_left -= HALF
-                self._set(b, tid, "started", False)
-                self._set(b, tid, "motion", False)
-                self._mp_event(b, tid, "stop", HALF, mp_left)
-                yield from self._after_mp(b, dice, tid, HALF, False)
+                self._set(battle, tid, "started", False)
+                self._set(battle, tid, "motion", False)
+                self._mp_event(battle, tid, "stop", HALF, mp_left)
+                yield from self._after_mp(battle, dice, tid, HALF, False)
         elif t.status != Status.DESTROYED:
-            self._set(b, tid, "motion", False)
+            self._set(battle, tid, "motion", False)
         if t.rules_state.get("motion") and self._can_continue(t):
-            self._set(b, tid, "started", True)
+            self._set(battle, tid, "started", True)
         else:
-            self._set(b, tid, "started", False)
-        self._bset(b, "mover", None)
-        self._bset(b, "los_mp", ())
-        self._bset(b, "dff_used", ())
-        self._bset(b, "mover_hex_mp", 0)
-        self._bset(b, "free_turn", False)
+            self._set(battle, tid, "started", False)
+        self._bset(battle, "mover", None)
+        self._bset(battle, "los_mp", ())
+        self._bset(battle, "dff_used", ())
+        self._bset(battle, "mover_hex_mp", 0)
+        self._bset(battle, "free_turn", False)
 
     # --- outcome ----------------------------------------------------------------------------------------------
-    def outcome(self, b: BoardView) -> Outcome | None:
+    def outcome(self, battle: BoardView) -> Outcome | None:
         """CONVENTIONS.md victory: a side with no AFV that can fight loses at once (wrecks and abandoned AFVs
         cannot; Shocked ones still can); after the turn limit, victory points if any, else a draw."""
-        return standard_outcome(b, draw)
+        return standard_outcome(battle, draw)
+
+
+def _asl_key(shot: Shot) -> ShotKey:
+    """``shot.key`` as the :class:`~sim.rules.asl.odds.ShotKey` :meth:`ASL.shot` puts there; raises ``TypeError``
+    for a shot of another rule set."""
+    key = shot.key
+    if not isinstance(key, ShotKey):
+        raise TypeError(f"not an asl shot: its key is a {type(key).__name__}, not a ShotKey")
+    return key
+
+
+def _board_hex(t: TankState) -> Hex:
+    """The hex of ``t``, which the caller knows to be on the board (a live AFV, the mover); raises ``ValueError``
+    if it is not."""
+    if t.hex is None:
+        raise ValueError(f"tank {t.label} is not on the board")
+    return t.hex

@@ -471,9 +471,9 @@ class VehicleRecord(_Strict):
     (asl.md 1).  Trust limits: ``mp`` 1..60, ``rof`` 0..3, ``breakdown`` and ``cs`` 2..12, ``crew_morale`` 1..10.
     ``notes``, ``sources`` and ``radioless`` (no effect: Platoon Movement is not modelled) document the record."""
 
-    id: str | None = Field(None, max_length=200)
-    name: str | None = Field(None, max_length=200)
-    nationality: str | None = Field(None, max_length=60)
+    id: str | None = Field(default=None, max_length=200)
+    name: str | None = Field(default=None, max_length=200)
+    nationality: str | None = Field(default=None, max_length=60)
     th_colour: Literal["black", "red"] | None = None
     gun: str = Field(max_length=40)
     tk_key: dict[Literal["AP", "APCR", "APDS", "HEAT", "HE"], Annotated[str, Field(max_length=60)]] | None = None
@@ -492,8 +492,8 @@ class VehicleRecord(_Strict):
     cs: Annotated[StrictInt, Field(ge=2, le=12)] | None = None
     cs_red: StrictBool | None = None
     crew_morale: Annotated[StrictInt, Field(ge=1, le=10)] | None = None
-    notes: str | None = Field(None, max_length=10_000)
-    sources: list[Annotated[str, Field(max_length=500)]] | None = Field(None, max_length=100)
+    notes: str | None = Field(default=None, max_length=10_000)
+    sources: list[Annotated[str, Field(max_length=500)]] | None = Field(default=None, max_length=100)
     radioless: StrictBool | None = None
 
     @field_validator("gun", mode="before")
@@ -580,15 +580,17 @@ def vehicle_from_record(vid: str, rec: Mapping[str, Any], strict: bool = False) 
         for k in ("cs", "turret_type", "nationality", "th_colour"):
             if getattr(r, k) is None:
                 raise CatalogError([(k, "is null (missing_data: strict)")], vid)
-    sa = {ammo: tuple(sorted(((k, v) for k, v in sched.items()), key=lambda kv: _date_key(kv[0])))
-          for ammo, sched in (r.special_ammo or {}).items()}
+    sa: dict[str, tuple[tuple[str, int], ...]] = {
+        ammo: tuple(sorted(((k, v) for k, v in sched.items()), key=lambda kv: _date_key(kv[0])))
+        for ammo, sched in (r.special_ammo or {}).items()}
+    tk_key: dict[str, str] = {ammo: key for ammo, key in (r.tk_key or {}).items()}
     if defaulted:
         log.warning("asl catalog: vehicle %s: defaults used for %s (missing_data: defaults_with_warning)",
                     vid, ", ".join(defaulted))
-    extra = {k: getattr(r, k) for k in ("notes", "sources", "radioless") if k in r.model_fields_set}
+    extra: dict[str, Any] = {k: getattr(r, k) for k in ("notes", "sources", "radioless") if k in r.model_fields_set}
     return Vehicle(
         id=vid, name=r.name or vid, nationality=r.nationality or "", th_colour=r.th_colour or "black", gun=r.gun,
-        tk_key=dict(r.tk_key or {}), turret_type=r.turret_type or "T", rof=vals["rof"], breakdown=vals["breakdown"],
+        tk_key=tk_key, turret_type=r.turret_type or "T", rof=vals["rof"], breakdown=vals["breakdown"],
         gyro=bool(r.gyro), mp=r.mp, mp_red=vals["mp_red"], open_topped=False,
         ground_pressure=vals["ground_pressure"], size=vals["size"], af=af, special_ammo=sa, cs=r.cs,
         cs_red=bool(r.cs_red), crew_morale=vals["crew_morale"], defaulted=tuple(defaulted), extra=extra,

@@ -41,7 +41,7 @@ class _Card(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     value: StrictInt
     derived: StrictBool = False
-    basis: str = Field("", max_length=10_000)
+    basis: str = Field(default="", max_length=10_000)
 
 
 class _Penetration(_Card):
@@ -76,8 +76,8 @@ class VehicleRecord(BaseModel):
     the movement roll).  Unknown fields are errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    id: str | None = Field(None, max_length=200)
-    name: str | None = Field(None, max_length=200)
+    id: str | None = Field(default=None, max_length=200)
+    name: str | None = Field(default=None, max_length=200)
     turret: StrictBool = True
     penetration: _Penetration
     armour: _ArmourRecord
@@ -149,7 +149,7 @@ class Tile(BaseModel):
     """A Tile type (D17): movement cost, blocking, and the modifiers to shots at / by a tank standing in it."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    move_cost: int = Field(1, ge=1)
+    move_cost: int = Field(default=1, ge=1)
     blocks_move: bool = False
     blocks_los: bool = False
     target_modifier: int = 0

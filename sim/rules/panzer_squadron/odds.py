@@ -9,14 +9,18 @@ from __future__ import annotations
 
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Final, Mapping, NamedTuple
 
 from sim.dice import DiceSource
 from sim.rules.base import CaseError, Odds, fraction_str
 from sim.rules.panzer_squadron.data import FACES, find_vehicle
 
-STATIONARY, IN_MOVEMENT = "stationary", "in_movement"
+#: The two status markers (D20); ``Final`` so that they type as the literals the options name.
+STATIONARY: Final = "stationary"
+IN_MOVEMENT: Final = "in_movement"
 HIT_BONUSES = (0, 10, 20, 30, 50)
+
+
 class PSKey(NamedTuple):
     """The odds primitives of one shot: ``penetration``, ``armour`` of the face hit, net ``modifier``."""
 

@@ -36,12 +36,12 @@ of ``tests/cases/play_panzer_squadron.yaml``):
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any, Generator, Literal, Mapping
+from typing import Any, Generator, Hashable, Literal, Mapping
 
 from pydantic import Field
 
 from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
-from sim.battle import Battle, BoardView, sight_matrix
+from sim.battle import Battle, BoardView, TankState, sight_matrix
 from sim.dice import DiceSource
 from sim.events import (
     Activated,
@@ -55,7 +55,7 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
-from sim.hexgrid import Hex, as_hex, bounded_dijkstra
+from sim.hexgrid import Hex, HexMap, as_hex, bounded_dijkstra
 from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, RulesOptions, Shot
 from sim.rules.panzer_squadron import data as ps_data
 from sim.rules.panzer_squadron.data import DEFAULT_TILES, Tile, Vehicle, catalog, find_vehicle
@@ -73,6 +73,9 @@ from sim.rules.panzer_squadron.sight import SightRules, shot_geometry, turret_fa
 from sim.victory import draw, most_tanks, standard_outcome
 
 MODES = ("hold", "fire", "move", "move_and_fire", "ambush")
+#: One option of a ``move_step``: the (hex, facing) after it (``None`` after leaving across the exit edge), its
+#: movement points and the action.
+_MoveOption = tuple[tuple[Hex, int] | None, int, Action]
 FIRE_COST = 3
 #: Movement points to leave the board across the side's exit edge (section 11; decided: as open ground).
 EXIT_COST = 1
@@ -86,12 +89,12 @@ class PSOptions(RulesOptions):
     allow_reverse: bool = False
     auto_recentre_turret: bool = True
     initial_status: Literal["stationary", "in_movement"] = STATIONARY
-    max_range_hexes: int | None = Field(None, ge=1)
+    max_range_hexes: int | None = Field(default=None, ge=1)
     los_origin: Literal["centre", "front_vertex"] = "centre"
     hexside_blocks: Literal["both", "either"] = "both"
     live_tanks_block_los: bool = False
     exceptional_modifier: int = -1
-    max_turns: int = Field(20, ge=1)
+    max_turns: int = Field(default=20, ge=1)
     turn_limit_result: Literal["draw", "most_tanks"] = "draw"
     tiles: dict[str, Tile] = Field(default_factory=dict)
 
@@ -101,7 +104,7 @@ class PSTankExt(RulesOptions):
     turret at the start."""
 
     status: Literal["stationary", "in_movement"] | None = None
-    turret_facing: int | None = Field(None, ge=0, le=5)
+    turret_facing: int | None = Field(default=None, ge=0, le=5)
 
 
 # --- the rule set ------------------------------------------------------------------------------------------------
@@ -143,17 +146,17 @@ class PanzerSquadron(Ruleset):
 
     passable_is_static = True  # terrain and options only
 
-    def passable(self, b: BoardView, h: Hex) -> bool:
-        return h in b.map and not self.tile(b, h).blocks_move
+    def passable(self, battle: BoardView, h: Hex) -> bool:
+        return h in battle.map and not self.tile(battle, h).blocks_move
 
-    def tile(self, b: BoardView, h: Hex) -> Tile:
-        return self.tiles(b.options)[b.map.terrain(h)]
+    def tile(self, battle: BoardView, h: Hex) -> Tile:
+        return self.tiles(battle.options)[battle.map.terrain(h)]
 
     # set-up ----------------------------------------------------------------------------------------------------
-    def setup(self, b: Battle) -> None:
-        for t in b.tanks:
+    def setup(self, battle: Battle) -> None:
+        for t in battle.tanks:
             ext = t.ext or {}
-            t.rules_state.setdefault("marker", ext.get("status") or b.options.initial_status)
+            t.rules_state.setdefault("marker", ext.get("status") or battle.options.initial_status)
             t.rules_state.setdefault("ambush", False)
             t.rules_state.setdefault("activated_turn", 0)
             t.rules_state.setdefault("start_status", t.rules_state["marker"])
@@ -163,30 +166,30 @@ class PanzerSquadron(Ruleset):
                 t.turret_facing = ext["turret_facing"]
 
     # sight -----------------------------------------------------------------------------------------------------
-    def obstacles(self, b: BoardView) -> frozenset[Hex]:
+    def obstacles(self, battle: BoardView) -> frozenset[Hex]:
         """Obstacle hexes (6.1): ``blocks_los`` Tiles and wrecks, cached under the map version; plus live tanks
         when ``live_tanks_block_los``."""
-        base = b.map.cached(("ps_obstacles",), lambda: self.static_obstacles(b) | {t.hex for t in b.wrecks()})
-        if b.options.live_tanks_block_los:
-            return base | {t.hex for t in b.live_tanks()}
+        base = battle.map.cached(("ps_obstacles",), lambda: self.static_obstacles(battle) | _hexes(battle.wrecks()))
+        if battle.options.live_tanks_block_los:
+            return base | _hexes(battle.live_tanks())
         return base
 
-    def static_obstacles(self, b: BoardView) -> frozenset[Hex]:
+    def static_obstacles(self, battle: BoardView) -> frozenset[Hex]:
         """The Tiles that block sight (kept until the terrain changes)."""
-        tiles = self.tiles(b.options)
-        return b.map.terrain_cached(("ps_tile_obstacles",), lambda: frozenset(
-            h for h in b.map.cells if tiles[b.map.terrain(h)].blocks_los))
+        tiles = self.tiles(battle.options)
+        return battle.map.terrain_cached(("ps_tile_obstacles",), lambda: frozenset(
+            h for h in battle.map.cells if tiles[battle.map.terrain(h)].blocks_los))
 
     def sight_rules(self, options: PSOptions) -> SightRules:
         return _sight_rules(options.los_origin, options.hexside_blocks, options.max_range_hexes)
 
-    def geometry(self, b: BoardView, shooter: int, target: int, as_if: Hypo | None = None) -> dict:
+    def geometry(self, battle: BoardView, shooter: int, target: int, as_if: Hypo | None = None) -> dict:
         """:func:`shot_geometry` for two tanks on the board.
 
         When live tanks do not block sight the answer depends only on the two tanks and on the obstacles in the
         pair's sight ellipse, so it is kept across map versions (:meth:`sim.hexgrid.HexMap.pair_cached`) and
         recomputed only when a wreck appears or leaves in that ellipse or the terrain changes."""
-        s, t = b.tanks[shooter], b.tanks[target]
+        s, t = battle.tanks[shooter], battle.tanks[target]
         hx: Hex | None
         if as_if:
             hx, facing = as_hex(as_if.hex), as_if.facing
@@ -197,147 +200,179 @@ class PanzerSquadron(Ruleset):
         th = t.hex
         if hx is None or th is None:
             raise ValueError(f"geometry: tank {shooter if hx is None else target} is not on the board")
-        opts = b.options
+        opts = battle.options
         if opts.live_tanks_block_los:
             return shot_geometry(hx, facing, gun, s.vehicle.turret, th, t.facing, t.vehicle.armour,
-                                 self.obstacles(b), self.sight_rules(opts), opts.exceptional_modifier)
+                                 self.obstacles(battle), self.sight_rules(opts), opts.exceptional_modifier)
         key = ("ps_geo", hx, facing, gun, s.vehicle.turret, th, t.facing, _armour_key(t.vehicle),
                opts.los_origin, opts.hexside_blocks, opts.max_range_hexes, opts.exceptional_modifier)
-        return b.map.pair_cached(key, hx, th, lambda: shot_geometry(
-            hx, facing, gun, s.vehicle.turret, th, t.facing, t.vehicle.armour, self.obstacles(b),
+        return battle.map.pair_cached(key, hx, th, lambda: shot_geometry(
+            hx, facing, gun, s.vehicle.turret, th, t.facing, t.vehicle.armour, self.obstacles(battle),
             self.sight_rules(opts), opts.exceptional_modifier))
 
-    def visible(self, b: BoardView, side: int) -> tuple[int, ...]:
+    def visible(self, battle: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks that at least one live tank of ``side`` has a line of sight to (2+ clear lines).  Kept up to
         date pair by pair (:class:`sim.battle.SightMatrix`) when live tanks do not block sight."""
-        m = None if b.options.live_tanks_block_los else sight_matrix(b, "ps_los", _sees)
+        m = None if battle.options.live_tanks_block_los else sight_matrix(battle, "ps_los", _sees)
         if m is not None:
             return m.visible(side)
-        own = b.live_tanks(side)
+        own = battle.live_tanks(side)
         out = []
-        for e in b.enemies_of(side):
-            if any(self.geometry(b, s.tank_id, e.tank_id)["los"] != "blocked" for s in own):
+        for e in battle.enemies_of(side):
+            if any(self.geometry(battle, s.tank_id, e.tank_id)["los"] != "blocked" for s in own):
                 out.append(e.tank_id)
         return tuple(out)
 
     # shots -----------------------------------------------------------------------------------------------------
-    def shot(self, b: BoardView, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
-             ) -> Shot | Illegal:
-        """The shot ``shooter`` -> ``target`` now (or from the hypothetical ``as_if`` position), or why not."""
-        if not isinstance(target, int) or not 0 <= target < len(b.tanks):
+    def shot(self, battle: BoardView, shooter: int, target: int | Hex, fire: Action | None = None,
+             as_if: Hypo | None = None) -> Shot | Illegal:
+        """The shot ``shooter`` -> ``target`` now (or from the hypothetical ``as_if`` position), or why not.
+
+        ``target`` may be anything a :class:`Fire` names: a hex or a bad id is ``Illegal`` (sections 6, 8).
+        Raises ``ValueError`` (from :meth:`geometry`) when the shooter is off the board."""
+        if not isinstance(target, int) or not 0 <= target < len(battle.tanks):
             return Illegal("target is not a tank")
-        s, t = b.tanks[shooter], b.tanks[target]
+        s, t = battle.tanks[shooter], battle.tanks[target]
         if not t.alive or t.hex is None:
             return Illegal("target is not a live tank")
         if t.side == s.side:
             return Illegal("target is a friendly tank")
-        g = self.geometry(b, shooter, target, as_if)
+        g = self.geometry(battle, shooter, target, as_if)
         if not g["shot_allowed"]:
             return Illegal(g["reason"])
         hx = as_hex(as_if.hex) if as_if else s.hex
+        assert hx is not None  # geometry() refused a shooter off the board
         if as_if:
             status = IN_MOVEMENT if as_if.moved and s.rules_state.get("start_status") == IN_MOVEMENT else \
                 s.rules_state.get("start_status", STATIONARY)
-        elif b.rules_state.get("active") == shooter:
+        elif battle.rules_state.get("active") == shooter:
             status = s.rules_state["start_status"]
         else:
             status = s.rules_state["marker"]
-        tiles = self.tiles(b.options)
-        tile_mod = tiles[b.map.terrain(t.hex)].target_modifier + tiles[b.map.terrain(hx)].firer_modifier
+        tiles = self.tiles(battle.options)
+        tile_mod = tiles[battle.map.terrain(t.hex)].target_modifier + tiles[battle.map.terrain(hx)].firer_modifier
         m = net_modifier(firer_status=status, turret_rotated=g["turret_rotation"],
                          target_moving=t.rules_state.get("marker") == IN_MOVEMENT,
                          cover_modifier=g["cover_modifier"], range_hexes=g["range"], tile_modifier=tile_mod)
         key = PSKey(s.vehicle.penetration, g["armour"], m)
         return Shot(shooter, target, key, g["face"], {**g, "firer_status": status, "tile_modifier": tile_mod})
 
-    def odds(self, key: PSKey) -> Odds:
+    def odds(self, key: Hashable) -> Odds:
+        """Exact odds (D22) of a shot's key, a :class:`PSKey`; raises ``TypeError`` for any other key."""
+        if not isinstance(key, PSKey):
+            raise TypeError(f"panzer_squadron odds take a PSKey (a shot's key), not {type(key).__name__}")
         return shot_odds(key)
 
     def logged_odds(self, key: Mapping[str, Any]) -> Odds:
         """Odds of a logged shot: its key is ``PSKey._asdict()`` (penetration, armour, modifier)."""
         return shot_odds(PSKey(**{f: int(key[f]) for f in PSKey._fields}))
 
-    def resolve(self, b: Battle, shot: Shot, dice: DiceSource, reaction: bool = False) -> None:
+    def resolve(self, battle: Battle, shot: Shot, dice: DiceSource, reaction: bool = False) -> None:
         """Roll ``shot``, emit :class:`ShotResolved` (with its rolls), turn the turret if needed, and destroy the
-        target on a kill (it becomes a wreck, D11)."""
-        s = b.tanks[shot.shooter]
+        target on a kill (it becomes a wreck, D11).  ``shot`` comes from :meth:`shot` (a tank target, a
+        :class:`PSKey`); raises ``TypeError`` for any other."""
+        key, target = _ps_key(shot), shot.target
+        if target is None:
+            raise TypeError("panzer_squadron shots are aimed at a tank (shot.target is None)")
+        s, t = battle.tanks[shot.shooter], battle.tanks[target]
         if shot.info.get("turret_rotation") and s.turret_facing is not None:
-            b.emit(TurretTurned(s.tank_id, turret_facing_for(s.hex, b.tanks[shot.target].hex, s.turret_facing)))
-        r = resolve_key(shot.key, dice)
-        b.emit(ShotResolved(shooter=shot.shooter, target=shot.target, result=r["result"], hit=r["hit"],
-                            kill=r["kill"], key=shot.key._asdict(),
+            if s.hex is None or t.hex is None:
+                raise ValueError(f"resolve: tank {s.label if s.hex is None else t.label} is not on the board")
+            battle.emit(TurretTurned(s.tank_id, turret_facing_for(s.hex, t.hex, s.turret_facing)))
+        r = resolve_key(key, dice)
+        battle.emit(ShotResolved(shooter=shot.shooter, target=target, result=r["result"], hit=r["hit"],
+                            kill=r["kill"], key=key._asdict(),
                             details={k: v for k, v in r.items() if k not in ("hit", "kill", "result")}
                             | {"face": shot.face, "range": shot.info["range"], "los": shot.info["los"]},
                             reaction=reaction))
         if r["kill"]:
-            b.emit(StatusChanged(shot.target, Status.DESTROYED, r["result"], by=shot.shooter))
+            battle.emit(StatusChanged(target, Status.DESTROYED, r["result"], by=shot.shooter))
 
-    def shot_params(self, b: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
-        sh = self.shot(b, shooter, target)
+    def _allowed_shot(self, battle: BoardView, shooter: int, target: int | Hex) -> Shot:
+        """The shot a legality check has just allowed (``contains`` asked :meth:`shot`); raises ``RuntimeError``
+        if the rules now call it illegal (they would disagree with themselves)."""
+        sh = self.shot(battle, shooter, target)
+        if isinstance(sh, Illegal):
+            raise RuntimeError(f"the shot {shooter} -> {target} was allowed but is now illegal: {sh}")
+        return sh
+
+    def shot_params(self, battle: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
+        sh = self.shot(battle, shooter, target)
         if isinstance(sh, Illegal):
             return sh
-        return {"penetration": sh.key.penetration, "armour": sh.key.armour, "modifier": sh.key.modifier}
+        key = _ps_key(sh)
+        return {"penetration": key.penetration, "armour": key.armour, "modifier": key.modifier}
 
     # movement --------------------------------------------------------------------------------------------------
-    def _enterable(self, b: BoardView, h: Hex) -> bool:
-        if h not in b.map:
+    def _enterable(self, battle: BoardView, h: Hex) -> bool:
+        if h not in battle.map:
             return False
-        if self.tile(b, h).blocks_move:
+        if self.tile(battle, h).blocks_move:
             return False
-        return not b.occupants(h)
+        return not battle.occupants(h)
 
-    def move_options(self, b: BoardView, tank: int, state: tuple[Hex, int]
+    def move_options(self, battle: BoardView, tank: int, state: tuple[Hex, int]
                      ) -> list[tuple[tuple[Hex, int], int, Action]]:
         """Legal single moves from ``state = (hex, facing)`` (D13): enter a front neighbour at the Tile's cost,
         pivot one vertex for 1, or (``allow_reverse``) back into a rear neighbour for cost + 1."""
         h, f = state
-        out = []
+        out: list[tuple[tuple[Hex, int], int, Action]] = []
         dirs = [(f % 6, 0), ((f - 1) % 6, 0)]
-        if b.options.allow_reverse:
+        if battle.options.allow_reverse:
             dirs += [((f + 2) % 6, 1), ((f + 3) % 6, 1)]
         for k, extra in dirs:
             n = h.neighbour(k)
-            if self._enterable(b, n):
-                out.append(((n, f), self.tile(b, n).move_cost + extra, Step(tank, n)))
+            if self._enterable(battle, n):
+                out.append(((n, f), self.tile(battle, n).move_cost + extra, Step(tank, n)))
         for nf in ((f + 1) % 6, (f - 1) % 6):
             out.append(((h, nf), 1, Pivot(tank, nf)))
         return out
 
-    def reachable(self, b: BoardView, tank: int, budget: int) -> dict:
-        """``{(hex, facing): (cost, path)}`` within ``budget`` movement points."""
-        t = b.tanks[tank]
-        succ = lambda st: [(n, c) for n, c, _ in self.move_options(b, tank, st)]  # noqa: E731
+    def reachable(self, battle: BoardView, tank: int, budget: int) -> dict:
+        """``{(hex, facing): (cost, path)}`` within ``budget`` movement points.  Raises ``ValueError`` for a tank
+        off the board."""
+        t = battle.tanks[tank]
+        if t.hex is None:
+            raise ValueError(f"reachable: tank {t.label} is not on the board")
+
+        def succ(st: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
+            return [(n, c) for n, c, _ in self.move_options(battle, tank, st)]
         return bounded_dijkstra((t.hex, t.facing), succ, budget)
 
-    def plan_to(self, b: BoardView, tank: int, path: list, then: Action | None = None, end_status: str | None = None
-                ) -> Plan:
+    def plan_to(self, battle: BoardView, tank: int, path: list, then: Action | None = None,
+                end_status: str | None = None) -> Plan:
         """A :class:`Plan` following ``path`` (states from :meth:`reachable`)."""
         steps = []
         for (h0, _f0), (h1, f1) in zip(path, path[1:]):
             steps.append(Step(tank, h1) if h1 != h0 else Pivot(tank, f1))
         return Plan(tank, tuple(steps), then=then, end_status=end_status)
 
-    def exit_steps(self, b: BoardView, tank: int, state: tuple[Hex, int] | None = None) -> list[Step]:
+    def exit_steps(self, battle: BoardView, tank: int, state: tuple[Hex, int] | None = None) -> list[Step]:
         """Front steps off the board across the side's exit edge from ``state`` (default: where the tank stands),
-        each costing :data:`EXIT_COST` (section 11, decided: like entering open ground, across a front hexside)."""
-        t = b.tanks[tank]
-        edge = b.sides[t.side].exit_edge
+        each costing :data:`EXIT_COST` (section 11, decided: like entering open ground, across a front hexside).
+        Raises ``ValueError`` when ``state`` is not given and the tank is off the board."""
+        t = battle.tanks[tank]
+        edge = battle.sides[t.side].exit_edge
         if not edge:
             return []
-        h, f = state if state is not None else (t.hex, t.facing)
+        if state is None:
+            if t.hex is None:
+                raise ValueError(f"exit_steps: tank {t.label} is not on the board")
+            state = (t.hex, t.facing)
+        h, f = state
         out = []
         for k in (f % 6, (f - 1) % 6):
             n = h.neighbour(k)
-            if n not in b.map and edge_of(b.map, h, n) == edge:
+            if n not in battle.map and edge_of(battle.map, h, n) == edge:
                 out.append(Step(tank, n))
         return out
 
-    def exit_step(self, b: BoardView, tank: int) -> Step | None:
+    def exit_step(self, battle: BoardView, tank: int) -> Step | None:
         """The first of :meth:`exit_steps` from where the tank stands, or ``None``."""
-        steps = self.exit_steps(b, tank)
+        steps = self.exit_steps(battle, tank)
         return steps[0] if steps else None
 
-    def entry_cost(self, b: BoardView, tank: int, state: tuple[Hex, int]) -> int | None:
+    def entry_cost(self, battle: BoardView, tank: int, state: tuple[Hex, int]) -> int | None:
         """Fewest movement points to enter a hex (or leave across the exit edge) from ``state = (hex, facing)``:
         pivots (1 point per vertex) then one entry (D13).  ``None`` when no entry is possible at any cost.  The
         compulsory hex (section 4) is owed while this is within the points left."""
@@ -345,34 +380,34 @@ class PanzerSquadron(Ruleset):
         best: int | None = None
         for nf in range(6):
             turns = min((nf - f) % 6, (f - nf) % 6)
-            costs = [c for _st, c, a in self.move_options(b, tank, (h, nf)) if isinstance(a, Step)]
-            if self.exit_steps(b, tank, (h, nf)):
+            costs = [c for _st, c, a in self.move_options(battle, tank, (h, nf)) if isinstance(a, Step)]
+            if self.exit_steps(battle, tank, (h, nf)):
                 costs.append(EXIT_COST)
             if costs and (best is None or turns + min(costs) < best):
                 best = turns + min(costs)
         return best
 
     # turn ------------------------------------------------------------------------------------------------------
-    def _modes(self, b: BoardView, tid: int) -> tuple[str, ...]:
-        t = b.tanks[tid]
+    def _modes(self, battle: BoardView, tid: int) -> tuple[str, ...]:
+        t = battle.tanks[tid]
         ok = list(MODES)
-        if t.rules_state["marker"] != STATIONARY and not b.options.moving_may_fire_in_place:
+        if t.rules_state["marker"] != STATIONARY and not battle.options.moving_may_fire_in_place:
             ok.remove("fire")
         return tuple(ok)
 
-    def _targets(self, b: BoardView, tid: int) -> tuple[int, ...]:
-        return tuple(e.tank_id for e in b.enemies_of(b.tanks[tid].side)
-                     if not isinstance(self.shot(b, tid, e.tank_id), Illegal))
+    def _targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
+        return tuple(e.tank_id for e in battle.enemies_of(battle.tanks[tid].side)
+                     if not isinstance(self.shot(battle, tid, e.tank_id), Illegal))
 
-    def play_turn(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
+    def play_turn(self, battle: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One game turn (D15): initiative, then the sides alternate activating one tank each."""
-        first = yield from self._initiative(b, dice)
+        first = yield from self._initiative(battle, dice)
         side = first
-        nsides = len(b.sides)
+        nsides = len(battle.sides)
         while True:
-            if b.ended:
+            if battle.ended:
                 return
-            pending = {s: [t.tank_id for t in b.live_tanks(s) if t.rules_state["activated_turn"] != b.turn]
+            pending = {s: [t.tank_id for t in battle.live_tanks(s) if t.rules_state["activated_turn"] != battle.turn]
                        for s in range(nsides)}
             if not any(pending.values()):
                 return
@@ -380,97 +415,104 @@ class PanzerSquadron(Ruleset):
                 side = (side + 1) % nsides
                 continue
             actors = tuple(pending[side])
-            legal = Legal(contains=lambda a, actors=actors: isinstance(a, Activate) and a.actor in actors
-                          and a.mode in self._modes(b, a.actor),
-                          modes=MODES, targets=lambda tid: self._targets(b, tid),
-                          reachable=lambda tid: self.reachable(b, tid, 8))
+
+            def contains(a: Action, actors: tuple[int, ...] = actors) -> bool:
+                return (isinstance(a, Activate) and a.actor is not None and a.actor in actors
+                        and a.mode in self._modes(battle, a.actor))
+            legal = Legal(contains=contains, modes=MODES, targets=lambda tid: self._targets(battle, tid),
+                          reachable=lambda tid: self.reachable(battle, tid, 8))
             act = yield Decision(side, "activate", actors, legal, Activate(actors[0], "hold"),
-                                 {"turn": b.turn, "modes": {a: self._modes(b, a) for a in actors}})
-            if not isinstance(act, Activate) or not legal.contains(act):
-                act = Activate(actors[0], "hold")
-            yield from self._activation(b, dice, act.actor, act.mode)
+                                 {"turn": battle.turn, "modes": {a: self._modes(battle, a) for a in actors}})
+            if isinstance(act, Activate) and act.actor is not None and legal.contains(act):
+                tid, mode = act.actor, act.mode
+            else:
+                tid, mode = actors[0], "hold"
+            yield from self._activation(battle, dice, tid, mode)
             side = (side + 1) % nsides
 
-    def _initiative(self, b: Battle, dice: DiceSource) -> Generator[Decision, Action | None, int]:
-        if b.options.initiative == "alternate":
-            first = 0 if b.turn % 2 == 1 else 1
-            b.emit(RuleEvent("initiative", None, {"first": first, "method": "alternate"}))
+    def _initiative(self, battle: Battle, dice: DiceSource) -> Generator[Decision, Action | None, int]:
+        if battle.options.initiative == "alternate":
+            first = 0 if battle.turn % 2 == 1 else 1
+            battle.emit(RuleEvent("initiative", None, {"first": first, "method": "alternate"}))
             return first
         while True:
-            rolls = [dice.roll("d10", f"initiative side {s}") for s in range(len(b.sides))]
+            rolls = [dice.roll("d10", f"initiative side {s}") for s in range(len(battle.sides))]
             best = max(rolls)
             if rolls.count(best) == 1:
                 first = rolls.index(best)
-                b.emit(RuleEvent("initiative", None, {"first": first, "rolls": rolls}))
+                battle.emit(RuleEvent("initiative", None, {"first": first, "rolls": rolls}))
                 return first
-            b.emit(RuleEvent("initiative_tie", None, {"rolls": rolls}))
+            battle.emit(RuleEvent("initiative_tie", None, {"rolls": rolls}))
         yield  # pragma: no cover  (makes this a generator)
 
-    def _activation(self, b: Battle, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
-        t = b.tanks[tid]
+    def _activation(self, battle: Battle, dice: DiceSource, tid: int, mode: str
+                    ) -> Generator[Decision, Action | None, None]:
+        t = battle.tanks[tid]
         if not t.alive or t.hex is None:  # e.g. withdrawn after policy faults while the side was choosing
             return
-        b.emit(Activated(t.side, tid, mode))
-        b.emit(TankStateSet(tid, "activated_turn", b.turn))
-        b.emit(TankStateSet(tid, "start_status", t.rules_state["marker"]))
+        battle.emit(Activated(t.side, tid, mode))
+        battle.emit(TankStateSet(tid, "activated_turn", battle.turn))
+        battle.emit(TankStateSet(tid, "start_status", t.rules_state["marker"]))
         if t.rules_state["ambush"]:
-            b.emit(TankStateSet(tid, "ambush", False))
+            battle.emit(TankStateSet(tid, "ambush", False))
         if t.turret_facing is not None and t.turret_facing != t.facing:
-            yield from self._recentre(b, tid)
-        b.emit(BattleStateSet("active", tid))
+            yield from self._recentre(battle, tid)
+        battle.emit(BattleStateSet("active", tid))
         try:
             if mode in ("hold", "ambush"):
                 if mode == "ambush":
-                    b.emit(TankStateSet(tid, "ambush", True))
-                self._set_marker(b, tid, STATIONARY)
+                    battle.emit(TankStateSet(tid, "ambush", True))
+                self._set_marker(battle, tid, STATIONARY)
             elif mode == "fire":
-                yield from self._fire_decision(b, dice, tid)
-                self._set_marker(b, tid, STATIONARY)
+                yield from self._fire_decision(battle, dice, tid)
+                self._set_marker(battle, tid, STATIONARY)
             else:
-                yield from self._move(b, dice, tid, mode)
+                yield from self._move(battle, dice, tid, mode)
         finally:
-            if not b.ended:
-                b.emit(BattleStateSet("active", None))
+            if not battle.ended:
+                battle.emit(BattleStateSet("active", None))
 
-    def play_activation(self, b: Battle, dice: DiceSource, side: int, action: Action
+    def play_activation(self, battle: Battle, dice: DiceSource, side: int, action: Action
                         ) -> Generator[Decision, Action | None, None]:
         """Search hook (:meth:`sim.rules.base.Ruleset.play_activation`): the activation that the legal answer
         ``action`` (an :class:`Activate`) to ``side``'s ``activate`` decision starts, D15 -- re-centring, the
         shot or the move with its ambushes, the marker -- exactly as in play; the other side's next activation is
-        not played."""
-        yield from self._activation(b, dice, action.actor, action.mode)
+        not played.  Raises ``TypeError`` if ``action`` is not an :class:`Activate` naming a tank."""
+        if not isinstance(action, Activate) or action.actor is None:
+            raise TypeError(f"play_activation answers an activate decision: an Activate naming a tank, not {action!r}")
+        yield from self._activation(battle, dice, action.actor, action.mode)
 
-    def _recentre(self, b: Battle, tid: int) -> Generator[Decision, Action | None, None]:
+    def _recentre(self, battle: Battle, tid: int) -> Generator[Decision, Action | None, None]:
         """Section 5.3: at the start of its activation an off-centre turret may be set back to the hull facing at
         no cost: at once with ``auto_recentre_turret``, else the owner is asked (``recentre_turret`` decision:
         ``Special("recentre_turret")`` turns it back, ``Pass``, the default, keeps it)."""
-        t = b.tanks[tid]
-        if b.options.auto_recentre_turret:
-            b.emit(TurretTurned(tid, t.facing))
+        t = battle.tanks[tid]
+        if battle.options.auto_recentre_turret:
+            battle.emit(TurretTurned(tid, t.facing))
             return
         legal = Legal(contains=lambda a: (isinstance(a, Pass) and a.actor in (tid, None)) or (
             isinstance(a, Special) and a.actor == tid and a.name == "recentre_turret"), specials=("recentre_turret",))
         act = yield Decision(t.side, "recentre_turret", (tid,), legal, Pass(tid),
                              {"turret_facing": t.turret_facing, "facing": t.facing})
         if isinstance(act, Special) and legal.contains(act):
-            b.emit(TurretTurned(tid, t.facing))
+            battle.emit(TurretTurned(tid, t.facing))
 
-    def _set_marker(self, b: Battle, tid: int, marker: str) -> None:
-        if b.tanks[tid].alive and b.tanks[tid].rules_state["marker"] != marker:
-            b.emit(TankStateSet(tid, "marker", marker))
+    def _set_marker(self, battle: Battle, tid: int, marker: str) -> None:
+        if battle.tanks[tid].alive and battle.tanks[tid].rules_state["marker"] != marker:
+            battle.emit(TankStateSet(tid, "marker", marker))
 
-    def _fire_decision(self, b: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, bool]:
-        t = b.tanks[tid]
+    def _fire_decision(self, battle: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, bool]:
+        t = battle.tanks[tid]
         legal = Legal(contains=lambda a: isinstance(a, Pass) or (
-            isinstance(a, Fire) and a.actor == tid and not isinstance(self.shot(b, tid, a.target), Illegal)),
-            targets=lambda _tid: self._targets(b, tid))
+            isinstance(a, Fire) and a.actor == tid and not isinstance(self.shot(battle, tid, a.target), Illegal)),
+            targets=lambda _tid: self._targets(battle, tid))
         act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid))
         if isinstance(act, Fire) and legal.contains(act):
-            self.resolve(b, self.shot(b, tid, act.target), dice)
+            self.resolve(battle, self._allowed_shot(battle, tid, act.target), dice)
             return True
         return False
 
-    def _move(self, b: Battle, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
+    def _move(self, battle: Battle, dice: DiceSource, tid: int, mode: str) -> Generator[Decision, Action | None, None]:
         """Section 4: roll the allowance (D14), then one ``move_step`` decision per step until the move ends.
 
         The compulsory hex: a tank that started in movement owes one hex entry while any entry is affordable from
@@ -481,33 +523,40 @@ class PanzerSquadron(Ruleset):
         ``move_step`` decision (context ``final``) still takes the owner's marker choice (D20): ``Pass`` (the
         default marker) or ``Special("end_move", {"status": ...})``, so a plan's ``end_status`` reaches the rules
         however the move ends.  No decision follows a shot, an exit or the mover's destruction."""
-        t = b.tanks[tid]
+        t = battle.tanks[tid]
         started = t.rules_state["start_status"]
         n = 2 if started == IN_MOVEMENT else 1
         roll = sum(dice.rolls(n, "d4", "movement"))
         mp = max(0, roll - t.vehicle.movement_restriction)
-        b.emit(RuleEvent("movement_allowance", tid, {"roll": roll, "dice": n, "mp": mp}))
+        battle.emit(RuleEvent("movement_allowance", tid, {"roll": roll, "dice": n, "mp": mp}))
         entered = 0
         interrupted = False
         fired = False
         status_choice: str | None = None
         while t.alive and t.hex is not None:
             here = (t.hex, t.facing)
-            opts = [(st, c, a) for st, c, a in self.move_options(b, tid, here) if c <= mp]
+            opts: list[_MoveOption] = [(st, c, a) for st, c, a in self.move_options(battle, tid, here) if c <= mp]
             if mp >= EXIT_COST:
-                opts += [(None, EXIT_COST, ex) for ex in self.exit_steps(b, tid)]
-            cost_now = self.entry_cost(b, tid, here) if started == IN_MOVEMENT and entered == 0 else None
+                opts += [(None, EXIT_COST, ex) for ex in self.exit_steps(battle, tid)]
+            cost_now = self.entry_cost(battle, tid, here) if started == IN_MOVEMENT and entered == 0 else None
             compulsory = cost_now is not None and cost_now <= mp
+            default: Action = Pass(tid)
             if compulsory:
-                opts = [(st, c, a) for st, c, a in opts if isinstance(a, Step) or (
-                    (ec := self.entry_cost(b, tid, st)) is not None and c + ec <= mp)]
+                # the options after which an entry stays affordable, each with its cost plus that entry's
+                owed: list[tuple[_MoveOption, int]] = []
+                for st, c, a in opts:
+                    ec = 0 if isinstance(a, Step) or st is None else self.entry_cost(battle, tid, st)
+                    if ec is not None and c + ec <= mp:
+                        owed.append(((st, c, a), c + ec))
+                opts = [o for o, _ in owed]
+                default = min(owed, key=lambda o: o[1])[0][2]
             can_fire = mode == "move_and_fire" and mp >= FIRE_COST and not compulsory
             final = not opts and not can_fire
             allowed = {a for _, _, a in opts}
 
             def contains(a: Action, allowed=allowed, compulsory=compulsory, can_fire=can_fire) -> bool:
                 if isinstance(a, Fire):
-                    return can_fire and a.actor == tid and not isinstance(self.shot(b, tid, a.target), Illegal)
+                    return can_fire and a.actor == tid and not isinstance(self.shot(battle, tid, a.target), Illegal)
                 if isinstance(a, Pass):
                     return not compulsory and a.actor in (tid, None)
                 if isinstance(a, Special):
@@ -515,16 +564,13 @@ class PanzerSquadron(Ruleset):
                             and a.args.get("status") in (None, STATIONARY, IN_MOVEMENT))
                 return isinstance(a, (Step, Pivot)) and a in allowed
 
-            budget = mp
-            legal = Legal(contains=contains, reachable=lambda _t, budget=budget: self.reachable(b, tid, budget),
-                          targets=lambda _t: self._targets(b, tid) if mode == "move_and_fire" else (),
+            def reachable(_t: int, budget: int = mp) -> dict:
+                return self.reachable(battle, tid, budget)
+            legal = Legal(contains=contains, reachable=reachable,
+                          targets=lambda _t: self._targets(battle, tid) if mode == "move_and_fire" else (),
                           specials=("end_move",),
-                          plan_to=lambda _t, path, then=None, end_status=None: self.plan_to(b, tid, path, then,
+                          plan_to=lambda _t, path, then=None, end_status=None: self.plan_to(battle, tid, path, then,
                                                                                              end_status))
-            default: Action = Pass(tid)
-            if compulsory:
-                default = min(opts, key=lambda o: o[1] + (0 if isinstance(o[2], Step) else
-                                                           self.entry_cost(b, tid, o[0])))[2]
             act = yield Decision(t.side, "move_step", (tid,), legal, default,
                                  {"mp": mp, "entered": entered, "compulsory": compulsory, "mode": mode,
                                   "interrupted": interrupted, "can_fire": can_fire, "fire_cost": FIRE_COST,
@@ -538,23 +584,24 @@ class PanzerSquadron(Ruleset):
                 break
             if isinstance(act, Fire):
                 mp -= FIRE_COST
-                b.emit(RuleEvent("fire_cost", tid, {"mp_spent": FIRE_COST, "mp_left": mp}))
-                self.resolve(b, self.shot(b, tid, act.target), dice)
+                battle.emit(RuleEvent("fire_cost", tid, {"mp_spent": FIRE_COST, "mp_left": mp}))
+                self.resolve(battle, self._allowed_shot(battle, tid, act.target), dice)
                 fired = True
                 break
             cost = next(c for st, c, a in opts if a == act)
             mp -= cost
             if isinstance(act, Pivot):
                 tf = None if t.turret_facing is None else (t.turret_facing + act.facing - t.facing) % 6
-                b.emit(Pivoted(tid, act.facing, tf, cost))
+                battle.emit(Pivoted(tid, act.facing, tf, cost))
                 continue
-            if act.to not in b.map:
-                b.emit(StatusChanged(tid, Status.EXITED, "exit edge"))
+            assert isinstance(act, Step)  # contains() lets through Fire, Pass, Special, Pivot (above) and Step only
+            if act.to not in battle.map:
+                battle.emit(StatusChanged(tid, Status.EXITED, "exit edge"))
                 entered += 1
                 break
-            b.emit(Moved(tid, act.to, t.facing, cost))
+            battle.emit(Moved(tid, act.to, t.facing, cost))
             entered += 1
-            interrupted = yield from self._ambushes(b, dice, tid)
+            interrupted = yield from self._ambushes(battle, dice, tid)
         if t.alive and t.hex is not None:
             if fired:
                 marker = STATIONARY
@@ -562,39 +609,41 @@ class PanzerSquadron(Ruleset):
                 marker = status_choice
             else:
                 marker = IN_MOVEMENT if entered else STATIONARY
-            self._set_marker(b, tid, marker)
+            self._set_marker(battle, tid, marker)
 
-    def _ambushes(self, b: Battle, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
+    def _ambushes(self, battle: Battle, dice: DiceSource, mover: int) -> Generator[Decision, Action | None, bool]:
         """D16: after the mover entered a hex, ambushers of the other side that may fire at it are asked, one shot
         each, in the order their side chooses.  Returns True if anyone fired."""
-        m = b.tanks[mover]
+        m = battle.tanks[mover]
         fired_any = False
-        for side in b.side_ids():
+        for side in battle.side_ids():
             if side == m.side:
                 continue
             done: set[int] = set()
             while m.alive and m.hex is not None:
-                ready = tuple(t.tank_id for t in b.live_tanks(side) if t.rules_state["ambush"]
+                ready = tuple(t.tank_id for t in battle.live_tanks(side) if t.rules_state["ambush"]
                               and t.tank_id not in done
-                              and not isinstance(self.shot(b, t.tank_id, mover), Illegal))
+                              and not isinstance(self.shot(battle, t.tank_id, mover), Illegal))
                 if not ready:
                     break
-                legal = Legal(contains=lambda a, ready=ready: isinstance(a, Pass) or (
-                    isinstance(a, Fire) and a.actor in ready and a.target == mover),
-                    targets=lambda tid: (mover,))
+
+                def contains(a: Action, ready: tuple[int, ...] = ready) -> bool:
+                    return isinstance(a, Pass) or (isinstance(a, Fire) and a.actor in ready and a.target == mover)
+                legal = Legal(contains=contains, targets=lambda tid: (mover,))
                 act = yield Decision(side, "react", ready, legal, Pass(None), {"mover": mover, "trigger": "ambush"})
-                if not isinstance(act, Fire) or not legal.contains(act):
+                if not isinstance(act, Fire) or act.actor is None or not legal.contains(act):
                     break
-                done.add(act.actor)
-                b.emit(TankStateSet(act.actor, "ambush", False))
-                self.resolve(b, self.shot(b, act.actor, mover), dice, reaction=True)
+                firer = act.actor
+                done.add(firer)
+                battle.emit(TankStateSet(firer, "ambush", False))
+                self.resolve(battle, self._allowed_shot(battle, firer, mover), dice, reaction=True)
                 fired_any = True
         return fired_any
 
     # outcome ---------------------------------------------------------------------------------------------------
-    def outcome(self, b: BoardView) -> Outcome | None:
+    def outcome(self, battle: BoardView) -> Outcome | None:
         """D21: last tank lost loses at once; after the turn limit, victory points or ``turn_limit_result``."""
-        return standard_outcome(b, most_tanks if b.options.turn_limit_result == "most_tanks" else draw)
+        return standard_outcome(battle, most_tanks if battle.options.turn_limit_result == "most_tanks" else draw)
 
     # odds command and cases ------------------------------------------------------------------------------------
     def odds_from_params(self, params: Mapping[str, Any]) -> dict[str, Any]:
@@ -625,7 +674,7 @@ class PanzerSquadron(Ruleset):
         raise CaseError(f"unknown case kind {kind!r}")
 
 
-def edge_of(hexmap: Any, inside: Hex, outside: Hex) -> str | None:
+def edge_of(hexmap: HexMap, inside: Hex, outside: Hex) -> str | None:
     """Which board edge the step ``inside`` -> ``outside`` crosses: ``west`` / ``east`` by column, else ``north``
     (up the screen) / ``south``."""
     if outside in hexmap:
@@ -643,10 +692,10 @@ def _sight_rules(los_origin: str, hexside_blocks: str, max_range_hexes: int | No
     return SightRules(los_origin, hexside_blocks, max_range_hexes)
 
 
-_ARMOUR_KEYS: dict[int, tuple[Any, tuple]] = {}
+_ARMOUR_KEYS: dict[int, tuple[Vehicle, tuple]] = {}
 
 
-def _armour_key(vehicle: Any) -> tuple:
+def _armour_key(vehicle: Vehicle) -> tuple:
     """``vehicle.armour`` as a sorted tuple (a cache key), computed once per vehicle record."""
     ent = _ARMOUR_KEYS.get(id(vehicle))
     if ent is None or ent[0] is not vehicle:
@@ -654,6 +703,20 @@ def _armour_key(vehicle: Any) -> tuple:
     return ent[1]
 
 
-def _sees(b: Any, s: int, e: int) -> bool:
+def _sees(battle: BoardView, s: int, e: int) -> bool:
     """The :class:`sim.battle.SightMatrix` pair test: ``s`` has a line of sight to ``e`` (6.4: 2+ clear lines)."""
-    return b.ruleset.geometry(b, s, e)["los"] != "blocked"
+    return battle.ruleset.geometry(battle, s, e)["los"] != "blocked"
+
+
+def _hexes(tanks: list[TankState]) -> set[Hex]:
+    """The hexes of ``tanks`` (tanks of ``wrecks()`` / ``live_tanks()``: all on the board)."""
+    return {h for t in tanks if (h := t.hex) is not None}
+
+
+def _ps_key(shot: Shot) -> PSKey:
+    """``shot.key`` as the :class:`PSKey` :meth:`PanzerSquadron.shot` puts there; raises ``TypeError`` for a shot
+    of another rule set."""
+    key = shot.key
+    if not isinstance(key, PSKey):
+        raise TypeError(f"not a panzer_squadron shot: its key is a {type(key).__name__}, not a PSKey")
+    return key
