@@ -115,9 +115,10 @@ class ObservationLike(Protocol):
     """The public queries of :class:`agents.observation.Observation` the encoder uses."""
 
     side: int
-    actor: int | None
     decision: Any
 
+    @property
+    def actor(self) -> int | None: ...  # read only: an observation's actor (an ``int`` one matches too)
     @property
     def ruleset(self) -> str: ...
     @property

@@ -212,7 +212,7 @@ class BattleState:
                 raise RuntimeError(f"tanks {list(self._hidden)} are already hidden; cannot hide {list(ids)}")
             yield
             return
-        saved = [(tid, self.tanks[tid].hex) for tid in ids if self.tanks[tid].hex is not None]
+        saved = [(tid, h) for tid in ids if (h := self.tanks[tid].hex) is not None]
         for tid, h in saved:
             self._vacate(tid, h)
             self.tanks[tid].hex = None

@@ -9,7 +9,7 @@ stream, so one side's policy never shifts the other's draws or the dice.
 from __future__ import annotations
 
 import os
-from typing import Any, Callable, Mapping
+from typing import Any, Callable, Generator, Mapping
 
 import numpy as np
 
@@ -91,6 +91,13 @@ def build_battle(spec: Scenario, dice: DiceSource | None = None, board: HexMap |
     return b
 
 
+def _setup_hex(t: TankState) -> list[int]:
+    """``[q, r]`` of a tank at set-up; raises ``ValueError`` if it has no hex (every tank starts on the board)."""
+    if t.hex is None:
+        raise ValueError(f"tank {t.label} has no hex at set-up (every tank starts on the board)")
+    return [t.hex.q, t.hex.r]
+
+
 def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
     """The first log event: everything needed to draw and replay the battle without its scenario file."""
     return BattleStarted(
@@ -101,7 +108,7 @@ def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
              "terrain": {f"{h.q},{h.r}": b.map.terrain(h) for h in sorted(b.map.cells) if b.map.terrain(h) != "open"}},
         sides=tuple({"name": s.name, "role": s.role, "exit_edge": s.exit_edge} for s in b.sides),
         tanks=tuple({"tank_id": t.tank_id, "label": t.label, "side": t.side, "vehicle": t.vehicle_id,
-                     "hex": [t.hex.q, t.hex.r], "facing": t.facing, "turret_facing": t.turret_facing,
+                     "hex": _setup_hex(t), "facing": t.facing, "turret_facing": t.turret_facing,
                      "turret": t.turret_facing is not None, "rules_state": dict(t.rules_state)} for t in b.tanks),
         objectives=tuple(b.objectives))
 
@@ -256,12 +263,14 @@ class BattleModel(Model):
                 self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
         self.outcome: Outcome | None = None
         self.ended = False
-        self._gen = None
-        self._decision = None
+        #: The rule set's ``play_turn`` generator of the turn under way (``None`` between turns).
+        self._gen: Generator[Decision, Action | None, None] | None = None
+        self._decision: Decision | None = None
         self._checked = 0
         self._counts = {"shots": 0, "hits": 0, "kills": 0}
         self._turn_counts = dict(self._counts)
-        self._last_known = [dict() for _ in spec.sides]
+        #: Each side's memory of where it last saw the enemy (:class:`Observation`'s ``last_known``).
+        self._last_known: list[dict[Any, Any]] = [{} for _ in spec.sides]
         #: One entry per ``ShotResolved`` (``seq``, shooter / target hex and facing at that moment): the shots
         #: table's positions (:func:`sim.runner.shot_rows`).
         self.shot_places: list[dict[str, Any]] = []
@@ -410,6 +419,7 @@ class BattleModel(Model):
         self.decisions += 1
         if self.ended:
             return
+        assert self._gen is not None, "a decision is pending only while a turn is under way"
         try:
             self._decision = self._gen.send(action)
         except StopIteration:
@@ -421,9 +431,9 @@ class BattleModel(Model):
     def _start_turn(self) -> None:
         b = self.battle
         b.emit(TurnStarted(b.turn + 1))
-        self._gen = self.ruleset.play_turn(b, self.dice)
+        self._gen = gen = self.ruleset.play_turn(b, self.dice)
         try:
-            self._decision = next(self._gen)
+            self._decision = next(gen)
         except StopIteration:
             self._decision = None
         self._check_outcome()
@@ -486,9 +496,10 @@ class BattleModel(Model):
     def _legal_or_rejected(self, decision: Decision, action: Action) -> Action:
         """``action`` if the rules allow it, else log ``ActionRejected`` and answer with a pass instead."""
         if not decision.legal.contains(action):
-            self.battle.emit(ActionRejected(decision.side, getattr(action, "actor", None), decision.kind,
-                                            repr(action)))
-            self.controllers[decision.side].plans.pop(getattr(action, "actor", None), None)
+            actor = getattr(action, "actor", None)  # an answer from outside (respond) may be any object
+            self.battle.emit(ActionRejected(decision.side, actor, decision.kind, repr(action)))
+            if actor is not None:
+                self.controllers[decision.side].plans.pop(actor, None)
             action = decision.default
         return action
 

@@ -188,7 +188,9 @@ class Ruleset:
     def has_turret(self, vehicle: Any) -> bool:
         return bool(getattr(vehicle, "turret", True))
 
-    def terrain_names(self) -> tuple[str, ...]:
+    def terrain_names(self, options: Any = None) -> tuple[str, ...]:
+        """The terrain names a map of this rule set may use under ``options`` (its validated options model, ``None``
+        for the defaults): what scenario validation checks ``map.terrain`` tiles against."""
         return ("open",)
 
     def default_turn_limit(self, options: Any) -> int:
