@@ -53,7 +53,7 @@ import re
 import textwrap
 import time
 from collections import deque
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -743,7 +743,7 @@ def _failed_rows(chunk: Chunk, exc: BaseException) -> list[dict[str, Any]]:
 # --- executing ------------------------------------------------------------------------------------------------------
 def run_chunks(chunks: Iterable[Chunk], *, workers: int | None = None, scheduler: str | None = None,
                dask_local: int | None = None, pool_info: dict | None = None
-               ) -> Generator[tuple[Chunk, list[dict[str, Any]]], None, None]:
+               ) -> Iterator[tuple[Chunk, list[dict[str, Any]]]]:
     """Play ``chunks`` (pulled lazily, at most two per worker in flight) and yield ``(chunk, rows)`` as they
     finish, on the batch executors (:func:`sim.experiments.batch.open_executor`: a ``forkserver`` process pool of
     ``workers`` processes, one included: games never run in the driver's process, so a plug-in blocked in a C call
