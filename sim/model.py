@@ -17,7 +17,7 @@ from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
 from agents.tank import Tank
 from sim.actions import Action, Pass
-from sim.battle import BattleState, SideInfo, TankState
+from sim.battle import BattleState, LogEntry, SideInfo, TankState
 from sim.dice import DiceSource, side_rng, spawn_streams
 from sim.events import (
     ActionRejected,
@@ -25,6 +25,7 @@ from sim.events import (
     BattleStarted,
     BattleStateSet,
     PolicyFault,
+    ShotResolved,
     Status,
     StatusChanged,
     TurnStarted,
@@ -322,11 +323,11 @@ class BattleModel(Model):
             reps[k] = _state_reporter(k)
         return reps
 
-    def _on_event(self, entry: Any) -> None:
+    def _on_event(self, entry: LogEntry) -> None:
         e = entry.event
-        if e.kind == "ShotResolved":
+        if isinstance(e, ShotResolved):
             shooter = self.tank_agents[e.shooter] if 0 <= e.shooter < len(self.tank_agents) else None
-            self.shot_places.append(self._shot_place(entry))
+            self.shot_places.append(self._shot_place(entry.seq, e))
             self._counts["shots"] += 1
             self._turn_counts["shots"] += 1
             if shooter is not None:
@@ -342,14 +343,13 @@ class BattleModel(Model):
                 if shooter is not None:
                     shooter.kills += 1
 
-    def _shot_place(self, entry: Any) -> dict[str, Any]:
-        """Where the shooter and the target stood (hex, facing) when the shot was resolved: the events apply at
-        once, so this is the board the shot was rolled on (its effects follow as later events)."""
-        e = entry.event
+    def _shot_place(self, seq: int, e: ShotResolved) -> dict[str, Any]:
+        """Where the shooter and the target stood (hex, facing) when shot ``e`` (log entry ``seq``) was resolved: the
+        events apply at once, so this is the board the shot was rolled on (its effects follow as later events)."""
         b = self.battle
         s = b.tanks[e.shooter]
         t = b.tanks[e.target] if e.target is not None else None
-        return {"seq": entry.seq, "shooter_hex": s.hex, "shooter_facing": s.facing,
+        return {"seq": seq, "shooter_hex": s.hex, "shooter_facing": s.facing,
                 "target_hex": None if t is None else t.hex, "target_facing": None if t is None else t.facing}
 
     def _collect(self) -> None:
@@ -368,13 +368,14 @@ class BattleModel(Model):
         while not self.ended and (self._gen is None and self.battle.turn < start_turn or self._gen is not None):
             self.advance(1)
 
-    def run(self, max_turns: int | None = None) -> Outcome:
-        """Play until the battle ends; returns the :class:`Outcome`."""
+    def run(self, max_turns: int | None = None) -> Outcome | None:
+        """Play until the battle ends; returns the :class:`Outcome` (``None`` if ``max_turns`` turns were played
+        first and the battle goes on)."""
         while not self.ended:
             self.step()
             if max_turns is not None and self.battle.turn >= max_turns and not self.ended:
                 break
-        return self.outcome  # type: ignore[return-value]
+        return self.outcome
 
     def advance(self, n_decisions: int = 1) -> int:
         """Answer up to ``n_decisions`` decisions (starting turns as needed); returns how many were answered."""
@@ -474,7 +475,7 @@ class BattleModel(Model):
         ctrl = self.controllers[side]
         return lambda d: Observation(self.battle, side, d, ctrl.rng, last_known=self._last_known[side])
 
-    def _answer(self, decision: Any) -> Action:
+    def _answer(self, decision: Decision) -> Action:
         ctrl = self.controllers[decision.side]
         action, faults, from_plan = ctrl.answer(decision, self._observation(decision.side))
         b = self.battle
