@@ -122,9 +122,12 @@ class ObservationLike(Protocol):
     """The public queries of :class:`agents.observation.Observation` the encoder uses."""
 
     side: int
-    actor: int | None
-    decision: DecisionView
 
+    @property
+    def decision(self) -> DecisionView: ...  # read only (an observation's Decision matches)
+
+    @property
+    def actor(self) -> int | None: ...  # read only: an observation's actor (an ``int`` one matches too)
     @property
     def ruleset(self) -> str: ...
     @property

@@ -17,7 +17,7 @@ from __future__ import annotations
 import weakref
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import Any, Callable, Hashable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from sim.dice import DiceSource, Roll
 from sim.events import Event, Status, apply
@@ -165,7 +165,8 @@ class BattleState:
         self.ended = False
         self.log: list[LogEntry] = []
         self.dice = dice
-        self.listeners: list[Any] = []
+        #: Called with each new log entry, after the event has applied (the model counts shots with one).
+        self.listeners: list[Callable[[LogEntry], None]] = []
         self._hidden: tuple[int, ...] = ()
         #: Ids of the tanks whose hex, facing, turret facing or status changed, one entry per change in log order
         #: (what incremental caches such as :class:`SightMatrix` read to redo only the pairs of those tanks).
@@ -212,7 +213,7 @@ class BattleState:
                 raise RuntimeError(f"tanks {list(self._hidden)} are already hidden; cannot hide {list(ids)}")
             yield
             return
-        saved = [(tid, self.tanks[tid].hex) for tid in ids if self.tanks[tid].hex is not None]
+        saved = [(tid, h) for tid in ids if (h := self.tanks[tid].hex) is not None]
         for tid, h in saved:
             self._vacate(tid, h)
             self.tanks[tid].hex = None
@@ -384,7 +385,7 @@ class SightMatrix:
     see costs one pair test, not one per tank.  Get one with :func:`sight_matrix` (one per battle object and
     rule-set ``tag``; a search copy gets its own)."""
 
-    def __init__(self, b: BattleState, los: Any, slack: int = 3):
+    def __init__(self, b: BattleState, los: Callable[[BattleState, int, int], bool], slack: int = 3):
         self.b = b
         self.los = los
         self.slack = slack
@@ -468,10 +469,11 @@ class SightMatrix:
         return tuple(out)
 
 
-_SIGHT: "weakref.WeakKeyDictionary[Any, dict[Hashable, SightMatrix]]" = weakref.WeakKeyDictionary()
+_SIGHT: weakref.WeakKeyDictionary[BattleState, dict[Hashable, SightMatrix]] = weakref.WeakKeyDictionary()
 
 
-def sight_matrix(b: Any, tag: Hashable, los: Any, slack: int = 3) -> SightMatrix | None:
+def sight_matrix(b: BoardView, tag: Hashable, los: Callable[[BattleState, int, int], bool], slack: int = 3
+                 ) -> SightMatrix | None:
     """The :class:`SightMatrix` of battle ``b`` for ``tag`` (made on first use with ``los`` and ``slack``), or
     ``None`` when ``b`` is not a :class:`BattleState` with a change log (a :class:`HypoView`: ask the pairs
     directly)."""

@@ -120,16 +120,16 @@ class GeneratorParams(BaseModel):
     the first / second side's tanks (default: the profile's); ``name`` of the scenario."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    ruleset: str = Field("panzer_squadron", max_length=100)
-    size: int = Field(25, ge=MIN_SIZE, le=MAX_SIDE)
-    tanks: int = Field(5, ge=1, le=MAX_TANKS)
-    seed: int = Field(0, ge=0, le=2**63 - 1)
-    terrain: dict[str, float] | None = Field(None, max_length=20)
-    density: float | None = Field(None, ge=0.0, le=0.9, allow_inf_nan=False)
-    turns: int | None = Field(None, ge=1, le=MAX_TURNS)
-    attacker: list[str] | None = Field(None, min_length=1, max_length=MAX_TANKS)
-    defender: list[str] | None = Field(None, min_length=1, max_length=MAX_TANKS)
-    name: str | None = Field(None, max_length=200)
+    ruleset: str = Field(default="panzer_squadron", max_length=100)
+    size: int = Field(default=25, ge=MIN_SIZE, le=MAX_SIDE)
+    tanks: int = Field(default=5, ge=1, le=MAX_TANKS)
+    seed: int = Field(default=0, ge=0, le=2**63 - 1)
+    terrain: dict[str, float] | None = Field(default=None, max_length=20)
+    density: float | None = Field(default=None, ge=0.0, le=0.9, allow_inf_nan=False)
+    turns: int | None = Field(default=None, ge=1, le=MAX_TURNS)
+    attacker: list[str] | None = Field(default=None, min_length=1, max_length=MAX_TANKS)
+    defender: list[str] | None = Field(default=None, min_length=1, max_length=MAX_TANKS)
+    name: str | None = Field(default=None, max_length=200)
 
     @field_validator("terrain")
     @classmethod
@@ -157,7 +157,7 @@ class GeneratorSpec(BaseModel):
 
     model_config = ConfigDict(extra="forbid", frozen=True)
     kind: Literal["meeting", "village", "river", "random"]
-    params: GeneratorParams = Field(default_factory=lambda: GeneratorParams())  # type: ignore[call-arg]
+    params: GeneratorParams = Field(default_factory=GeneratorParams)
 
 
 def check_params(kind: str, params: Mapping[str, Any] | GeneratorParams, where: str = "generator") -> GeneratorParams:
@@ -189,7 +189,7 @@ def check_params(kind: str, params: Mapping[str, Any] | GeneratorParams, where: 
             if vid not in known:
                 errors.append(f"{where}.params.{key}[{i}]: unknown {p.ruleset} vehicle {short(vid)}; known: "
                               f"{', '.join(sorted(known))}")
-    names = set(rs.terrain_names(rs.Options(**PROFILES[p.ruleset].options)))  # type: ignore[call-arg]
+    names = set(rs.terrain_names(rs.Options(**PROFILES[p.ruleset].options)))
     for t in p.terrain or {}:
         if t not in names or t == "open":
             errors.append(f"{where}.params.terrain: {short(t)} is not a terrain to scatter under {p.ruleset}; "
@@ -454,10 +454,11 @@ def _connect(data: dict[str, Any], b: _Board, prof: Profile, p: GeneratorParams,
     passable = {t: rs.passable(battle, offset_to_axial(*c)) for t, c in sample.items()}
     passable["open"] = True
 
-    def cost(c: Cell) -> int:
-        return 1 if passable[b.grid[c]] else 25  # type: ignore[index]
+    def cost(c: Cell) -> int:  # c is a cell of the map (its grid entry is a terrain name)
+        t = b.grid[c]
+        return 1 if t is not None and passable[t] else 25
 
-    g = nx.Graph()
+    g: nx.Graph[Cell] = nx.Graph()
     for c in sorted(b.grid):
         if b.grid[c] is None:
             continue
@@ -466,7 +467,8 @@ def _connect(data: dict[str, Any], b: _Board, prof: Profile, p: GeneratorParams,
                 g.add_edge(c, n, weight=cost(c) + cost(n))
     for goal in [east[0], *(c for c, _, _ in draft.objectives)]:
         for c in nx.dijkstra_path(g, west[0], goal, weight="weight"):
-            if not passable[b.grid[c]]:  # type: ignore[index]
+            t = b.grid[c]
+            if t is not None and not passable[t]:
                 b.grid[c] = "open"
                 for n in g.neighbors(c):
                     g[c][n]["weight"] = cost(c) + cost(n)

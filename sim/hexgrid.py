@@ -12,7 +12,19 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from heapq import heappop, heappush
-from typing import TYPE_CHECKING, Any, Callable, Collection, Hashable, Iterable, Iterator, Mapping, NamedTuple, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Collection,
+    Hashable,
+    Iterable,
+    Iterator,
+    Mapping,
+    NamedTuple,
+    TypeVar,
+    cast,
+)
 
 if TYPE_CHECKING:
     import networkx as nx
@@ -29,6 +41,7 @@ class Hex(NamedTuple):
     def s(self) -> int:
         return -self.q - self.r
 
+    # vector addition, not tuple concatenation: a deliberate narrowing of tuple's ``__add__``
     def __add__(self, other: tuple[int, int]) -> "Hex":  # type: ignore[override]
         return Hex(self.q + other[0], self.r + other[1])
 
@@ -244,6 +257,10 @@ def segment_enters_hex(o: Point, p: Point, h: tuple[int, int]) -> bool:
         return False
     dx, dy = px - ox, py - oy
     # t0 = n0/d0 (lower bound), t1 = n1/d1 (upper bound), denominators kept positive
+    n0: Fraction | int
+    d0: Fraction | int
+    n1: Fraction | int
+    d1: Fraction | int
     n0, d0, n1, d1 = 0, 1, 1, 1
     for k in range(6):
         ax, ay = FRAME_VERTICES[k]
@@ -310,7 +327,7 @@ def components(cells: Iterable[tuple[int, int]]) -> list[list[Hex]]:
     smallest hex first); each part sorted.  networkx ``connected_components`` on the cells' graph."""
     import networkx as nx  # imported on first use: ``import sim.runner`` stays cheap (issue 14)
 
-    g = nx.Graph()
+    g: nx.Graph[Hex] = nx.Graph()
     cellset = {as_hex(c) for c in cells}
     g.add_nodes_from(cellset)
     for h in cellset:
@@ -335,6 +352,8 @@ def hexagon_hexes(radius: int) -> list[Hex]:
 
 
 T = TypeVar("T")
+#: A hex name as a key of a terrain mapping: a :class:`Hex` or a plain ``(q, r)`` pair.
+_HexLike = TypeVar("_HexLike", bound=tuple[int, int])
 
 #: The terrain a sight rule reads for a cell that is not on the map: open ground (CONVENTIONS.md "Lines").
 OFF_MAP_TERRAIN = "open"
@@ -348,29 +367,31 @@ class HexMap:
     ``shape_key`` identifies the static shape, so static geometry can be shared across battles.
     """
 
-    def __init__(self, cells: Iterable[tuple[int, int]], terrain: Mapping[tuple[int, int], str] | None = None,
+    def __init__(self, cells: Iterable[tuple[int, int]], terrain: Mapping[_HexLike, str] | None = None,
                  *, shape_key: Hashable = None, description: str = ""):
         import networkx as nx  # imported on first use: ``import sim.runner`` stays cheap (issue 14)
 
-        self.graph = nx.Graph()
-        cells = [as_hex(c) for c in cells]
-        self.graph.add_nodes_from(cells, terrain="open")
-        cellset = set(cells)
-        for h in cells:
+        #: Nodes are :class:`Hex` values; typed by ``(q, r)`` because any pair (a plain tuple) looks a node up.
+        self.graph: nx.Graph[tuple[int, int]] = nx.Graph()
+        hexes = [as_hex(c) for c in cells]
+        self.graph.add_nodes_from(hexes, terrain="open")
+        cellset = set(hexes)
+        for h in hexes:
             for k in (0, 4, 5):  # each undirected edge once
                 n = h.neighbour(k)
                 if n in cellset:
                     self.graph.add_edge(h, n)
         self._cells = frozenset(cellset)
-        for h, t in (terrain or {}).items():
-            self.graph.nodes[as_hex(h)]["terrain"] = t
+        for cell, t in (terrain or {}).items():
+            self.graph.nodes[as_hex(cell)]["terrain"] = t
         self.version = 0
         self.terrain_version = 0
-        self._static: dict[Hashable, object] = {}
+        # the answer caches hold each key's own type (what its ``compute`` returned), so their values are Any
+        self._static: dict[Hashable, Any] = {}
         self._static_version = 0
-        self.shape_key = shape_key if shape_key is not None else ("cells", len(cells))
+        self.shape_key = shape_key if shape_key is not None else ("cells", len(hexes))
         self.description = description
-        self._cache: dict[Hashable, object] = {}
+        self._cache: dict[Hashable, Any] = {}
         self._cache_version = 0
         self._forked = False
         #: Cells whose obstacles changed, one entry per change in map-version order (``None``: unlocated).
@@ -421,7 +442,7 @@ class HexMap:
             self._static = {}  # a new dict: a fork may still share the old one
             self._static_version = self.terrain_version
         try:
-            return self._static[key]  # type: ignore[return-value]
+            return self._static[key]
         except KeyError:
             v = self._static[key] = compute()
             return v
@@ -490,7 +511,7 @@ class HexMap:
             self._cache = {}  # a new dict: forks made at the old version may still share the old one
             self._cache_version = self.version
         try:
-            return self._cache[key]  # type: ignore[return-value]
+            return self._cache[key]
         except KeyError:
             v = self._cache[key] = compute()
             return v
@@ -530,7 +551,7 @@ class HexMap:
         (only a pristine, never-played board is a template)."""
         if self.terrain_version:
             raise ValueError("for_another_battle: the template board's terrain has changed (use a pristine board)")
-        terrain = {h: t for h, t in self.graph.nodes(data="terrain") if t != "open"}
+        terrain = {h: t for h in sorted(self._cells) if (t := self.terrain(h)) != "open"}
         new = HexMap(sorted(self._cells), terrain, shape_key=self.shape_key, description=self.description)
         new._static = self._static
         return new
@@ -557,7 +578,9 @@ class HexMap:
         srcs = [s for s in sources if s in g]
         if not srcs:
             return {}
-        return {as_hex(k): v for k, v in nx.multi_source_dijkstra_path_length(g, srcs, weight=None).items()}
+        # cast: with ``weight=None`` every length is an int (a count of steps); the stub says float for any weight
+        lengths = cast("dict[tuple[int, int], int]", nx.multi_source_dijkstra_path_length(g, srcs, weight=None))
+        return {as_hex(k): v for k, v in lengths.items()}
 
 
 def bounded_dijkstra(start: T, successors: Callable[[T], Iterable[tuple[T, int]]], budget: int

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import numbers
 import os
-from typing import Any, Callable, Mapping
-
+from typing import Any, Callable, Generator, Mapping
 
 from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
 from agents.tank import Tank
 from sim.actions import Action, Pass
-from sim.battle import BattleState, SideInfo, TankState
+from sim.battle import BattleState, LogEntry, SideInfo, TankState
 from sim.dice import DiceSource, side_rng, spawn_streams
 from sim.events import (
     ActionRejected,
@@ -25,6 +24,7 @@ from sim.events import (
     BattleStarted,
     BattleStateSet,
     PolicyFault,
+    ShotResolved,
     Status,
     StatusChanged,
     TurnStarted,
@@ -91,6 +91,13 @@ def build_battle(spec: Scenario, dice: DiceSource | None = None, board: HexMap |
     return b
 
 
+def _setup_hex(t: TankState) -> list[int]:
+    """``[q, r]`` of a tank at set-up; raises ``ValueError`` if it has no hex (every tank starts on the board)."""
+    if t.hex is None:
+        raise ValueError(f"tank {t.label} has no hex at set-up (every tank starts on the board)")
+    return [t.hex.q, t.hex.r]
+
+
 def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
     """The first log event: everything needed to draw and replay the battle without its scenario file."""
     return BattleStarted(
@@ -101,7 +108,7 @@ def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
              "terrain": {f"{h.q},{h.r}": b.map.terrain(h) for h in sorted(b.map.cells) if b.map.terrain(h) != "open"}},
         sides=tuple({"name": s.name, "role": s.role, "exit_edge": s.exit_edge} for s in b.sides),
         tanks=tuple({"tank_id": t.tank_id, "label": t.label, "side": t.side, "vehicle": t.vehicle_id,
-                     "hex": [t.hex.q, t.hex.r], "facing": t.facing, "turret_facing": t.turret_facing,
+                     "hex": _setup_hex(t), "facing": t.facing, "turret_facing": t.turret_facing,
                      "turret": t.turret_facing is not None, "rules_state": dict(t.rules_state)} for t in b.tanks),
         objectives=tuple(b.objectives))
 
@@ -256,12 +263,14 @@ class BattleModel(Model):
                 self.resolved_policies.append({"name": pspec.name, "params": dict(pspec.params)})
         self.outcome: Outcome | None = None
         self.ended = False
-        self._gen = None
-        self._decision = None
+        #: The rule set's ``play_turn`` generator of the turn under way (``None`` between turns).
+        self._gen: Generator[Decision, Action | None, None] | None = None
+        self._decision: Decision | None = None
         self._checked = 0
         self._counts = {"shots": 0, "hits": 0, "kills": 0}
         self._turn_counts = dict(self._counts)
-        self._last_known = [dict() for _ in spec.sides]
+        #: Each side's memory of where it last saw the enemy (:class:`Observation`'s ``last_known``).
+        self._last_known: list[dict[Any, Any]] = [{} for _ in spec.sides]
         #: One entry per ``ShotResolved`` (``seq``, shooter / target hex and facing at that moment): the shots
         #: table's positions (:func:`sim.runner.shot_rows`).
         self.shot_places: list[dict[str, Any]] = []
@@ -313,11 +322,11 @@ class BattleModel(Model):
             reps[k] = _state_reporter(k)
         return reps
 
-    def _on_event(self, entry: Any) -> None:
+    def _on_event(self, entry: LogEntry) -> None:
         e = entry.event
-        if e.kind == "ShotResolved":
+        if isinstance(e, ShotResolved):
             shooter = self.tank_agents[e.shooter] if 0 <= e.shooter < len(self.tank_agents) else None
-            self.shot_places.append(self._shot_place(entry))
+            self.shot_places.append(self._shot_place(entry.seq, e))
             self._counts["shots"] += 1
             self._turn_counts["shots"] += 1
             if shooter is not None:
@@ -333,14 +342,13 @@ class BattleModel(Model):
                 if shooter is not None:
                     shooter.kills += 1
 
-    def _shot_place(self, entry: Any) -> dict[str, Any]:
-        """Where the shooter and the target stood (hex, facing) when the shot was resolved: the events apply at
-        once, so this is the board the shot was rolled on (its effects follow as later events)."""
-        e = entry.event
+    def _shot_place(self, seq: int, e: ShotResolved) -> dict[str, Any]:
+        """Where the shooter and the target stood (hex, facing) when shot ``e`` (log entry ``seq``) was resolved: the
+        events apply at once, so this is the board the shot was rolled on (its effects follow as later events)."""
         b = self.battle
         s = b.tanks[e.shooter]
         t = b.tanks[e.target] if e.target is not None else None
-        return {"seq": entry.seq, "shooter_hex": s.hex, "shooter_facing": s.facing,
+        return {"seq": seq, "shooter_hex": s.hex, "shooter_facing": s.facing,
                 "target_hex": None if t is None else t.hex, "target_facing": None if t is None else t.facing}
 
     def _collect(self) -> None:
@@ -359,13 +367,14 @@ class BattleModel(Model):
         while not self.ended and (self._gen is None and self.battle.turn < start_turn or self._gen is not None):
             self.advance(1)
 
-    def run(self, max_turns: int | None = None) -> Outcome:
-        """Play until the battle ends; returns the :class:`Outcome`."""
+    def run(self, max_turns: int | None = None) -> Outcome | None:
+        """Play until the battle ends; returns the :class:`Outcome` (``None`` if ``max_turns`` turns were played
+        first and the battle goes on)."""
         while not self.ended:
             self.step()
             if max_turns is not None and self.battle.turn >= max_turns and not self.ended:
                 break
-        return self.outcome  # type: ignore[return-value]
+        return self.outcome
 
     def advance(self, n_decisions: int = 1) -> int:
         """Answer up to ``n_decisions`` decisions (starting turns as needed); returns how many were answered."""
@@ -410,6 +419,7 @@ class BattleModel(Model):
         self.decisions += 1
         if self.ended:
             return
+        assert self._gen is not None, "a decision is pending only while a turn is under way"
         try:
             self._decision = self._gen.send(action)
         except StopIteration:
@@ -421,9 +431,9 @@ class BattleModel(Model):
     def _start_turn(self) -> None:
         b = self.battle
         b.emit(TurnStarted(b.turn + 1))
-        self._gen = self.ruleset.play_turn(b, self.dice)
+        self._gen = gen = self.ruleset.play_turn(b, self.dice)
         try:
-            self._decision = next(self._gen)
+            self._decision = next(gen)
         except StopIteration:
             self._decision = None
         self._check_outcome()
@@ -464,7 +474,7 @@ class BattleModel(Model):
         ctrl = self.controllers[side]
         return lambda d: Observation(self.battle, side, d, ctrl.rng, last_known=self._last_known[side])
 
-    def _answer(self, decision: Any) -> Action:
+    def _answer(self, decision: Decision) -> Action:
         ctrl = self.controllers[decision.side]
         action, faults, from_plan = ctrl.answer(decision, self._observation(decision.side))
         b = self.battle
@@ -486,9 +496,10 @@ class BattleModel(Model):
     def _legal_or_rejected(self, decision: Decision, action: Action) -> Action:
         """``action`` if the rules allow it, else log ``ActionRejected`` and answer with a pass instead."""
         if not decision.legal.contains(action):
-            self.battle.emit(ActionRejected(decision.side, getattr(action, "actor", None), decision.kind,
-                                            repr(action)))
-            self.controllers[decision.side].plans.pop(getattr(action, "actor", None), None)
+            actor = getattr(action, "actor", None)  # an answer from outside (respond) may be any object
+            self.battle.emit(ActionRejected(decision.side, actor, decision.kind, repr(action)))
+            if actor is not None:
+                self.controllers[decision.side].plans.pop(actor, None)
             action = decision.default
         return action
 

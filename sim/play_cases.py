@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, fields, is_dataclass
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, ParamSpec, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, ValidationError
 
@@ -33,6 +33,8 @@ from sim.scenario import ScenarioError, _fmt_validation, find_scenario, parse_ya
 
 #: Longest play a case may drive (decisions); a rule set looping for ever fails the case instead of hanging.
 MAX_DECISIONS = 5000
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
 
 
 def load_cases(path: str | Path) -> tuple[str, list[dict]]:
@@ -96,7 +98,7 @@ class PlayTank(_Strict):
     side: int = Field(ge=0, le=1)
     vehicle: str
     hex: tuple[int, int]
-    facing: int = Field(0, ge=0, le=5)
+    facing: int = Field(default=0, ge=0, le=5)
     rules: dict[str, Any] = Field(default_factory=dict)
 
 
@@ -114,14 +116,14 @@ class PlayGiven(_Strict):
     map: dict[str, Any] | None = None
     scenario: str | None = None
     options: dict[str, Any] = Field(default_factory=dict)
-    sides: list[PlaySide] | None = Field(None, min_length=2, max_length=2)
-    turn_limit: int | None = Field(None, ge=1)
+    sides: list[PlaySide] | None = Field(default=None, min_length=2, max_length=2)
+    turn_limit: int | None = Field(default=None, ge=1)
     objectives: list[dict[str, Any]] | None = None
     victory: dict[str, Any] | None = None
     tanks: list[PlayTank] | None = None
     rules_state: dict[str, dict[str, Any]] = Field(default_factory=dict)
-    start_turn: int = Field(1, ge=1)
-    turns: int = Field(1, ge=1, le=200)
+    start_turn: int = Field(default=1, ge=1)
+    turns: int = Field(default=1, ge=1, le=200)
     dice: list[StrictInt] = Field(default_factory=list)
     answers: list[Any] = Field(default_factory=list)
 
@@ -585,9 +587,9 @@ def prepare_play_case(ruleset: str, case: Mapping[str, Any], src: str = "<cases>
     data["ruleset"] = {"name": ruleset, "options": options}
     if given.map is not None:
         data["map"] = given.map
-    for k in ("turn_limit", "objectives", "victory"):
-        if getattr(given, k) is not None:
-            data[k] = getattr(given, k)
+    for name in ("turn_limit", "objectives", "victory"):
+        if getattr(given, name) is not None:
+            data[name] = getattr(given, name)
     sides = [dict(s) for s in data.get("sides", [])]
     for si, s in enumerate(sides):
         s["policy"] = "hold"  # the script answers every decision
@@ -596,9 +598,9 @@ def prepare_play_case(ruleset: str, case: Mapping[str, Any], src: str = "<cases>
             if isinstance(t, dict):
                 t.pop("policy", None)
         if given.sides is not None:
-            for k, v in given.sides[si].model_dump().items():
-                if v is not None:
-                    s[k] = v
+            for key, value in given.sides[si].model_dump().items():
+                if value is not None:
+                    s[key] = value
     tank_index: dict[tuple[int, int], int] = {}
     if given.tanks is not None:
         labels_seen: dict[str, int] = {}
@@ -635,17 +637,18 @@ def prepare_play_case(ruleset: str, case: Mapping[str, Any], src: str = "<cases>
     labels = _Labels(names)
     errors: list[str] = []
 
-    def check(fn: Callable[[], Any]) -> Any:
+    def check(fn: Callable[_P, _R], /, *args: _P.args, **kwargs: _P.kwargs) -> _R | None:
+        """``fn(*args, **kwargs)``, or ``None`` with its :class:`PlayCaseError` lines added to ``errors``."""
         try:
-            return fn()
+            return fn(*args, **kwargs)
         except PlayCaseError as exc:
             errors.extend(exc.errors)
             return None
 
-    answers = check(lambda: _parse_answers(given.answers, f"{gw}.answers", labels)) or []
+    answers = check(_parse_answers, given.answers, f"{gw}.answers", labels) or []
     rules_state: dict[int, dict[str, Any]] = {}
     for label, values in given.rules_state.items():
-        t_id = check(lambda label=label: labels.id(label, f"{gw}.rules_state"))
+        t_id = check(labels.id, label, f"{gw}.rules_state")
         if t_id is not None:
             rules_state[t_id] = {k: labels.to_ids(v) for k, v in values.items()}
     ew = f"{where}.expect"
@@ -653,16 +656,15 @@ def prepare_play_case(ruleset: str, case: Mapping[str, Any], src: str = "<cases>
         for k, d in enumerate(getattr(expect, group)):
             w = f"{ew}.{group}[{k}]"
             if d.actor is not None:
-                check(lambda d=d, w=w: labels.id(d.actor, f"{w}.actor"))
+                check(labels.id, d.actor, f"{w}.actor")
             for a in d.actors or []:
-                check(lambda a=a, w=w: labels.id(a, f"{w}.actors"))
+                check(labels.id, a, f"{w}.actors")
             if "default" in d.model_fields_set:
-                check(lambda d=d, w=w: build_action(d.default, f"{w}.default", labels, 0, None))
+                check(build_action, d.default, f"{w}.default", labels, 0, None)
             if d.legal is not None:
                 for part in ("contains", "excludes"):
                     for n, a in enumerate(getattr(d.legal, part)):
-                        check(lambda a=a, w=w, part=part, n=n: build_action(a, f"{w}.legal.{part}[{n}]", labels,
-                                                                               0, None))
+                        check(build_action, a, f"{w}.legal.{part}[{n}]", labels, 0, None)
     for group in ("events", "no_events"):
         for k, e in enumerate(getattr(expect, group)):
             w = f"{ew}.{group}[{k}]"
@@ -677,7 +679,7 @@ def prepare_play_case(ruleset: str, case: Mapping[str, Any], src: str = "<cases>
                 if name != "kind" and name not in known:
                     errors.append(f"{w}.{name}: {kind} has no field {name!r}; its fields: {', '.join(sorted(known))}")
     for label in expect.final:
-        check(lambda label=label: labels.id(label, f"{ew}.final"))
+        check(labels.id, label, f"{ew}.final")
     if errors:
         raise PlayCaseError(errors)
     return PlaySetup(str(case.get("id", "?")), where, spec, labels, given, expect, rules_state, answers)
@@ -910,28 +912,28 @@ def check_play(setup: PlaySetup, rec: PlayRecord) -> list[str]:
     show_e = lambda x: show_event(x, labels)  # noqa: E731
     problems += _subsequence(setup.expect.events, events,
                              lambda k, x: _event_mismatches(setup.expect.events[k], x, labels), "events", show_e, ew)
-    for k, spec in enumerate(setup.expect.no_events):
-        hits = [x for x in events if not _event_mismatches(spec, x, labels)]
+    for k, event_spec in enumerate(setup.expect.no_events):
+        hits = [x for x in events if not _event_mismatches(event_spec, x, labels)]
         if hits:
-            problems.append(f"{ew}.no_events[{k}] {_show_spec(spec)}: emitted as {show_e(hits[0])}")
+            problems.append(f"{ew}.no_events[{k}] {_show_spec(event_spec)}: emitted as {show_e(hits[0])}")
 
     for label, fs in setup.expect.final.items():
         t = b.tanks[labels.ids[label]]
         got = {"hex": None if t.hex is None else [t.hex.q, t.hex.r], "facing": t.facing,
                "turret_facing": t.turret_facing, "status": t.status}
-        for k in ("hex", "facing", "turret_facing", "status"):
-            if k in fs.model_fields_set:
-                want = getattr(fs, k)
+        for attr in ("hex", "facing", "turret_facing", "status"):
+            if attr in fs.model_fields_set:
+                want = getattr(fs, attr)
                 want = list(want) if isinstance(want, tuple) else want
-                if not value_matches(want, got[k], labels):
-                    problems.append(f"{ew}.final.{label}.{k}: expected {want!r}, got {got[k]!r}")
-        for k, v in (fs.rules_state or {}).items():
-            if k not in t.rules_state:
-                problems.append(f"{ew}.final.{label}.rules_state.{k}: the tank has no such field "
+                if not value_matches(want, got[attr], labels):
+                    problems.append(f"{ew}.final.{label}.{attr}: expected {want!r}, got {got[attr]!r}")
+        for key, v in (fs.rules_state or {}).items():
+            if key not in t.rules_state:
+                problems.append(f"{ew}.final.{label}.rules_state.{key}: the tank has no such field "
                                 f"(fields: {', '.join(sorted(t.rules_state))})")
-            elif not value_matches(v, t.rules_state[k], labels):
-                problems.append(f"{ew}.final.{label}.rules_state.{k}: expected {v!r}, got "
-                                f"{_show_value(t.rules_state[k], labels)}")
+            elif not value_matches(v, t.rules_state[key], labels):
+                problems.append(f"{ew}.final.{label}.rules_state.{key}: expected {v!r}, got "
+                                f"{_show_value(t.rules_state[key], labels)}")
     oc = setup.expect.outcome
     if oc is not None:
         out = rec.model.outcome

@@ -193,7 +193,7 @@ def deciding_shot(model: BattleModel) -> str:
     b = model.battle
     for entry in reversed(b.log):
         e = entry.event
-        if e.kind == "ShotResolved" and e.kill:
+        if isinstance(e, ShotResolved) and e.kill and e.target is not None:
             s, t = b.tanks[e.shooter], b.tanks[e.target]
             d = dict(e.details)
             return (f"turn {entry.turn}: {s.label} ({s.vehicle_id}) -> {t.label} ({t.vehicle_id}) "

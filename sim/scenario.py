@@ -21,7 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Annotated, Any, Literal, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, Literal, Mapping
 
 import yaml
 import yaml.composer
@@ -144,7 +144,7 @@ class TankSpec(_Model):
 
     vehicle: Name
     hex: HexPair
-    facing: int = Field(0, ge=0, le=5)
+    facing: int = Field(default=0, ge=0, le=5)
     label: Name | None = None
     policy: PolicySpec | None = None
     rules: dict[str, Any] = Field(default_factory=dict)
@@ -167,7 +167,7 @@ class SideSpec(_Model):
     policy: PolicySpec = Field(default_factory=lambda: PolicySpec(name="hold"))
     activation_order: Literal["policy", "random"] = "policy"
     on_fault: Literal["pass", "forfeit"] = "pass"
-    max_faults: int = Field(5, ge=1, le=1_000_000)
+    max_faults: int = Field(default=5, ge=1, le=1_000_000)
     decision_timeout_s: Seconds | None = None
     exit_edge: Literal["north", "south", "east", "west"] | None = None
     tanks: list[TankSpec] = Field(min_length=1, max_length=MAX_TANKS)
@@ -183,15 +183,19 @@ class SideSpec(_Model):
 
 
 class Columns:
-    """The hexes of a board column by column: ``spans[q]`` is one ``(r_low, r_high)`` run (inclusive) or a sorted
-    tuple of disjoint runs.  The built-in shapes have one run per column; a ``cells`` or ``layout`` board may have
-    several.  Clipping a region to a board costs one step per run."""
+    """The hexes of a board column by column: ``runs[q]`` is a sorted tuple of disjoint ``(r_low, r_high)`` runs
+    (inclusive).  The built-in shapes have one run per column (:meth:`of_spans`); a ``cells`` or ``layout`` board
+    may have several.  Clipping a region to a board costs one step per run."""
 
-    def __init__(self, spans: Mapping[int, tuple[int, int] | tuple[tuple[int, int], ...]]):
-        self.runs: dict[int, tuple[tuple[int, int], ...]] = {
-            q: ((v,) if isinstance(v[0], int) else tuple(v)) for q, v in spans.items()}  # type: ignore[misc]
+    def __init__(self, runs: Mapping[int, tuple[tuple[int, int], ...]]):
+        self.runs: dict[int, tuple[tuple[int, int], ...]] = dict(runs)
         self.q_low = min(self.runs, default=0)
         self.q_high = max(self.runs, default=-1)
+
+    @classmethod
+    def of_spans(cls, spans: Mapping[int, tuple[int, int]]) -> Columns:
+        """The :class:`Columns` of one ``(r_low, r_high)`` run per column ``q``."""
+        return cls({q: (span,) for q, span in spans.items()})
 
     @classmethod
     def of_cells(cls, cells: Iterable[tuple[int, int]]) -> Columns:
@@ -227,7 +231,7 @@ class Columns:
 
 
 #: Every hex any legal board may hold (deployment zones are clipped to it before the board is known).
-UNIVERSE = Columns({q: (-MAX_SIDE, MAX_SIDE) for q in range(-MAX_RADIUS, MAX_SIDE)})
+UNIVERSE = Columns.of_spans({q: (-MAX_SIDE, MAX_SIDE) for q in range(-MAX_RADIUS, MAX_SIDE)})
 
 
 def rect_ranges(cls: type, v: dict[str, tuple[int, int]] | None) -> dict[str, tuple[int, int]] | None:
@@ -249,7 +253,7 @@ class TerrainSpec(_Model):
     tile: Name
     hexes: list[HexPair] = Field(default_factory=list, max_length=MAX_HEXES)
     center: HexPair | None = None
-    radius: int = Field(0, ge=0, le=2 * MAX_COORD)
+    radius: int = Field(default=0, ge=0, le=2 * MAX_COORD)
     rect: dict[Literal["q", "r"], tuple[Coord, Coord]] | None = None
 
     _rect = field_validator("rect")(rect_ranges)
@@ -438,13 +442,13 @@ class MapSpec(_Model):
     takes that shape."""
 
     shape: Literal["rectangle", "parallelogram", "hexagon", "cells", "layout"] = "rectangle"
-    width: int = Field(25, ge=1, le=MAX_SIDE)
-    height: int = Field(25, ge=1, le=MAX_SIDE)
-    radius: int = Field(12, ge=1, le=MAX_RADIUS)
-    cells: list[HexPair] | None = Field(None, max_length=MAX_HEXES)
-    layout: str | None = Field(None, max_length=MAX_LAYOUT_CHARS)
+    width: int = Field(default=25, ge=1, le=MAX_SIDE)
+    height: int = Field(default=25, ge=1, le=MAX_SIDE)
+    radius: int = Field(default=12, ge=1, le=MAX_RADIUS)
+    cells: list[HexPair] | None = Field(default=None, max_length=MAX_HEXES)
+    layout: str | None = Field(default=None, max_length=MAX_LAYOUT_CHARS)
     legend: dict[LegendChar, Name | None] = Field(default_factory=dict, max_length=MAX_LEGEND)
-    hex_size_m: int = Field(10, ge=1, le=100_000)
+    hex_size_m: int = Field(default=10, ge=1, le=100_000)
     terrain: list[TerrainSpec] = Field(default_factory=list, max_length=MAX_TERRAIN)
     features: list[dict[str, Any]] = Field(default_factory=list, max_length=MAX_FEATURES)
 
@@ -486,12 +490,12 @@ class MapSpec(_Model):
     def columns(self) -> Columns:
         """The board's hexes as :class:`Columns` (the same hexes as :meth:`cells_list`)."""
         if self.shape == "rectangle":
-            return Columns({q: (-(q // 2), -(q // 2) + self.height - 1) for q in range(self.width)})
+            return Columns.of_spans({q: (-(q // 2), -(q // 2) + self.height - 1) for q in range(self.width)})
         if self.shape == "parallelogram":
-            return Columns({q: (0, self.height - 1) for q in range(self.width)})
+            return Columns.of_spans({q: (0, self.height - 1) for q in range(self.width)})
         if self.shape == "hexagon":
             rad = self.radius
-            return Columns({q: (max(-rad, -q - rad), min(rad, -q + rad)) for q in range(-rad, rad + 1)})
+            return Columns.of_spans({q: (max(-rad, -q - rad), min(rad, -q + rad)) for q in range(-rad, rad + 1)})
         return Columns.of_cells(self.board().cells)
 
     def shape_key(self) -> tuple[Any, ...]:
@@ -517,14 +521,14 @@ class ObjectiveSpec(_Model):
     score)."""
 
     hex: HexPair
-    points: int = Field(1, ge=0, le=1_000_000)
+    points: int = Field(default=1, ge=0, le=1_000_000)
     name: Name | None = None
-    side: int | None = Field(None, ge=0, le=1)
+    side: int | None = Field(default=None, ge=0, le=1)
 
 
 class VictorySpec(_Model):
-    kill_points: int = Field(1, ge=0, le=1_000_000)
-    exit_points: int = Field(1, ge=0, le=1_000_000)
+    kill_points: int = Field(default=1, ge=0, le=1_000_000)
+    exit_points: int = Field(default=1, ge=0, le=1_000_000)
 
 
 #: A vehicle id of a scenario's ``vehicles:`` block: letters, digits, ``_`` and ``-`` (so a dotted path such as
@@ -557,7 +561,7 @@ class Scenario(_Model):
     description: Text = ""
     ruleset: RulesetSpec = Field(default_factory=RulesetSpec)
     map: MapSpec = Field(default_factory=MapSpec)
-    turn_limit: int | None = Field(None, ge=1, le=MAX_TURNS)
+    turn_limit: int | None = Field(default=None, ge=1, le=MAX_TURNS)
     objectives: list[ObjectiveSpec] = Field(default_factory=list, max_length=MAX_OBJECTIVES)
     victory: VictorySpec = Field(default_factory=VictorySpec)
     vehicles: dict[VehicleKey, dict[str, Any]] = Field(default_factory=dict, max_length=MAX_VEHICLES)
@@ -800,16 +804,16 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
     if opts is not None:
         _check_vehicles(sc, opts, src, errors)
     cover = 0
-    for i, t in enumerate(sc.map.terrain):
-        if names is not None and t.tile not in names:
-            errors.append(f"{src}: map.terrain[{i}].tile: unknown terrain {short(t.tile)} for {rs.name}; "
+    for i, entry in enumerate(sc.map.terrain):
+        if names is not None and entry.tile not in names:
+            errors.append(f"{src}: map.terrain[{i}].tile: unknown terrain {short(entry.tile)} for {rs.name}; "
                           f"expected one of {', '.join(sorted(names))}")
-        off = [h for h in t.hexes if h not in columns]
+        off = [h for h in entry.hexes if h not in columns]
         if off:
             more = f" (and {len(off) - 3} more)" if len(off) > 3 else ""
             errors.append(f"{src}: map.terrain[{i}].hexes: {', '.join(str(list(h)) for h in off[:3])}{more} "
                           f"{'is' if len(off) == 1 else 'are'} off the map ({size})")
-        cover += t.size(columns)
+        cover += entry.size(columns)
     if cover > MAX_TERRAIN_CELLS:
         errors.append(f"{src}: map.terrain: the entries cover {cover:,} hexes of the map together; at most "
                       f"{MAX_TERRAIN_CELLS:,}")
@@ -917,6 +921,18 @@ class _Composer(yaml.composer.Composer):
     """PyYAML's composer with limits: nesting depth, number of values, aliases (and what they expand to, cycles
     included), integer length; integer errors name the field path."""
 
+    _depth: int
+    _nodes: int
+    _aliases: int
+    #: The indices of the nodes being composed, outermost first: a list position, a mapping key's node, ``None``.
+    _path: list[int | yaml.Node | None]
+
+    if TYPE_CHECKING:  # supplied by the parser the loader mixes in (PyYAML's Parser or libyaml's CParser)
+        def check_event(self, *choices: type[yaml.Event]) -> bool: ...
+
+        def peek_event(self) -> yaml.Event:  # never None here: a node is being composed, so an event is next
+            ...
+
     def compose_document(self) -> Any:
         self._depth, self._nodes, self._aliases, self._path = 0, 0, 0, []
         node = super().compose_document()
@@ -928,15 +944,13 @@ class _Composer(yaml.composer.Composer):
         if self.check_event(yaml.AliasEvent):
             self._aliases += 1
             if self._aliases > MAX_YAML_ALIASES:
-                raise _LimitError(None, None, f"more than {MAX_YAML_ALIASES} aliases (*name)",
-                                  self.peek_event().start_mark)
+                raise self._limit(f"more than {MAX_YAML_ALIASES} aliases (*name)")
             return super().compose_node(parent, index)
         self._nodes += 1
         if self._nodes > MAX_YAML_NODES:
-            raise _LimitError(None, None, f"more than {MAX_YAML_NODES:,} values", self.peek_event().start_mark)
+            raise self._limit(f"more than {MAX_YAML_NODES:,} values")
         if self._depth >= MAX_YAML_DEPTH:
-            raise _LimitError(None, None, f"nested more than {MAX_YAML_DEPTH} levels deep",
-                              self.peek_event().start_mark)
+            raise self._limit(f"nested more than {MAX_YAML_DEPTH} levels deep")
         self._depth += 1
         self._path.append(index)
         try:
@@ -949,6 +963,12 @@ class _Composer(yaml.composer.Composer):
             raise _LimitError(None, None, f"{where}: an integer of {len(node.value):,} characters; integers are at "
                                           f"most {MAX_INT_CHARS} characters", node.start_mark)
         return node
+
+    def _limit(self, problem: str) -> _LimitError:
+        """A :class:`_LimitError` marked at the next event (the node about to be composed)."""
+        mark = self.peek_event().start_mark
+        # the stub takes PyYAML's own Mark only; libyaml's events carry yaml._yaml.Mark, which has the same fields
+        return _LimitError(None, None, problem, mark)  # type: ignore[arg-type]
 
     def _where(self, index: Any) -> str:
         out = ""
@@ -1022,7 +1042,8 @@ class _Constructor(yaml.constructor.SafeConstructor):
 
 
 for _tag in _NOT_PLAIN:
-    _Constructor.add_constructor(_tag, _Constructor._not_plain)
+    # the stub bounds a constructor's loader to PyYAML's own Loader classes; ours is a loader of its own mix
+    _Constructor.add_constructor(_tag, _Constructor._not_plain)  # type: ignore[type-var]
 
 if getattr(yaml, "__with_libyaml__", False):
     from yaml._yaml import CParser as _Parser  # libyaml scans and parses; composing stays in Python, with limits
@@ -1036,6 +1057,7 @@ if getattr(yaml, "__with_libyaml__", False):
 
     _BYTE_POSITIONS = True
 else:  # pragma: no cover - PyYAML without libyaml
+    # (no-redef: this is the other branch's loader; exactly one of the two definitions runs)
     class _Loader(yaml.reader.Reader, yaml.scanner.Scanner, yaml.parser.Parser, _Composer,  # type: ignore[no-redef]
                   _Constructor, yaml.resolver.Resolver):
         def __init__(self, text: str):
@@ -1105,7 +1127,7 @@ def _represent_str(dumper: yaml.SafeDumper, s: str) -> Any:
     return dumper.represent_scalar("tag:yaml.org,2002:str", s, style="|" if "\n" in s else None)
 
 
-def _represent_list(dumper: yaml.SafeDumper, v: list) -> Any:
+def _represent_list(dumper: yaml.SafeDumper, v: list[Any] | tuple[Any, ...]) -> Any:
     flow = len(v) <= 12 and all(isinstance(x, (int, float, str)) and not isinstance(x, bool) or x is None
                                 for x in v) and sum(len(str(x)) for x in v) <= 80
     return dumper.represent_sequence("tag:yaml.org,2002:seq", v, flow_style=flow)
@@ -1117,7 +1139,7 @@ def _represent_flow_map(dumper: yaml.SafeDumper, v: FlowMap) -> Any:
 
 _Dumper.add_representer(str, _represent_str)
 _Dumper.add_representer(list, _represent_list)
-_Dumper.add_representer(tuple, _represent_list)  # type: ignore[arg-type]
+_Dumper.add_representer(tuple, _represent_list)
 _Dumper.add_representer(FlowMap, _represent_flow_map)
 
 

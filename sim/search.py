@@ -39,7 +39,7 @@ class SearchBattle(BattleState):
     never disturb each other or the original.  ``origin_version`` is the version of the battle it was copied
     from; ``log`` holds only the events emitted on the copy."""
 
-    occupancy: dict[Hex, tuple[int, ...]]
+    occupancy: dict[tuple[int, int], tuple[int, ...]]  # keys are Hex values; any (q, r) pair looks one up
     origin_version: int
 
     def _occupy(self, tid: int, h: Hex) -> None:

@@ -17,10 +17,13 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from sim.rules import base as rules_base
 from sim.scenario import ScenarioError
+
+if TYPE_CHECKING:
+    from sim.tournaments.tournament import Tournament
 
 #: Subcommands that live in their own modules: name -> "module:function(argv) -> int".
 EXTERNAL = {
@@ -74,6 +77,7 @@ def _kv(items: Sequence[str]) -> dict[str, str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from sim.events import RuleEvent
     from sim.experiments.store import write_battle
     from sim.model import BattleModel
     from sim.runner import result_of
@@ -128,8 +132,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  {s.name:<10} ({s.role}, {pol['name']}): lost {row[f'side{si + 1}_lost']} of "
               f"{row[f'side{si + 1}_tanks']}, {row[f'side{si + 1}_alive']} fighting")
     print(f"  shots {row['shots']}, hits {row['hits']}, kills {row['kills']}; policy faults {row['faults']}")
-    rams = sum(1 for e in b.log if e.event.kind == "RuleEvent" and e.event.name == "ram")
-    panics = sum(1 for e in b.log if e.event.kind == "RuleEvent" and e.event.name == "panic")
+    rams = sum(1 for e in b.log if isinstance(e.event, RuleEvent) and e.event.name == "ram")
+    panics = sum(1 for e in b.log if isinstance(e.event, RuleEvent) and e.event.name == "panic")
     if rams or panics:
         print(f"  rams {rams}, panics {panics}")
     if row["deciding_shot"]:
@@ -234,13 +238,13 @@ def _file_kind(path: str) -> str:
     return "scenario"
 
 
-def _entrant_problems(t: object) -> list[str]:
+def _entrant_problems(t: Tournament) -> list[str]:
     """Tournament entrants' doctrines checked the way data files are (statically: nothing is imported, no
     entrant's program is started; ``tanksim tournament`` loads them for real before the first game)."""
     from agents.controllers import PolicyLoadError, check_policy
 
     out = []
-    for i, e in enumerate(getattr(t, "entrants", ())):
+    for i, e in enumerate(t.entrants):
         if e.command:
             continue
         try:

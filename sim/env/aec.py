@@ -51,7 +51,7 @@ from agents.policies.base import Policy
 from agents.policies.learned import Learned
 from sim.actions import Pass
 from sim.env import spaces as S
-from sim.events import Status
+from sim.events import Status, StatusChanged
 from sim.model import BattleModel
 from sim.rules.base import Decision, Legal
 from sim.scenario import PolicySpec, Scenario, apply_overrides, load_scenario, validate
@@ -127,10 +127,15 @@ def _policy(spec: PolicyArg) -> Policy | PolicySpec:
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
         return PolicySpec(name=spec[0], params=dict(spec[1]))
     if callable(getattr(spec, "decide", None)):
+        # duck-typed: any object with decide(obs, decision) plays (the engine calls nothing else on it)
         return spec  # type: ignore[return-value]
     if callable(spec):
         return Learned.of(spec)
     raise TypeError(f"policy {spec!r}: expected a doctrine name, (name, params), a policy object or a callable")
+
+
+#: The render modes :class:`TankEnv` offers (``metadata["render_modes"]``).
+_RENDER_MODES = ("rgb_array",)
 
 
 class TankEnv(AECEnv):
@@ -152,7 +157,8 @@ class TankEnv(AECEnv):
     Raises ``ValueError`` for a bad argument (naming it), and what :func:`resolve_scenario` raises.
     """
 
-    metadata = {"name": "tanksim_v0", "render_modes": ["rgb_array"], "is_parallelizable": False, "render_fps": 2}
+    metadata = {"name": "tanksim_v0", "render_modes": list(_RENDER_MODES), "is_parallelizable": False,
+                "render_fps": 2}
 
     def __init__(self, scenario: str | Scenario | Mapping[str, Any] | None = "default", ruleset: str | None = None,
                  *, seed: int | None = None, policies: Mapping[int | str, PolicyArg] | None = None,
@@ -162,7 +168,7 @@ class TankEnv(AECEnv):
         super().__init__()
         self.spec = resolve_scenario(scenario, ruleset, overrides)
         self.obs_type = S.check_obs_type(obs_type)
-        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+        if render_mode is not None and render_mode not in _RENDER_MODES:
             raise ValueError(f"render_mode {render_mode!r}: expected None or 'rgb_array'")
         if max_decisions is not None and int(max_decisions) < 1:
             raise ValueError(f"max_decisions {max_decisions!r}: expected a positive number or None")
@@ -236,7 +242,7 @@ class TankEnv(AECEnv):
         self._cumulative_rewards = {a: 0.0 for a in self.agents}
         self.terminations = {a: False for a in self.agents}
         self.truncations = {a: False for a in self.agents}
-        self.infos = {a: {} for a in self.agents}
+        self.infos: dict[str, dict[str, Any]] = {a: {} for a in self.agents}
         self.num_steps = 0
         self.illegal_actions = 0
         self.skipped = 0
@@ -303,7 +309,7 @@ class TankEnv(AECEnv):
             return
         for entry in new:
             e = entry.event
-            if e.kind == "StatusChanged" and e.status in Status.LOST and e.tank not in self._lost:
+            if isinstance(e, StatusChanged) and e.status in Status.LOST and e.tank not in self._lost:
                 self._lost.add(e.tank)
                 side = m.battle.tanks[e.tank].side
                 for a in self.agents:
@@ -312,11 +318,14 @@ class TankEnv(AECEnv):
     def _update_infos(self) -> None:
         m = self.model
         assert m is not None
+        cur = self._current
         for a in self.agents:
-            live = self._current is not None and a == self.agent_selection and not self.terminations[a]
-            mask = self._current.mask.copy() if live else self._encoders[self._agent_side[a]].table.mask(None, None)
-            self.infos[a] = {"action_mask": mask, "decision": self._current.decision.kind if live else "none",
-                             "turn": int(m.battle.turn)}
+            enc = cur if a == self.agent_selection and not self.terminations[a] else None
+            if enc is not None and enc.decision is not None:  # the agent's own decision (always one in _current)
+                mask, kind = enc.mask.copy(), enc.decision.kind
+            else:
+                mask, kind = self._encoders[self._agent_side[a]].table.mask(None, None), "none"
+            self.infos[a] = {"action_mask": mask, "decision": kind, "turn": int(m.battle.turn)}
             if self.terminations[a] and m.outcome is not None:
                 w = m.outcome.winner
                 self.infos[a]["outcome"] = "draw" if w is None else ("win" if w == self._agent_side[a] else "loss")

@@ -32,7 +32,15 @@ from typing import Any, Protocol, cast
 import numpy as np
 import pandas as pd
 
-from sim.experiments.analysis import CONFIDENCE, Battles, FactorView, factor_levels, is_string_factor, side_names, wilson
+from sim.experiments.analysis import (
+    CONFIDENCE,
+    Battles,
+    FactorView,
+    factor_levels,
+    is_string_factor,
+    side_names,
+    wilson,
+)
 
 __all__ = ["CONFIDENCE", "Report", "analyse", "analyse_runs", "main", "main_effects", "point_table", "power_main",
            "side_names", "wilson"]

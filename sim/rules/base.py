@@ -188,7 +188,9 @@ class Ruleset:
     def has_turret(self, vehicle: Any) -> bool:
         return bool(getattr(vehicle, "turret", True))
 
-    def terrain_names(self) -> tuple[str, ...]:
+    def terrain_names(self, options: Any = None) -> tuple[str, ...]:
+        """The terrain names a map of this rule set may use under ``options`` (its validated options model, ``None``
+        for the defaults): what scenario validation checks ``map.terrain`` tiles against."""
         return ("open",)
 
     def default_turn_limit(self, options: Any) -> int:
@@ -249,7 +251,7 @@ class Ruleset:
         values: lists for tuples); the same :meth:`odds` the shot was rolled against.  Used by the shots table
         (:func:`sim.runner.shot_rows`).  Default: :meth:`odds` of the mapping itself.  Raises ``TypeError`` /
         ``ValueError`` / :class:`CaseError` for a key this rule set never logs."""
-        return self.odds(key)  # type: ignore[arg-type]
+        return self.odds(key)
 
     def resolve(self, b: Battle, shot: Shot, dice: DiceSource) -> Mapping[str, Any] | None:
         """Roll ``shot`` with ``dice`` and emit its events.  Returns ``None``, or the resolution (rule-set keys,
