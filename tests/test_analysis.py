@@ -385,3 +385,18 @@ def test_report_answers_which_factor_matters_and_warns_when_too_small():
     blue = next(x for x in doc["answer"]["best"] if x["factor"] == "blue")
     assert not blue["separated"]
     assert any(w.startswith("blue: the experiment is too small to separate") for w in rep.warnings)
+
+
+def test_a_pilot_where_every_battle_ends_alike_claims_no_effect_and_no_paired_minimum():
+    """Every battle won by the same side (no variation): no factor "matters more" than another, and the power
+    table does not recommend the paired formula's minimum from a spread of 0 (it falls back to the unpaired
+    count)."""
+    runs, man = synth({"red": ["hold", "rush"], "blue": ["hold", "rush"]}, 3, lambda v, r, g: (0, 5, 2, 2),
+                      crn=True, paths={"red": "sides.0.policy.name", "blue": "sides.1.policy.name"}, seed=15)
+    rep = analyse_runs(runs, man)
+    text = " ".join(rep.to_json()["answer"]["text"])
+    assert "matters more" not in text
+    b = A.outcomes(runs, man, 0)
+    t = A.power_table(b, 0.1).set_index("factor")
+    assert t.loc["red", "sd_paired"] == 0
+    assert t.loc["red", "recommended"] == t.loc["red", "replications_needed"] > 3

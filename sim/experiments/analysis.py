@@ -1066,7 +1066,9 @@ def power_table(b: Battles, delta: float, power: float = 0.8, alpha: float = 0.0
                         var.append(float(np.var(d, ddof=1)))
             sd = math.sqrt(float(np.mean(var))) if var else math.nan
         row["sd_paired"] = sd
-        if paired and not math.isnan(sd):
+        # a pilot whose paired differences are all equal (sd 0) says nothing about their spread: recommend the
+        # unpaired count rather than the paired formula's minimum
+        if paired and not math.isnan(sd) and sd > 0:
             row["replications_needed_paired"] = math.ceil(replications_paired(sd, delta, power, alpha))
             es = float(TTestPower().solve_power(nobs=reps, alpha=alpha, power=power, alternative="two-sided")) \
                 if reps >= 3 else math.nan

@@ -604,8 +604,14 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
     comps = []
     if len(rep.importance_comparisons):
         c = rep.importance_comparisons[rep.importance_comparisons["outcome"] == "win"]
+        upper = {str(r["term"]): float(r["hi"]) for r in ranking}
         for r in _Rows[_ComparisonRow](c):
             comps.append({"a": r.term_a, "b": r.term_b, "p_a_greater": r.p_a_greater})
+            if upper.get(str(r.term_a), 1.0) <= 0 and upper.get(str(r.term_b), 1.0) <= 0:
+                # both shares are 0 with intervals [0, 0]: neither matters, so neither "matters more"
+                text.append(f"neither {r.term_a} nor {r.term_b} shows any effect on {_poss(focus)} wins "
+                            f"(both shares 0, intervals [0, 0])")
+                continue
             more, less, p = (r.term_a, r.term_b, r.p_a_greater) if r.p_a_greater >= 0.5 else (
                 r.term_b, r.term_a, 1 - r.p_a_greater)
             text.append(f"{more} matters more than {less} for {_poss(focus)} wins with bootstrap probability {p:.3f}")
