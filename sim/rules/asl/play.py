@@ -151,8 +151,12 @@ class Options(RulesOptions):
         return str(v)
 
 
-#: Per battle: (battle version, {(hex, hex): LOS answer}) -- LOS changes only with an event.
-_LOS_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[int, dict]]" = weakref.WeakKeyDictionary()
+#: Per battle: (battle version and hidden tanks, {(hex, hex): LOS answer}) -- LOS changes only with an event.
+_LOS_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
+#: Per battle: (battle version and hidden tanks, the Case R table of :meth:`ASL._hindrances`).
+_HIND_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
+#: Per what-if view (a view never changes): the Case R table of :meth:`ASL._hindrances`.
+_HIND_VIEW_MEMO: "weakref.WeakKeyDictionary[HypoView, dict]" = weakref.WeakKeyDictionary()
 
 
 @lru_cache(maxsize=65_536)
@@ -373,45 +377,86 @@ class ASL(Ruleset):
         that are off the map (a ragged board edge) are open ground: they neither block nor hinder (CONVENTIONS.md
         "Lines"); occupants of such a cell are none.
 
-        DECISION: the hex line is traced from the lower to the higher hex name, so LOS is symmetric."""
+        DECISION: the hex line is traced from the lower to the higher hex name, so LOS is symmetric.
+
+        Speed (issue 14): the terrain part (the line's interior, or that an obstacle blocks it) is kept per pair
+        until the terrain changes; the Case R part reads one table of the board's hindering occupants
+        (:meth:`_hindrances`, built once per board state); the answer is kept per pair until the next event."""
         a, c = as_hex(a), as_hex(c)
         if a == c:
             return True, 0
         p, q = (a, c) if a <= c else (c, a)
-        memo: dict | None = None
         if type(battle) is BattleState:   # the answer depends on the board only, so it holds until the next event
+            state = (battle.version, battle.hidden_tanks)
             ent = _LOS_MEMO.get(battle)
-            if ent is None or ent[0] != battle.version:
-                ent = _LOS_MEMO[battle] = (battle.version, {})
+            if ent is None or ent[0] != state:
+                ent = _LOS_MEMO[battle] = (state, {})
             memo = ent[1]
             got = memo.get((p, q))
+            if got is None:
+                got = memo[(p, q)] = self._los(battle, p, q)
+            return got
+        return self._los(battle, p, q)
+
+    def _los_line(self, battle: BoardView, p: Hex, q: Hex) -> tuple[Hex, ...] | None:
+        """The interior hexes of the line ``p`` -> ``q`` (:func:`~sim.hexgrid.hex_line`), or ``None`` if terrain
+        on it blocks LOS; kept until the terrain changes."""
+        def compute() -> tuple[Hex, ...] | None:
+            line = hex_line(p, q)[1:-1]
+            return None if any(self.sight_terrain(battle, h).obstacle for h in line) else line
+        return battle.map.terrain_cached(("asl_los_line", p, q), compute)
+
+    def _hindrances(self, battle: BoardView) -> Mapping[Hex, tuple[int | None, ...]]:
+        """``{hex: contributions}`` of the occupants that matter to LOS (asl.md 6.1), in occupant (id) order: 2
+        for a burning wreck under ``burning_wreck_los: hinder`` (``None`` = it blocks), 1 for another wreck, an
+        abandoned (incapacitated) AFV or a live AFV not subject to Case J; hexes without any are absent.  Built
+        from the tanks on the board (exactly the hexes' occupants); kept per battle version (and hidden set) on a
+        battle, per view object on a what-if view."""
+        if type(battle) is BattleState:
+            state = (battle.version, battle.hidden_tanks)
+            ent = _HIND_MEMO.get(battle)
+            if ent is not None and ent[0] == state:
+                return ent[1]
+        elif type(battle) is HypoView:
+            got = _HIND_VIEW_MEMO.get(battle)
             if got is not None:
                 return got
-        res = self._los(battle, p, q)
-        if memo is not None:
-            memo[(p, q)] = res
-        return res
+        block = battle.options.burning_wreck_los == "block"
+        out: dict[Hex, tuple[int | None, ...]] = {}
+        for o in battle.tanks:
+            h = o.hex
+            if h is None:
+                continue
+            if o.status == Status.DESTROYED:
+                x: int | None = (None if block else 2) if o.rules_state.get("wreck") == "burning" else 1
+            elif o.status == Status.INCAPACITATED:
+                x = 1
+            elif o.alive and target_state_of(o) == "stationary":
+                x = 1
+            else:
+                continue
+            out[h] = out.get(h, ()) + (x,)
+        if type(battle) is BattleState:
+            _HIND_MEMO[battle] = (state, out)
+        elif type(battle) is HypoView:
+            _HIND_VIEW_MEMO[battle] = out
+        return out
 
     def _los(self, battle: BoardView, p: Hex, q: Hex) -> tuple[bool, int]:
-        line = hex_line(p, q)[1:-1]
-        if battle.map.terrain_cached(("asl_los_terrain", p, q),
-                                lambda: any(self.sight_terrain(battle, h).obstacle for h in line)):
+        line = self._los_line(battle, p, q)
+        if line is None:
             return False, 0
+        table = self._hindrances(battle)
+        if not table:
+            return True, 0
         hind = 0
         for h in line:
-            for tid in battle.occupants(h):
-                o = battle.tank(tid)
-                if o.status == Status.DESTROYED:
-                    if o.rules_state.get("wreck") == "burning":
-                        if battle.options.burning_wreck_los == "block":
-                            return False, hind
-                        hind += 2
-                    else:
-                        hind += 1
-                elif o.status == Status.INCAPACITATED:
-                    hind += 1
-                elif o.alive and target_state_of(o) == "stationary":
-                    hind += 1
+            got = table.get(h)
+            if got is not None:
+                for x in got:
+                    if x is None:
+                        return False, hind
+                    hind += x
         return (hind < 6), hind
 
     # --- shots (asl.md 6) ---------------------------------------------------------------------------------------
