@@ -65,7 +65,7 @@ from __future__ import annotations
 import weakref
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Generator, Hashable, Iterable, Literal, Mapping
+from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping
 
 from pydantic import Field, field_validator
 
@@ -994,6 +994,38 @@ class ASL(Ruleset):
         out.append(((h, (f - 1) % 6), c))
         return out
 
+    def _search_successors(self, battle: BoardView, tid: int
+                           ) -> Callable[[tuple[Hex, int]], list[tuple[tuple[Hex, int], int]]]:
+        """:meth:`_successors` for one movement search on an unchanging board: the answers of :meth:`enterable`
+        and :meth:`entry_cost` per hex and of :meth:`vca_cost` per hex are computed once per search (the same
+        answers, in the same order)."""
+        step: dict[Hex, int | None] = {}
+        vca: dict[Hex, int] = {}
+
+        def entry(n: Hex) -> int | None:
+            try:
+                return step[n]
+            except KeyError:
+                c = step[n] = self.entry_cost(battle, tid, n) if self.enterable(battle, tid, n) else None
+                return c
+
+        def successors(state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
+            h, f = state
+            out = []
+            for k in (f % 6, (f - 1) % 6):
+                n = h.neighbour(k)
+                c = entry(n)
+                if c is not None:
+                    out.append(((n, f), c))
+            v = vca.get(h)
+            if v is None:
+                v = vca[h] = self.vca_cost(battle, h)
+            out.append(((h, (f + 1) % 6), v))
+            out.append(((h, (f - 1) % 6), v))
+            return out
+
+        return successors
+
     def reachable(self, battle: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
         """``{(hex, facing): (cost, path)}`` within ``budget`` **half-MP**, forward moves and VCA changes only
         (Reverse is offered as a single ``Step`` in ``move_step``).  A cost includes the Start MP (if the AFV is
@@ -1008,7 +1040,7 @@ class ASL(Ruleset):
         extra = (0 if self._started_now(battle, t) else HALF) + HALF
         if budget < extra:
             return {start: (0, [start])}
-        res = bounded_dijkstra(start, lambda st: self._successors(battle, tank, st), budget - extra)
+        res = bounded_dijkstra(start, self._search_successors(battle, tank), budget - extra)
         return {st: ((0 if st == start else c + extra), path) for st, (c, path) in res.items()}
 
     def plan_to(self, battle: BoardView, tank: int, path: list, then: Action | None = None,
