@@ -166,6 +166,82 @@ def _key_of(items: tuple[tuple[str, Any], ...]) -> ShotKey:
     return parse_params(dict(items))
 
 
+@lru_cache(maxsize=65_536)
+def _pair_geometry(dq: int, dr: int, vertex: int, t_facing: int, t_vertex: int, af_hull_front: int,
+                   af_hull_side: int, af_turret_front: int, af_turret_side: int
+                   ) -> tuple[int, int, int, str | None, str | None]:
+    """The geometry of a shot at a target ``(dq, dr)`` hexes from the firer (axial difference target - firer):
+    ``(range, CA turns, CA vertex after them, hull Target Facing, turret Target Facing)`` for a firer's CA on
+    ``vertex`` and a target with VCA ``t_facing`` and TCA ``t_vertex`` (:func:`~sim.rules.asl.sight.ca_turns`,
+    :func:`~sim.rules.asl.sight.turn_vertex`, :func:`~sim.rules.asl.sight.target_face`; asl.md 7).  The facings
+    are ``None`` in the same hex.  Each of these reads the difference of the two hexes only, so one cached answer
+    serves every pair of hexes with that difference."""
+    firer, tgt = Hex(0, 0), Hex(dq, dr)
+    rng = distance(firer, tgt)
+    if rng == 0:
+        return 0, 0, vertex, None, None
+    turns = ca_turns(firer, vertex, tgt)
+    new_vertex = turn_vertex(firer, vertex, tgt) if turns else vertex
+    return (rng, turns, new_vertex, target_face(tgt, t_facing, firer, af_hull_front, af_hull_side),
+            target_face(tgt, t_vertex, firer, af_turret_front, af_turret_side))
+
+
+@lru_cache(maxsize=1024)
+def _basic_tk_of(ammo: str, tk_key: str) -> int | str:
+    """Basic TK# of the ``tk_key`` entry for ``ammo`` (:meth:`~sim.rules.asl.tables.ToKillTables.basic_tk_by_key`),
+    or the table's error message."""
+    try:
+        return asl_tables.to_kill_tables().basic_tk_by_key(ammo, tk_key)
+    except asl_tables.TableError as exc:
+        return str(exc)
+
+
+def _basic_tk(veh: asl_tables.Vehicle, ammo: str) -> int | Illegal:
+    """Basic TK# of ``veh`` firing ``ammo`` (a type in its ``tk_key``), or why there is none."""
+    got = _basic_tk_of(ammo, veh.tk_key[ammo])
+    return Illegal(got) if isinstance(got, str) else got
+
+
+@lru_cache(maxsize=65_536)
+def _shot_key(values: tuple[Any, ...]) -> ShotKey | str:
+    """The :class:`~sim.rules.asl.odds.ShotKey` of a board shot from the values :meth:`ASL._shot` gathers (in
+    the order it lists them), through :func:`~sim.rules.asl.odds.parse_params` (:func:`_key_of`); or the
+    :class:`~sim.rules.base.CaseError` message if the parameters are refused.  Cached: play asks for the same
+    shots many times."""
+    (gun, colour, ammo, basic, rng, turret_type, ca_change, firer_obstacle, fm, gyro, firer_plus1, tstate,
+     acquisition, size, tem, hind, af_hf, af_hs, af_tf, af_ts, rof, breakdown, multiple_hits, cs_red,
+     target_plus1, target_shocked, malfunction, red_cs_burn_needs_kill, preference, nationality, depletion,
+     crew_checks, cs, crew_morale, hull_down, aspect, turret_aspect, firer_los_mp, target_los_mp) = values
+    p: dict[str, Any] = dict(
+        gun=gun, colour=colour, ammo=ammo, basic_tk=basic, range_hexes=rng, turret_type=turret_type,
+        ca_change=ca_change, firer_obstacle=firer_obstacle, firer_moved=fm, gyro=gyro, bu=True,
+        firer_plus1=firer_plus1, target_state=tstate, acquisition=acquisition, size=size, tem=tem,
+        hindrance=hind, af_hull_front=af_hf, af_hull_side=af_hs, af_turret_front=af_tf, af_turret_side=af_ts,
+        rof=rof, breakdown=breakdown, multiple_hits=multiple_hits, cs_red=cs_red, target_plus1=target_plus1,
+        target_shocked=target_shocked, malfunction=malfunction, red_cs_burn_needs_kill=red_cs_burn_needs_kill,
+        multiple_hit_preference=preference)
+    if nationality:
+        p["nationality"] = nationality
+    if depletion is not None:
+        p["depletion"] = depletion
+    if crew_checks:
+        if cs is not None:
+            p["cs"] = cs
+        p["crew_morale"] = crew_morale
+    if rng > 0:
+        p["hull_down"] = hull_down
+        p["aspect"] = aspect
+        p["turret_aspect"] = turret_aspect
+    if firer_los_mp is not None:
+        p["firer_los_mp"] = firer_los_mp
+    if target_los_mp is not None:
+        p["target_los_mp"] = target_los_mp
+    try:
+        return _key_of(tuple(p.items()))
+    except CaseError as exc:
+        return str(exc)
+
+
 # ==============================================================================================================
 # Scenario blocks and per-tank state
 # ==============================================================================================================
@@ -513,21 +589,23 @@ class ASL(Ruleset):
         veh, tv = s.vehicle, t.vehicle
         if ammo not in veh.tk_key:
             return Illegal(f"{veh.name} cannot fire {ammo}")
-        left = dict(s.rules_state.get("ammo_left", ()))
+        rs = s.rules_state
         depletion = None
         if ammo not in ("AP", "HE"):
+            left = dict(rs.get("ammo_left", ()))
             if ammo not in left:
                 return Illegal(f"no {ammo} aboard")
             depletion = left[ammo]
-        rng = distance(s.hex, t.hex)
-        rs = s.rules_state
         turret = self.has_turret(veh)
         vertex = s.turret_facing if turret and s.turret_facing is not None else s.facing
-        turns = 0 if rng == 0 else ca_turns(s.hex, vertex, t.hex)
+        af = tv.af
+        tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
+        rng, turns, new_vertex, aspect, turret_aspect = _pair_geometry(
+            t.hex[0] - s.hex[0], t.hex[1] - s.hex[1], vertex, t.facing, tv_vertex,
+            af["hull_front"], af["hull_side"], af["turret_front"], af["turret_side"])
         turn_to = pivot_to = None
         ca_change = 0
         if turns:
-            new_vertex = turn_vertex(s.hex, vertex, t.hex)
             if kind == "bounding_first":
                 if turret and battle.rules_state.get("free_turn"):
                     turn_to = new_vertex
@@ -550,58 +628,50 @@ class ASL(Ruleset):
         else:
             fm = "motion" if rs.get("motion") else "none"
         opts = battle.options
-        af = tv.af
         tstate = target_state_of(t)
         trs = t.rules_state
         acq = rs.get("acq")
         if fm in ("bounding_first", "motion") and not veh.gyro:
             acq = None          # a Bounding First or Motion shot does not use Acquisition (C6.55)
-        try:
-            basic = asl_tables.to_kill_tables().basic_tk_by_key(ammo, veh.tk_key[ammo])
-        except asl_tables.TableError as exc:
-            return Illegal(str(exc))
-        p: dict[str, Any] = dict(
-            gun=veh.gun, colour=veh.th_colour, ammo=ammo, basic_tk=basic, range_hexes=rng,
-            turret_type=veh.turret_type, ca_change=ca_change, firer_obstacle=self.terrain(battle, s.hex).obstacle,
-            firer_moved=fm, gyro=veh.gyro, bu=True, firer_plus1=bool(rs.get("plus1")), target_state=tstate,
-            acquisition=acq[1] if acq and acq[0] == target else 0, size=tv.size, tem=self.terrain(battle, t.hex).tem,
-            hindrance=hind, af_hull_front=af["hull_front"], af_hull_side=af["hull_side"],
-            af_turret_front=af["turret_front"], af_turret_side=af["turret_side"], rof=veh.rof,
-            breakdown=veh.breakdown, multiple_hits=opts.multiple_hits, cs_red=tv.cs_red,
-            target_plus1=bool(trs.get("plus1")),
-            target_shocked=bool(trs.get("shocked") or trs.get("uk") or trs.get("stunned")),
-            malfunction=opts.malfunction, red_cs_burn_needs_kill=opts.red_cs_burn_needs_kill,
-            multiple_hit_preference=opts.multiple_hit_preference)
-        if veh.nationality:
-            p["nationality"] = veh.nationality
-        if depletion is not None:
-            p["depletion"] = depletion
-        if opts.crew_checks:
-            if tv.cs is not None:
-                p["cs"] = tv.cs
-            p["crew_morale"] = tv.crew_morale
-        hd_hex = trs.get("hd_hex")
+        basic = _basic_tk(veh, ammo)
+        if isinstance(basic, Illegal):
+            return basic
+        firer_obstacle = self.terrain(battle, s.hex).obstacle
+        tem = self.terrain(battle, t.hex).tem
+        hull_down = False
         if rng > 0:
-            p["hull_down"] = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
-                                  and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
-            p["aspect"] = target_face(t.hex, t.facing, s.hex, af["hull_front"], af["hull_side"])
-            tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
-            p["turret_aspect"] = target_face(t.hex, tv_vertex, s.hex, af["turret_front"], af["turret_side"])
-        los_tab = {e: (mp, start) for e, mp, start in battle.rules_state.get("los_mp", ())}
-        mover = battle.rules_state.get("mover")
-        if kind == "bounding_first" and target in los_tab:
-            p["firer_los_mp"] = Fraction(los_tab[target][0], HALF)
-        if kind == "defensive_first" and target == mover and tstate != "stationary" and shooter in los_tab:
-            mp, start = los_tab[shooter]
-            p["target_los_mp"] = 99 if start else Fraction(mp, HALF)
-        try:
-            key = _key_of(tuple(p.items()))
-        except CaseError as exc:
-            return Illegal(str(exc))
+            hd_hex = trs.get("hd_hex")
+            hull_down = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
+                             and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
+        firer_los_mp = target_los_mp = None
+        if kind == "bounding_first" or kind == "defensive_first":
+            los_tab = {e: (mp, start) for e, mp, start in battle.rules_state.get("los_mp", ())}
+            mover = battle.rules_state.get("mover")
+            if kind == "bounding_first" and target in los_tab:
+                firer_los_mp = Fraction(los_tab[target][0], HALF)
+            if kind == "defensive_first" and target == mover and tstate != "stationary" and shooter in los_tab:
+                mp, start = los_tab[shooter]
+                target_los_mp = 99 if start else Fraction(mp, HALF)
+        acquisition = acq[1] if acq and acq[0] == target else 0
+        firer_plus1 = bool(rs.get("plus1"))
+        target_plus1 = bool(trs.get("plus1"))
+        target_shocked = bool(trs.get("shocked") or trs.get("uk") or trs.get("stunned"))
+        # The ShotKey of these values, built once (parse_params) per distinct set: every other parameter is a
+        # value of the two vehicles, the ammunition or the options (asl.md 10.1).
+        memo_key = (veh.gun, veh.th_colour, ammo, basic, rng, veh.turret_type, ca_change, firer_obstacle, fm,
+                    veh.gyro, firer_plus1, tstate, acquisition, tv.size, tem, hind, af["hull_front"],
+                    af["hull_side"], af["turret_front"], af["turret_side"], veh.rof, veh.breakdown,
+                    opts.multiple_hits, tv.cs_red, target_plus1, target_shocked, opts.malfunction,
+                    opts.red_cs_burn_needs_kill, opts.multiple_hit_preference, veh.nationality, depletion,
+                    opts.crew_checks, tv.cs, tv.crew_morale, hull_down, aspect, turret_aspect, firer_los_mp,
+                    target_los_mp)
+        key = _shot_key(memo_key)
+        if isinstance(key, str):
+            return Illegal(key)
         info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
-                "hindrance": hind, "turret_face": p.get("turret_aspect"), "hull_down": p.get("hull_down", False),
+                "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
                 "phase": battle.rules_state.get("phase")}
-        return Shot(shooter, target, key, p.get("aspect"), info)
+        return Shot(shooter, target, key, aspect if rng > 0 else None, info)
 
     def odds(self, key: Hashable | Mapping[str, Any]) -> Odds:
         """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10), or of its odds
