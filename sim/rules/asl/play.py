@@ -157,6 +157,9 @@ _LOS_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = wea
 _HIND_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
 #: Per what-if view (a view never changes): the Case R table of :meth:`ASL._hindrances`.
 _HIND_VIEW_MEMO: "weakref.WeakKeyDictionary[HypoView, dict]" = weakref.WeakKeyDictionary()
+#: The board asked last: [weak reference, its state key (``None`` for a view), its table] (a what-if view is asked
+#: once per enemy in a row, so this is checked before the dictionaries).
+_HIND_LAST: list[Any] = []
 
 
 @lru_cache(maxsize=65_536)
@@ -273,6 +276,19 @@ def target_state_of(t: TankState) -> str:
     if rs.get("moved"):
         return "moving" if rs.get("started") else "stopped"
     return "stationary"
+
+
+def _hindrance_of(o: TankState, block: bool) -> int | None | Literal[False]:
+    """What the AFV or wreck ``o`` adds to the LOS hindrance of its hex (asl.md 6.1, D9.4): ``None`` if it blocks
+    (a burning wreck, ``burning_wreck_los: block``), 2 (a burning wreck that hinders), 1 (another wreck, an
+    abandoned AFV, a live AFV not subject to Case J), or ``False`` (nothing: an AFV in motion)."""
+    if o.status == Status.DESTROYED:
+        return (None if block else 2) if o.rules_state.get("wreck") == "burning" else 1
+    if o.status == Status.INCAPACITATED:
+        return 1
+    if o.alive and target_state_of(o) == "stationary":
+        return 1
+    return False
 
 
 def able_to_fire(t: TankState) -> str | None:
@@ -458,7 +474,10 @@ class ASL(Ruleset):
         Speed (issue 14): the terrain part (the line's interior, or that an obstacle blocks it) is kept per pair
         until the terrain changes; the Case R part reads one table of the board's hindering occupants
         (:meth:`_hindrances`, built once per board state); the answer is kept per pair until the next event."""
-        a, c = as_hex(a), as_hex(c)
+        if type(a) is not Hex:
+            a = as_hex(a)
+        if type(c) is not Hex:
+            c = as_hex(c)
         if a == c:
             return True, 0
         p, q = (a, c) if a <= c else (c, a)
@@ -476,46 +495,67 @@ class ASL(Ruleset):
 
     def _los_line(self, battle: BoardView, p: Hex, q: Hex) -> tuple[Hex, ...] | None:
         """The interior hexes of the line ``p`` -> ``q`` (:func:`~sim.hexgrid.hex_line`), or ``None`` if terrain
-        on it blocks LOS; kept until the terrain changes."""
-        def compute() -> tuple[Hex, ...] | None:
+        on it blocks LOS; kept (in one table per terrain version of the map) until the terrain changes."""
+        lines: dict[tuple[Hex, Hex], tuple[Hex, ...] | None] = battle.map.terrain_cached("asl_los_lines", dict)
+        try:
+            return lines[(p, q)]
+        except KeyError:
             line = hex_line(p, q)[1:-1]
-            return None if any(self.sight_terrain(battle, h).obstacle for h in line) else line
-        return battle.map.terrain_cached(("asl_los_line", p, q), compute)
+            got = lines[(p, q)] = (None if any(self.sight_terrain(battle, h).obstacle for h in line) else line)
+            return got
 
-    def _hindrances(self, battle: BoardView) -> Mapping[Hex, tuple[int | None, ...]]:
-        """``{hex: contributions}`` of the occupants that matter to LOS (asl.md 6.1), in occupant (id) order: 2
-        for a burning wreck under ``burning_wreck_los: hinder`` (``None`` = it blocks), 1 for another wreck, an
-        abandoned (incapacitated) AFV or a live AFV not subject to Case J; hexes without any are absent.  Built
-        from the tanks on the board (exactly the hexes' occupants); kept per battle version (and hidden set) on a
-        battle, per view object on a what-if view."""
-        if type(battle) is BattleState:
+    def _hindrances(self, battle: BoardView) -> Mapping[Hex, tuple[tuple[int, int | None], ...]]:
+        """``{hex: ((tank id, contribution), ...)}`` of the occupants that matter to LOS (asl.md 6.1), in id
+        order: 2 for a burning wreck under ``burning_wreck_los: hinder`` (``None`` = it blocks), 1 for another
+        wreck, an abandoned (incapacitated) AFV or a live AFV not subject to Case J; hexes without any are absent.
+        Built from the tanks on the board (exactly the hexes' occupants) and kept per battle version (and hidden
+        set); a what-if view's table is its base board's with the one tank it places moved (the last board asked
+        is checked first: a view is asked once per enemy in a row)."""
+        last = _HIND_LAST
+        kind = type(battle)
+        block = battle.options.burning_wreck_los == "block"
+        if kind is HypoView:
+            if last and last[0]() is battle:
+                return last[2]
+            got = _HIND_VIEW_MEMO.get(battle)
+            if got is None:
+                assert isinstance(battle, HypoView)
+                base = self._hindrances(battle.base)
+                tid, old, _new = battle.moved
+                got = dict(base)
+                if old is not None and old in got:
+                    left = tuple(e for e in got[old] if e[0] != tid)
+                    if left:
+                        got[old] = left
+                    else:
+                        del got[old]
+                o = battle.tanks[tid]
+                x = _hindrance_of(o, block)
+                if o.hex is not None and x is not False:
+                    got[o.hex] = tuple(sorted(got.get(o.hex, ()) + ((tid, x),)))
+                _HIND_VIEW_MEMO[battle] = got
+            _HIND_LAST[:] = [weakref.ref(battle), None, got]
+            return got
+        state: Hashable = None
+        if kind is BattleState:
             state = (battle.version, battle.hidden_tanks)
+            if last and last[0]() is battle and last[1] == state:
+                return last[2]
             ent = _HIND_MEMO.get(battle)
             if ent is not None and ent[0] == state:
+                _HIND_LAST[:] = [weakref.ref(battle), state, ent[1]]
                 return ent[1]
-        elif type(battle) is HypoView:
-            got = _HIND_VIEW_MEMO.get(battle)
-            if got is not None:
-                return got
-        block = battle.options.burning_wreck_los == "block"
-        out: dict[Hex, tuple[int | None, ...]] = {}
+        out: dict[Hex, tuple[tuple[int, int | None], ...]] = {}
         for o in battle.tanks:
             h = o.hex
             if h is None:
                 continue
-            if o.status == Status.DESTROYED:
-                x: int | None = (None if block else 2) if o.rules_state.get("wreck") == "burning" else 1
-            elif o.status == Status.INCAPACITATED:
-                x = 1
-            elif o.alive and target_state_of(o) == "stationary":
-                x = 1
-            else:
-                continue
-            out[h] = out.get(h, ()) + (x,)
-        if type(battle) is BattleState:
+            x = _hindrance_of(o, block)
+            if x is not False:
+                out[h] = out.get(h, ()) + ((o.tank_id, x),)
+        if kind is BattleState:
             _HIND_MEMO[battle] = (state, out)
-        elif type(battle) is HypoView:
-            _HIND_VIEW_MEMO[battle] = out
+            _HIND_LAST[:] = [weakref.ref(battle), state, out]
         return out
 
     def _los(self, battle: BoardView, p: Hex, q: Hex) -> tuple[bool, int]:
@@ -529,7 +569,7 @@ class ASL(Ruleset):
         for h in line:
             got = table.get(h)
             if got is not None:
-                for x in got:
+                for _tid, x in got:
                     if x is None:
                         return False, hind
                     hind += x
