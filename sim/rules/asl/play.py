@@ -1124,7 +1124,7 @@ class ASL(Ruleset):
             out = []
             for k in (f % 6, (f - 1) % 6):
                 n = h.neighbour(k)
-                c = entry(n)
+                c = step[n] if n in step else entry(n)
                 if c is not None:
                     out.append(((n, f), c))
             v = vca.get(h)
