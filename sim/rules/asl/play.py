@@ -512,14 +512,12 @@ class ASL(Ruleset):
         set); a what-if view's table is its base board's with the one tank it places moved (the last board asked
         is checked first: a view is asked once per enemy in a row)."""
         last = _HIND_LAST
-        kind = type(battle)
         block = battle.options.burning_wreck_los == "block"
-        if kind is HypoView:
+        if type(battle) is HypoView:
             if last and last[0]() is battle:
                 return last[2]
             got = _HIND_VIEW_MEMO.get(battle)
             if got is None:
-                assert isinstance(battle, HypoView)
                 base = self._hindrances(battle.base)
                 tid, old, _new = battle.moved
                 got = dict(base)
@@ -537,7 +535,7 @@ class ASL(Ruleset):
             _HIND_LAST[:] = [weakref.ref(battle), None, got]
             return got
         state: Hashable = None
-        if kind is BattleState:
+        if type(battle) is BattleState:
             state = (battle.version, battle.hidden_tanks)
             if last and last[0]() is battle and last[1] == state:
                 return last[2]
@@ -553,7 +551,7 @@ class ASL(Ruleset):
             x = _hindrance_of(o, block)
             if x is not False:
                 out[h] = out.get(h, ()) + ((o.tank_id, x),)
-        if kind is BattleState:
+        if type(battle) is BattleState:
             _HIND_MEMO[battle] = (state, out)
             _HIND_LAST[:] = [weakref.ref(battle), state, out]
         return out
