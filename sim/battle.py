@@ -347,6 +347,17 @@ class HypoView:
         self.tanks[tank] = moved
         self._old, self._new = old, hex
 
+    @property
+    def base(self) -> BoardView:
+        """The board this view reads through to (a battle, a search copy or another view)."""
+        return self._b
+
+    @property
+    def moved(self) -> tuple[int, Hex | None, Hex]:
+        """``(tank id, its hex on the base board (None if off it), its hex in this view)``: the one tank the view
+        places elsewhere (incremental rule-set caches adjust the base board's answers by it)."""
+        return self._tid, self._old, self._new
+
     def __getattr__(self, name: str) -> Any:
         if name == "emit":
             raise AttributeError("a hypothetical view cannot emit events")

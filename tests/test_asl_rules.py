@@ -782,3 +782,30 @@ def test_reverse_switch_start_rolls_mechanical_reliability():
     mps = [(e.data["kind"], e.data.get("reliability_dr")) for e in _events(b, "RuleEvent", name="mp")]
     assert mps == [("start", [1, 1]), ("enter", None), ("stop", None), ("start", [1, 2]), ("reverse", None),
                    ("stop", None)]
+
+
+def test_los_on_a_what_if_view_matches_the_board_with_the_tank_moved():
+    """Issue 14: a what-if view's Case R table is its base board's with the placed tank moved; every LOS answer
+    on the view equals the answer on a board where that tank really stands there (wreck, abandoned and
+    stationary AFVs hinder, a moving AFV does not)."""
+    from sim.battle import HypoView
+    from sim.events import Status, StatusChanged, TankStateSet
+
+    tanks = [dict(label=f"t{i}", side=i % 2, vehicle="pzkpfw_iiih", hex=h, facing=0)
+             for i, h in enumerate([(0, 2), (3, 2), (5, 2), (9, 2), (4, 1), (6, 1)])]
+    b = _battle(tanks)
+    b.emit(StatusChanged(2, Status.DESTROYED, "elim"))
+    b.emit(TankStateSet(4, "motion", True))
+    b.emit(TankStateSet(4, "moved", True))
+    cells = sorted(b.map.cells)
+    for tid, where in ((1, Hex(7, 2)), (4, Hex(2, 2)), (5, Hex(3, 2))):
+        view = HypoView(b, tid, where, 0)
+        moved = [dict(t, hex=tuple(where) if i == tid else t["hex"]) for i, t in enumerate(tanks)]
+        real = _battle(moved)
+        real.emit(StatusChanged(2, Status.DESTROYED, "elim"))
+        real.emit(TankStateSet(4, "motion", True))
+        real.emit(TankStateSet(4, "moved", True))
+        for a in cells[::3]:
+            for c in cells[1::4]:
+                assert RULES.los(view, a, c) == RULES.los(real, a, c), (tid, a, c)
+    assert RULES.los(b, (0, 2), (9, 2)) == (True, 2)      # the stationary AFV at (3, 2) and the wreck at (5, 2)

@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Mapping
+from typing import Any, Mapping, NamedTuple
 
 from sim.dice import DiceSource
 from sim.rules.asl.tables import (
@@ -418,7 +418,47 @@ def derive(key: ShotKey) -> Derived:
         raise CaseError(str(exc)) from None
 
 
-def _af(key: ShotKey, location: str, face: str) -> int:
+class ToKillView(NamedTuple):
+    """What Stage 2 (To Kill and the crew checks) reads of a key (:func:`tk_view`): the key's own fields under
+    their names, the Basic TK# and Case D of :func:`derive` (``basic_tk`` / ``case_d`` ``None`` in ``final_tk``
+    mode) and ``he`` (HE ammunition).  Keys that differ only in To Hit parameters (range within one Case D
+    row, DRMs, acquisition, ...) share one view, so they share the Stage 2 answers cached on it."""
+
+    final_tk: int | None
+    case_d_na: bool
+    basic_tk: int | None
+    case_d: int | None
+    af_hull_front: int | None
+    af_hull_side: int | None
+    af_turret_front: int | None
+    af_turret_side: int | None
+    aspect: str
+    turret_aspect: str
+    he: bool
+    cs_red: bool
+    red_cs_burn_needs_kill: bool
+    multiple_hit_preference: tuple[str, ...]
+    cs: int | None
+    crew_morale: int | None
+    target_shocked: bool
+    target_plus1: bool
+
+
+@lru_cache(maxsize=8192)
+def tk_view(key: ShotKey) -> ToKillView:
+    """The :class:`ToKillView` of ``key`` (cached).  Raises :class:`CaseError` like :func:`derive`."""
+    if key.final_tk is not None:
+        na, basic, cd = False, None, None
+    else:
+        d = derive(key)
+        na, basic, cd = d.case_d_na, d.basic_tk, d.case_d
+    return ToKillView(key.final_tk, na, basic, cd, key.af_hull_front, key.af_hull_side, key.af_turret_front,
+                      key.af_turret_side, key.aspect, key.turret_aspect, key.ammo == "HE", key.cs_red,
+                      key.red_cs_burn_needs_kill, key.multiple_hit_preference, key.cs, key.crew_morale,
+                      key.target_shocked, key.target_plus1)
+
+
+def _af(key: ShotKey | ToKillView, location: str, face: str) -> int:
     name = f"af_{location}_{'front' if face == 'front' else 'side'}"
     v = getattr(key, name)
     if v is None:
@@ -432,15 +472,21 @@ def final_tk(key: ShotKey, location: str, face: str, critical: bool) -> int | No
     facing (side AF for the rear).  ``None`` when Case D is NA (the round cannot harm; DECISION ``case_d_na``)."""
     if key.final_tk is not None:
         return key.final_tk
-    d = derive(key)
-    if d.case_d_na:
+    return _final_tk(tk_view(key), location, face, critical)
+
+
+def _final_tk(v: ToKillView, location: str, face: str, critical: bool) -> int | None:
+    """:func:`final_tk` read from the key's :class:`ToKillView`."""
+    if v.final_tk is not None:
+        return v.final_tk
+    if v.case_d_na:
         return None
-    assert d.basic_tk is not None and d.case_d is not None
-    mod = d.basic_tk * (2 if critical else 1)
+    assert v.basic_tk is not None and v.case_d is not None
+    mod = v.basic_tk * (2 if critical else 1)
     if face == "rear":
         mod += 1
-    mod += d.case_d
-    return mod - _af(key, location, face)
+    mod += v.case_d
+    return mod - _af(v, location, face)
 
 
 # ==============================================================================================================
@@ -466,23 +512,55 @@ class ToHit:
     malfunction: bool
 
 
-def _fired(key: ShotKey, original: int) -> bool:
+class ToHitView(NamedTuple):
+    """What Stage 1 (To Hit) reads of a full-shot key (:func:`th_view`): the Modified TH#, the total DRM, the
+    lowest possible Final DR, the C4 doubling and whether Multiple Hits can occur (from :func:`derive`), the
+    key's ``malfunction``, ``breakdown``, ``depletion``, ``hull_down`` and ``rof``, and ``same_hex`` (range 0,
+    Case E).  Keys with equal views have equal Stage 1 distributions, so they share the one cached on it."""
+
+    th: int
+    low: int
+    drm: int
+    double_low: bool
+    multiple_ok: bool
+    malfunction: bool
+    breakdown: int
+    depletion: int | None
+    hull_down: bool
+    rof: int
+    same_hex: bool
+
+
+@lru_cache(maxsize=8192)
+def th_view(key: ShotKey) -> ToHitView:
+    """The :class:`ToHitView` of a full-shot ``key`` (cached).  Raises :class:`CaseError` like :func:`derive`."""
+    d = derive(key)
+    assert d.th is not None and d.low is not None and d.drm is not None
+    return ToHitView(d.th, d.low, d.drm, d.double_low, d.multiple_ok, key.malfunction, key.breakdown,
+                     key.depletion, key.hull_down, key.rof, key.range_hexes == 0)
+
+
+def _fired(key: ShotKey | ToHitView, original: int) -> bool:
     return key.depletion is None or original <= key.depletion
 
 
 def th_needs_subsequent(key: ShotKey, c: int, w: int) -> bool:
     """True when the TH DR ``(c, w)`` needs a subsequent dr (asl.md 6.4 steps 1-2): a fired Original 2 whose
     lowest possible Final DR is not below the Modified TH#."""
-    d = derive(key)
-    assert d.low is not None and d.th is not None
-    return c + w == 2 and _fired(key, 2) and d.low >= d.th
+    return _th_needs_subsequent(th_view(key), c, w)
+
+
+def _th_needs_subsequent(v: ToHitView, c: int, w: int) -> bool:
+    return c + w == 2 and _fired(v, 2) and v.low >= v.th
 
 
 def final_th_dr(key: ShotKey, c: int, w: int) -> int:
     """Final TH DR: Original + DRM, the lower die doubled under C4 (C5.35)."""
-    d = derive(key)
-    assert d.drm is not None
-    return c + w + d.drm + (min(c, w) if d.double_low else 0)
+    return _final_th_dr(th_view(key), c, w)
+
+
+def _final_th_dr(v: ToHitView, c: int, w: int) -> int:
+    return c + w + v.drm + (min(c, w) if v.double_low else 0)
 
 
 def e_face(c: int) -> str:
@@ -493,17 +571,20 @@ def e_face(c: int) -> str:
 def th_stage(key: ShotKey, c: int, w: int, sub: int | None) -> ToHit:
     """Classify the TH DR ``(c, w)`` with subsequent dr ``sub`` (asl.md 6.4, 6.5; C3.3, C3.6-C3.9, C8.9, C2.24,
     D3.7, D4.2).  ``sub`` must be given exactly when :func:`th_needs_subsequent` is True."""
-    d = derive(key)
-    assert d.th is not None and d.low is not None
+    return _th_stage(th_view(key), c, w, sub)
+
+
+def _th_stage(v: ToHitView, c: int, w: int, sub: int | None) -> ToHit:
+    """:func:`th_stage` read from the key's :class:`ToHitView`."""
     original = c + w
-    malf = key.malfunction and original >= key.breakdown
-    if not _fired(key, original):
+    malf = v.malfunction and original >= v.breakdown
+    if not _fired(v, original):
         return ToHit(False, False, False, None, False, False, False, None, False, malf)
-    last = key.depletion is not None and original == key.depletion
-    hd = key.hull_down
+    last = v.depletion is not None and original == v.depletion
+    hd = v.hull_down
     ch_loc = "turret" if hd else "hull"
     hit, loc, crit, improbable, multiple = False, None, False, False, False
-    if d.low > d.th:                                   # 1. improbable (C3.6)
+    if v.low > v.th:                                   # 1. improbable (C3.6)
         if original == 2:
             assert sub is not None
             if sub == 1:
@@ -514,7 +595,7 @@ def th_stage(key: ShotKey, c: int, w: int, sub: int | None) -> ToHit:
                 hit, loc = True, "hull"
             improbable = hit
     elif original == 2:
-        if d.low == d.th:                              # 2. exactly the lowest (C3.7 EXC)
+        if v.low == v.th:                              # 2. exactly the lowest (C3.7 EXC)
             assert sub is not None
             hit, loc, crit = True, ch_loc, sub == 1
             if not crit:
@@ -522,29 +603,35 @@ def th_stage(key: ShotKey, c: int, w: int, sub: int | None) -> ToHit:
         else:                                          # 3. CH (C3.7)
             hit, loc, crit = True, ch_loc, True
     else:                                              # 4. plain hit (C3.3, C3.9, D4.2)
-        if final_th_dr(key, c, w) <= d.th:
+        if _final_th_dr(v, c, w) <= v.th:
             loc = "turret" if c < w else "hull"
             if loc == "hull" and hd:
                 loc = None
             else:
                 hit = True
-                multiple = d.multiple_ok and c == w and c >= 2
-    ef = e_face(c) if key.range_hexes == 0 and hit else None
-    rof_again = c <= key.rof and not malf
+                multiple = v.multiple_ok and c == w and c >= 2
+    ef = e_face(c) if v.same_hex and hit else None
+    rof_again = c <= v.rof and not malf
     return ToHit(True, last, hit, loc if hit else None, crit, improbable, multiple, ef, rof_again, malf)
 
 
-@lru_cache(maxsize=4096)
 def th_classes(key: ShotKey) -> tuple[tuple[ToHit, Fraction], ...]:
     """Stage 1 distribution: the :class:`ToHit` classes of the 36 TH DRs (x 6 subsequent drs where needed)."""
-    acc: dict[ToHit, Fraction] = defaultdict(Fraction)
+    return _th_classes(th_view(key))
+
+
+@lru_cache(maxsize=4096)
+def _th_classes(v: ToHitView) -> tuple[tuple[ToHit, Fraction], ...]:
+    """:func:`th_classes` of every key with the view ``v`` (cached on the view).  The weights are summed as
+    integers over 216 (36 TH DRs x 6 subsequent drs) and made exact fractions at the end."""
+    acc: dict[ToHit, int] = defaultdict(int)
     for c, w in _PAIRS:
-        if th_needs_subsequent(key, c, w):
+        if _th_needs_subsequent(v, c, w):
             for s in _DIE:
-                acc[th_stage(key, c, w, s)] += Fraction(1, 216)
+                acc[_th_stage(v, c, w, s)] += 1
         else:
-            acc[th_stage(key, c, w, None)] += Fraction(1, 36)
-    return tuple(acc.items())
+            acc[_th_stage(v, c, w, None)] += 6
+    return tuple((k, Fraction(n, 216)) for k, n in acc.items())
 
 
 # ==============================================================================================================
@@ -591,10 +678,10 @@ def tk_dist(T: int, location: str, he: bool, cs_red: bool, needs_kill: bool) -> 
     return tuple(acc.items())
 
 
-def crew_check_kind(key: ShotKey, result: str) -> str | None:
+def crew_check_kind(key: ShotKey | ToKillView, result: str) -> str | None:
     """Which crew DR the result calls for (asl.md 9.2, 11): ``"cs"`` after Elim when ``cs`` is given, ``"tc"``
     after Immobilized (unless the crew is already Shocked) and ``"ntc"`` after Possible Shock when
-    ``crew_morale`` is given; else ``None`` (no DR)."""
+    ``crew_morale`` is given; else ``None`` (no DR).  ``key`` may be the key's :class:`ToKillView`."""
     if result == "elim" and key.cs is not None:
         return "cs"
     if key.crew_morale is not None:
@@ -605,9 +692,9 @@ def crew_check_kind(key: ShotKey, result: str) -> str | None:
     return None
 
 
-def crew_check_passes(key: ShotKey, kind: str, c: int, w: int) -> bool:
+def crew_check_passes(key: ShotKey | ToKillView, kind: str, c: int, w: int) -> bool:
     """Whether the crew DR ``(c, w)`` passes (D5.5, D5.6): DR (+1 if "+1"; CS DR also +1 if Shocked/UK) <= the
-    crew morale (TC/NTC) or the CS#."""
+    crew morale (TC/NTC) or the CS#.  ``key`` may be the key's :class:`ToKillView`."""
     dr = c + w + (1 if key.target_plus1 else 0)
     if kind == "cs":
         assert key.cs is not None
@@ -617,14 +704,14 @@ def crew_check_passes(key: ShotKey, kind: str, c: int, w: int) -> bool:
 
 
 @lru_cache(maxsize=4096)
-def crew_pass_prob(key: ShotKey, kind: str) -> Fraction:
-    """P(the crew DR of ``kind`` passes) over the 36 DRs."""
-    return sum((Fraction(1, 36) for c, w in _PAIRS if crew_check_passes(key, kind, c, w)), Fraction(0))
+def crew_pass_prob(key: ShotKey | ToKillView, kind: str) -> Fraction:
+    """P(the crew DR of ``kind`` passes) over the 36 DRs (``key`` may be the key's :class:`ToKillView`)."""
+    return Fraction(sum(1 for c, w in _PAIRS if crew_check_passes(key, kind, c, w)), 36)
 
 
-def face_of(key: ShotKey, location: str, ef: str | None) -> str:
+def face_of(key: ShotKey | ToKillView, location: str, ef: str | None) -> str:
     """Target Facing of a hit on ``location``: the Case E facing if any, else ``aspect`` (hull) /
-    ``turret_aspect`` (turret)."""
+    ``turret_aspect`` (turret).  ``key`` may be the key's :class:`ToKillView`."""
     if ef is not None:
         return ef
     return key.aspect if location == "hull" else key.turret_aspect
@@ -633,37 +720,43 @@ def face_of(key: ShotKey, location: str, ef: str | None) -> str:
 Outcome = tuple[str, str | None, bool | None]   # (result, crew check kind, passed)
 
 
-@lru_cache(maxsize=8192)
 def hit_outcomes(key: ShotKey, location: str, ef: str | None, critical: bool, multiple: bool
                  ) -> tuple[tuple[Outcome, Fraction], ...]:
     """Stage 2 distribution for one hit class: (result, crew check, passed) -> probability."""
-    he = key.ammo == "HE"
-    nk = key.red_cs_burn_needs_kill
-    T1 = final_tk(key, location, face_of(key, location, ef), critical)
+    return _hit_outcomes(tk_view(key), location, ef, critical, multiple)
+
+
+@lru_cache(maxsize=8192)
+def _hit_outcomes(v: ToKillView, location: str, ef: str | None, critical: bool, multiple: bool
+                  ) -> tuple[tuple[Outcome, Fraction], ...]:
+    """:func:`hit_outcomes` of every key with the view ``v`` (cached on the view)."""
+    he = v.he
+    nk = v.red_cs_burn_needs_kill
+    T1 = _final_tk(v, location, face_of(v, location, ef), critical)
     res: dict[str, Fraction] = defaultdict(Fraction)
     if T1 is None:
         res["no_effect"] = Fraction(1)
     elif not multiple:
-        for r, q in tk_dist(T1, location, he, key.cs_red, nk):
+        for r, q in tk_dist(T1, location, he, v.cs_red, nk):
             res[r] += q
     else:
         for c, w in _PAIRS:
-            r1 = tk_result(T1, c, w, location, he, key.cs_red, nk)
+            r1 = tk_result(T1, c, w, location, he, v.cs_red, nk)
             loc2 = second_location(c, w)
-            T2 = final_tk(key, loc2, face_of(key, loc2, ef), False)
-            second = ((("no_effect", Fraction(1)),) if T2 is None else tk_dist(T2, loc2, he, key.cs_red, nk))
+            T2 = _final_tk(v, loc2, face_of(v, loc2, ef), False)
+            second = ((("no_effect", Fraction(1)),) if T2 is None else tk_dist(T2, loc2, he, v.cs_red, nk))
             for r2, q in second:
-                res[prefer(r1, r2, key.multiple_hit_preference)] += q / 36
+                res[prefer(r1, r2, v.multiple_hit_preference)] += q / 36
     out: dict[Outcome, Fraction] = defaultdict(Fraction)
     for r, q in res.items():
-        kind = crew_check_kind(key, r)
+        kind = crew_check_kind(v, r)
         if kind is None:
             out[(r, None, None)] += q
         else:
-            p = crew_pass_prob(key, kind)
+            p = crew_pass_prob(v, kind)
             out[(r, kind, True)] += q * p
             out[(r, kind, False)] += q * (1 - p)
-    return tuple((k, v) for k, v in out.items() if v)
+    return tuple((k, val) for k, val in out.items() if val)
 
 
 def _tk_only_hit(key: ShotKey) -> tuple[str, bool]:
@@ -677,7 +770,20 @@ def _tk_only_hit(key: ShotKey) -> tuple[str, bool]:
 
 @lru_cache(maxsize=4096)
 def shot_odds(key: ShotKey) -> Mapping[str, Any]:
-    """Exact odds of ``key`` (asl.md 10.2) as ``Fraction`` / ``int`` / ``"NA"`` values, staged and cached."""
+    """Exact odds of ``key`` (asl.md 10.2) as ``Fraction`` / ``int`` / ``"NA"`` values, staged and cached.
+
+    The odds read the key only through its :class:`ToHitView` (full shots) and :class:`ToKillView` (and the hit
+    of the TK-only modes), so they are computed once per distinct pair of views (:func:`_odds`) and shared by
+    every key with those views."""
+    if key.mode == "shot":
+        return _odds(th_view(key), tk_view(key), None)
+    return _odds(None, tk_view(key), _tk_only_hit(key))
+
+
+@lru_cache(maxsize=4096)
+def _odds(thv: ToHitView | None, tkv: ToKillView, tk_only: tuple[str, bool] | None) -> Mapping[str, Any]:
+    """:func:`shot_odds` of a full shot with the views ``thv`` / ``tkv`` (``tk_only`` ``None``), or of a TK-only
+    key (``thv`` ``None``) whose hit is ``tk_only`` = (location, critical)."""
     p: dict[str, Fraction] = defaultdict(Fraction)
     crew_survives = abandoned = ntc_fail = Fraction(0)
 
@@ -687,7 +793,7 @@ def shot_odds(key: ShotKey) -> Mapping[str, Any]:
         p[f"{location}_hit"] += weight
         if critical:
             p["critical"] += weight
-        for (r, kind, passed), q in hit_outcomes(key, location, ef, critical, multiple):
+        for (r, kind, passed), q in _hit_outcomes(tkv, location, ef, critical, multiple):
             p[r] += weight * q
             if kind == "cs" and passed:
                 crew_survives += weight * q
@@ -697,9 +803,8 @@ def shot_odds(key: ShotKey) -> Mapping[str, Any]:
                 ntc_fail += weight * q
 
     out: dict[str, Any] = {}
-    if key.mode == "shot":
-        d = derive(key)
-        for th, w in th_classes(key):
+    if thv is not None:
+        for th, w in _th_classes(thv):
             if th.malfunction:
                 p["malfunction"] += w
             if not th.fired:
@@ -719,7 +824,8 @@ def shot_odds(key: ShotKey) -> Mapping[str, Any]:
             assert th.location is not None
             add_hit(w, th.location, th.e_face, th.critical, th.multiple)
     else:
-        loc, crit = _tk_only_hit(key)
+        assert tk_only is not None
+        loc, crit = tk_only
         add_hit(Fraction(1), loc, None, crit, False)
     out["p_hit"] = p["hit"]
     out["p_kill"] = p["burn"] + p["elim"]
@@ -728,26 +834,26 @@ def shot_odds(key: ShotKey) -> Mapping[str, Any]:
     out["p_critical"] = p["critical"]
     out["p_turret_hit"] = p["turret_hit"]
     out["p_hull_hit"] = p["hull_hit"]
-    if key.mode == "shot":
-        d = derive(key)
+    if thv is not None:
         for k in ("miss", "no_ammo", "last_round", "improbable_hit", "multiple_hits", "rof_again", "malfunction"):
             out[f"p_{k}"] = p[k]
-        out["modified_th"] = d.th
-        out["drm"] = d.drm
-        if key.range_hexes:
-            for loc, face in (("hull", key.aspect), ("turret", key.turret_aspect)):
+        out["modified_th"] = thv.th
+        out["drm"] = thv.drm
+        if not thv.same_hex:
+            for loc, face in (("hull", tkv.aspect), ("turret", tkv.turret_aspect)):
                 try:
-                    t = final_tk(key, loc, face, False)
+                    t = _final_tk(tkv, loc, face, False)
                 except CaseError:
                     continue  # that facing's AF was not given (and no hit can need it)
                 out[f"final_tk_{loc}"] = "NA" if t is None else t
     else:
-        loc, crit = _tk_only_hit(key)
-        t = final_tk(key, loc, key.aspect if loc == "hull" else key.turret_aspect, crit)
+        assert tk_only is not None
+        loc, crit = tk_only
+        t = _final_tk(tkv, loc, tkv.aspect if loc == "hull" else tkv.turret_aspect, crit)
         out["final_tk"] = "NA" if t is None else t
-    if key.cs is not None:
+    if tkv.cs is not None:
         out["p_crew_survives"] = crew_survives
-    if key.crew_morale is not None:
+    if tkv.crew_morale is not None:
         out["p_abandoned"] = abandoned
         out["p_shock_total"] = p["shocked"] + ntc_fail
     return out

@@ -65,7 +65,7 @@ from __future__ import annotations
 import weakref
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Generator, Hashable, Iterable, Literal, Mapping
+from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping
 
 from pydantic import Field, field_validator
 
@@ -151,8 +151,15 @@ class Options(RulesOptions):
         return str(v)
 
 
-#: Per battle: (battle version, {(hex, hex): LOS answer}) -- LOS changes only with an event.
-_LOS_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[int, dict]]" = weakref.WeakKeyDictionary()
+#: Per battle: (battle version and hidden tanks, {(hex, hex): LOS answer}) -- LOS changes only with an event.
+_LOS_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
+#: Per battle: (battle version and hidden tanks, the Case R table of :meth:`ASL._hindrances`).
+_HIND_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
+#: Per what-if view (a view never changes): the Case R table of :meth:`ASL._hindrances`.
+_HIND_VIEW_MEMO: "weakref.WeakKeyDictionary[HypoView, dict]" = weakref.WeakKeyDictionary()
+#: The board asked last: [weak reference, its state key (``None`` for a view), its table] (a what-if view is asked
+#: once per enemy in a row, so this is checked before the dictionaries).
+_HIND_LAST: list[Any] = []
 
 
 @lru_cache(maxsize=65_536)
@@ -160,6 +167,82 @@ def _key_of(items: tuple[tuple[str, Any], ...]) -> ShotKey:
     """:func:`~sim.rules.asl.odds.parse_params` of a board shot's parameters, cached (play asks for the same
     shots many times); raises :class:`~sim.rules.base.CaseError` like it."""
     return parse_params(dict(items))
+
+
+@lru_cache(maxsize=65_536)
+def _pair_geometry(dq: int, dr: int, vertex: int, t_facing: int, t_vertex: int, af_hull_front: int,
+                   af_hull_side: int, af_turret_front: int, af_turret_side: int
+                   ) -> tuple[int, int, int, str | None, str | None]:
+    """The geometry of a shot at a target ``(dq, dr)`` hexes from the firer (axial difference target - firer):
+    ``(range, CA turns, CA vertex after them, hull Target Facing, turret Target Facing)`` for a firer's CA on
+    ``vertex`` and a target with VCA ``t_facing`` and TCA ``t_vertex`` (:func:`~sim.rules.asl.sight.ca_turns`,
+    :func:`~sim.rules.asl.sight.turn_vertex`, :func:`~sim.rules.asl.sight.target_face`; asl.md 7).  The facings
+    are ``None`` in the same hex.  Each of these reads the difference of the two hexes only, so one cached answer
+    serves every pair of hexes with that difference."""
+    firer, tgt = Hex(0, 0), Hex(dq, dr)
+    rng = distance(firer, tgt)
+    if rng == 0:
+        return 0, 0, vertex, None, None
+    turns = ca_turns(firer, vertex, tgt)
+    new_vertex = turn_vertex(firer, vertex, tgt) if turns else vertex
+    return (rng, turns, new_vertex, target_face(tgt, t_facing, firer, af_hull_front, af_hull_side),
+            target_face(tgt, t_vertex, firer, af_turret_front, af_turret_side))
+
+
+@lru_cache(maxsize=1024)
+def _basic_tk_of(ammo: str, tk_key: str) -> int | str:
+    """Basic TK# of the ``tk_key`` entry for ``ammo`` (:meth:`~sim.rules.asl.tables.ToKillTables.basic_tk_by_key`),
+    or the table's error message."""
+    try:
+        return asl_tables.to_kill_tables().basic_tk_by_key(ammo, tk_key)
+    except asl_tables.TableError as exc:
+        return str(exc)
+
+
+def _basic_tk(veh: asl_tables.Vehicle, ammo: str) -> int | Illegal:
+    """Basic TK# of ``veh`` firing ``ammo`` (a type in its ``tk_key``), or why there is none."""
+    got = _basic_tk_of(ammo, veh.tk_key[ammo])
+    return Illegal(got) if isinstance(got, str) else got
+
+
+@lru_cache(maxsize=65_536)
+def _shot_key(values: tuple[Any, ...]) -> ShotKey | str:
+    """The :class:`~sim.rules.asl.odds.ShotKey` of a board shot from the values :meth:`ASL._shot` gathers (in
+    the order it lists them), through :func:`~sim.rules.asl.odds.parse_params` (:func:`_key_of`); or the
+    :class:`~sim.rules.base.CaseError` message if the parameters are refused.  Cached: play asks for the same
+    shots many times."""
+    (gun, colour, ammo, basic, rng, turret_type, ca_change, firer_obstacle, fm, gyro, firer_plus1, tstate,
+     acquisition, size, tem, hind, af_hf, af_hs, af_tf, af_ts, rof, breakdown, multiple_hits, cs_red,
+     target_plus1, target_shocked, malfunction, red_cs_burn_needs_kill, preference, nationality, depletion,
+     crew_checks, cs, crew_morale, hull_down, aspect, turret_aspect, firer_los_mp, target_los_mp) = values
+    p: dict[str, Any] = dict(
+        gun=gun, colour=colour, ammo=ammo, basic_tk=basic, range_hexes=rng, turret_type=turret_type,
+        ca_change=ca_change, firer_obstacle=firer_obstacle, firer_moved=fm, gyro=gyro, bu=True,
+        firer_plus1=firer_plus1, target_state=tstate, acquisition=acquisition, size=size, tem=tem,
+        hindrance=hind, af_hull_front=af_hf, af_hull_side=af_hs, af_turret_front=af_tf, af_turret_side=af_ts,
+        rof=rof, breakdown=breakdown, multiple_hits=multiple_hits, cs_red=cs_red, target_plus1=target_plus1,
+        target_shocked=target_shocked, malfunction=malfunction, red_cs_burn_needs_kill=red_cs_burn_needs_kill,
+        multiple_hit_preference=preference)
+    if nationality:
+        p["nationality"] = nationality
+    if depletion is not None:
+        p["depletion"] = depletion
+    if crew_checks:
+        if cs is not None:
+            p["cs"] = cs
+        p["crew_morale"] = crew_morale
+    if rng > 0:
+        p["hull_down"] = hull_down
+        p["aspect"] = aspect
+        p["turret_aspect"] = turret_aspect
+    if firer_los_mp is not None:
+        p["firer_los_mp"] = firer_los_mp
+    if target_los_mp is not None:
+        p["target_los_mp"] = target_los_mp
+    try:
+        return _key_of(tuple(p.items()))
+    except CaseError as exc:
+        return str(exc)
 
 
 # ==============================================================================================================
@@ -193,6 +276,19 @@ def target_state_of(t: TankState) -> str:
     if rs.get("moved"):
         return "moving" if rs.get("started") else "stopped"
     return "stationary"
+
+
+def _hindrance_of(o: TankState, block: bool) -> int | None | Literal[False]:
+    """What the AFV or wreck ``o`` adds to the LOS hindrance of its hex (asl.md 6.1, D9.4): ``None`` if it blocks
+    (a burning wreck, ``burning_wreck_los: block``), 2 (a burning wreck that hinders), 1 (another wreck, an
+    abandoned AFV, a live AFV not subject to Case J), or ``False`` (nothing: an AFV in motion)."""
+    if o.status == Status.DESTROYED:
+        return (None if block else 2) if o.rules_state.get("wreck") == "burning" else 1
+    if o.status == Status.INCAPACITATED:
+        return 1
+    if o.alive and target_state_of(o) == "stationary":
+        return 1
+    return False
 
 
 def able_to_fire(t: TankState) -> str | None:
@@ -373,45 +469,108 @@ class ASL(Ruleset):
         that are off the map (a ragged board edge) are open ground: they neither block nor hinder (CONVENTIONS.md
         "Lines"); occupants of such a cell are none.
 
-        DECISION: the hex line is traced from the lower to the higher hex name, so LOS is symmetric."""
-        a, c = as_hex(a), as_hex(c)
+        DECISION: the hex line is traced from the lower to the higher hex name, so LOS is symmetric.
+
+        Speed (issue 14): the terrain part (the line's interior, or that an obstacle blocks it) is kept per pair
+        until the terrain changes; the Case R part reads one table of the board's hindering occupants
+        (:meth:`_hindrances`, built once per board state); the answer is kept per pair until the next event."""
+        if type(a) is not Hex:
+            a = as_hex(a)
+        if type(c) is not Hex:
+            c = as_hex(c)
         if a == c:
             return True, 0
         p, q = (a, c) if a <= c else (c, a)
-        memo: dict | None = None
         if type(battle) is BattleState:   # the answer depends on the board only, so it holds until the next event
+            state = (battle.version, battle.hidden_tanks)
             ent = _LOS_MEMO.get(battle)
-            if ent is None or ent[0] != battle.version:
-                ent = _LOS_MEMO[battle] = (battle.version, {})
+            if ent is None or ent[0] != state:
+                ent = _LOS_MEMO[battle] = (state, {})
             memo = ent[1]
             got = memo.get((p, q))
-            if got is not None:
-                return got
-        res = self._los(battle, p, q)
-        if memo is not None:
-            memo[(p, q)] = res
-        return res
+            if got is None:
+                got = memo[(p, q)] = self._los(battle, p, q)
+            return got
+        return self._los(battle, p, q)
+
+    def _los_line(self, battle: BoardView, p: Hex, q: Hex) -> tuple[Hex, ...] | None:
+        """The interior hexes of the line ``p`` -> ``q`` (:func:`~sim.hexgrid.hex_line`), or ``None`` if terrain
+        on it blocks LOS; kept (in one table per terrain version of the map) until the terrain changes."""
+        lines: dict[tuple[Hex, Hex], tuple[Hex, ...] | None] = battle.map.terrain_cached("asl_los_lines", dict)
+        try:
+            return lines[(p, q)]
+        except KeyError:
+            line = hex_line(p, q)[1:-1]
+            got = lines[(p, q)] = (None if any(self.sight_terrain(battle, h).obstacle for h in line) else line)
+            return got
+
+    def _hindrances(self, battle: BoardView) -> Mapping[Hex, tuple[tuple[int, int | None], ...]]:
+        """``{hex: ((tank id, contribution), ...)}`` of the occupants that matter to LOS (asl.md 6.1), in id
+        order: 2 for a burning wreck under ``burning_wreck_los: hinder`` (``None`` = it blocks), 1 for another
+        wreck, an abandoned (incapacitated) AFV or a live AFV not subject to Case J; hexes without any are absent.
+        Built from the tanks on the board (exactly the hexes' occupants) and kept per battle version (and hidden
+        set); a what-if view's table is its base board's with the one tank it places moved (the last board asked
+        is checked first: a view is asked once per enemy in a row)."""
+        last = _HIND_LAST
+        block = battle.options.burning_wreck_los == "block"
+        if type(battle) is HypoView:
+            if last and last[0]() is battle:
+                return last[2]
+            got = _HIND_VIEW_MEMO.get(battle)
+            if got is None:
+                base = self._hindrances(battle.base)
+                tid, old, _new = battle.moved
+                got = dict(base)
+                if old is not None and old in got:
+                    left = tuple(e for e in got[old] if e[0] != tid)
+                    if left:
+                        got[old] = left
+                    else:
+                        del got[old]
+                o = battle.tanks[tid]
+                x = _hindrance_of(o, block)
+                if o.hex is not None and x is not False:
+                    got[o.hex] = tuple(sorted(got.get(o.hex, ()) + ((tid, x),)))
+                _HIND_VIEW_MEMO[battle] = got
+            _HIND_LAST[:] = [weakref.ref(battle), None, got]
+            return got
+        state: Hashable = None
+        if type(battle) is BattleState:
+            state = (battle.version, battle.hidden_tanks)
+            if last and last[0]() is battle and last[1] == state:
+                return last[2]
+            ent = _HIND_MEMO.get(battle)
+            if ent is not None and ent[0] == state:
+                _HIND_LAST[:] = [weakref.ref(battle), state, ent[1]]
+                return ent[1]
+        out: dict[Hex, tuple[tuple[int, int | None], ...]] = {}
+        for o in battle.tanks:
+            h = o.hex
+            if h is None:
+                continue
+            x = _hindrance_of(o, block)
+            if x is not False:
+                out[h] = out.get(h, ()) + ((o.tank_id, x),)
+        if type(battle) is BattleState:
+            _HIND_MEMO[battle] = (state, out)
+            _HIND_LAST[:] = [weakref.ref(battle), state, out]
+        return out
 
     def _los(self, battle: BoardView, p: Hex, q: Hex) -> tuple[bool, int]:
-        line = hex_line(p, q)[1:-1]
-        if battle.map.terrain_cached(("asl_los_terrain", p, q),
-                                lambda: any(self.sight_terrain(battle, h).obstacle for h in line)):
+        line = self._los_line(battle, p, q)
+        if line is None:
             return False, 0
+        table = self._hindrances(battle)
+        if not table:
+            return True, 0
         hind = 0
         for h in line:
-            for tid in battle.occupants(h):
-                o = battle.tank(tid)
-                if o.status == Status.DESTROYED:
-                    if o.rules_state.get("wreck") == "burning":
-                        if battle.options.burning_wreck_los == "block":
-                            return False, hind
-                        hind += 2
-                    else:
-                        hind += 1
-                elif o.status == Status.INCAPACITATED:
-                    hind += 1
-                elif o.alive and target_state_of(o) == "stationary":
-                    hind += 1
+            got = table.get(h)
+            if got is not None:
+                for _tid, x in got:
+                    if x is None:
+                        return False, hind
+                    hind += x
         return (hind < 6), hind
 
     # --- shots (asl.md 6) ---------------------------------------------------------------------------------------
@@ -468,21 +627,23 @@ class ASL(Ruleset):
         veh, tv = s.vehicle, t.vehicle
         if ammo not in veh.tk_key:
             return Illegal(f"{veh.name} cannot fire {ammo}")
-        left = dict(s.rules_state.get("ammo_left", ()))
+        rs = s.rules_state
         depletion = None
         if ammo not in ("AP", "HE"):
+            left = dict(rs.get("ammo_left", ()))
             if ammo not in left:
                 return Illegal(f"no {ammo} aboard")
             depletion = left[ammo]
-        rng = distance(s.hex, t.hex)
-        rs = s.rules_state
         turret = self.has_turret(veh)
         vertex = s.turret_facing if turret and s.turret_facing is not None else s.facing
-        turns = 0 if rng == 0 else ca_turns(s.hex, vertex, t.hex)
+        af = tv.af
+        tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
+        rng, turns, new_vertex, aspect, turret_aspect = _pair_geometry(
+            t.hex[0] - s.hex[0], t.hex[1] - s.hex[1], vertex, t.facing, tv_vertex,
+            af["hull_front"], af["hull_side"], af["turret_front"], af["turret_side"])
         turn_to = pivot_to = None
         ca_change = 0
         if turns:
-            new_vertex = turn_vertex(s.hex, vertex, t.hex)
             if kind == "bounding_first":
                 if turret and battle.rules_state.get("free_turn"):
                     turn_to = new_vertex
@@ -505,58 +666,50 @@ class ASL(Ruleset):
         else:
             fm = "motion" if rs.get("motion") else "none"
         opts = battle.options
-        af = tv.af
         tstate = target_state_of(t)
         trs = t.rules_state
         acq = rs.get("acq")
         if fm in ("bounding_first", "motion") and not veh.gyro:
             acq = None          # a Bounding First or Motion shot does not use Acquisition (C6.55)
-        try:
-            basic = asl_tables.to_kill_tables().basic_tk_by_key(ammo, veh.tk_key[ammo])
-        except asl_tables.TableError as exc:
-            return Illegal(str(exc))
-        p: dict[str, Any] = dict(
-            gun=veh.gun, colour=veh.th_colour, ammo=ammo, basic_tk=basic, range_hexes=rng,
-            turret_type=veh.turret_type, ca_change=ca_change, firer_obstacle=self.terrain(battle, s.hex).obstacle,
-            firer_moved=fm, gyro=veh.gyro, bu=True, firer_plus1=bool(rs.get("plus1")), target_state=tstate,
-            acquisition=acq[1] if acq and acq[0] == target else 0, size=tv.size, tem=self.terrain(battle, t.hex).tem,
-            hindrance=hind, af_hull_front=af["hull_front"], af_hull_side=af["hull_side"],
-            af_turret_front=af["turret_front"], af_turret_side=af["turret_side"], rof=veh.rof,
-            breakdown=veh.breakdown, multiple_hits=opts.multiple_hits, cs_red=tv.cs_red,
-            target_plus1=bool(trs.get("plus1")),
-            target_shocked=bool(trs.get("shocked") or trs.get("uk") or trs.get("stunned")),
-            malfunction=opts.malfunction, red_cs_burn_needs_kill=opts.red_cs_burn_needs_kill,
-            multiple_hit_preference=opts.multiple_hit_preference)
-        if veh.nationality:
-            p["nationality"] = veh.nationality
-        if depletion is not None:
-            p["depletion"] = depletion
-        if opts.crew_checks:
-            if tv.cs is not None:
-                p["cs"] = tv.cs
-            p["crew_morale"] = tv.crew_morale
-        hd_hex = trs.get("hd_hex")
+        basic = _basic_tk(veh, ammo)
+        if isinstance(basic, Illegal):
+            return basic
+        firer_obstacle = self.terrain(battle, s.hex).obstacle
+        tem = self.terrain(battle, t.hex).tem
+        hull_down = False
         if rng > 0:
-            p["hull_down"] = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
-                                  and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
-            p["aspect"] = target_face(t.hex, t.facing, s.hex, af["hull_front"], af["hull_side"])
-            tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
-            p["turret_aspect"] = target_face(t.hex, tv_vertex, s.hex, af["turret_front"], af["turret_side"])
-        los_tab = {e: (mp, start) for e, mp, start in battle.rules_state.get("los_mp", ())}
-        mover = battle.rules_state.get("mover")
-        if kind == "bounding_first" and target in los_tab:
-            p["firer_los_mp"] = Fraction(los_tab[target][0], HALF)
-        if kind == "defensive_first" and target == mover and tstate != "stationary" and shooter in los_tab:
-            mp, start = los_tab[shooter]
-            p["target_los_mp"] = 99 if start else Fraction(mp, HALF)
-        try:
-            key = _key_of(tuple(p.items()))
-        except CaseError as exc:
-            return Illegal(str(exc))
+            hd_hex = trs.get("hd_hex")
+            hull_down = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
+                             and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
+        firer_los_mp = target_los_mp = None
+        if kind == "bounding_first" or kind == "defensive_first":
+            los_tab = {e: (mp, start) for e, mp, start in battle.rules_state.get("los_mp", ())}
+            mover = battle.rules_state.get("mover")
+            if kind == "bounding_first" and target in los_tab:
+                firer_los_mp = Fraction(los_tab[target][0], HALF)
+            if kind == "defensive_first" and target == mover and tstate != "stationary" and shooter in los_tab:
+                mp, start = los_tab[shooter]
+                target_los_mp = 99 if start else Fraction(mp, HALF)
+        acquisition = acq[1] if acq and acq[0] == target else 0
+        firer_plus1 = bool(rs.get("plus1"))
+        target_plus1 = bool(trs.get("plus1"))
+        target_shocked = bool(trs.get("shocked") or trs.get("uk") or trs.get("stunned"))
+        # The ShotKey of these values, built once (parse_params) per distinct set: every other parameter is a
+        # value of the two vehicles, the ammunition or the options (asl.md 10.1).
+        memo_key = (veh.gun, veh.th_colour, ammo, basic, rng, veh.turret_type, ca_change, firer_obstacle, fm,
+                    veh.gyro, firer_plus1, tstate, acquisition, tv.size, tem, hind, af["hull_front"],
+                    af["hull_side"], af["turret_front"], af["turret_side"], veh.rof, veh.breakdown,
+                    opts.multiple_hits, tv.cs_red, target_plus1, target_shocked, opts.malfunction,
+                    opts.red_cs_burn_needs_kill, opts.multiple_hit_preference, veh.nationality, depletion,
+                    opts.crew_checks, tv.cs, tv.crew_morale, hull_down, aspect, turret_aspect, firer_los_mp,
+                    target_los_mp)
+        key = _shot_key(memo_key)
+        if isinstance(key, str):
+            return Illegal(key)
         info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
-                "hindrance": hind, "turret_face": p.get("turret_aspect"), "hull_down": p.get("hull_down", False),
+                "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
                 "phase": battle.rules_state.get("phase")}
-        return Shot(shooter, target, key, p.get("aspect"), info)
+        return Shot(shooter, target, key, aspect if rng > 0 else None, info)
 
     def odds(self, key: Hashable | Mapping[str, Any]) -> Odds:
         """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10), or of its odds
@@ -949,6 +1102,38 @@ class ASL(Ruleset):
         out.append(((h, (f - 1) % 6), c))
         return out
 
+    def _search_successors(self, battle: BoardView, tid: int
+                           ) -> Callable[[tuple[Hex, int]], list[tuple[tuple[Hex, int], int]]]:
+        """:meth:`_successors` for one movement search on an unchanging board: the answers of :meth:`enterable`
+        and :meth:`entry_cost` per hex and of :meth:`vca_cost` per hex are computed once per search (the same
+        answers, in the same order)."""
+        step: dict[Hex, int | None] = {}
+        vca: dict[Hex, int] = {}
+
+        def entry(n: Hex) -> int | None:
+            try:
+                return step[n]
+            except KeyError:
+                c = step[n] = self.entry_cost(battle, tid, n) if self.enterable(battle, tid, n) else None
+                return c
+
+        def successors(state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
+            h, f = state
+            out = []
+            for k in (f % 6, (f - 1) % 6):
+                n = h.neighbour(k)
+                c = step[n] if n in step else entry(n)
+                if c is not None:
+                    out.append(((n, f), c))
+            v = vca.get(h)
+            if v is None:
+                v = vca[h] = self.vca_cost(battle, h)
+            out.append(((h, (f + 1) % 6), v))
+            out.append(((h, (f - 1) % 6), v))
+            return out
+
+        return successors
+
     def reachable(self, battle: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
         """``{(hex, facing): (cost, path)}`` within ``budget`` **half-MP**, forward moves and VCA changes only
         (Reverse is offered as a single ``Step`` in ``move_step``).  A cost includes the Start MP (if the AFV is
@@ -963,7 +1148,7 @@ class ASL(Ruleset):
         extra = (0 if self._started_now(battle, t) else HALF) + HALF
         if budget < extra:
             return {start: (0, [start])}
-        res = bounded_dijkstra(start, lambda st: self._successors(battle, tank, st), budget - extra)
+        res = bounded_dijkstra(start, self._search_successors(battle, tank), budget - extra)
         return {st: ((0 if st == start else c + extra), path) for st, (c, path) in res.items()}
 
     def plan_to(self, battle: BoardView, tank: int, path: list, then: Action | None = None,
