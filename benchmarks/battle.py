@@ -239,11 +239,15 @@ def startup(n: int = 5) -> float:
 
 
 def peak_rss(turns: int = 20) -> float:
-    """Peak RSS (MiB) of one fresh process that imports the runner and plays the PS 50 v 50 battle at seed 1."""
+    """Peak RSS (MiB) of one fresh process that imports the runner and plays the PS 50 v 50 battle at seed 1 (its
+    ``VmHWM``: Linux keeps ``ru_maxrss`` across exec, so a child of a big benchmark process would report the
+    parent's peak)."""
     code = ("import resource, sys; sys.path.insert(0, '.'); from benchmarks.battle import cases; "
             "from sim.runner import run_battle; "
             f"run_battle(cases({turns})['ps_50v50'](), 1, record_events=False, decision_timeout_s=0); "
-            "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
+            # VmHWM is this process's own peak; ru_maxrss would carry the parent's peak across fork + exec
+            "hwm = [l.split()[1] for l in open('/proc/self/status') if l.startswith('VmHWM:')]; "
+            "print(hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, check=True, capture_output=True, text=True)
     return round(int(out.stdout.split()[-1]) / 1024, 1)
 
