@@ -561,26 +561,26 @@ class HexMap:
 
     def distance_field(self, sources: Iterable[tuple[int, int]], passable: Callable[[Hex], bool] | None = None,
                        passable_key: Hashable = None, static: bool = False) -> dict[Hex, int]:
-        """Steps from the nearest source over passable cells (networkx multi-source Dijkstra, unit weights).
+        """Steps from the nearest source over passable cells: networkx breadth-first layers from all sources at
+        once (``bfs_layers``; every step costs 1), on a subgraph view of the passable cells (no copy of the graph).
 
-        The passable graph is copied once and cached under ``passable_key`` when given: until the terrain changes
-        if ``static`` (``passable`` reads the terrain only), else under the map version."""
+        The view is cached under ``passable_key`` when given: until the terrain changes if ``static``
+        (``passable`` reads the terrain only), else under the map version.  Returns ``{hex: steps}`` in order of
+        steps (sources first)."""
         if passable is None:
             g = self.graph
         elif passable_key is not None:
             cache = self.terrain_cached if static else self.cached
-            g = cache(("passable_graph", passable_key),
-                      lambda: self.graph.subgraph([h for h in self._cells if passable(h)]).copy())
+            g = cache(("passable_view", passable_key),
+                      lambda: self.graph.subgraph([h for h in self._cells if passable(h)]))
         else:
             g = self.graph.subgraph([h for h in self._cells if passable(h)])
         import networkx as nx
 
-        srcs = [s for s in sources if s in g]
+        srcs = list(dict.fromkeys(as_hex(s) for s in sources if s in g))
         if not srcs:
             return {}
-        # cast: with ``weight=None`` every length is an int (a count of steps); the stub says float for any weight
-        lengths = cast("dict[tuple[int, int], int]", nx.multi_source_dijkstra_path_length(g, srcs, weight=None))
-        return {as_hex(k): v for k, v in lengths.items()}
+        return {as_hex(h): steps for steps, layer in enumerate(nx.bfs_layers(g, srcs)) for h in layer}
 
 
 def bounded_dijkstra(start: T, successors: Callable[[T], Iterable[tuple[T, int]]], budget: int
