@@ -182,3 +182,28 @@ def test_ties_are_found_in_file_order():
     assert compare.tied(np.array([1.0, 0.5, 1.0]), ["a", "b", "c"], max) == ["a", "c"]
     assert compare.tied(np.array([0.2, np.nan, 0.1]), ["a", "b", "c"], min) == ["c"]
     assert compare.tied(np.array([np.nan]), ["a"], max) == []
+
+
+def test_bundled_comparison_header_names_the_tanks_its_scenarios_field():
+    """The comment at the top of scenarios/ruleset_comparison.yaml describes each cell's battle: every vehicle
+    (by its catalog name) of a Panzer Squadron or ASL cell is named there, and no other catalog vehicle is."""
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "scenarios" / "ruleset_comparison.yaml").read_text(encoding="utf-8")
+    header = " ".join(line.lstrip("# ") for line in text.splitlines() if line.startswith("#"))
+    catalogs = {"panzer_squadron": "panzer_squadron_vehicles.yaml", "asl": "asl_ordnance.yaml"}
+    comp = compare.load_comparison("ruleset_comparison")
+    for rs, data in catalogs.items():
+        doc = yaml.safe_load((root / "sim" / "rules" / "data" / data).read_text(encoding="utf-8"))
+        rows = [r for v in doc.values() if isinstance(v, list) for r in v]
+        names = {r["id"]: str(r["name"]) for r in rows if isinstance(r, dict) and "id" in r and "name" in r}
+        fielded = set()
+        for cell in (c for c in comp.cells if c.ruleset == rs):
+            sc = yaml.safe_load((root / "scenarios" / f"{cell.scenario}.yaml").read_text(encoding="utf-8"))
+            fielded |= {names[t["vehicle"]] for side in sc["sides"] for t in side["tanks"]}
+        assert fielded and all(n in header for n in fielded), (rs, fielded)
+        others = {n for n in names.values() if n in header and not any(n in f for f in fielded)}
+        assert not others, (rs, others)
