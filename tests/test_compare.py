@@ -108,7 +108,11 @@ def test_tiny_comparison_end_to_end(tmp_path, capsys):
     # the same folder again: nothing played, the same answer (fixed bootstrap seed)
     assert main(["compare-rulesets", str(path), "--out", str(out), "--report-only", "--resamples", "100"]) == 0
     text = capsys.readouterr().out
-    assert "Kendall tau" in text and f"robust doctrine (smallest worst-case regret): {doc['robust']}" in text
+    robust = doc["robust"] if len(doc["robust_tied"]) == 1 else "tie between " + ", ".join(doc["robust_tied"])
+    assert "Kendall tau" in text and f"robust doctrine (smallest worst-case regret): {robust}" in text
+    assert doc["robust"] in doc["robust_tied"] and "None" not in text
+    for rs, d in doc["best"].items():
+        assert doc["best_tied"][rs][0] == d
     again = compare.jsonable(compare.analyse(comp, out, resamples=100))
     assert again["kendall_tau"] == doc["kendall_tau"] and again["regret"] == doc["regret"]
 
@@ -137,3 +141,69 @@ def test_report_puts_the_oracle_beside_the_batch(tmp_path, capsys):
     assert doc["oracle"]["points"][0]["comparison"][0]["quantity"] == "P(Blue wins)"
     assert main([str(out)]) == 0
     assert "exact theory (absorbing Markov chain" in capsys.readouterr().out
+
+
+def _doc_with_a_tie():
+    """A hand-made answer: under panzer_squadron two doctrines both win every battle, under asl every doctrine
+    wins half (no variation: no tau, no interval, no P(tau > 0)); the regrets tie too."""
+    rates = {("panzer_squadron", "hold"): 1.0, ("panzer_squadron", "advance"): 1.0,
+             ("panzer_squadron", "random_target"): 0.5,
+             ("asl", "hold"): 0.5, ("asl", "advance"): 0.5, ("asl", "random_target"): 0.5}
+    return {"name": "t", "doctrines": ["hold", "advance", "random_target"], "doctrine_factor": "doctrine",
+            "rulesets": ["panzer_squadron", "asl"], "battles": 60, "replications": 10, "outcome": "win",
+            "win_rates": [{"ruleset": rs, "doctrine": d, "win_rate": v, "lo": v / 2, "hi": v}
+                          for (rs, d), v in rates.items()],
+            "best": {"panzer_squadron": "hold", "asl": "hold"},
+            "best_tied": {"panzer_squadron": ["hold", "advance"], "asl": ["hold", "advance", "random_target"]},
+            "interaction": [], "interaction_anova": [{"is_interaction": True, "share": math.nan, "lo": math.nan,
+                                                      "hi": math.nan, "p_value": math.nan}],
+            "kendall_tau": [{"ruleset_a": "panzer_squadron", "ruleset_b": "asl", "tau": math.nan, "lo": math.nan,
+                             "hi": math.nan, "p_positive": None, "p_value": None, "undefined": 100,
+                             "resamples": 100}],
+            "regret": [{"doctrine": d, "worst_case": w, "lo": w, "hi": w, "p_robust": p}
+                       for d, w, p in (("hold", 0.0, 0.5), ("advance", 0.0, 0.5), ("random_target", 0.5, 0.0))],
+            "robust": "hold", "robust_tied": ["hold", "advance"]}
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_summary_says_undefined_and_tie_in_words(as_json):
+    doc = _doc_with_a_tie()
+    text = "\n".join(compare.summary_lines(compare.jsonable(doc) if as_json else doc))
+    assert "None" not in text and "nan" not in text.lower()
+    assert "tau undefined: no variation (every doctrine wins 50.0% under asl)" in text
+    assert "interval and P(tau > 0) undefined: no variation in any resample" in text
+    assert "F test undefined: no variation" in text
+    assert "panzer_squadron: tie between hold, advance (100.0% each)" in text
+    assert "asl: tie between hold, advance, random_target (50.0% each)" in text
+    assert "robust doctrine (smallest worst-case regret): tie between hold, advance (0.0 points each)" in text
+
+
+def test_ties_are_found_in_file_order():
+    assert compare.tied(np.array([1.0, 0.5, 1.0]), ["a", "b", "c"], max) == ["a", "c"]
+    assert compare.tied(np.array([0.2, np.nan, 0.1]), ["a", "b", "c"], min) == ["c"]
+    assert compare.tied(np.array([np.nan]), ["a"], max) == []
+
+
+def test_bundled_comparison_header_names_the_tanks_its_scenarios_field():
+    """The comment at the top of scenarios/ruleset_comparison.yaml describes each cell's battle: every vehicle
+    (by its catalog name) of a Panzer Squadron or ASL cell is named there, and no other catalog vehicle is."""
+    from pathlib import Path
+
+    import yaml
+
+    root = Path(__file__).resolve().parents[1]
+    text = (root / "scenarios" / "ruleset_comparison.yaml").read_text(encoding="utf-8")
+    header = " ".join(line.lstrip("# ") for line in text.splitlines() if line.startswith("#"))
+    catalogs = {"panzer_squadron": "panzer_squadron_vehicles.yaml", "asl": "asl_ordnance.yaml"}
+    comp = compare.load_comparison("ruleset_comparison")
+    for rs, data in catalogs.items():
+        doc = yaml.safe_load((root / "sim" / "rules" / "data" / data).read_text(encoding="utf-8"))
+        rows = [r for v in doc.values() if isinstance(v, list) for r in v]
+        names = {r["id"]: str(r["name"]) for r in rows if isinstance(r, dict) and "id" in r and "name" in r}
+        fielded = set()
+        for cell in (c for c in comp.cells if c.ruleset == rs):
+            sc = yaml.safe_load((root / "scenarios" / f"{cell.scenario}.yaml").read_text(encoding="utf-8"))
+            fielded |= {names[t["vehicle"]] for side in sc["sides"] for t in side["tanks"]}
+        assert fielded and all(n in header for n in fielded), (rs, fielded)
+        others = {n for n in names.values() if n in header and not any(n in f for f in fielded)}
+        assert not others, (rs, others)

@@ -274,3 +274,64 @@ def test_match_json_prints_the_summary_alone(duel, capsys):
     assert rc == (0 if doc["verdict"] else 1)
     assert doc["pairs"] == 2 and doc["games"] == 4 and sum(doc["pentanomial"]) == 2
     assert doc["a"] == "hold" and "pair    1:" in got.err
+
+
+def _degenerate_vectors():
+    """Every single-bin count vector up to 200 (pentanomial and trinomial) and two-bin mixtures."""
+    for k in (5, 3):
+        for b in range(k):
+            for n in range(1, 201):
+                yield [n if i == b else 0 for i in range(k)]
+        for b1 in range(k):
+            for b2 in range(b1 + 1, k):
+                for n1, n2 in ((1, 1), (1, 9), (9, 1), (3, 50), (50, 3), (1, 200), (200, 1), (100, 100)):
+                    yield [n1 if i == b1 else n2 if i == b2 else 0 for i in range(k)]
+
+
+def test_normalized_llr_is_defined_for_every_degenerate_count_vector():
+    # nine won pairs of nine used to fail: the t-value MLE flickered at rounding level and never met 1e-13
+    assert math.isfinite(S.llr_normalized([0, 0, 0, 0, 9], 0, 5))
+    by_vector = {}
+    for counts in _degenerate_vectors():
+        for nelo0, nelo1 in ((0, 5), (-5, 5)):
+            llr = S.llr_normalized(counts, nelo0, nelo1)
+            assert math.isfinite(llr), (counts, nelo0, nelo1)
+            by_vector[tuple(counts), nelo0] = llr
+    for k in (5, 3):
+        top = [by_vector[tuple([0] * (k - 1) + [n]), 0] for n in range(1, 201)]
+        bottom = [by_vector[tuple([n] + [0] * (k - 1)), 0] for n in range(1, 201)]
+        assert all(x > 0 for x in top) and all(b > a for a, b in zip(top, top[1:]))      # all wins: towards H1
+        assert all(x < 0 for x in bottom) and all(b < a for a, b in zip(bottom, bottom[1:]))   # all losses: H0
+        middle = [by_vector[tuple([0] * (k // 2) + [n] + [0] * (k // 2)), 0] for n in range(1, 201)]
+        assert all(x < 0 for x in middle)        # all even: the t-value of H0 (0) fits better than H1's
+
+
+@pytest.mark.parametrize("counts", [[0, 0, 0, 0, 9], [9, 0, 0, 0, 0], [0, 0, 0, 1, 200], [0, 0, 5], [1, 0, 0, 0, 1]])
+def test_degenerate_normalized_llr_matches_the_independent_constrained_mle(counts):
+    assert S.llr_normalized(counts, 0, 5) == pytest.approx(reference_llr_normalized(counts, 0, 5), rel=1e-4, abs=1e-6)
+
+
+@pytest.mark.parametrize("scores,expected", [([2.0], "H1"), ([0.0], "H0"), ([2.0, 1.5], "H1"), ([0.0, 0.5], "H0")])
+def test_normalized_sprt_stops_on_a_degenerate_record(scores, expected):
+    # the README's `tanksim match greedy random --sprt elo0=0,elo1=5,model=normalized`: every pair WW
+    test = S.SequentialTest(S.SPRT(0, 5, model="normalized"))
+    for k in range(2000):
+        if test.add(scores[k % len(scores)]) is not None:
+            break
+    assert test.result == expected and math.isfinite(test.llr)
+    lo, hi = test.sprt.bounds
+    assert (test.llr >= hi) if expected == "H1" else (test.llr <= lo)
+
+
+def test_match_reports_an_sprt_failure_without_a_traceback(duel, capsys, monkeypatch):
+    from sim.cli.tournaments import match_main
+
+    def broken(self, counts):
+        raise S.SPRTError("the t-value MLE (t = 0.02) did not converge in 200 iterations")
+
+    monkeypatch.setattr(S.SPRT, "llr", broken)
+    rc = match_main(["hold", "advance", "--scenario", duel, "--max-games", "4", "--workers", "1",
+                     "--decision-timeout", "0"])
+    err = capsys.readouterr().err
+    assert rc == 2
+    assert "tanksim match: the t-value MLE (t = 0.02) did not converge" in err and "Traceback" not in err

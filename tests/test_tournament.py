@@ -180,10 +180,28 @@ def test_unloadable_entrant_is_reported_before_any_game(tmp_path, plugins):
         T.run_tournament(t, tmp_path / "out", progress=False)
     text = str(exc.value)
     assert len(exc.value.errors) == 4
-    for name, why in [("broken", "cannot even start"), ("missing", "no_such_pkg"), ("typo", "unknown policy 'hodl'"),
-                      ("param", "speed")]:
-        assert f"entrant {name!r}" in text and why in text
-    assert not list((tmp_path / "out").glob("runs/*.parquet"))
+    # what a static check finds is worded as validate words it; what only a real load finds names the entrant
+    for i, why in [(2, "no_such_pkg"), (3, "unknown policy 'hodl'"), (4, "speed")]:
+        assert f"bad.yaml: entrants[{i}].policy: " in text and why in text
+    assert "bad.yaml: entrant 'broken'" in text and "cannot even start" in text
+    assert not (tmp_path / "out").exists()      # nothing created: not even the folder or its lock
+
+
+def test_tournament_command_rejects_a_misspelled_policy_as_validate_does_and_creates_nothing(tmp_path, capsys):
+    from sim.cli.main import main
+
+    f = tmp_path / "t.yaml"
+    f.write_text(yaml.safe_dump(three_entrants(entrants=[{"name": "hold", "policy": "hold"},
+                                                         {"name": "advance", "policy": "advance"},
+                                                         {"name": "rnd", "policy": "randon"}])))
+    assert main(["validate", str(f)]) == 1
+    said = capsys.readouterr().err.strip()
+    assert said.startswith(f"{f}: entrants[2].policy: unknown policy 'randon'")
+    out = tmp_path / "out"
+    assert main(["tournament", str(f), "--out", str(out), "--workers", "1", "--no-progress", "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err
+    assert not out.exists()
 
 
 @pytest.mark.parametrize("change,message", [

@@ -17,13 +17,10 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import Sequence
 
 from sim.rules import base as rules_base
 from sim.scenario import ScenarioError
-
-if TYPE_CHECKING:
-    from sim.tournaments.tournament import Tournament
 
 #: Subcommands that live in their own modules: name -> "module:function(argv) -> int".
 EXTERNAL = {
@@ -238,22 +235,6 @@ def _file_kind(path: str) -> str:
     return "scenario"
 
 
-def _entrant_problems(t: Tournament) -> list[str]:
-    """Tournament entrants' doctrines checked the way data files are (statically: nothing is imported, no
-    entrant's program is started; ``tanksim tournament`` loads them for real before the first game)."""
-    from agents.controllers import PolicyLoadError, check_policy
-
-    out = []
-    for i, e in enumerate(t.entrants):
-        if e.command:
-            continue
-        try:
-            check_policy(str(e.policy), dict(e.params))
-        except PolicyLoadError as exc:
-            out.append(f"{t.source}: entrants[{i}].policy: {exc}")
-    return out
-
-
 def _validate_one(f: str) -> str:
     """Check one file; returns its ``ok`` line.  Raises :class:`ScenarioError`, ``ValueError`` or ``OSError``."""
     kind = _file_kind(f)
@@ -263,10 +244,10 @@ def _validate_one(f: str) -> str:
         load_experiment(f)
         return f"{f}: ok (experiment)"
     if kind == "tournament":
-        from sim.tournaments.tournament import load_tournament
+        from sim.tournaments.tournament import entrant_problems, load_tournament
 
         t = load_tournament(f)
-        problems = _entrant_problems(t)
+        problems = entrant_problems(t)
         if problems:
             raise ScenarioError(problems)
         return f"{f}: ok (tournament, {len(getattr(t, 'entrants', []))} entrants)"

@@ -238,7 +238,12 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
                     print(f"pair {cursor:4d}: not scored ({bad['status']}: {bad.get('error')})")
                     continue
                 s = g1["score1"] + (1 - g2["score1"])
-                test.add(s)
+                try:
+                    test.add(s)
+                except S.SPRTError as exc:   # a statistic that cannot be computed: say so, no traceback
+                    print(f"tanksim match: {exc} (after {test.pairs} pairs, pentanomial {test.counts})",
+                          file=sys.stderr)
+                    return 2
                 if not args.quiet:
                     marks = "".join("WDL"[int(2 - 2 * x)] for x in (g1["score1"], 1 - g2["score1"]))
                     print(f"pair {cursor:4d}: {na} {s:.1f}/2 ({marks})  ptnml {test.counts}  LLR {test.llr:+.3f}  "

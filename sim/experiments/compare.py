@@ -41,7 +41,9 @@ side the doctrine factor sets (``win`` = that side won; a draw is not a win), st
 * **Robust doctrine**: regret of doctrine d under rule set r is the best doctrine's win rate there minus d's; the
   robust doctrine has the smallest worst-case (maximum over rule sets) regret (Savage's minimax-regret rule).  With
   its bootstrap interval per doctrine and the probability that each doctrine is the robust one (a tie shares a
-  resample).
+  resample).  A tied best (or robust) doctrine is reported as a tie: ``best_tied`` / ``robust_tied`` list every
+  doctrine sharing the best value in file order (``best`` / ``robust`` keep the first); the printed summary says
+  ``tie between ...`` and writes a quantity with no value as ``undefined: no variation``, never ``None``/``nan``.
 
 Decisions where the issue is silent: the outcome is the win rate of the doctrine's side (the report's ``win``);
 rule sets weigh equally whatever their number of scenarios (a rule set's win rate is the mean over its scenarios'
@@ -340,6 +342,7 @@ def analyse(comp: Comparison, out: str | Path, resamples: int = RESAMPLES, seed:
             rates.append({"ruleset": rs, "doctrine": dl, "battles": int(m.sum()), "win_rate": float(S[r, d]),
                           "lo": lo, "hi": hi})
     best = {rs: comp.levels[int(np.nanargmax(S[r]))] for r, rs in enumerate(comp.rulesets)}
+    best_tied = {rs: tied(S[r], comp.levels, max) for r, rs in enumerate(comp.rulesets)}
     # interaction: the analysis module's contrast with t intervals over replications
     inter = analysis.interactions(b)
     pair = inter[(inter["outcome"] == "win") & (((inter["factor_a"] == comp.doctrine) & (inter["factor_b"] == RULESET))
@@ -389,6 +392,7 @@ def analyse(comp: Comparison, out: str | Path, resamples: int = RESAMPLES, seed:
                                                   for r, rs in enumerate(comp.rulesets)},
                        "worst_case": float(W[d]), "lo": float(lo), "hi": float(hi), "p_robust": float(p_robust[d])})
     robust = comp.levels[int(np.nanargmin(W))]
+    robust_tied = tied(W, comp.levels, min)
     return {"name": comp.name, "source": comp.source, "doctrine_factor": comp.doctrine, "doctrines": list(comp.levels),
             "rulesets": list(comp.rulesets),
             "cells": [{"ruleset": c.ruleset, "scenario": c.scenario, "key": c.key,
@@ -397,8 +401,20 @@ def analyse(comp: Comparison, out: str | Path, resamples: int = RESAMPLES, seed:
             "battles": int(len(f)), "replications": int(f["rep"].nunique()),
             "outcome": "win rate of the doctrine's side (a draw is not a win)",
             "resample_unit": analysis.resample_unit(b), "resamples": resamples, "bootstrap_seed": seed,
-            "win_rates": rates, "best": best, "interaction": cells, "interaction_anova": anova,
-            "kendall_tau": taus, "regret": regret, "robust": robust}
+            "win_rates": rates, "best": best, "best_tied": best_tied, "interaction": cells,
+            "interaction_anova": anova, "kendall_tau": taus, "regret": regret, "robust": robust,
+            "robust_tied": robust_tied}
+
+
+def tied(values: np.ndarray, levels: Sequence[str], pick: Any) -> list[str]:
+    """Every level whose value equals the best one (``pick`` is :func:`max` or :func:`min`; NaN values are left
+    out), in file order: one level when the best is unique, several on a tie (the ``best`` / ``robust`` entry is
+    then the first of them, by file order)."""
+    ok = [float(v) for v in values if not math.isnan(float(v))]
+    if not ok:
+        return []
+    top = pick(ok)
+    return [lev for lev, v in zip(levels, values, strict=True) if float(v) == top]
 
 
 def jsonable(x: Any) -> Any:
@@ -414,8 +430,24 @@ def jsonable(x: Any) -> Any:
     return x
 
 
+def undefined(x: Any) -> bool:
+    """Whether a reported quantity has no value (``None`` from JSON, or NaN)."""
+    return x is None or (isinstance(x, float | np.floating) and math.isnan(float(x)))
+
+
+def num(x: Any, spec: str, scale: float = 1.0) -> str:
+    """``x * scale`` formatted with ``spec``, or the word ``undefined`` (never ``None`` or ``nan``)."""
+    return "undefined" if undefined(x) else format(scale * float(x), spec)
+
+
 def pct(x: Any) -> str:
-    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{100 * float(x):.1f}%"
+    return "-" if undefined(x) else f"{100 * float(x):.1f}%"
+
+
+def _best_text(name: str, tie: Sequence[str], value: str) -> str:
+    if len(tie) > 1:
+        return f"tie between {', '.join(tie)} ({value} each)"
+    return name
 
 
 def summary_lines(doc: Mapping[str, Any]) -> list[str]:
@@ -434,35 +466,51 @@ def summary_lines(doc: Mapping[str, Any]) -> list[str]:
             r = by[(d, rs)]
             cells.append(f"  {pct(r['win_rate']):>6} [{pct(r['lo'])}, {pct(r['hi'])}]".rjust(24))
         lines.append(f"  {d:<{w}}" + "".join(cells))
-    lines.append("  best: " + "; ".join(f"{rs}: {d}" for rs, d in doc["best"].items()))
+    ties = doc.get("best_tied", {})
+    lines.append("  best: " + "; ".join(
+        f"{rs}: {_best_text(d, ties.get(rs, [d]), pct(by[(d, rs)]['win_rate']))}" for rs, d in doc["best"].items()))
     lines.append("")
     an = [a for a in doc["interaction_anova"] if a["is_interaction"]]
     lines.append("doctrine x rule-set interaction (m_dr - m_d. - m_.r + m_..; 95% t interval over replications):")
     if an:
         a = an[0]
         lines.append(f"  share of the win variance: {pct(a['share'])} [{pct(a['lo'])}, {pct(a['hi'])}], "
-                     f"F test p = {a['p_value']:.3g}")
+                     + ("F test undefined: no variation" if undefined(a["p_value"]) else
+                        f"F test p = {a['p_value']:.3g}"))
     strong = [c for c in doc["interaction"] if c["excludes_zero"]]
     for c in sorted(strong, key=lambda c: -abs(c["interaction"]))[:8]:
-        lines.append(f"  {c['doctrine']} under {c['ruleset']}: {100 * c['interaction']:+.1f} points "
-                     f"[{100 * c['lo']:+.1f}, {100 * c['hi']:+.1f}]")
+        lines.append(f"  {c['doctrine']} under {c['ruleset']}: {num(c['interaction'], '+.1f', 100)} points "
+                     f"[{num(c['lo'], '+.1f', 100)}, {num(c['hi'], '+.1f', 100)}]")
     if not strong:
         lines.append("  no cell's interval excludes 0")
     lines.append("")
     lines.append("Kendall tau between the doctrine orderings (95% bootstrap interval over replications):")
+    flat = [rs for rs in doc["rulesets"] if len({by[(d, rs)]["win_rate"] for d in doc["doctrines"]}) == 1]
     for t in doc["kendall_tau"]:
-        und = f", {t['undefined']} resamples undefined" if t["undefined"] else ""
-        tau = "undefined" if t["tau"] is None or (isinstance(t["tau"], float) and math.isnan(t["tau"])) \
-            else f"{t['tau']:+.2f}"
-        lines.append(f"  {t['ruleset_a']} vs {t['ruleset_b']}: tau {tau} [{t['lo']:+.2f}, {t['hi']:+.2f}], "
-                     f"P(tau > 0) = {t['p_positive'] if t['p_positive'] is None else round(t['p_positive'], 3)}"
-                     + und)
+        head = f"  {t['ruleset_a']} vs {t['ruleset_b']}: tau "
+        if undefined(t["tau"]):
+            why = [rs for rs in (t["ruleset_a"], t["ruleset_b"]) if rs in flat]
+            head += "undefined: no variation"
+            if why:
+                head += f" (every doctrine wins {pct(by[(doc['doctrines'][0], why[0])]['win_rate'])} under {why[0]})"
+        else:
+            head += f"{t['tau']:+.2f}"
+        if undefined(t["lo"]) or undefined(t["hi"]):
+            rest = "; interval and P(tau > 0) undefined: no variation in any resample"
+        else:
+            rest = f" [{t['lo']:+.2f}, {t['hi']:+.2f}], P(tau > 0) = {num(t['p_positive'], '.3f')}"
+            if t["undefined"]:
+                rest += f", {t['undefined']} resamples undefined (no variation)"
+        lines.append(head + rest)
     lines.append("")
     lines.append("worst-case regret across rule sets (best doctrine's win rate there minus this one's):")
     for r in sorted(doc["regret"], key=lambda r: r["worst_case"]):
-        lines.append(f"  {r['doctrine']:<{w}}  {100 * r['worst_case']:5.1f} points [{100 * r['lo']:.1f}, "
-                     f"{100 * r['hi']:.1f}]  P(robust) = {r['p_robust']:.3f}")
-    lines.append(f"robust doctrine (smallest worst-case regret): {doc['robust']}")
+        lines.append(f"  {r['doctrine']:<{w}}  {num(r['worst_case'], '5.1f', 100)} points [{num(r['lo'], '.1f', 100)}, "
+                     f"{num(r['hi'], '.1f', 100)}]  P(robust) = {num(r['p_robust'], '.3f')}")
+    worst = {r["doctrine"]: r["worst_case"] for r in doc["regret"]}
+    rob = doc["robust"]
+    lines.append("robust doctrine (smallest worst-case regret): "
+                 + _best_text(rob, doc.get("robust_tied", [rob]), f"{num(worst.get(rob), '.1f', 100)} points"))
     return lines
 
 

@@ -21,6 +21,8 @@ Two models for the hypotheses H0 ``elo = elo0`` against H1 ``elo = elo1``, as in
   number of games whatever the scenario.  ``p_t`` is the maximum-likelihood distribution whose t-value
   ``(mu - 1/2) / sigma`` equals ``t = nElo / (800 / ln 10)`` (times ``sqrt(2)`` for pairs), found by iterating
   the secular equation with the constraint linearised at the current ``(mu, sigma)``; the LLR is as above.
+  Defined for every count vector, degenerate ones included (all pairs in one bin: the regularisation keeps
+  every ``p^ > 0``), so a perfect record still moves the LLR towards H1 and the test stops.
 
 The test stops when ``LLR <= log(beta / (1 - alpha))`` (accept H0) or ``LLR >= log((1 - beta) / alpha)``
 (accept H1).  Estimates: :func:`elo_estimate` (Bradley-Terry with the virtual-draw prior and the profile
@@ -172,18 +174,34 @@ def mle_with_t_value(a: np.ndarray, p: np.ndarray, ref: float, t: float, max_ite
 
     The gradient of the constraint at the current ``(mu, sigma)`` is ``a - ref - t sigma (1 + ((a - mu) /
     sigma)^2) / 2`` (the constant makes its mean zero on the constraint); the stationary point of the
-    likelihood is then ``p / (1 + x d)`` as for a fixed mean, so the secular equation is solved again with
-    ``(mu, sigma)`` of the new distribution until it stops changing (to 1e-13; Fishtest iterates the same way).
-    Raises :class:`SPRTError` if it does not converge in ``max_iter`` rounds."""
+    likelihood is then ``p / (1 + x d)`` as for a fixed mean, so the secular equation (bracketed, ``brentq``) is
+    solved again with ``(mu, sigma)`` of the new distribution until it stops changing -- Fishtest's
+    ``MLE_tvalue`` iteration.  ``t = 0`` is the fixed-mean problem (``mean = ref``), solved directly.
+
+    Stopping rule (decided here; Fishtest stops at a change below 1e-9 or after 10 rounds): the largest change of a
+    probability below 1e-13, or below 1e-9 once it has stopped shrinking.  The second case is a degenerate sample
+    (every pair in one or two bins, e.g. nine won pairs of nine): the regularised ``p`` puts almost all its weight
+    on one outcome, the root ``x`` sits next to a pole of the secular equation and the iterates settle into a
+    rounding-level flicker (about 1e-9 on a probability, 1e-13 on the t-value) instead of converging further.
+
+    Raises :class:`SPRTError` if neither happens in ``max_iter`` rounds and the last iterate's t-value misses
+    ``t`` by more than 1e-9 (not seen on any count vector; the test suite sweeps the degenerate ones)."""
+    if t == 0:
+        return mle_with_mean(a, p, ref)
     q = np.full(len(p), 1.0 / len(p))
+    previous = math.inf
     for _ in range(max_iter):
         mu = float(q @ a)
         sigma = math.sqrt(float(q @ (a - mu) ** 2))
         d = a - ref - t * sigma * (1 + ((a - mu) / sigma) ** 2) / 2
         new = _secular(p, d)
-        if np.abs(new - q).max() < 1e-13:
+        change = float(np.abs(new - q).max())
+        if change < 1e-13 or (change < 1e-9 and change >= previous):
             return new
-        q = new
+        q, previous = new, change
+    mu = float(q @ a)
+    if abs((mu - ref) / math.sqrt(float(q @ (a - mu) ** 2)) - t) < 1e-9:
+        return q
     raise SPRTError(f"the t-value MLE (t = {t}) did not converge in {max_iter} iterations")
 
 

@@ -419,6 +419,28 @@ def load_tournament(path: str | Path) -> Tournament:
 
 
 # --- entrants are checked before any game ------------------------------------------------------------------------
+def entrant_problems(t: Tournament) -> list[str]:
+    """The entrants' doctrines checked statically, the way ``tanksim validate`` checks data files: nothing is
+    imported, no entrant's program is started (:func:`agents.controllers.check_policy`).  Returns one
+    ``FILE: entrants[i].policy: what is wrong`` line per bad entrant (empty when all pass); entrants given by
+    ``command`` are left to :func:`check_entrants`."""
+    return list(_static_entrant_problems(t).values())
+
+
+def _static_entrant_problems(t: Tournament) -> dict[int, str]:
+    from agents.controllers import PolicyLoadError, check_policy
+
+    out = {}
+    for i, e in enumerate(t.entrants):
+        if e.command:
+            continue
+        try:
+            check_policy(str(e.policy), dict(e.params))
+        except PolicyLoadError as exc:
+            out[i] = f"{t.source}: entrants[{i}].policy: {exc}"
+    return out
+
+
 def check_entrants(entrants: Sequence[Entrant]) -> list[str]:
     """Load every entrant once (instantiate in-process doctrines; start isolated ones and complete the
     handshake).  Returns one line per entrant that cannot be loaded (empty when all load)."""
@@ -989,14 +1011,28 @@ def run_tournament(t: Tournament, out: str | Path, *, workers: int | None = None
                    check: bool = True) -> RunSummary:
     """Play every scheduled game not yet stored in ``out`` and store it (Parquet parts in ``out/runs``).
 
-    Entrants are loaded first (``check``): any that cannot be loaded raise :class:`EntrantLoadFailure` before a
-    game starts.  Executor arguments override the file's ``executor`` block.  Ctrl-C stops cleanly (finished
-    games are kept; ``interrupted`` is set).  The folder is locked for the call (a second writer gets
+    Entrants are checked first (``check``), before anything is created: statically, with ``tanksim validate``'s
+    wording (:func:`entrant_problems`), then loaded for real (:func:`check_entrants`; for a folder that does not
+    exist yet before it is made, else those the remaining games need); any problem raises
+    :class:`EntrantLoadFailure` before a game starts and, for a new folder, before it (or its lock) exists.
+    Executor arguments override the file's ``executor`` block.  Ctrl-C stops cleanly (finished games are kept;
+    ``interrupted`` is set).  The folder is locked for the call (a second writer gets
     :class:`sim.experiments.store.FolderInUse`: ``DIR: in use by pid N``) and verified first
     (:func:`prepare_folder`)."""
     from sim.experiments import store
 
     out = Path(out)
+    if check:
+        # the whole file first, before anything is created: the static check (validate's wording), then, for a
+        # folder that does not exist yet, every remaining entrant loaded for real (so a failure leaves no folder)
+        static = _static_entrant_problems(t)
+        problems = list(static.values())
+        if not out.exists():
+            rest = [e for i, e in enumerate(t.entrants) if i not in static]
+            problems += [f"{t.source}: {p}" for p in check_entrants(rest)]
+            check = False   # loaded once here; not again under the lock
+        if problems:
+            raise EntrantLoadFailure(problems)
     with store.folder_lock(out, "tanksim tournament"):
         return _run_tournament(t, out, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
                                progress=progress, check=check)
