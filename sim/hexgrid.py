@@ -23,7 +23,6 @@ from typing import (
     Mapping,
     NamedTuple,
     TypeVar,
-    cast,
 )
 
 if TYPE_CHECKING:
