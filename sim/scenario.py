@@ -49,7 +49,7 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
-from sim.messages import clip, short
+from sim.messages import clip, error_message, short
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -661,7 +661,8 @@ def _fmt_validation(src: str, exc: ValidationError, prefix: str = "") -> list[st
     other = 0
     for e in exc.errors(include_url=False, include_context=False):
         loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "tuple[", "list["))))
-        pattern = (tuple("#" if isinstance(x, int) else x for x in loc), e["msg"])
+        msg = error_message(e)
+        pattern = (tuple("#" if isinstance(x, int) else x for x in loc), msg)
         if pattern in alike:
             counts[alike[pattern]] += 1
             continue
@@ -674,7 +675,7 @@ def _fmt_validation(src: str, exc: ValidationError, prefix: str = "") -> list[st
         got = e.get("input")
         got_txt = "" if isinstance(got, (dict, list, tuple)) or got is None else f" (got {short(got)})"
         alike[pattern] = len(lines)
-        lines.append(f"{src}: {path}: {clip(e['msg'], 300)}{got_txt}")
+        lines.append(f"{src}: {path}: {clip(msg, 300)}{got_txt}")
         counts.append(0)
     out = [line + (f" (and {n:,} more like it)" if n else "") for line, n in zip(lines, counts)]
     return out + ([f"{src}: ... and {other:,} more problems"] if other else [])

@@ -187,7 +187,7 @@ def test_unloadable_entrant_is_reported_before_any_game(tmp_path, plugins):
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"games_per_pairing": 3}, "games_per_pairing: Value error, must be even"),
+    ({"games_per_pairing": 3}, "games_per_pairing: must be even"),
     ({"entrants": [{"name": "a", "policy": "hold"}, {"name": "a", "policy": "advance"}]}, "repeated: a"),
     ({"entrants": [{"name": "a", "policy": "hold", "command": ["x"]}, {"name": "b", "policy": "hold"}]},
      "exactly one of policy"),

@@ -223,7 +223,9 @@ def cmd_cases(args: argparse.Namespace) -> int:
 
 
 def _file_kind(path: str) -> str:
-    """``experiment`` (has ``factors``), ``tournament`` (has ``entrants``) or ``scenario``."""
+    """What a file is, by its top-level keys: ``comparison`` (a rule-set comparison for ``compare-rulesets``: a
+    factor of path ``ruleset``), ``experiment`` (other ``factors``), ``tournament`` (``entrants``), else
+    ``scenario``.  A file that cannot be read is a ``scenario`` (its loader reports the problem)."""
     from sim.scenario import find_scenario, parse_yaml
 
     try:
@@ -232,6 +234,11 @@ def _file_kind(path: str) -> str:
     except (OSError, ScenarioError):  # the scenario loader reports the problem properly
         return "scenario"
     if isinstance(data, dict) and "factors" in data:
+        from sim.experiments.compare import RULESET
+
+        factors = data["factors"]
+        if isinstance(factors, list) and any(isinstance(f, dict) and f.get("path") == RULESET for f in factors):
+            return "comparison"
         return "experiment"
     if isinstance(data, dict) and "entrants" in data:
         return "tournament"
@@ -257,6 +264,12 @@ def _entrant_problems(t: Tournament) -> list[str]:
 def _validate_one(f: str) -> str:
     """Check one file; returns its ``ok`` line.  Raises :class:`ScenarioError`, ``ValueError`` or ``OSError``."""
     kind = _file_kind(f)
+    if kind == "comparison":
+        from sim.experiments.compare import load_comparison
+
+        comp = load_comparison(f)
+        return (f"{f}: ok (rule-set comparison, {len(comp.levels)} doctrines x "
+                f"{', '.join(c.ruleset + '/' + c.scenario for c in comp.cells)})")
     if kind == "experiment":
         from sim.experiments.design import load_experiment
 
@@ -279,9 +292,10 @@ def _validate_one(f: str) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Validate scenario files (and experiment / tournament files, recognised by their ``factors`` /
-    ``entrants``).  Runs no code from a file: plug-in doctrines are checked statically (never imported), no
-    command is started, no entrant probed; every field a battle reads is checked.  ``--json``: one object
+    """Validate scenario files, and every other kind of file the project reads (experiments, rule-set
+    comparisons, tournaments; see :func:`_file_kind`), each with its own loader.  Runs no code from a file: plug-in
+    doctrines are checked statically (never imported), no command is started, no entrant probed; every field a
+    battle reads is checked.  ``--json``: one object
     ``{"ok", "files": [{"file", "ok", "kind", "summary" | "errors"}]}`` on stdout instead of the lines."""
     from agents.plugins import source_budget
 
@@ -346,7 +360,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the results as one JSON object")
     c.set_defaults(fn=cmd_cases)
 
-    v = sub.add_parser("validate", help="validate scenario files")
+    v = sub.add_parser("validate", help="validate scenario, experiment, rule-set comparison and tournament files")
     v.add_argument("files", nargs="+")
     v.add_argument("--json", action="store_true", help="print the results as one JSON object")
     v.set_defaults(fn=cmd_validate)
