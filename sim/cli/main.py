@@ -383,8 +383,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     import logging
 
-    # rule-set warnings (e.g. ASL catalog defaults) are shown with TANKSIM_LOG=WARNING (or INFO, DEBUG)
-    logging.basicConfig(level=os.environ.get("TANKSIM_LOG", "ERROR").upper(), format="%(name)s: %(message)s")
+    from sim.logs import configure_logging
+
+    # rule-set warnings (e.g. ASL catalog defaults) are shown with TANKSIM_LOG=warning (or info, debug): the same
+    # set-up as every other entry point and worker process (sim.logs); other libraries' records from error up
+    level = configure_logging()
+    logging.basicConfig(level=max(logging.ERROR, logging.getLevelName(level)), format="%(name)s: %(message)s")
     if argv and argv[0] in EXTERNAL:
         mod, _, fn = EXTERNAL[argv[0]].partition(":")
         try:
