@@ -161,3 +161,14 @@ def test_validation_messages_drop_pydantics_value_error_prefix(tmp_path, capsys)
     assert main(["validate", str(f)]) == 1
     err = capsys.readouterr().err
     assert f"{f}: (top level): give exactly one of scenario" in err and "Value error" not in err
+
+
+def test_output_cut_short_by_its_reader_ends_quietly():
+    """``tanksim catalog asl | head``: the reader is gone before the first write; every subcommand (built-in or in
+    its own module) exits 0 with nothing on stderr, not ``[Errno 32] Broken pipe``."""
+    for args in (["catalog", "asl"], ["catalog", "asl", "pzkpfw_iiih"], ["validate", "scenarios/default.yaml"],
+                 ["odds", "panzer_squadron", "penetration=118", "armour=177", "modifier=0"]):
+        p = subprocess.Popen(tanksim_cmd() + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdout.close()  # the reader goes away before the command writes
+        err = p.stderr.read().decode()
+        assert p.wait(timeout=300) == 0 and err == "", (args, err)

@@ -17,7 +17,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Any, Sequence, TextIO
 
 from sim.rules import base as rules_base
 from sim.scenario import ScenarioError
@@ -321,6 +321,43 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+class StdoutClosed(BaseException):
+    """The reader of standard output went away (``tanksim ... | head``).  A ``BaseException``, so no subcommand's
+    ``except OSError`` takes it for a file problem; :func:`main` ends quietly on it."""
+
+
+class _PipeGuard:
+    """Standard output for a subcommand: writes go through to ``stream``; a ``BrokenPipeError`` points file
+    descriptor 1 at ``/dev/null`` (so the interpreter's last flush is quiet too, as the Python documentation's note
+    on SIGPIPE advises) and raises :class:`StdoutClosed`."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def _closed(self) -> StdoutClosed:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+        except (OSError, ValueError):  # not a real file (a test's capture): nothing to silence
+            pass
+        return StdoutClosed()
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            raise self._closed() from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise self._closed() from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def _seed(text: str) -> int:
     try:
         v = int(text)
@@ -380,6 +417,19 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``tanksim`` console script: dispatch to a subcommand and return its exit code.  Output cut short by
+    its reader (``tanksim catalog asl | head``) ends every subcommand quietly with exit code 0."""
+    stdout = sys.stdout
+    sys.stdout = _PipeGuard(stdout)  # type: ignore[assignment]
+    try:
+        return _main(argv)
+    except StdoutClosed:
+        return 0
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     import logging
 
@@ -410,10 +460,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.fn(args) or 0)
-    except BrokenPipeError:  # e.g. `tanksim run | head`: stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
     except ScenarioError as exc:
         print("\n".join(exc.errors), file=sys.stderr)
         return 2
