@@ -7,7 +7,7 @@ checks of ``agents/``, so it imports nothing of the project.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -50,3 +50,15 @@ def error_message(error: Mapping[str, Any]) -> str:
         if msg.startswith(prefix):
             return msg[len(prefix):]
     return msg
+
+
+def match_name(text: str, names: Sequence[str]) -> int | None:
+    """The index in ``names`` a user's ``text`` names: an exact match first, else the one name equal to it
+    ignoring case (``--play soviets`` for a side ``Soviets``); ``None`` when none, or several, match without case.
+
+    Decision (the spec is silent): names of sides and keywords typed on a command line match case-insensitively
+    wherever that is unambiguous; two names that differ only in case must be typed exactly."""
+    if text in names:
+        return list(names).index(text)
+    folded = [i for i, n in enumerate(names) if n.casefold() == text.casefold()]
+    return folded[0] if len(folded) == 1 else None

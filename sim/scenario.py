@@ -49,7 +49,7 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
-from sim.messages import clip, error_message, short
+from sim.messages import clip, error_message, match_name, short
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -1270,10 +1270,12 @@ def _list_index(node: list, part: str) -> int | None:
 
 
 def side_index(sc: Scenario, key: str) -> int:
-    """A side by name or by position ``1`` / ``2``; raises ``KeyError`` naming the sides."""
+    """A side by name (or role), in any case where unambiguous (:func:`sim.messages.match_name`), or by position
+    ``1`` / ``2``; raises ``KeyError`` naming the sides."""
     if key.isdecimal() and len(key) <= 18 and 1 <= int(key) <= len(sc.sides):
         return int(key) - 1
-    for i, s in enumerate(sc.sides):
-        if s.name == key or s.role == key:
-            return i
+    for names in ([s.name for s in sc.sides], [s.role for s in sc.sides]):
+        found = match_name(key, names)
+        if found is not None:
+            return found
     raise KeyError(f"no side {key!r}; sides are {', '.join(s.name for s in sc.sides)} (or 1, 2)")
