@@ -1,5 +1,5 @@
-"""Every ``tanksim <subcommand> ... --option`` that README.md and docs/*.md show exists in that subcommand's parser,
-and every file the project ships in scenarios/ passes ``tanksim validate``.
+"""The README and docs/*.md match the program: every ``tanksim <subcommand> ... --option`` they show exists in that
+subcommand's parser, the files ``run --out`` writes are all named, the ``sim.env`` snippet renders RGB.
 
 The uses are read from fenced code blocks (line by line) and from inline code spans; a shell comment (`` # ``),
 a pipe or ``&&`` ends a command.  A subcommand's parser is taken from the module that implements it (the first
@@ -112,3 +112,34 @@ def test_batch_help_shows_tables(capsys):
     with pytest.raises(SystemExit):
         cli.main(["batch", "--help"])
     assert "--tables" in capsys.readouterr().out
+
+
+def _readme_row(command: str) -> str:
+    """The README's command-table row that starts with ``| `tanksim <command>``."""
+    rows = [line for line in (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+            if line.startswith(f"| `tanksim {command}")]
+    assert len(rows) == 1, rows
+    return rows[0]
+
+
+def test_the_readme_names_every_file_run_out_writes(tmp_path):
+    from sim.cli.main import main
+
+    assert main(["run", "skirmish_2v2", "--seed", "1", "--out", str(tmp_path / "o")]) == 0
+    written = sorted(p.name for p in (tmp_path / "o").iterdir())
+    assert {"battle.parquet", "final_state.json", "parts.jsonl"} <= set(written)
+    row = _readme_row("run [SCENARIO]")
+    assert [n for n in written if f"`{n}`" not in row] == []
+
+
+def test_the_readme_environment_snippet_renders_rgb():
+    """The README's ``sim.env`` block, run as written: its ``render()`` is an ``(H, W, 3)`` uint8 array."""
+    pytest.importorskip("pettingzoo")
+    import numpy as np
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "from sim import env" in b)
+    scope: dict[str, object] = {}
+    exec(compile(block, "README.md (sim.env block)", "exec"), scope)
+    frame = scope["frame"]
+    assert isinstance(frame, np.ndarray) and frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3

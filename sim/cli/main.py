@@ -375,7 +375,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one battle and print its result")
     r.add_argument("scenario", nargs="?", help="scenario file or bundled name (default: the bundled default)")
     r.add_argument("--seed", type=_seed, default=0, help="battle seed (integer >= 0)")
-    r.add_argument("--out", help="folder for the battle's Parquet files (battle, events, series, shots, tanks, sides)")
+    r.add_argument("--out", help="folder for the battle's files: battle, events, series, shots, tanks, sides "
+                   "(.parquet), final_state.json, parts.jsonl (checksums)")
     r.add_argument("--plot", help="draw the final board to this image file")
     r.add_argument("--json", action="store_true", help="print the result row as JSON")
     r.add_argument("--policy", action="append", metavar="SIDE=NAME[:k=v,...]",
