@@ -421,7 +421,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``tanksim`` console script: dispatch to a subcommand and return its exit code.  Output cut short by
     its reader (``tanksim catalog asl | head``) ends every subcommand quietly with exit code 0."""
     stdout = sys.stdout
-    sys.stdout = _PipeGuard(stdout)  # type: ignore[assignment]
+    sys.stdout = _PipeGuard(stdout)
     try:
         return _main(argv)
     except StdoutClosed:
