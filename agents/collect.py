@@ -84,10 +84,12 @@ def check_collect(collect: Mapping[str, Any]) -> CollectSpec:
     """Validate a ``collect`` mapping.  Raises :class:`ReporterError` (``collect.agents.NAME: what``)."""
     from pydantic import ValidationError
 
+    from sim.messages import error_message
+
     try:
         return CollectSpec.model_validate(dict(collect))
     except ValidationError as exc:
-        lines = [f"collect.{'.'.join(str(x) for x in e['loc'])}: {e['msg'].removeprefix('Value error, ')}"
+        lines = [f"collect.{'.'.join(str(x) for x in e['loc'])}: {error_message(e)}"
                  for e in exc.errors()]
         raise ReporterError("; ".join(lines)) from None
 

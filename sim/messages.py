@@ -7,6 +7,7 @@ checks of ``agents/``, so it imports nothing of the project.
 from __future__ import annotations
 
 import reprlib
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 
@@ -33,3 +34,31 @@ def short(value: Any, limit: int = 60) -> str:
 def clip(text: str, limit: int = 300) -> str:
     """``text`` cut to at most ``limit`` characters (``...`` marks a cut)."""
     return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+#: Prefixes pydantic puts before the text of an error a validator raised (``ValueError`` / ``AssertionError``);
+#: they say nothing to a user and are dropped from every printed message.
+_PYDANTIC_PREFIXES = ("Value error, ", "Assertion failed, ")
+
+
+def error_message(error: Mapping[str, Any]) -> str:
+    """The text of one pydantic error (an item of ``ValidationError.errors()``) as a user reads it: the
+    ``"Value error, "`` (or ``"Assertion failed, "``) pydantic prefixes to a validator's own message removed.
+    Every place that prints validation errors goes through this."""
+    msg = str(error.get("msg", ""))
+    for prefix in _PYDANTIC_PREFIXES:
+        if msg.startswith(prefix):
+            return msg[len(prefix):]
+    return msg
+
+
+def match_name(text: str, names: Sequence[str]) -> int | None:
+    """The index in ``names`` a user's ``text`` names: an exact match first, else the one name equal to it
+    ignoring case (``--play soviets`` for a side ``Soviets``); ``None`` when none, or several, match without case.
+
+    Decision (the spec is silent): names of sides and keywords typed on a command line match case-insensitively
+    wherever that is unambiguous; two names that differ only in case must be typed exactly."""
+    if text in names:
+        return list(names).index(text)
+    folded = [i for i, n in enumerate(names) if n.casefold() == text.casefold()]
+    return folded[0] if len(folded) == 1 else None

@@ -49,7 +49,7 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
-from sim.messages import clip, short
+from sim.messages import clip, error_message, match_name, short
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -661,7 +661,8 @@ def _fmt_validation(src: str, exc: ValidationError, prefix: str = "") -> list[st
     other = 0
     for e in exc.errors(include_url=False, include_context=False):
         loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "tuple[", "list["))))
-        pattern = (tuple("#" if isinstance(x, int) else x for x in loc), e["msg"])
+        msg = error_message(e)
+        pattern = (tuple("#" if isinstance(x, int) else x for x in loc), msg)
         if pattern in alike:
             counts[alike[pattern]] += 1
             continue
@@ -674,7 +675,7 @@ def _fmt_validation(src: str, exc: ValidationError, prefix: str = "") -> list[st
         got = e.get("input")
         got_txt = "" if isinstance(got, (dict, list, tuple)) or got is None else f" (got {short(got)})"
         alike[pattern] = len(lines)
-        lines.append(f"{src}: {path}: {clip(e['msg'], 300)}{got_txt}")
+        lines.append(f"{src}: {path}: {clip(msg, 300)}{got_txt}")
         counts.append(0)
     out = [line + (f" (and {n:,} more like it)" if n else "") for line, n in zip(lines, counts)]
     return out + ([f"{src}: ... and {other:,} more problems"] if other else [])
@@ -1269,10 +1270,12 @@ def _list_index(node: list, part: str) -> int | None:
 
 
 def side_index(sc: Scenario, key: str) -> int:
-    """A side by name or by position ``1`` / ``2``; raises ``KeyError`` naming the sides."""
+    """A side by name (or role), in any case where unambiguous (:func:`sim.messages.match_name`), or by position
+    ``1`` / ``2``; raises ``KeyError`` naming the sides."""
     if key.isdecimal() and len(key) <= 18 and 1 <= int(key) <= len(sc.sides):
         return int(key) - 1
-    for i, s in enumerate(sc.sides):
-        if s.name == key or s.role == key:
-            return i
+    for names in ([s.name for s in sc.sides], [s.role for s in sc.sides]):
+        found = match_name(key, names)
+        if found is not None:
+            return found
     raise KeyError(f"no side {key!r}; sides are {', '.join(s.name for s in sc.sides)} (or 1, 2)")

@@ -239,6 +239,13 @@ def test_who_plays(capsys):
     assert parse_human("B", ["A", "B"]) == 1 and parse_human("1", ["A", "B"]) == 0
     with pytest.raises(ValueError, match=r"play: expected a side name \(A, B\)"):
         parse_human("C", ["A", "B"])
+    # names and the keyword in any case where unambiguous; a side named like the keyword is that side
+    assert parse_human("Nobody", ["A", "B"]) is None and parse_human("NONE", ["A", "B"]) is None
+    assert parse_human("germans", ["Soviets", "Germans"]) == 1
+    assert parse_human("nobody", ["Nobody", "B"]) == 0
+    with pytest.raises(ValueError, match="expected a side name"):
+        parse_human("red", ["Red", "RED"])  # two names that differ only in case: type one exactly
+    assert parse_human("RED", ["Red", "RED"]) == 1
     assert main(["default", "--play", "Martians"]) == 2
     assert "play: expected a side name (Soviets, Germans)" in capsys.readouterr().err
     m = AppModel("default", 3)

@@ -10,6 +10,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 
 import pandas as pd
@@ -340,3 +341,25 @@ def test_executor_options_are_checked():
         pass
     with pytest.raises(FileNotFoundError, match="not a batch results folder"):
         load_runs("/nonexistent/results")
+
+
+def test_rule_set_warnings_in_workers_follow_tanksim_log(tmp_path):
+    """An ASL batch: its catalog warnings come from the worker processes; hidden by default, shown with
+    TANKSIM_LOG=warning (README, "rule-set warnings"), the same as ``tanksim run``."""
+    exp = {"name": "asl_quiet", "scenario": "asl_1941_meeting",
+           "factors": [{"path": "sides.0.policy.name", "levels": ["hold"]}], "replications": 2, "seed": 3,
+           "overrides": {"turn_limit": 1}}
+    p = tmp_path / "exp.yaml"
+    p.write_text(yaml.safe_dump(exp), encoding="utf-8")
+    line = "asl catalog: vehicle"
+    env = {k: v for k, v in os.environ.items() if k != "TANKSIM_LOG"}
+    for level, shown in ((None, False), ("warning", True)):
+        run_env = env if level is None else {**env, "TANKSIM_LOG": level}
+        out = tmp_path / f"out_{level}"
+        r = subprocess.run([*tanksim_cmd(), "batch", str(p), "--out", str(out), "--workers", "2", "--no-progress"],
+                           capture_output=True, text=True, env=run_env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        assert (line in r.stderr) is shown, (level, r.stderr)
+    code = "import sim.env; sim.env.env(scenario='asl_1941_meeting').reset(seed=1)"  # the README's snippet
+    quiet = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert quiet.returncode == 0 and line not in quiet.stderr, quiet.stderr

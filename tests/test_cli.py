@@ -134,3 +134,41 @@ def test_validate_and_cases_json(capsys, root):
     doc = json.loads(capsys.readouterr().out)
     assert doc["failed"] == 0 and doc["passed"] == len(doc["cases"]) > 0
     assert {c["status"] for c in doc["cases"]} == {"pass"}
+
+
+def test_validate_passes_every_bundled_file_each_with_its_own_loader(capsys, root):
+    from sim.cli.main import main
+
+    files = sorted(str(p.relative_to(root)) for p in (root / "scenarios").glob("*.yaml"))
+    assert main(["validate", *files, "--json"]) == 0, capsys.readouterr()
+    doc = json.loads(capsys.readouterr().out)
+    kinds = {f["file"]: f["kind"] for f in doc["files"]}
+    assert doc["ok"] and len(kinds) == len(files) >= 10
+    assert kinds["scenarios/ruleset_comparison.yaml"] == "comparison"
+    assert kinds["scenarios/doctrine_experiment.yaml"] == "experiment"
+    assert kinds["scenarios/tournament.yaml"] == "tournament"
+    assert kinds["scenarios/default.yaml"] == "scenario"
+    summary = {f["file"]: f["summary"] for f in doc["files"]}["scenarios/ruleset_comparison.yaml"]
+    assert summary.startswith("(rule-set comparison, 10 doctrines x ") and "asl/asl_1941_meeting" in summary
+
+
+def test_validation_messages_drop_pydantics_value_error_prefix(tmp_path, capsys):
+    from sim.cli.main import main
+
+    f = tmp_path / "exp.yaml"  # a validator's own error (ValueError in a model_validator)
+    f.write_text(yaml.safe_dump({"name": "x", "scenario": "default", "generator": {"kind": "meeting"},
+                                 "factors": [{"path": "seed", "levels": [1, 2]}]}))
+    assert main(["validate", str(f)]) == 1
+    err = capsys.readouterr().err
+    assert f"{f}: (top level): give exactly one of scenario" in err and "Value error" not in err
+
+
+def test_output_cut_short_by_its_reader_ends_quietly():
+    """``tanksim catalog asl | head``: the reader is gone before the first write; every subcommand (built-in or in
+    its own module) exits 0 with nothing on stderr, not ``[Errno 32] Broken pipe``."""
+    for args in (["catalog", "asl"], ["catalog", "asl", "pzkpfw_iiih"], ["validate", "scenarios/default.yaml"],
+                 ["odds", "panzer_squadron", "penetration=118", "armour=177", "modifier=0"]):
+        p = subprocess.Popen(tanksim_cmd() + args, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        p.stdout.close()  # the reader goes away before the command writes
+        err = p.stderr.read().decode()
+        assert p.wait(timeout=300) == 0 and err == "", (args, err)

@@ -63,7 +63,7 @@ def test_parameter_known_to_one_level_of_the_policy_factor_refuses_the_points_th
 
 
 def test_empty_levels_and_other_schema_errors(tmp_path):
-    assert "factors[0].levels: Value error, expected at least one level" in errors_of(
+    assert "factors[0].levels: expected at least one level" in errors_of(
         tmp_path, {"factors": [{"path": "turn_limit", "levels": []}]})
     assert "give exactly one of levels" in errors_of(
         tmp_path, {"factors": [{"path": "turn_limit", "levels": [3], "range": [1, 4]}]})

@@ -112,8 +112,8 @@ def test_huge_terrain_regions_are_clipped_to_the_board_before_anything_is_built(
     d["map"]["terrain"] = [{"tile": "woods", "rect": {"q": [0, 10_000]}}, {"tile": "woods", "rect": {
         "q": [5, 2], "r": [0, 1]}}]
     msg = _errors(d)
-    assert "map.terrain[0].rect: Value error, a rect needs both axial ranges" in msg
-    assert "map.terrain[1].rect: Value error, rect.q [5, 2]: expected [low, high] with low <= high" in msg
+    assert "map.terrain[0].rect: a rect needs both axial ranges" in msg
+    assert "map.terrain[1].rect: rect.q [5, 2]: expected [low, high] with low <= high" in msg
 
 
 def test_terrain_cover_is_bounded():

@@ -79,3 +79,16 @@ def test_duplicate_side_names_labels_and_hexagon_radius():
     d = small_ps_scenario()
     d["map"] = {"shape": "hexagon", "width": 5}
     assert "map.radius: a hexagon map needs its radius" in _errors(d)
+
+
+def test_side_names_match_in_any_case_where_unambiguous():
+    from sim.messages import match_name
+    from sim.scenario import load_scenario, side_index
+
+    sc = load_scenario("default")
+    names = [s.name for s in sc.sides]
+    assert [side_index(sc, n.upper()) for n in names] == [0, 1] == [side_index(sc, n.lower()) for n in names]
+    assert side_index(sc, "2") == 1
+    with pytest.raises(KeyError, match="no side 'Martians'"):
+        side_index(sc, "Martians")
+    assert match_name("red", ["Red", "RED"]) is None and match_name("Red", ["Red", "RED"]) == 0

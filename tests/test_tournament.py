@@ -205,7 +205,7 @@ def test_tournament_command_rejects_a_misspelled_policy_as_validate_does_and_cre
 
 
 @pytest.mark.parametrize("change,message", [
-    ({"games_per_pairing": 3}, "games_per_pairing: Value error, must be even"),
+    ({"games_per_pairing": 3}, "games_per_pairing: must be even"),
     ({"entrants": [{"name": "a", "policy": "hold"}, {"name": "a", "policy": "advance"}]}, "repeated: a"),
     ({"entrants": [{"name": "a", "policy": "hold", "command": ["x"]}, {"name": "b", "policy": "hold"}]},
      "exactly one of policy"),

@@ -1,5 +1,5 @@
 """``tanksim batch EXPERIMENT.yaml --out DIR [--workers N] [--scheduler ADDRESS | --dask-local N] [--new]
-[--events] [--watchdog S] [--chunk-seconds S] [--retry-failed] [--no-progress]``
+[--events] [--tables] [--watchdog S] [--chunk-seconds S] [--retry-failed] [--no-progress]``
 
 Plays every battle of an experiment file (see :mod:`sim.experiments.design`) that ``DIR`` does not hold yet, with a
 progress bar (runs done, runs/s, ETA), and stores them as Parquet parts (see :mod:`sim.experiments.batch`).  Run the
@@ -32,6 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
                     help="accept a changed experiment file for an existing folder (stored runs still in the "
                          "design are reused)")
     ap.add_argument("--events", action="store_true", help="also store every battle's event log and per-turn series")
+    ap.add_argument("--tables", action="store_true",
+                    help="also store the tidy tables: one row per shot (shots/) and per tank per turn (tanks/)")
     ap.add_argument("--watchdog", type=float, metavar="S", help="seconds one battle may take (default: the file's)")
     ap.add_argument("--chunk-seconds", type=float, metavar="S", help="target seconds of work per task")
     ap.add_argument("--retry-failed", action="store_true",
@@ -71,7 +73,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         s = execute(exp, args.out, workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local,
                     new=args.new, events=args.events, watchdog_s=args.watchdog, chunk_s=args.chunk_seconds,
-                    progress=not args.no_progress, retry_failed=args.retry_failed)
+                    progress=not args.no_progress, retry_failed=args.retry_failed,
+                    tables=args.tables)
     except (BatchRefused, FolderInUse) as exc:
         print(f"tanksim batch: {exc}", file=sys.stderr)
         return 2

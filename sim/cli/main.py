@@ -17,7 +17,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence, TextIO
 
 from sim.rules import base as rules_base
 from sim.scenario import ScenarioError
@@ -220,7 +220,9 @@ def cmd_cases(args: argparse.Namespace) -> int:
 
 
 def _file_kind(path: str) -> str:
-    """``experiment`` (has ``factors``), ``tournament`` (has ``entrants``) or ``scenario``."""
+    """What a file is, by its top-level keys: ``comparison`` (a rule-set comparison for ``compare-rulesets``: a
+    factor of path ``ruleset``), ``experiment`` (other ``factors``), ``tournament`` (``entrants``), else
+    ``scenario``.  A file that cannot be read is a ``scenario`` (its loader reports the problem)."""
     from sim.scenario import find_scenario, parse_yaml
 
     try:
@@ -229,6 +231,11 @@ def _file_kind(path: str) -> str:
     except (OSError, ScenarioError):  # the scenario loader reports the problem properly
         return "scenario"
     if isinstance(data, dict) and "factors" in data:
+        from sim.experiments.compare import RULESET
+
+        factors = data["factors"]
+        if isinstance(factors, list) and any(isinstance(f, dict) and f.get("path") == RULESET for f in factors):
+            return "comparison"
         return "experiment"
     if isinstance(data, dict) and "entrants" in data:
         return "tournament"
@@ -238,6 +245,12 @@ def _file_kind(path: str) -> str:
 def _validate_one(f: str) -> str:
     """Check one file; returns its ``ok`` line.  Raises :class:`ScenarioError`, ``ValueError`` or ``OSError``."""
     kind = _file_kind(f)
+    if kind == "comparison":
+        from sim.experiments.compare import load_comparison
+
+        comp = load_comparison(f)
+        return (f"{f}: ok (rule-set comparison, {len(comp.levels)} doctrines x "
+                f"{', '.join(c.ruleset + '/' + c.scenario for c in comp.cells)})")
     if kind == "experiment":
         from sim.experiments.design import load_experiment
 
@@ -260,9 +273,10 @@ def _validate_one(f: str) -> str:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    """Validate scenario files (and experiment / tournament files, recognised by their ``factors`` /
-    ``entrants``).  Runs no code from a file: plug-in doctrines are checked statically (never imported), no
-    command is started, no entrant probed; every field a battle reads is checked.  ``--json``: one object
+    """Validate scenario files, and every other kind of file the project reads (experiments, rule-set
+    comparisons, tournaments; see :func:`_file_kind`), each with its own loader.  Runs no code from a file: plug-in
+    doctrines are checked statically (never imported), no command is started, no entrant probed; every field a
+    battle reads is checked.  ``--json``: one object
     ``{"ok", "files": [{"file", "ok", "kind", "summary" | "errors"}]}`` on stdout instead of the lines."""
     from agents.plugins import source_budget
 
@@ -288,6 +302,43 @@ def cmd_validate(args: argparse.Namespace) -> int:
     return 1 if bad else 0
 
 
+class StdoutClosed(BaseException):
+    """The reader of standard output went away (``tanksim ... | head``).  A ``BaseException``, so no subcommand's
+    ``except OSError`` takes it for a file problem; :func:`main` ends quietly on it."""
+
+
+class _PipeGuard:
+    """Standard output for a subcommand: writes go through to ``stream``; a ``BrokenPipeError`` points file
+    descriptor 1 at ``/dev/null`` (so the interpreter's last flush is quiet too, as the Python documentation's note
+    on SIGPIPE advises) and raises :class:`StdoutClosed`."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+
+    def _closed(self) -> StdoutClosed:
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self.stream.fileno())
+        except (OSError, ValueError):  # not a real file (a test's capture): nothing to silence
+            pass
+        return StdoutClosed()
+
+    def write(self, text: str) -> int:
+        try:
+            return self.stream.write(text)
+        except BrokenPipeError:
+            raise self._closed() from None
+
+    def flush(self) -> None:
+        try:
+            self.stream.flush()
+        except BrokenPipeError:
+            raise self._closed() from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def _seed(text: str) -> int:
     try:
         v = int(text)
@@ -305,7 +356,8 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one battle and print its result")
     r.add_argument("scenario", nargs="?", help="scenario file or bundled name (default: the bundled default)")
     r.add_argument("--seed", type=_seed, default=0, help="battle seed (integer >= 0)")
-    r.add_argument("--out", help="folder for the battle's Parquet files (battle, events, series, shots, tanks, sides)")
+    r.add_argument("--out", help="folder for the battle's files: battle, events, series, shots, tanks, sides "
+                   "(.parquet), final_state.json, parts.jsonl (checksums)")
     r.add_argument("--plot", help="draw the final board to this image file")
     r.add_argument("--json", action="store_true", help="print the result row as JSON")
     r.add_argument("--policy", action="append", metavar="SIDE=NAME[:k=v,...]",
@@ -327,7 +379,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", action="store_true", help="print the results as one JSON object")
     c.set_defaults(fn=cmd_cases)
 
-    v = sub.add_parser("validate", help="validate scenario files")
+    v = sub.add_parser("validate", help="validate scenario, experiment, rule-set comparison and tournament files")
     v.add_argument("files", nargs="+")
     v.add_argument("--json", action="store_true", help="print the results as one JSON object")
     v.set_defaults(fn=cmd_validate)
@@ -347,11 +399,28 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """The ``tanksim`` console script: dispatch to a subcommand and return its exit code.  Output cut short by
+    its reader (``tanksim catalog asl | head``) ends every subcommand quietly with exit code 0."""
+    stdout = sys.stdout
+    sys.stdout = _PipeGuard(stdout)
+    try:
+        return _main(argv)
+    except StdoutClosed:
+        return 0
+    finally:
+        sys.stdout = stdout
+
+
+def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     import logging
 
-    # rule-set warnings (e.g. ASL catalog defaults) are shown with TANKSIM_LOG=WARNING (or INFO, DEBUG)
-    logging.basicConfig(level=os.environ.get("TANKSIM_LOG", "ERROR").upper(), format="%(name)s: %(message)s")
+    from sim.logs import configure_logging
+
+    # rule-set warnings (e.g. ASL catalog defaults) are shown with TANKSIM_LOG=warning (or info, debug): the same
+    # set-up as every other entry point and worker process (sim.logs); other libraries' records from error up
+    level = configure_logging()
+    logging.basicConfig(level=max(logging.ERROR, logging.getLevelName(level)), format="%(name)s: %(message)s")
     if argv and argv[0] in EXTERNAL:
         mod, _, fn = EXTERNAL[argv[0]].partition(":")
         try:
@@ -373,10 +442,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return int(args.fn(args) or 0)
-    except BrokenPipeError:  # e.g. `tanksim run | head`: stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 0
     except ScenarioError as exc:
         print("\n".join(exc.errors), file=sys.stderr)
         return 2

@@ -65,6 +65,7 @@ from sim.experiments.store import (
     read_manifest,
     verified_manifest,
 )
+from sim.logs import configure_logging, current_level
 from sim.scenario import ScenarioError, validate
 
 #: Largest number of battles in one chunk.
@@ -314,15 +315,17 @@ def watchdog(limit_s: float | None, key: str | None = None,
             send("end", key)
 
 
-def _init_worker(driver_alive: Any, progress: Any = None) -> None:
-    """Process-pool worker set-up: ignore Ctrl-C (the driver handles it), exit when the driver is gone, and keep
-    ``progress`` (the pool's message queue, see :func:`progress_sink`).
+def _init_worker(driver_alive: Any, progress: Any = None, log_level: str | None = None) -> None:
+    """Process-pool worker set-up: ignore Ctrl-C (the driver handles it), exit when the driver is gone, keep
+    ``progress`` (the pool's message queue, see :func:`progress_sink`) and log at the driver's ``log_level``
+    (:func:`sim.logs.configure_logging`).
 
     ``driver_alive`` is the read end of a pipe whose only write end the driver holds: it reaches end-of-file the
     moment the driver exits, even by a hard crash or ``kill -9`` (a zombie driver still counts as gone), so no
     worker is left behind."""
     global _PROGRESS
     _PROGRESS = progress
+    configure_logging(log_level)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
     def watch() -> None:
@@ -375,7 +378,7 @@ def _process_pool(n: int) -> cf.ProcessPoolExecutor:
     reader, writer = ctx.Pipe(duplex=False)
     progress = ctx.SimpleQueue()
     ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
-                                initargs=(reader, progress))
+                                initargs=(reader, progress, current_level()))
     ex._tanksim_driver_alive = (reader, writer)  # type: ignore[attr-defined] # held for the pool's lifetime
     ex._tanksim_progress = progress  # type: ignore[attr-defined]
     return ex
@@ -428,6 +431,9 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
             client = Client(scheduler, timeout="20s")
         inbox: deque[dict[str, Any]] = deque()
         try:
+            from sim.experiments.dask_worker import LoggingPlugin
+
+            client.register_plugin(LoggingPlugin(current_level()), name="tanksim-logging")
             client.subscribe_topic(PROGRESS_TOPIC, lambda event: inbox.append(dict(event[1])))
             n = max(1, sum(client.nthreads().values()))
             if client.scheduler is None:  # a synchronous Client connects in its constructor

@@ -211,12 +211,14 @@ def build(out_dir: str | Path) -> tuple[dict[str, Any], pd.DataFrame, pd.DataFra
 
 
 def _side_index(arg: str | None, names: Sequence[str]) -> int | None:
-    """``--side`` (a name, 1 or 2) as a side index; ``None`` when it names no side."""
+    """``--side`` (a name in any case where unambiguous, 1 or 2) as a side index; ``None`` when it names no side."""
+    from sim.messages import match_name
+
     if not arg:
         return 0
     if arg in ("1", "2"):
         return int(arg) - 1
-    return list(names).index(arg) if arg in names else None
+    return match_name(arg, list(names))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

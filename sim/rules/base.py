@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sim.actions import Action, Pass
 from sim.battle import Battle, BoardView
 from sim.dice import DiceSource
+from sim.messages import error_message
 
 
 class Illegal(str):
@@ -142,7 +143,7 @@ def validation_problems(exc: ValidationError, limit: int = 20) -> list[tuple[str
             else:
                 text = str(part)
                 path += ("." if path else "") + (text if len(text) <= 40 else text[:37] + "...")
-        msg = str(e["msg"]).removeprefix("Value error, ")
+        msg = error_message(e)
         out.append((path, msg if len(msg) <= 300 else msg[:297] + "..."))
         if len(out) >= limit:
             break

@@ -29,6 +29,7 @@ from agents.policies import BUILTIN
 from sim.actions import Activate, Fire, Pass, Pivot, Ram, Special, Step
 from sim.battle import LogEntry
 from sim.events import Activated, Moved, ShotResolved
+from sim.messages import match_name
 from sim.model import BattleModel
 from sim.rules.base import Decision, Legal
 from sim.scenario import PolicySpec, Scenario, ScenarioError, load_scenario
@@ -356,12 +357,14 @@ def dice_text(details: Any) -> str:
 
 def parse_human(human: str | int | None, side_names: list[str]) -> int | None:
     """The side index a person plays, from ``None`` / ``""`` / ``"nobody"`` (nobody: watch the AI), a side name or
-    a 1-based side number.  Raises ``ValueError`` naming the sides for anything else."""
-    if human is None or str(human).strip() in ("", "nobody", "none"):
+    a 1-based side number, names and keywords in any case where unambiguous (:func:`sim.messages.match_name`).
+    Raises ``ValueError`` naming the sides for anything else."""
+    text = "" if human is None else str(human).strip()
+    found = match_name(text, side_names)
+    if found is not None:
+        return found
+    if text.casefold() in ("", "nobody", "none"):
         return None
-    text = str(human).strip()
-    if text in side_names:
-        return side_names.index(text)
     if text.isdigit() and 1 <= int(text) <= len(side_names):
         return int(text) - 1
     raise ValueError(f"play: expected a side name ({', '.join(side_names)}), a side number 1..{len(side_names)} "

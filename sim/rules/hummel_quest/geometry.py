@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from sim.hexgrid import Hex, as_hex, aspect, distance
-from sim.rules.base import CaseError
+from sim.rules.base import CaseError, validation_problems
 from sim.rules.hummel_quest.board import HexFlags, HQBoard, flags
 from sim.rules.hummel_quest.odds import band_of
 from sim.rules.hummel_quest.panic import flee_plan
@@ -43,7 +43,8 @@ def geometry_case(g: Mapping[str, Any]) -> dict[str, Any]:
     try:
         o = HQOptions.model_validate(optnames)
     except ValidationError as exc:
-        raise CaseError(f"bad option in geometry case: {exc}") from None
+        raise CaseError("bad option in geometry case: " + "; ".join(
+            f"{p}: {m}" if p else m for p, m in validation_problems(exc))) from None
     hs = o.hex_size_m
     tanks_raw = list(g.get("tanks") or [])
     tanks = {str(t["id"]): as_hex(t["hex"]) for t in tanks_raw}

@@ -26,6 +26,7 @@ from math import comb
 from typing import TYPE_CHECKING
 
 from sim.dice import DiceSource
+from sim.messages import error_message
 
 if TYPE_CHECKING:
     from sim.rules.hummel_quest.stats import HQOptions
@@ -790,7 +791,7 @@ def parse_params(params: Mapping[str, object], *, outcome: bool = False
     try:
         opts = HQOptions.model_validate(overrides)
     except ValidationError as exc:
-        msgs = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
+        msgs = "; ".join(f"{'.'.join(map(str, e['loc']))}: {error_message(e)}" for e in exc.errors())
         raise CaseError(f"bad option override: {msgs}") from None
     if values.get("ones_tens_rule", 0) is None:
         values["ones_tens_rule"] = opts.pool_ones_tens_rule
