@@ -28,7 +28,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -73,11 +73,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--no-progress", action="store_true")
     p.add_argument("--json", action="store_true", help="print the results as one JSON object (report to stderr)")
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    return _with_json(args, _tournament)
+
+
+def _with_json(args: argparse.Namespace, run: Callable[[argparse.Namespace, dict[str, Any] | None], int]) -> int:
+    """Run a subcommand; with ``--json`` its report goes to stderr and the dict it fills is printed as one JSON
+    object on stdout (nothing is printed if it filled nothing, e.g. after an error)."""
     if not args.json:
-        return _tournament(args, None)
+        return run(args, None)
     out: dict[str, Any] = {}
     with contextlib.redirect_stdout(sys.stderr):
-        rc = _tournament(args, out)
+        rc = run(args, out)
     if out:
         print(json.dumps(out, sort_keys=True))
     return rc
@@ -177,14 +183,7 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object (report to stderr)")
     _executor_args(p)
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
-    if not args.json:
-        return _match(args, None)
-    out: dict[str, Any] = {}
-    with contextlib.redirect_stdout(sys.stderr):
-        rc = _match(args, out)
-    if out:
-        print(json.dumps(out, sort_keys=True))
-    return rc
+    return _with_json(args, _match)
 
 
 def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
