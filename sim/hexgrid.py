@@ -801,45 +801,126 @@ class SightLines:
     once on an obstacle grid.  Pure, translation-invariant integer geometry: made once per ``(dq, dr, origin)``
     by :func:`sight_lines` and shared by every map.
 
-    ``hexes[i]`` and ``hexsides[i]`` are :func:`sight_footprint` of aim ``AIMS[i]``.  :meth:`offsets` gives, for a
-    grid row stride ``w``, the flat index offsets of all aims' hexes concatenated (``x + w * y``) with the start
-    of each aim's run (aims without hexes left out) -- one ``numpy`` gather and one ``logical_or.reduceat`` test
-    all seven lines (:func:`count_clear_lines`)."""
+    ``hexes[i]`` and ``hexsides[i]`` are :func:`sight_footprint` of aim ``AIMS[i]`` (hexes sorted; hexsides as
+    :func:`_canonical_sides`).  :meth:`masks` gives, for a grid row stride ``w``, each aim's hexes as a bit mask
+    over flat grid indices (``x + w * y``, shifted so the lowest is bit 0) and that shift: one shift and seven
+    ``&`` of Python integers test all seven lines on an :class:`_ObstacleGrid` (:func:`count_clear_lines`).
 
-    __slots__ = ("hexes", "hexsides", "_by_stride")
+    Made directly (numpy, :func:`_entered_many`) when ``image`` is ``None``; else ``image = (base, matrix, aims)``
+    makes it the image of the lines ``base`` under a symmetry of the grid (:func:`_symmetry`'s ``matrix``), aim
+    ``i`` being the image of the base's aim ``aims[i]``: its hexes are then mapped only when asked for."""
 
-    def __init__(self, dq: int, dr: int, origin: int | None):
-        o = frame_centre((0, 0)) if origin is None else frame_vertex((0, 0), origin)
-        ps = [frame_centre((dq, dr)) if aim is None else frame_vertex((dq, dr), aim) for aim in AIMS]
-        self.hexes: tuple[tuple[Hex, ...], ...] = tuple(_entered_many(dq, dr, o, ps))
-        self.hexsides: tuple[tuple[tuple[int, int, int, int, bool, bool], ...], ...] = tuple(
-            _hexsides_along(dq, dr, o, p) for p in ps)
-        self._by_stride: dict[int, tuple[Any, Any, tuple[int, ...]]] = {}
+    __slots__ = ("_hexes", "hexsides", "_by_stride", "_image")
 
-    def offsets(self, w: int) -> tuple[Any, Any, tuple[int, ...]]:
-        """``(flat offsets, run starts, aim indices of the runs)`` for a grid of row stride ``w`` (cached)."""
+    def __init__(self, dq: int, dr: int, origin: int | None,
+                 image: tuple[SightLines, tuple[int, int, int, int], tuple[int, ...]] | None = None):
+        self._image = image
+        self._hexes: tuple[tuple[Hex, ...], ...] | None = None
+        if image is None:
+            o = frame_centre((0, 0)) if origin is None else frame_vertex((0, 0), origin)
+            ps = [frame_centre((dq, dr)) if aim is None else frame_vertex((dq, dr), aim) for aim in AIMS]
+            self._hexes = tuple(_entered_many(dq, dr, o, ps))
+            self.hexsides: tuple[tuple[tuple[int, int, int, int, bool, bool], ...], ...] = tuple(
+                _canonical_sides(_hexsides_along(dq, dr, o, p)) for p in ps)
+        else:
+            base, (a, b, c, d), aims = image
+            self.hexsides = tuple(
+                _canonical_sides((a * x1 + b * y1, c * x1 + d * y1, a * x2 + b * y2, c * x2 + d * y2, ok1, ok2)
+                                 for x1, y1, x2, y2, ok1, ok2 in base.hexsides[j]) for j in aims)
+        self._by_stride: dict[int, tuple[int, tuple[int, ...]]] = {}
+
+    @property
+    def hexes(self) -> tuple[tuple[Hex, ...], ...]:
+        """Per aim, the hexes (offsets from the firer) whose interior its line enters, sorted."""
+        if self._hexes is None:
+            assert self._image is not None
+            base, (a, b, c, d), aims = self._image
+            self._hexes = tuple(tuple(sorted(Hex(a * x + b * y, c * x + d * y) for x, y in base.hexes[j]))
+                                for j in aims)
+        return self._hexes
+
+    def masks(self, w: int) -> tuple[int, tuple[int, ...]]:
+        """``(lowest flat offset, one bit mask per aim)`` for a grid of row stride ``w`` (cached); an aim whose
+        line enters no hex has mask 0."""
         got = self._by_stride.get(w)
         if got is None:
-            import numpy as np
-
-            flat: list[int] = []
-            starts: list[int] = []
-            which: list[int] = []
-            for i, hs in enumerate(self.hexes):
-                if hs:
-                    starts.append(len(flat))
-                    which.append(i)
-                    flat.extend(x + w * y for x, y in hs)
-            got = self._by_stride[w] = (np.array(flat, dtype=np.intp), np.array(starts, dtype=np.intp),
-                                        tuple(which))
+            if self._image is None:
+                flat = [[x + w * y for x, y in hs] for hs in self.hexes]
+            else:
+                base, (a, b, c, d), aims = self._image
+                ea, eb = a + w * c, b + w * d  # flat index of the image of ``(x, y)``: ``ea x + eb y``
+                flat = [[ea * x + eb * y for x, y in base.hexes[j]] for j in aims]
+            low = min((min(f) for f in flat if f), default=0)
+            masks = []
+            for f in flat:
+                m = 0
+                for i in f:
+                    m |= 1 << (i - low)
+                masks.append(m)
+            got = self._by_stride[w] = (low, tuple(masks))
         return got
+
+
+def _symmetry(m: int, k: int) -> tuple[int, int, int, int]:
+    """The hex grid symmetry "turn ``k`` times by +60 degrees, then mirror ``m`` times (0 or 1) in the sight frame's
+    ``X`` axis" as an integer matrix ``(a, b, c, d)``: ``(q, r) -> (a q + b r, c q + d r)``.  The turn takes
+    direction ``j`` to ``j + 1`` and vertex ``j`` to ``j + 1`` (cube ``(q, r, s) -> (-s, -q, -r)``); the mirror
+    takes ``(q, r)`` to ``(q, s)``, vertex ``j`` to ``-j`` (mod 6)."""
+    a, b, c, d = 1, 0, 0, 1
+    for _ in range(k % 6):
+        a, b, c, d = a + c, b + d, -a, -b
+    if m:
+        c, d = -a - c, -b - d
+    return a, b, c, d
+
+
+def _canonical_sides(sides: Iterable[tuple[int, int, int, int, bool, bool]]
+                     ) -> tuple[tuple[int, int, int, int, bool, bool], ...]:
+    """Hexsides ``(q1, r1, q2, r2, ok1, ok2)`` with each pair's hexes in ``(q, r)`` order, sorted; those where
+    neither hex may block (``ok1`` and ``ok2`` false) left out, as they can never block."""
+    out = set()
+    for q1, r1, q2, r2, ok1, ok2 in sides:
+        if not (ok1 or ok2):
+            continue
+        out.add((q1, r1, q2, r2, ok1, ok2) if (q1, r1) <= (q2, r2) else (q2, r2, q1, r1, ok2, ok1))
+    return tuple(sorted(out))
+
+
+@lru_cache(maxsize=4_000)
+def _base_lines(dq: int, dr: int, origin: int | None) -> SightLines:
+    """:class:`SightLines` computed directly (numpy): the one of each turn class of :func:`sight_lines`."""
+    return SightLines(dq, dr, origin)
 
 
 @lru_cache(maxsize=20_000)
 def sight_lines(dq: int, dr: int, origin: int | None) -> SightLines:
     """The :class:`SightLines` from the firer's centre (``origin`` ``None``) or vertex ``origin`` to the hex
-    ``(dq, dr)`` away (cached: a 25 x 25 battle needs a few thousand, each a few kB)."""
-    return SightLines(dq, dr, origin)
+    ``(dq, dr)`` away (cached: a 25 x 25 battle needs a few thousand, each a few kB).
+
+    The geometry is exact and the hex grid is symmetric under turns of 60 degrees and mirroring (in the sight frame
+    these are affine maps, which keep which hexes a segment enters and which hexsides it runs along), so only one
+    of the twelve images of ``(dq, dr)`` is computed (:func:`_base_lines`: the image smallest as a tuple) and the
+    others are its hexes mapped back (:func:`_symmetry`), with the origin and aim vertices renumbered.
+    ``tests/test_hexgrid.py`` checks this against the direct computation on every offset of a region and every
+    origin."""
+    best = None
+    for m in (0, 1):
+        q, r = (dq, -dq - dr) if m else (dq, dr)  # mirrored
+        for k in range(6):
+            if best is None or (q, r) < best[0]:
+                best = ((q, r), m, k)
+            q, r = -r, q + r  # turned by -60 degrees: the image of ``(dq, dr)`` turned ``k + 1`` times back
+    assert best is not None
+    (cq, cr), m, k = best
+    if (m, k) == (0, 0):
+        return _base_lines(dq, dr, origin)
+
+    def vertex(v: int) -> int:  # the base's vertex that maps to vertex ``v``
+        return ((-v if m else v) - k) % 6
+
+    base = _base_lines(cq, cr, None if origin is None else vertex(origin))
+    aims = tuple(0 if aim is None else 1 + vertex(aim) for aim in AIMS)  # the base's aim that maps to each aim
+    return SightLines(dq, dr, origin, (base, _symmetry(m, k), aims))
 
 
 def sight_footprint(dq: int, dr: int, origin: int | None, aim: int | None
@@ -853,28 +934,31 @@ def sight_footprint(dq: int, dr: int, origin: int | None, aim: int | None
     sight ellipse (:func:`sight_ellipse`, slack 3), whose interior the closed segment enters
     (:func:`segment_enters_hex`); ``hexsides`` ``(q1, r1, q2, r2, ok1, ok2)`` for every hexside the segment runs
     along over a positive length (panzer_squadron.md 6.3 b) between two hexes of which at least one lies in the
-    ellipse and is neither firer nor target -- ``ok1``/``ok2`` say which (a hex that is not may not block)."""
+    ellipse and is neither firer nor target -- ``ok1``/``ok2`` say which (a hex that is not may not block), each
+    pair's hexes in ``(q, r)`` order, sorted (:func:`_canonical_sides`)."""
     lines = sight_lines(dq, dr, origin)
     i = AIMS.index(aim)
     return lines.hexes[i], lines.hexsides[i]
 
 
 class _ObstacleGrid:
-    """A set of obstacle hexes as a flat boolean numpy array over an axial bounding box (row stride ``w``), big
-    enough for the lines asked of it so far (:func:`count_clear_lines` grows it when a line falls outside)."""
+    """A set of obstacle hexes as one Python integer of bits over an axial bounding box (bit ``(q - q0) + w * (r -
+    r0)``; row stride ``w``), big enough for the lines asked of it so far (:func:`count_clear_lines` grows it when a
+    line falls outside)."""
 
-    __slots__ = ("obstacles", "cells", "q0", "r0", "w", "h")
+    __slots__ = ("obstacles", "bits", "q0", "r0", "w", "h")
 
     def __init__(self, obstacles: Collection[tuple[int, int]], lo: tuple[int, int], hi: tuple[int, int]):
-        import numpy as np
-
         self.obstacles = obstacles
         self.q0, self.r0 = lo
-        self.w, self.h = hi[0] - lo[0] + 1, hi[1] - lo[1] + 1
-        self.cells = np.zeros(self.w * self.h, dtype=bool)
+        # the row stride is a power of two, so that grids of one map share a stride (and the lines' masks per
+        # stride, :meth:`SightLines.masks`) although their boxes differ
+        self.w, self.h = 1 << (hi[0] - lo[0]).bit_length(), hi[1] - lo[1] + 1
+        bits = 0
         for q, r in obstacles:
             if lo[0] <= q <= hi[0] and lo[1] <= r <= hi[1]:
-                self.cells[(q - self.q0) + self.w * (r - self.r0)] = True
+                bits |= 1 << ((q - self.q0) + self.w * (r - self.r0))
+        self.bits = bits
 
     def covers(self, q1: int, r1: int, q2: int, r2: int) -> bool:
         return self.q0 <= q1 and self.r0 <= r1 and q2 < self.q0 + self.w and r2 < self.r0 + self.h
@@ -923,27 +1007,21 @@ def count_clear_lines(firer: tuple[int, int], target: tuple[int, int], obstacles
     ``target`` (``None`` = centre, ``k`` = vertex ``k``) no obstacle blocks (panzer_squadron.md 6.3): none enters
     the interior of an obstacle hex and none runs along a blocking hexside -- one between two obstacle hexes
     (``hexside_blocks`` ``both``) or next to one (``either``).  ``obstacles`` is a set of hexes; the firer's and
-    target's own hexes never block.  Exact (integer geometry of :class:`SightLines`); the hexes of all lines are
-    looked up at once on a numpy grid of the obstacles, so the cost is one gather per pair, not one per hex.
+    target's own hexes never block.  Exact (integer geometry of :class:`SightLines`); the hexes of each line are
+    tested at once as a bit mask against the obstacles' bits (:class:`_ObstacleGrid`), not one hex at a time.
     """
-    import numpy as np
-
     fq, fr = firer
     tq, tr = target
     lines = sight_lines(tq - fq, tr - fr, origin)
     reach = _LINE_REACH
     g = _grid_for(obstacles, min(fq, tq) - reach, min(fr, tr) - reach, max(fq, tq) + reach, max(fr, tr) + reach)
-    flat, starts, which = lines.offsets(g.w)
-    blocked = [False] * len(AIMS)
-    if len(flat):
-        hit = np.logical_or.reduceat(g.cells[flat + ((fq - g.q0) + g.w * (fr - g.r0))], starts)
-        for i, b in zip(which, hit.tolist()):
-            blocked[i] = b
+    got = lines._by_stride.get(g.w)
+    low, masks = got if got is not None else lines.masks(g.w)
+    near = g.bits >> ((fq - g.q0) + g.w * (fr - g.r0) + low)
     either = hexside_blocks != "both"
     clear = 0
-    for aim in aims:
-        i = AIMS.index(aim)
-        if blocked[i]:
+    for i in (range(7) if aims is AIMS else [AIMS.index(aim) for aim in aims]):
+        if near & masks[i]:
             continue
         for x1, y1, x2, y2, ok1, ok2 in lines.hexsides[i]:
             o1 = ok1 and (fq + x1, fr + y1) in obstacles

@@ -124,3 +124,24 @@ def test_bounded_dijkstra_respects_budget():
     assert res[(Hex(0, 0), 0)][0] == 0
     assert res[(Hex(3, -3), 0)] == (3, [(Hex(0, 0), 0), (Hex(1, -1), 0), (Hex(2, -2), 0), (Hex(3, -3), 0)])
     assert all(c <= 3 for c, _ in res.values())
+
+
+def test_sight_lines_by_symmetry_equal_the_direct_computation():
+    """sim.hexgrid.sight_lines computes one of the twelve images of an offset under the grid's turns and mirrors
+    and maps the others: every offset within 7 hexes, from the centre and from every vertex, has exactly the
+    hexes and hexsides (and the bit masks, for two strides) of the direct computation."""
+    from sim.hexgrid import AIMS, SightLines, sight_lines
+
+    derived = 0
+    for dq in range(-7, 8):
+        for dr in range(-7, 8):
+            if not 2 <= distance((0, 0), (dq, dr)) <= 7:
+                continue
+            for origin in (None, 0, 1, 2, 3, 4, 5):
+                got, want = sight_lines(dq, dr, origin), SightLines(dq, dr, origin)
+                assert got.hexes == want.hexes and got.hexsides == want.hexsides, (dq, dr, origin)
+                assert len(got.hexes) == len(AIMS) and any(got.hexes)
+                for w in (16, 64):
+                    assert got.masks(w) == want.masks(w), (dq, dr, origin, w)
+                derived += got._image is not None
+    assert derived > 1000  # most come from another image: the symmetry was used, not only the direct path

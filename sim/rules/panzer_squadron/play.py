@@ -36,6 +36,7 @@ of ``tests/cases/play_panzer_squadron.yaml``):
 from __future__ import annotations
 
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, Generator, Hashable, Literal, Mapping
 
 from pydantic import Field
@@ -135,8 +136,15 @@ class PanzerSquadron(Ruleset):
     def has_turret(self, vehicle: Vehicle) -> bool:
         return vehicle.turret
 
-    def tiles(self, options: PSOptions) -> dict[str, Tile]:
-        return {**DEFAULT_TILES, **options.tiles}
+    def tiles(self, options: PSOptions) -> Mapping[str, Tile]:
+        """The Tiles by terrain name: the defaults with the scenario's ``tiles`` over them (kept per options
+        object: options are not changed after validation)."""
+        got = _TILES.get(id(options))
+        if got is None or got[0] is not options:
+            if len(_TILES) >= 64:
+                _TILES.pop(next(iter(_TILES)))
+            got = _TILES[id(options)] = (options, MappingProxyType({**DEFAULT_TILES, **options.tiles}))
+        return got[1]
 
     def terrain_names(self, options: PSOptions | None = None) -> tuple[str, ...]:
         return tuple(self.tiles(options or PSOptions()))
@@ -237,11 +245,9 @@ class PanzerSquadron(Ruleset):
             return Illegal("target is not a live tank")
         if t.side == s.side:
             return Illegal("target is a friendly tank")
-        g = self.geometry(battle, shooter, target, as_if)
-        if not g["shot_allowed"]:
-            return Illegal(g["reason"])
         hx = as_hex(as_if.hex) if as_if else s.hex
-        assert hx is not None  # geometry() refused a shooter off the board
+        if hx is None:
+            raise ValueError(f"geometry: tank {shooter} is not on the board")
         if as_if:
             status = IN_MOVEMENT if as_if.moved and s.rules_state.get("start_status") == IN_MOVEMENT else \
                 s.rules_state.get("start_status", STATIONARY)
@@ -249,13 +255,39 @@ class PanzerSquadron(Ruleset):
             status = s.rules_state["start_status"]
         else:
             status = s.rules_state["marker"]
+        target_moving = t.rules_state.get("marker") == IN_MOVEMENT
+        opts = battle.options
+        if opts.live_tanks_block_los:
+            return self._shot(battle, shooter, target, as_if, hx, status, target_moving)
+        if as_if:
+            facing = gun = as_if.facing
+        else:
+            facing = s.facing
+            gun = facing if s.turret_facing is None else s.turret_facing
+        # everything the shot reads besides the obstacles of the pair's sight ellipse and the terrain, which
+        # pair_cached watches: the two tanks (their vehicles are fixed), where they stand and face, the firer's
+        # status, whether the target moves, and the options
+        key = ("ps_shot", shooter, target, hx, facing, gun, t.hex, t.facing, status, target_moving,
+               _options_key(opts))
+        return battle.map.pair_cached(key, hx, t.hex, lambda: self._shot(battle, shooter, target, as_if, hx, status,
+                                                                         target_moving))
+
+    def _shot(self, battle: BoardView, shooter: int, target: int, as_if: Hypo | None, hx: Hex, status: str,
+              target_moving: bool) -> Shot | Illegal:
+        """:meth:`shot` computed (a legal pair of tanks; ``hx`` the shooter's hex, ``status`` its status for the
+        shot, ``target_moving`` the target's marker)."""
+        s, t = battle.tanks[shooter], battle.tanks[target]
+        g = self.geometry(battle, shooter, target, as_if)
+        if not g["shot_allowed"]:
+            return Illegal(g["reason"])
+        assert t.hex is not None  # shot() checked
         tiles = self.tiles(battle.options)
         tile_mod = tiles[battle.map.terrain(t.hex)].target_modifier + tiles[battle.map.terrain(hx)].firer_modifier
-        m = net_modifier(firer_status=status, turret_rotated=g["turret_rotation"],
-                         target_moving=t.rules_state.get("marker") == IN_MOVEMENT,
+        m = net_modifier(firer_status=status, turret_rotated=g["turret_rotation"], target_moving=target_moving,
                          cover_modifier=g["cover_modifier"], range_hexes=g["range"], tile_modifier=tile_mod)
         key = PSKey(s.vehicle.penetration, g["armour"], m)
-        return Shot(shooter, target, key, g["face"], {**g, "firer_status": status, "tile_modifier": tile_mod})
+        return Shot(shooter, target, key, g["face"],
+                    MappingProxyType({**g, "firer_status": status, "tile_modifier": tile_mod}))
 
     def odds(self, key: Hashable) -> Odds:
         """Exact odds (D22) of a shot's key, a :class:`PSKey`; raises ``TypeError`` for any other key."""
@@ -693,6 +725,22 @@ def _sight_rules(los_origin: str, hexside_blocks: str, max_range_hexes: int | No
 
 
 _ARMOUR_KEYS: dict[int, tuple[Vehicle, tuple]] = {}
+#: ``PanzerSquadron.tiles`` per options object (by identity, the object kept beside its table).
+_TILES: dict[int, tuple[PSOptions, Mapping[str, Tile]]] = {}
+_OPTION_KEYS: dict[int, tuple[PSOptions, tuple]] = {}
+
+
+def _options_key(options: PSOptions) -> tuple:
+    """The options a shot reads, as a cache key (computed once per options object): the sight options, the
+    exceptional-line modifier and the Tiles."""
+    ent = _OPTION_KEYS.get(id(options))
+    if ent is None or ent[0] is not options:
+        if len(_OPTION_KEYS) >= 64:
+            _OPTION_KEYS.pop(next(iter(_OPTION_KEYS)))
+        ent = _OPTION_KEYS[id(options)] = (options, (
+            options.los_origin, options.hexside_blocks, options.max_range_hexes, options.exceptional_modifier,
+            options.moving_may_fire_in_place, tuple(sorted((k, repr(v)) for k, v in options.tiles.items()))))
+    return ent[1]
 
 
 def _armour_key(vehicle: Vehicle) -> tuple:
