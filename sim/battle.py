@@ -171,8 +171,10 @@ class BattleState:
         #: Ids of the tanks whose hex, facing, turret facing or status changed, one entry per change in log order
         #: (what incremental caches such as :class:`SightMatrix` read to redo only the pairs of those tanks).
         self.tank_changes: list[int] = []
-        for h in self.map.cells:
-            self.map.graph.nodes[h]["tanks"] = ()
+        #: Tank ids on each hex (live, wrecked or incapacitated), sorted; hexes without tanks are left out.  A
+        #: plain dict of the battle's own (not the map graph's node attributes): a side's view (:meth:`hiding`)
+        #: and every movement search read and change it many times per decision.
+        self.occupancy: dict[tuple[int, int], tuple[int, ...]] = {}
         for t in self.tanks:
             if t.hex is not None:
                 self._occupy(t.tank_id, t.hex)
@@ -227,12 +229,14 @@ class BattleState:
                 self._occupy(tid, h)
 
     def _occupy(self, tid: int, h: Hex) -> None:
-        node = self.map.graph.nodes[h]
-        node["tanks"] = tuple(sorted(node.get("tanks", ()) + (tid,)))
+        self.occupancy[h] = tuple(sorted(self.occupancy.get(h, ()) + (tid,)))
 
     def _vacate(self, tid: int, h: Hex) -> None:
-        node = self.map.graph.nodes[h]
-        node["tanks"] = tuple(x for x in node.get("tanks", ()) if x != tid)
+        left = tuple(x for x in self.occupancy.get(h, ()) if x != tid)
+        if left:
+            self.occupancy[h] = left
+        else:
+            self.occupancy.pop(h, None)
 
     def _place(self, tid: int, h: Hex, facing: int) -> None:
         t = self.tanks[tid]
@@ -274,9 +278,7 @@ class BattleState:
 
     def occupants(self, h: tuple[int, int]) -> tuple[int, ...]:
         """Tank ids (live, wrecked or incapacitated) on hex ``h``; empty off the map."""
-        if h not in self.map:
-            return ()
-        return self.map.graph.nodes[h].get("tanks", ())
+        return self.occupancy.get(h, ())
 
     def live_tanks(self, side: int | None = None) -> list[TankState]:
         """Tanks that can fight (status active, on the board), in id order; of ``side`` if given."""

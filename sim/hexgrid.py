@@ -383,6 +383,9 @@ class HexMap:
         self._cells = frozenset(cellset)
         for cell, t in (terrain or {}).items():
             self.graph.nodes[as_hex(cell)]["terrain"] = t
+        #: The node attribute ``terrain`` as a plain dict (read many times per decision; networkx's node views
+        #: cost several times a dict lookup).  :meth:`set_terrain` keeps both in step.
+        self._terrain: dict[tuple[int, int], str] = {h: d["terrain"] for h, d in self.graph.nodes(data=True)}
         self.version = 0
         self.terrain_version = 0
         # the answer caches hold each key's own type (what its ``compute`` returned), so their values are Any
@@ -415,22 +418,26 @@ class HexMap:
 
     def terrain(self, h: tuple[int, int]) -> str:
         """Terrain name of ``h``; raises ``KeyError`` if off the map (movement and set-up must not ask)."""
-        return self.graph.nodes[h]["terrain"]
+        return self._terrain[h]
 
     def sight_terrain(self, h: tuple[int, int]) -> str:
         """Terrain name of ``h`` for every sight, LOS, hindrance and cover rule: a cell off the map (a line between
         two hexes on the map may pass one, e.g. along a ``rectangle`` board's ragged edge) is open ground,
         :data:`OFF_MAP_TERRAIN`; never raises (CONVENTIONS.md "Lines")."""
-        return self.graph.nodes[h]["terrain"] if h in self._cells else OFF_MAP_TERRAIN
+        return self._terrain.get(h, OFF_MAP_TERRAIN)
 
     def set_terrain(self, h: tuple[int, int], name: str) -> None:
         """Change a cell's terrain and bump both versions (only ``events.apply`` should call this in a battle).
         A :meth:`fork` first takes its own copy of the graph and of the terrain cache (copy on write)."""
+        if h not in self._cells:
+            raise KeyError(f"set_terrain: {tuple(h)} is not a cell of the map")
         if self._forked:
             self.graph = self.graph.copy()
+            self._terrain = dict(self._terrain)
             self._static = {}
             self._forked = False
         self.graph.nodes[h]["terrain"] = name
+        self._terrain[as_hex(h)] = name
         self.terrain_version += 1
         self.bump(None)  # a terrain change may change any rule-set answer (tile costs, cover): recompute them all
 
@@ -522,9 +529,8 @@ class HexMap:
         own terrain changes (then :meth:`set_terrain` copies them first, so this map never sees the change).  It
         also shares the dynamic cache (:meth:`cached`) while both are at the version of the fork: answers cached
         there depend only on the key and on the obstacles of that version, which are the same on both boards;
-        the first bump on either side gives that side a new cache.  The graph's node attributes other than
-        ``terrain`` (a battle's ``tanks``) are the original battle's: a search copy keeps its own occupancy
-        (``sim.search.SearchBattle``)."""
+        the first bump on either side gives that side a new cache.  Tank occupancy is not the map's: each battle and
+        search copy keeps its own (``BattleState.occupancy``)."""
         new = object.__new__(HexMap)
         new.__dict__.update(self.__dict__)
         if self._cache_version != self.version:

@@ -34,27 +34,12 @@ from sim.hexgrid import Hex
 class SearchBattle(BattleState):
     """A :class:`~sim.battle.BattleState` made by :func:`fork`: a search copy.
 
-    It behaves like a battle (rule sets read it and ``emit`` applies events to it at once) but keeps its tank
-    occupancy in its own mapping (``occupancy``: hex -> tank ids, sorted), not in the shared graph, so copies
-    never disturb each other or the original.  ``origin_version`` is the version of the battle it was copied
+    It behaves like a battle (rule sets read it and ``emit`` applies events to it at once) with its own tank
+    occupancy (``occupancy``: hex -> tank ids, sorted; not shared with the original), so copies never disturb
+    each other or the original.  ``origin_version`` is the version of the battle it was copied
     from; ``log`` holds only the events emitted on the copy."""
 
-    occupancy: dict[tuple[int, int], tuple[int, ...]]  # keys are Hex values; any (q, r) pair looks one up
     origin_version: int
-
-    def _occupy(self, tid: int, h: Hex) -> None:
-        self.occupancy[h] = tuple(sorted(self.occupancy.get(h, ()) + (tid,)))
-
-    def _vacate(self, tid: int, h: Hex) -> None:
-        left = tuple(x for x in self.occupancy.get(h, ()) if x != tid)
-        if left:
-            self.occupancy[h] = left
-        else:
-            self.occupancy.pop(h, None)
-
-    def occupants(self, h: tuple[int, int]) -> tuple[int, ...]:
-        """Tank ids on hex ``h`` in the copy (live, wrecked or incapacitated); empty off the map."""
-        return self.occupancy.get(h, ())
 
     def fork(self, **kw: Any) -> SearchBattle:
         """:func:`fork` of this copy."""
