@@ -30,6 +30,7 @@ about many hypothetical states: each distinct question is computed once until an
 """
 from __future__ import annotations
 
+import contextlib
 import random
 import weakref
 from collections.abc import Callable
@@ -142,6 +143,10 @@ class TankView:
 
 #: Per battle: [version, {question: answer}] -- answers valid until the next event (weak: dies with the battle).
 _SHARED: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
+
+
+#: The side's view when it knows every enemy: the board itself (a reusable, re-entrant no-op context).
+_NOTHING_HIDDEN = contextlib.nullcontext()
 
 
 def _shared_cache(b: BoardView) -> dict:
@@ -395,7 +400,17 @@ class Observation(StateQueries):
         any other id."""
         if not self._own(actor):
             raise KeyError(f"tank {actor} is not one of this side's tanks")
-        return Observation(self._b, self.side, self.decision, self.rng, actor, self._last_known, self._cache)
+        shared = _shared_cache(self._b)
+        if shared is not self._shared:  # the board changed since this observation was made: build afresh
+            return Observation(self._b, self.side, self.decision, self.rng, actor, self._last_known, self._cache)
+        # the same board and decision: share everything but the actor (the side's memory is already up to date,
+        # and ``decision.legal`` answers through the shared caches whichever observation it is bound to)
+        new = object.__new__(Observation)
+        set_ = object.__setattr__
+        for name in ("_b", "_cache", "_last_known", "_legal", "_rs", "_shared", "decision", "rng", "side"):
+            set_(new, name, getattr(self, name))
+        set_(new, "actor", actor)
+        return new
 
     def _memo(self, key: Any, fn: Any) -> Any:
         c = self._cache
@@ -457,7 +472,8 @@ class Observation(StateQueries):
     def _side_view(self) -> Any:
         """A context manager: inside it the battle is the board as this side knows it (the hidden enemies off the
         board; :meth:`sim.battle.Battle.hiding`).  Every query below runs in it; a policy never needs it."""
-        return self._b.hiding(self._hidden())
+        hidden = self._hidden()
+        return _NOTHING_HIDDEN if not hidden and not self._b.hidden_tanks else self._b.hiding(hidden)
 
     def _is_hidden(self, tid: int) -> bool:
         return tid in self._hidden()
