@@ -145,6 +145,24 @@ class TankView:
 _SHARED: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
 
 
+class _ExactSum:
+    """An exact sum of fractions kept as integer numerators per denominator (the odds of one rule set share a few
+    denominators, so this costs integer additions where summing ``Fraction`` objects costs a gcd each)."""
+
+    __slots__ = ("_by_den",)
+
+    def __init__(self) -> None:
+        self._by_den: dict[int, int] = {}
+
+    def add(self, x: Fraction) -> None:
+        d = x.denominator
+        self._by_den[d] = self._by_den.get(d, 0) + x.numerator
+
+    def value(self) -> Fraction:
+        """The sum (an exact ``Fraction``; 0 for no terms)."""
+        return sum((Fraction(n, d) for d, n in self._by_den.items()), Fraction(0))
+
+
 #: The side's view when it knows every enemy: the board itself (a reusable, re-entrant no-op context).
 _NOTHING_HIDDEN = contextlib.nullcontext()
 
@@ -699,12 +717,12 @@ class Observation(StateQueries):
 
     def side_odds(self, target: int) -> Fraction:
         """Summed kill odds of every live tank of this side firing at ``target`` from where it stands now."""
-        total = Fraction(0)
+        total = _ExactSum()
         for s in self.own_ids():
             o = self.odds(target, shooter=s)
             if o is not None:
-                total += o.p_kill
-        return total
+                total.add(o.p_kill)
+        return total.value()
 
     def threat(self, hex: Any, facing: int, tank: int | None = None) -> Fraction:
         """Summed exact kill odds of the enemies against own tank ``tank`` (the actor) standing on ``hex`` facing
@@ -718,21 +736,21 @@ class Observation(StateQueries):
         hidden = self._hidden()
 
         def compute() -> Fraction:
-            total = Fraction(0)
+            total = _ExactSum()
             with self._side_view():
                 view = HypoView(self._b, tid, h, facing)
                 for e in known:
                     shot = self._rs.shot(view, e, tid)
                     if not isinstance(shot, Illegal):
-                        total += self._rs.odds(shot.key).p_kill
+                        total.add(self._rs.odds(shot.key).p_kill)
                 for e, eh, ef in self._remembered():
                     if eh == h:
                         continue
                     ghost = HypoView(HypoView(self._b, e, eh, ef), tid, h, facing)
                     shot = self._rs.shot(ghost, e, tid)
                     if not isinstance(shot, Illegal):
-                        total += self._rs.odds(shot.key).p_kill
-            return total
+                        total.add(self._rs.odds(shot.key).p_kill)
+            return total.value()
 
         return self._shared_memo(("threat", self.side, hidden, known, tid, h, facing, self._remembered()), compute)
 

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib
 import json
 import resource
 import statistics
@@ -51,6 +52,9 @@ VEHICLES = {"panzer_squadron": ("t34_85", "pz_iv_h"), "asl": ("t34_m41", "pzkpfw
             "hummel_quest": ("hq_example_medium", "hq_example_medium")}
 #: The rule set's pair sight test (the floor's "sight" calls).
 SIGHT = {"panzer_squadron": "geometry", "asl": "los", "hummel_quest": "sight"}
+#: Panzer Squadron's pure seven-line test (module, function), which the floor records and times instead of
+#: ``geometry`` (whose module-level caller ``shot_geometry`` looks it up in that module's globals).
+PURE_SIGHT = ("sim.rules.panzer_squadron.sight", "clear_lines")
 
 
 def big_scenario(n: int = 50, ruleset: str = "panzer_squadron", size: int = 25, turns: int = 20,
@@ -184,15 +188,15 @@ def floor(spec: Scenario, seed: int = 1) -> dict[str, Any]:
         setattr(rs, meth, rec)
 
     pure = None  # Panzer Squadron: the exact seven-line test is a pure function of its arguments
-    g = getattr(getattr(type(rs), SIGHT[rs.name], None), "__globals__", {})
-    if rs.name == "panzer_squadron" and callable(g.get("clear_lines")):
-        pure = g["clear_lines"]
+    g = vars(importlib.import_module(PURE_SIGHT[0])) if rs.name == "panzer_squadron" else {}
+    if rs.name == "panzer_squadron":
+        pure = g[PURE_SIGHT[1]]  # a KeyError here means the sight module moved: the floor must not fall back
 
         def lines(*args: Any, **kw: Any) -> Any:
             calls["sight"].setdefault((tuple(_freeze(a) for a in args), _freeze(tuple(sorted(kw.items())))),
                                       (None, args, kw))
             return pure(*args, **kw)
-        g["clear_lines"] = lines
+        g[PURE_SIGHT[1]] = lines
         kinds.pop("sight")
     for k, m in kinds.items():
         wrap(k, m)
@@ -202,8 +206,8 @@ def floor(spec: Scenario, seed: int = 1) -> dict[str, Any]:
         for m in originals:
             delattr(rs, m)  # the instance attribute goes; the class method shows through again
         if pure is not None:
-            g["clear_lines"] = pure
-            kinds["sight"] = "clear_lines"
+            g[PURE_SIGHT[1]] = pure
+            kinds["sight"] = PURE_SIGHT[1]
     for c in _memo_caches():
         c.cache_clear()
     for snap in snaps.values():  # cold boards: no answer of the battle left in them
