@@ -11,13 +11,26 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from sim.events import ShotResolved, Status, to_json
-from sim.hexgrid import HexMap
-from sim.model import BattleModel
-from sim.rules.base import fraction_str
-from sim.scenario import Scenario
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from sim.hexgrid import HexMap
+    from sim.model import BattleModel
+    from sim.scenario import Scenario
+
+# Start-up (issue 14): importing this module loads no third-party package.  The model (agents, Mesa and with it
+# numpy), the scenario schema (pydantic, PyYAML) and the rules' base (pydantic) load where a function first needs
+# them: a battle process pays for them once, when it builds its first battle, and a process that only reads
+# results (a report, a tournament table) never does.  ``BattleModel`` stays importable from here (module
+# ``__getattr__``).
+
+
+def __getattr__(name: str) -> Any:
+    if name == "BattleModel":
+        from sim.model import BattleModel
+        return BattleModel
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @dataclass
@@ -101,6 +114,8 @@ def shot_rows(model: BattleModel, *, odds: bool = True) -> list[dict[str, Any]]:
 
     ``odds=False`` leaves the probability columns ``None`` (a rule set without :meth:`logged_odds`).  Raises
     nothing for a shot whose odds cannot be rebuilt: its probability columns are ``None``."""
+    from sim.rules.base import fraction_str
+
     b = model.battle
     places = {p["seq"]: p for p in model.shot_places}
     rs = b.ruleset
@@ -232,6 +247,8 @@ def run_battle(spec: Scenario, seed: int = 0, policies: Mapping[int, Any] | None
     """Play one battle to its end and return its :class:`BattleResult` (``model_out`` receives the model;
     ``tables``: also the shots, tanks and sides tables; ``collect``: extra reporters, see :mod:`agents.collect`;
     ``board``: a pristine board of ``spec`` to reuse, see :func:`sim.model.build_battle`)."""
+    from sim.model import BattleModel
+
     t0 = time.perf_counter()
     model = BattleModel(spec, seed, policies, decision_timeout_s=decision_timeout_s, on_fault=on_fault,
                         collect=collect, board=board)

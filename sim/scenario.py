@@ -711,7 +711,10 @@ def _check_block(value: Any, path: str, limit: float, errors: list[str], src: st
                       f"true/false, a list or a mapping")
 
 
-_HEX = TypeAdapter(HexPair)
+_HEX = TypeAdapter(HexPair, config=ConfigDict(defer_build=True))
+"""Validator of one ``[q, r]`` pair (a map feature's ``hex``).  Built on first use, not at import: building it
+cost about 0.1 CPU s of start-up (pydantic's schema build and its plugin scan of every installed package's entry
+points, issue 14)."""
 
 
 def _map_field_errors(m: MapSpec, names: set[str] | None, ruleset: str, src: str) -> list[str]:

@@ -53,3 +53,29 @@ def test_a_changed_board_is_no_template():
     board.set_terrain(h, board.terrain(h))
     with pytest.raises(ValueError, match="pristine"):
         board.for_another_battle()
+
+
+def test_tournament_games_reuse_one_board_per_scenario_with_the_fresh_rows():
+    from sim.tournaments import tournament as T
+    from tests.test_tournament import three_entrants
+
+    t = T.tournament_from_mapping(three_entrants())
+    games = T.schedule(t)[::3]  # both scenarios, both legs
+    by_digest = {sc.digest(): sc for _, sc in t.scenarios}
+
+    def rows(fresh: bool) -> list[dict]:
+        out = []
+        for g in games:
+            if fresh:
+                T._BOARDS.clear()
+            row = T.play_game(by_digest[g.digest], g)
+            out.append({k: v for k, v in row.items() if k not in ("wall_s", "worker")})
+        return out
+
+    T._BOARDS.clear()
+    fresh = rows(True)
+    reused = rows(False)
+    assert reused == fresh and all(r["status"] == "ok" for r in fresh)
+    assert set(T._BOARDS) == {g.digest for g in games}   # one pristine board per scenario, none played on
+    assert all(b.terrain_version == 0 and b.version == 0 for b in T._BOARDS.values())
+    assert T.board_for(by_digest[games[0].digest]) is T._BOARDS[games[0].digest]

@@ -1,4 +1,5 @@
-"""Start-up (issue 14): importing the battle runner does not import what a battle never uses.
+"""Start-up (issue 14): importing the battle runner loads no third-party package, and a battle loads only the
+parts of Mesa it uses.
 
 Not timed (CPU figures live in ``benchmarks/battle.py``); it checks which modules a fresh interpreter has loaded.
 """
@@ -14,11 +15,18 @@ ROOT = Path(__file__).resolve().parents[1]
 PROBE = """
 import json, sys
 import sim.runner
+from sim.scenario import load_scenario
+from sim.model import BattleModel
+BattleModel(load_scenario("default"), 1, decision_timeout_s=0).step()
 from sim.mesa_core import LazyModule
 loaded = sorted(m for m, mod in sys.modules.items() if mod is not None and not isinstance(mod, LazyModule)
                 and m.split('.')[0] in ('pandas', 'scipy', 'pyarrow', 'matplotlib', 'mesa'))
 print(json.dumps(loaded))
 """
+
+#: Third-party packages ``import sim.runner`` must not load: the battle's own (Mesa, numpy, networkx, pydantic,
+#: PyYAML) load when a battle or a scenario is first used, the analysis ones (pandas, scipy...) never in a battle.
+NOT_AT_IMPORT = ("numpy", "pandas", "scipy", "networkx", "mesa", "pydantic", "yaml", "pyarrow", "matplotlib")
 
 
 def _run(code: str) -> str:
@@ -27,7 +35,18 @@ def _run(code: str) -> str:
     return out.stdout
 
 
-def test_runner_import_leaves_out_pandas_scipy_and_mesa_wings():
+def test_runner_import_loads_no_third_party_package():
+    code = "import json, sys, sim.runner; print(json.dumps(sorted(sys.modules)))"
+    loaded = json.loads(_run(code))
+    heavy = sorted({m.split(".")[0] for m in loaded} & set(NOT_AT_IMPORT))
+    assert heavy == [], f"import sim.runner loaded {heavy}"
+    assert "sim.runner" in loaded and "sim.model" not in loaded and "agents" not in loaded
+    code = ("import sim.runner\nfrom sim.runner import BattleModel\nimport mesa\n"
+            "print(issubclass(BattleModel, mesa.Model), BattleModel.__module__)")
+    assert _run(code).split() == ["True", "sim.model"]  # still importable from the runner, still a mesa.Model
+
+
+def test_a_battle_leaves_out_pandas_scipy_and_mesa_wings():
     loaded = json.loads(_run(PROBE))
     heavy = [m for m in loaded if m.split(".")[0] in ("pandas", "scipy", "pyarrow", "matplotlib")]
     assert heavy == []

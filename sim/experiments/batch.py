@@ -370,11 +370,22 @@ def default_workers() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def worker_preload() -> list[str]:
+    """The modules the ``forkserver`` imports once, before it forks the workers, so that no worker imports them
+    again: this module, the runner, the model (agents, Mesa, numpy: ``sim.runner`` no longer imports them itself,
+    issue 14) and the modules of the rule sets registered in the driver (``sim.rules.base.module_names``).  A
+    module that fails to import is skipped by the forkserver and imported, with its error, where a battle needs
+    it."""
+    from sim.rules import base as rules_base
+
+    return ["sim.experiments.batch", "sim.runner", "sim.model", *rules_base.module_names()]
+
+
 def _process_pool(n: int) -> cf.ProcessPoolExecutor:
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload(["sim.experiments.batch", "sim.runner"])
+        ctx.set_forkserver_preload(worker_preload())
     reader, writer = ctx.Pipe(duplex=False)
     progress = ctx.SimpleQueue()
     ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,

@@ -301,6 +301,12 @@ def names() -> tuple[str, ...]:
     return tuple(_REGISTRY)
 
 
+def module_names() -> tuple[str, ...]:
+    """The modules of the registered rule sets (``"sim.rules.asl"``...), in registry order, without importing
+    them: what a worker pool's forkserver imports once for all its workers (:mod:`sim.experiments.batch`)."""
+    return tuple(dict.fromkeys(target.partition(":")[0] for target in _REGISTRY.values()))
+
+
 def available() -> tuple[str, ...]:
     """Registered rule sets whose module imports (the others are not implemented yet)."""
     out = []

@@ -52,7 +52,7 @@ import math
 import re
 import textwrap
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -64,6 +64,7 @@ import pyarrow as pa
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from agents.isolation import Limits
+from sim.hexgrid import HexMap
 from sim.scenario import (
     Scenario,
     ScenarioError,
@@ -572,6 +573,29 @@ def _worker() -> str:
     return f"{socket.gethostname()}:{os.getpid()}"
 
 
+#: This process's pristine boards, one per scenario digest, most recently used last (see :func:`board_for`).
+_BOARDS: OrderedDict[str, HexMap] = OrderedDict()
+#: At most this many boards are kept (a tournament has a few scenarios; the oldest is dropped first).
+MAX_BOARDS = 32
+
+
+def board_for(sc: Scenario) -> HexMap:
+    """The pristine board of ``sc`` this process keeps for its games (built on the first game of the scenario):
+    every game plays on ``board.for_another_battle()``, which shares the board's terrain cache, so a worker builds
+    each scenario's board and static geometry once, not once per game (issue 14), with the same event log as a
+    board built afresh.  Keyed by :meth:`Scenario.digest`, the hash of the whole resolved scenario (its map
+    included, which is all :meth:`Scenario.build_map` reads); at most :data:`MAX_BOARDS` are kept."""
+    key = sc.digest()
+    board = _BOARDS.get(key)
+    if board is None:
+        board = _BOARDS[key] = sc.build_map()
+        while len(_BOARDS) > MAX_BOARDS:
+            _BOARDS.popitem(last=False)
+    else:
+        _BOARDS.move_to_end(key)
+    return board
+
+
 def play_game(sc: Scenario, g: Game, decision_timeout_s: float = 0.0, battle_timeout_s: float = 0.0
               ) -> dict[str, Any]:
     """Play one game in this process and return its row (:data:`GAME_FIELDS`); never raises for the battle's
@@ -628,7 +652,8 @@ def _play_once(sc: Scenario, g: Game, decision_timeout_s: float, battle_timeout_
                     "decision_timeout", f"decision_timeout_s of {decision_timeout_s:g} s plus its grace")):
             try:
                 holder.append(BattleModel(sc, g.seed, {0: e1.policy_spec(), 1: e2.policy_spec()},
-                                          decision_timeout_s=decision_timeout_s, on_fault="forfeit"))
+                                          decision_timeout_s=decision_timeout_s, on_fault="forfeit",
+                                          board=board_for(sc)))
                 holder[0].run()
             except BattleTimeout:
                 m = holder[0] if holder else None
