@@ -628,7 +628,7 @@ class Observation(StateQueries):
         return self._rs.passable(self._b, as_hex(h))
 
     #: Most distance fields kept per board and cache version (:meth:`distance_field`).
-    DFIELD_CACHE = 256
+    _DFIELD_CACHE = 256
 
     def distance_field(self, sources: Any) -> Mapping[Hex, int]:
         """Steps to the nearest of ``sources`` over passable terrain: a read-only ``{hex: steps}`` mapping
@@ -639,7 +639,7 @@ class Observation(StateQueries):
         side's tanks, kept per source set: under the terrain version if ``passable`` is static (wrecks do not
         change it), else under the map version (the key is the sorted sources; the rest of what a field reads is
         the board's cells, terrain and, if not static, obstacles, which those versions cover).  At most
-        :attr:`DFIELD_CACHE` fields are kept per board and version (least recently used dropped first)."""
+        ``_DFIELD_CACHE`` fields are kept per board and version (least recently used dropped first)."""
         b = self._b
         srcs = tuple(sorted(as_hex(s) for s in sources))
         static = bool(getattr(self._rs, "passable_is_static", False))
@@ -649,7 +649,7 @@ class Observation(StateQueries):
         if field is None:
             field = b.map.distance_field(srcs, lambda h: self._rs.passable(b, h), passable_key=self._rs.name,
                                          static=static)
-            if len(lru) >= self.DFIELD_CACHE:
+            if len(lru) >= self._DFIELD_CACHE:
                 del lru[next(iter(lru))]
         lru[srcs] = field
         return field
