@@ -628,7 +628,7 @@ class Observation(StateQueries):
         return self._rs.passable(self._b, as_hex(h))
 
     #: Most distance fields kept per board and cache version (:meth:`distance_field`).
-    _DFIELD_CACHE = 256
+    _DFIELD_CACHE = 64
 
     def distance_field(self, sources: Any) -> Mapping[Hex, int]:
         """Steps to the nearest of ``sources`` over passable terrain: a read-only ``{hex: steps}`` mapping
