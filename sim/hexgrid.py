@@ -583,10 +583,13 @@ class HexMap:
         len(field)  # run the search now: ``passable`` may read this version's obstacles
         return field
 
-    def _adjacency(self) -> dict[Hex, Mapping[Hex, object]]:
-        """``{cell: {neighbour: edge data}}`` of the graph, neighbours in graph order (a new dict of its rows)."""
+    def _adjacency(self) -> Mapping[Hex, tuple[Hex, ...]]:
+        """``{cell: neighbours}`` of the graph, neighbours in graph order: a read-only copy (a field handed to a
+        policy holds it, so it must not reach the graph itself)."""
+        from types import MappingProxyType
+
         # the nodes are Hex (typed (q, r) pairs on the graph, see __init__)
-        return {as_hex(h): nbrs for h, nbrs in self.graph.adjacency()}  # type: ignore[misc]
+        return MappingProxyType({as_hex(h): tuple(nbrs) for h, nbrs in self.graph.adjacency()})  # type: ignore[arg-type]
 
 
 #: Most impassable cells a :class:`DistanceField` tests a lookup's shortest-path region against before it falls
@@ -634,7 +637,7 @@ def convex_shape(cells: Collection[tuple[int, int]]) -> bool:
 class DistanceField(Mapping[Hex, int]):
     """Steps over passable cells from the nearest of ``sources`` to each cell: a read-only mapping, lazy.
 
-    ``adjacency`` is the board graph's ``{cell: {neighbour: ...}}`` (neighbour order = graph order); a cell may be
+    ``adjacency`` is the board graph's ``{cell: neighbours}`` (neighbour order = graph order); a cell may be
     entered if it is in ``passable`` and not in ``blocked`` (``blocked``: the board's impassable cells, read by
     the hex-distance answer when ``convex``, i.e. ``passable`` is the board's cells and they form a
     :func:`convex_shape`).  Sources that are not passable are dropped (duplicates too).
