@@ -661,15 +661,32 @@ class Observation(StateQueries):
         """Whether static terrain lets a tank enter ``h`` at all."""
         return self._rs.passable(self._b, as_hex(h))
 
+    #: Most distance fields kept per board and cache version (:meth:`distance_field`).
+    _DFIELD_CACHE = 64
+
     def distance_field(self, sources: Any) -> Mapping[Hex, int]:
-        """Steps to the nearest of ``sources`` over passable terrain (one BFS, cached under the map version and
-        shared by the side's tanks)."""
+        """Steps to the nearest of ``sources`` over passable terrain: a read-only ``{hex: steps}`` mapping
+        (:class:`sim.hexgrid.DistanceField`; iterating it gives the reachable hexes in breadth-first order).
+
+        Where the rule set's ``passable`` is static (reads the terrain and options only) the field is lazy: a
+        lookup costs what it asks (often one hex distance per source), not the map.  Fields are shared by the
+        side's tanks, kept per source set: under the terrain version if ``passable`` is static (wrecks do not
+        change it), else under the map version (the key is the sorted sources; the rest of what a field reads is
+        the board's cells, terrain and, if not static, obstacles, which those versions cover).  At most
+        ``_DFIELD_CACHE`` fields are kept per board and version (least recently used dropped first)."""
         b = self._b
-        key = ("dfield", tuple(sorted(as_hex(s) for s in sources)))
+        srcs = tuple(sorted(as_hex(s) for s in sources))
         static = bool(getattr(self._rs, "passable_is_static", False))
         cache = b.map.terrain_cached if static else b.map.cached  # a static field outlives wrecks
-        return cache(key, lambda: MappingProxyType(b.map.distance_field(
-            key[1], lambda h: self._rs.passable(b, h), passable_key=self._rs.name, static=static)))
+        lru: dict[tuple[Hex, ...], Mapping[Hex, int]] = cache(("dfields", self._rs.name), dict)
+        field = lru.pop(srcs, None)  # re-inserted below: the dict's order is least recently used first
+        if field is None:
+            field = b.map.distance_field(srcs, lambda h: self._rs.passable(b, h), passable_key=self._rs.name,
+                                         static=static)
+            if len(lru) >= self._DFIELD_CACHE:
+                del lru[next(iter(lru))]
+        lru[srcs] = field
+        return field
 
     def los(self, frm: int, to: int) -> bool:
         """Whether tank ``frm`` could fire at tank ``to`` now (the rule set's sight and legality, on the side's

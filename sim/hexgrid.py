@@ -577,27 +577,184 @@ class HexMap:
         return [as_hex(n) for n in self.graph.neighbors(h)]
 
     def distance_field(self, sources: Iterable[tuple[int, int]], passable: Callable[[Hex], bool] | None = None,
-                       passable_key: Hashable = None, static: bool = False) -> dict[Hex, int]:
-        """Steps from the nearest source over passable cells: networkx breadth-first layers from all sources at
-        once (``bfs_layers``; every step costs 1), on a subgraph view of the passable cells (no copy of the graph).
+                       passable_key: Hashable = None, static: bool = False) -> "DistanceField":
+        """Steps from the nearest source over passable cells (every step costs 1), as a :class:`DistanceField`:
+        a read-only ``{hex: steps}`` mapping that answers a lookup without searching the whole map.
 
-        The view is cached under ``passable_key`` when given: until the terrain changes if ``static``
-        (``passable`` reads the terrain only), else under the map version.  Returns ``{hex: steps}`` in order of
-        steps (sources first)."""
-        if passable is None:
-            g = self.graph
-        elif passable_key is not None:
-            cache = self.terrain_cached if static else self.cached
-            g = cache(("passable_view", passable_key),
-                      lambda: self.graph.subgraph([h for h in self._cells if passable(h)]))
-        else:
-            g = self.graph.subgraph([h for h in self._cells if passable(h)])
-        import networkx as nx
+        ``passable(h)`` says whether a cell may be entered (``None``: every cell); impassable sources are dropped.
+        With ``static`` (``passable`` reads the terrain only) and a ``passable_key``, the impassable cells are found
+        once per terrain version (:meth:`terrain_cached`) and the field is lazy: a lookup is answered by the hex
+        distance where that is provably the step count, else by a breadth-first search grown only as far as the
+        cell asked.  Otherwise (``passable`` may read wrecks) the search is run to the end now, so the answer is
+        that of this map version even if the board changes later.  Iterating the field gives every reachable cell
+        in breadth-first order from the sources (sources first, layer by layer, neighbours in graph order): the
+        order of networkx's ``bfs_layers`` on the passable subgraph, which this replaces."""
+        if passable is not None and passable_key is not None and static:
+            blocked: frozenset[Hex]
+            blocked, convex = self.terrain_cached(("impassable", passable_key), lambda: (
+                frozenset(h for h in self._cells if not passable(h)), convex_shape(self._cells)))
+            adj = self.terrain_cached(("adjacency",), self._adjacency)
+            return DistanceField(sources, adj, self._cells, blocked, convex)
+        adj = self._adjacency()
+        cells = self._cells if passable is None else frozenset(h for h in self._cells if passable(h))
+        field = DistanceField(sources, adj, cells, frozenset(), False)
+        len(field)  # run the search now: ``passable`` may read this version's obstacles
+        return field
 
-        srcs = list(dict.fromkeys(as_hex(s) for s in sources if s in g))
-        if not srcs:
-            return {}
-        return {as_hex(h): steps for steps, layer in enumerate(nx.bfs_layers(g, srcs)) for h in layer}
+    def _adjacency(self) -> Mapping[Hex, tuple[Hex, ...]]:
+        """``{cell: neighbours}`` of the graph, neighbours in graph order: a read-only copy (a field handed to a
+        policy holds it, so it must not reach the graph itself)."""
+        from types import MappingProxyType
+
+        # the nodes are Hex (typed (q, r) pairs on the graph, see __init__)
+        return MappingProxyType({as_hex(h): tuple(nbrs) for h, nbrs in self.graph.adjacency()})  # type: ignore[arg-type]
+
+
+#: Most impassable cells a :class:`DistanceField` tests a lookup's shortest-path region against before it falls
+#: back to its breadth-first search (the test costs one distance pair per impassable cell).
+CERTIFY_MAX_BLOCKED = 64
+
+
+def convex_shape(cells: Collection[tuple[int, int]]) -> bool:
+    """Whether ``cells`` form a board on which the step count between any two cells, over the cells alone, is the
+    hex :func:`distance`: a parallelogram (every ``q`` in ``q0..q1`` with every ``r`` in ``r0..r1``), a hexagon
+    (the cells within ``R`` of a centre) or a flat-top rectangle (:func:`rectangle_hexes`, shifted by an even
+    number of columns and any number of rows).  O(cells).
+
+    Why those: on a hex grid every shortest path uses at most two adjacent directions, so it is monotone in each
+    of ``q``, ``r`` and ``s``; a parallelogram (a box in ``q``, ``r``) and a hexagon (a box in ``q``, ``r``, ``s``)
+    therefore hold every shortest path between two of their cells.  In a rectangle, seen in odd-q offset
+    coordinates (column ``q``, row ``r + q // 2``), a shortest path makes exactly one step per column between the
+    two columns; each such step may keep the row, and in every other column it may also move the row one towards
+    the far cell, and the remaining row difference is made by steps within a column; taking the row-changing
+    option whenever it is offered and still needed, then the in-column steps, gives a shortest path whose rows
+    never leave the two cells' rows: it stays on the board (tests/test_distance_field.py checks every rectangle up
+    to 12 x 12 against a search)."""
+    n = len(cells)
+    if not n:
+        return False
+    qs = [h[0] for h in cells]
+    rs = [h[1] for h in cells]
+    q0, q1, r0, r1 = min(qs), max(qs), min(rs), max(rs)
+    w = q1 - q0 + 1
+    if n == w * (r1 - r0 + 1):
+        return True  # n distinct cells in a w x h box of (q, r): the whole box, a parallelogram
+    if q0 % 2 == 0:
+        rows = [r + q // 2 for q, r in cells]
+        lo, hi = min(rows), max(rows)
+        if n == w * (hi - lo + 1):
+            return True  # n distinct cells in w columns of (hi - lo + 1) offset rows: the whole rectangle
+    if w % 2 == 1:
+        rad = w // 2
+        cq, cr = q0 + rad, r0 + rad
+        if n == 3 * rad * (rad + 1) + 1 and all(distance(h, (cq, cr)) <= rad for h in cells):
+            return True
+    return False
+
+
+class DistanceField(Mapping[Hex, int]):
+    """Steps over passable cells from the nearest of ``sources`` to each cell: a read-only mapping, lazy.
+
+    ``adjacency`` is the board graph's ``{cell: neighbours}`` (neighbour order = graph order); a cell may be
+    entered if it is in ``passable`` and not in ``blocked`` (``blocked``: the board's impassable cells, read by
+    the hex-distance answer when ``convex``, i.e. ``passable`` is the board's cells and they form a
+    :func:`convex_shape`).  Sources that are not passable are dropped (duplicates too).
+
+    A lookup ``field.get(h)`` (``field[h]``, ``h in field``) is exact and costs what it asks, not the map:
+    ``None`` (``KeyError``) if ``h`` is impassable or unreachable; else on a convex board, if some source ``s``
+    nearest ``h`` in hexes has no blocked cell ``c`` on a shortest hex path between them
+    (``distance(s, c) + distance(c, h) == distance(s, h)``, tested when at most :data:`CERTIFY_MAX_BLOCKED`
+    cells are blocked), the answer is ``distance(s, h)`` (a lower bound for every path, met by a shortest hex
+    path that stays on the convex board and so passes passable cells only); otherwise a breadth-first search from
+    all sources at once, kept between lookups, is grown layer by layer until ``h`` is reached (or everything
+    reachable is).  Iteration and ``len`` finish the search: every reachable cell in breadth-first order (sources
+    first, in the iteration order of their set, as ``bfs_layers`` takes them; then layer by layer, each layer in
+    the order its cells were first reached, neighbours in ``adjacency`` order), as networkx's ``bfs_layers`` on
+    the passable subgraph.  The answers read only the arguments, so a field may be shared by every board with the
+    same cells and terrain; it holds no board."""
+
+    __slots__ = ("_sources", "_adj", "_passable", "_blocked", "_convex", "_known", "_dist", "_layer", "_steps")
+
+    def __init__(self, sources: Iterable[tuple[int, int]], adjacency: Mapping[Hex, Iterable[Hex]],
+                 passable: Collection[tuple[int, int]], blocked: Collection[tuple[int, int]], convex: bool):
+        self._passable = passable
+        self._blocked = blocked
+        self._convex = convex and len(blocked) <= CERTIFY_MAX_BLOCKED
+        self._adj = adjacency
+        # the first layer in bfs_layers' order: a set made from the list of distinct sources (from a list, not a dict:
+        # the set's table, so its order, depends on how it was built)
+        srcs = list(set(list(dict.fromkeys(as_hex(s) for s in sources if s in passable and s not in blocked))))
+        self._sources = srcs
+        self._known: dict[tuple[int, int], int] = {}  # lookups answered by the hex distance
+        self._dist: dict[Hex, int] = dict.fromkeys(srcs, 0)  # the breadth-first search so far, in its order
+        self._layer: list[Hex] | None = srcs if srcs else None  # the last layer reached (None: search finished)
+        self._steps = 0
+
+    def _grow(self) -> None:
+        """One more layer of the breadth-first search (``bfs_layers``' order)."""
+        dist, adj, ok, no = self._dist, self._adj, self._passable, self._blocked
+        steps = self._steps + 1
+        nxt: list[Hex] = []
+        for u in self._layer or ():
+            for v in adj[u]:
+                if v not in dist and v in ok and v not in no:
+                    dist[v] = steps
+                    nxt.append(v)
+        self._steps = steps
+        self._layer = nxt or None
+
+    def get(self, h: Any, default: Any = None) -> Any:
+        got = self._known.get(h)
+        if got is not None:
+            return got
+        dist = self._dist
+        got = dist.get(h)
+        if got is not None:
+            return got
+        if self._layer is None or h not in self._passable or h in self._blocked:
+            return default
+        if self._convex:
+            best = -1
+            near: list[Hex] = []
+            for s in self._sources:
+                d = distance(s, h)
+                if best < 0 or d < best:
+                    best, near = d, [s]
+                elif d == best:
+                    near.append(s)
+            for s in near:
+                if all(distance(s, c) + distance(c, h) != best for c in self._blocked):
+                    self._known[h] = best
+                    return best
+        while self._layer is not None:
+            self._grow()
+            got = dist.get(h)
+            if got is not None:
+                return got
+        return default
+
+    def __getitem__(self, h: Any) -> int:
+        got = self.get(h)
+        if got is None:
+            raise KeyError(h)
+        return got
+
+    def __contains__(self, h: object) -> bool:
+        return self.get(h) is not None
+
+    def _finish(self) -> dict[Hex, int]:
+        while self._layer is not None:
+            self._grow()
+        return self._dist
+
+    def __iter__(self) -> Iterator[Hex]:
+        return iter(self._finish())
+
+    def __len__(self) -> int:
+        return len(self._finish())
+
+    def __repr__(self) -> str:
+        return f"DistanceField({dict(self._finish())!r})"
 
 
 def bounded_dijkstra(start: T, successors: Callable[[T], Iterable[tuple[T, int]]], budget: int

@@ -20,6 +20,7 @@ from typing import Any
 
 from agents.policies.base import Doctrine
 from sim.actions import Activate
+from sim.hexgrid import Hex
 
 
 class Rush(Doctrine):
@@ -100,8 +101,12 @@ class Rush(Doctrine):
             lo, hi = window
             if lo <= obs.distance(me.hex, target) <= hi:
                 return None
-            ring = tuple(h for h in obs.distance_field((target,))
-                         if lo <= obs.distance(h, target) <= hi and obs.passable(h))
+            # the hexes lo..hi from the target that a tank can reach it from (sorted: ``approach`` reads them as a
+            # set); looked up in the target's lazy field, so this costs the ring, not a search of the whole map
+            field = obs.distance_field((target,))
+            ring = tuple(h for h in sorted(Hex(target[0] + dq, target[1] + dr) for dq in range(-hi, hi + 1)
+                                           for dr in range(max(-hi, -dq - hi), min(hi, -dq + hi) + 1))
+                         if lo <= obs.distance(h, target) and obs.passable(h) and h in field)
             dest = self.approach(obs, states, ring, 0, threat_weight=0.0)
             if dest is not None:
                 return dest
