@@ -162,6 +162,116 @@ _HIND_VIEW_MEMO: "weakref.WeakKeyDictionary[HypoView, dict]" = weakref.WeakKeyDi
 _HIND_LAST: list[Any] = []
 
 
+#: The per-tank values :meth:`ASL._shot_now` reads from ``rules_state`` (as firer: :func:`able_to_fire`, ammunition,
+#: Case A/B/C, Acquisition, +1; as target: :func:`target_state_of`, hull-down, +1, Shock).
+_SHOT_TANK_FIELDS = ("abandoned", "shocked", "uk", "stunned", "recall", "ma", "ammo_left", "immobilized", "bogged",
+                     "started", "entered", "bff_fired", "motion", "acq", "plus1", "moved", "hd_hex", "hull_down")
+#: The battle-level values it reads from ``rules_state`` (the kind of shot, the BFF turn, the LOS MP of C6.11).
+_SHOT_BATTLE_FIELDS = ("phase", "mover", "attacker", "free_turn", "los_mp")
+#: Entries of one battle's shot table before it is emptied (a bound on memory, not on correctness).
+_SHOT_MEMO_SIZE = 40_000
+
+
+class _ShotMemo:
+    """One battle's table of :meth:`ASL._shot` answers and what its keys are made of (see :func:`_shot_memo_key`).
+
+    ``ids`` interns the tanks' and the battle's value tuples (a small int per distinct tuple, so a key hashes
+    fast); ``parts`` holds each tank's id for the battle ``version`` it was read at (``battle_part`` likewise the
+    battle's); ``views`` the id of the one tank a what-if view places (its values are the view's own copy).  All
+    are emptied together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
+
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views")
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.parts: dict[int, int] = {}
+        self.battle_part = -1
+        self.ids: dict[tuple, int] = {}
+        self.shots: dict[tuple, Shot | Illegal] = {}
+        self.views: "weakref.WeakKeyDictionary[HypoView, int]" = weakref.WeakKeyDictionary()
+
+    def clear(self) -> None:
+        self.version = -1
+        self.parts = {}
+        self.battle_part = -1
+        self.ids = {}
+        self.shots = {}
+        self.views = weakref.WeakKeyDictionary()
+
+    def intern(self, values: tuple) -> int:
+        ids = self.ids
+        got = ids.get(values)
+        if got is None:
+            got = ids[values] = len(ids)
+        return got
+
+
+#: Per battle (exactly a :class:`~sim.battle.BattleState`: its tanks change only through events, which bump its
+#: version): the :class:`_ShotMemo` of :meth:`ASL._shot`.
+_SHOT_MEMO: "weakref.WeakKeyDictionary[BattleState, _ShotMemo]" = weakref.WeakKeyDictionary()
+
+
+def _tank_part(memo: _ShotMemo, t: TankState) -> int:
+    """The interned id of what :meth:`ASL._shot_now` reads of tank ``t`` apart from its hex and facings: its
+    status and :data:`_SHOT_TANK_FIELDS` of its ``rules_state``.  Raises ``TypeError`` for an unhashable value."""
+    rs = t.rules_state
+    return memo.intern((t.status,) + tuple([rs.get(f) for f in _SHOT_TANK_FIELDS]))
+
+
+def _shot_memo_key(rules: "ASL", battle: BoardView, s: TankState, t: TankState, fire: Action | None,
+                   kind: str | None) -> tuple[dict, tuple] | None:
+    """``(table, key)`` for the shot of ``s`` at ``t`` (both live on the board, enemies) on ``battle`` -- a
+    :class:`~sim.battle.BattleState` or what-if views (:class:`~sim.battle.HypoView`) over one -- or ``None``
+    when there is no table (another kind of board, an unhashable state value).
+
+    The key holds everything :meth:`ASL._shot_now` reads: the two ids (so the vehicles and sides), the
+    ammunition asked and the ``kind`` given; each tank's hex, VCA and TCA as the board shows them and the interned
+    rest of its state (:func:`_tank_part`: status and the ``rules_state`` values it reads; a view's placed tank
+    from the view's own copy, the others at the battle's current version); the battle's ``rules_state`` values it
+    reads (:data:`_SHOT_BATTLE_FIELDS`); the LOS answer ``(clear, hindrance)`` of :meth:`ASL.los` on this board
+    (its only reading of other tanks and of the terrain between); and the map's terrain version (the TEM and
+    obstacle of the two hexes).  The options are fixed for a battle's life and the catalog data is immutable."""
+    root = battle
+    while type(root) is HypoView:
+        root = root.base
+    if type(root) is not BattleState:
+        return None
+    memo = _SHOT_MEMO.get(root)
+    if memo is None:
+        memo = _SHOT_MEMO[root] = _ShotMemo()
+    elif len(memo.shots) >= _SHOT_MEMO_SIZE:
+        memo.clear()
+    try:
+        if memo.version != root.version:
+            memo.version = root.version
+            memo.parts = {}
+            brs = root.rules_state
+            memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
+        pids = []
+        for x in (s, t):
+            tid = x.tank_id
+            b = battle
+            pid = None
+            while type(b) is HypoView:
+                if b.moved[0] == tid:
+                    pid = memo.views.get(b)
+                    if pid is None:
+                        pid = memo.views[b] = _tank_part(memo, x)
+                    break
+                b = b.base
+            if pid is None:
+                pid = memo.parts.get(tid)
+                if pid is None:
+                    pid = memo.parts[tid] = _tank_part(memo, x)
+            pids.append(pid)
+    except TypeError:
+        return None
+    clear, hind = rules.los(battle, s.hex, t.hex)  # type: ignore[arg-type]
+    ammo = fire.ammo if isinstance(fire, Fire) and fire.ammo else "AP"
+    return memo.shots, (s.tank_id, t.tank_id, ammo, kind, pids[0], pids[1], memo.battle_part, s.hex, s.facing,
+                        s.turret_facing, t.hex, t.facing, t.turret_facing, clear, hind, root.map.terrain_version)
+
+
 @lru_cache(maxsize=65_536)
 def _key_of(items: tuple[tuple[str, Any], ...]) -> ShotKey:
     """:func:`~sim.rules.asl.odds.parse_params` of a board shot's parameters, cached (play asks for the same
@@ -599,8 +709,26 @@ class ASL(Ruleset):
 
     def _shot(self, battle: BoardView, shooter: int, target: int | Hex, fire: Action | None, kind: str | None
               ) -> Shot | Illegal:
+        """:meth:`_shot_now`, kept per battle in a table keyed on everything it reads (:func:`_shot_memo_key`)."""
         if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < len(battle.tanks):
             return Illegal("target is not an AFV")
+        s, t = battle.tank(shooter), battle.tank(target)
+        if t.side == s.side or t.hex is None or s.hex is None or not t.alive:
+            return self._shot_now(battle, shooter, target, fire, kind)
+        got = _shot_memo_key(self, battle, s, t, fire, kind)
+        if got is None:
+            return self._shot_now(battle, shooter, target, fire, kind)
+        memo, key = got
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        v = memo[key] = self._shot_now(battle, shooter, target, fire, kind)
+        return v
+
+    def _shot_now(self, battle: BoardView, shooter: int, target: int, fire: Action | None, kind: str | None
+                  ) -> Shot | Illegal:
+        """The shot ``shooter`` -> ``target`` (a tank id) on ``battle`` now, computed (:meth:`shot`)."""
         s, t = battle.tank(shooter), battle.tank(target)
         if t.side == s.side:
             return Illegal("target is a friendly AFV")
