@@ -206,9 +206,17 @@ class _ShotMemo:
         return got
 
 
+#: :meth:`ASL.odds` of a :class:`~sim.rules.asl.odds.ShotKey` object, by the object's identity: ``id(key) -> (key,
+#: odds)`` (the entry holds the key, so its id is not reused while the entry lives; a hit checks ``is``).  Play
+#: hands the same key object to every asker (:func:`_shot_key` and the shot table), so this skips hashing the
+#: key's 45 fields on every ask.  Emptied when it reaches the size below.
+_ODDS_BY_ID: dict[int, tuple[ShotKey, Odds]] = {}
+_ODDS_BY_ID_SIZE = 16_384
 #: Per battle (exactly a :class:`~sim.battle.BattleState`: its tanks change only through events, which bump its
 #: version): the :class:`_ShotMemo` of :meth:`ASL._shot`.
 _SHOT_MEMO: "weakref.WeakKeyDictionary[BattleState, _ShotMemo]" = weakref.WeakKeyDictionary()
+#: The battle asked last: [weak reference, its :class:`_ShotMemo`] (checked before the dictionary).
+_SHOT_LAST: list[Any] = []
 
 
 def _tank_part(memo: _ShotMemo, t: TankState) -> int:
@@ -234,12 +242,17 @@ def _shot_memo_key(rules: "ASL", battle: BoardView, s: TankState, t: TankState, 
     root = battle
     while type(root) is HypoView:
         root = root.base
-    if type(root) is not BattleState:
-        return None
-    memo = _SHOT_MEMO.get(root)
-    if memo is None:
-        memo = _SHOT_MEMO[root] = _ShotMemo()
-    elif len(memo.shots) >= _SHOT_MEMO_SIZE:
+    last = _SHOT_LAST
+    if last and last[0]() is root:
+        memo = last[1]
+    else:
+        if type(root) is not BattleState:
+            return None
+        memo = _SHOT_MEMO.get(root)
+        if memo is None:
+            memo = _SHOT_MEMO[root] = _ShotMemo()
+        _SHOT_LAST[:] = [weakref.ref(root), memo]
+    if len(memo.shots) >= _SHOT_MEMO_SIZE:
         memo.clear()
     try:
         if memo.version != root.version:
@@ -247,28 +260,34 @@ def _shot_memo_key(rules: "ASL", battle: BoardView, s: TankState, t: TankState, 
             memo.parts = {}
             brs = root.rules_state
             memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
-        pids = []
-        for x in (s, t):
-            tid = x.tank_id
-            b = battle
-            pid = None
-            while type(b) is HypoView:
-                if b.moved[0] == tid:
-                    pid = memo.views.get(b)
-                    if pid is None:
-                        pid = memo.views[b] = _tank_part(memo, x)
-                    break
-                b = b.base
-            if pid is None:
-                pid = memo.parts.get(tid)
+        parts = memo.parts
+        sid, tid = s.tank_id, t.tank_id
+        spid = tpid = None
+        b = battle
+        while type(b) is HypoView:   # a tank a view places has the view's own copy of its state
+            moved = b.moved[0]
+            if (moved == sid and spid is None) or (moved == tid and tpid is None):
+                pid = memo.views.get(b)
                 if pid is None:
-                    pid = memo.parts[tid] = _tank_part(memo, x)
-            pids.append(pid)
+                    pid = memo.views[b] = _tank_part(memo, b.tanks[moved])
+                if moved == sid:
+                    spid = pid
+                else:
+                    tpid = pid
+            b = b.base
+        if spid is None:
+            spid = parts.get(sid)
+            if spid is None:
+                spid = parts[sid] = _tank_part(memo, s)
+        if tpid is None:
+            tpid = parts.get(tid)
+            if tpid is None:
+                tpid = parts[tid] = _tank_part(memo, t)
     except TypeError:
         return None
     clear, hind = rules.los(battle, s.hex, t.hex)  # type: ignore[arg-type]
     ammo = fire.ammo if isinstance(fire, Fire) and fire.ammo else "AP"
-    return memo.shots, (s.tank_id, t.tank_id, ammo, kind, pids[0], pids[1], memo.battle_part, s.hex, s.facing,
+    return memo.shots, (sid, tid, ammo, kind, spid, tpid, memo.battle_part, s.hex, s.facing,
                         s.turret_facing, t.hex, t.facing, t.turret_facing, clear, hind, root.map.terrain_version)
 
 
@@ -671,7 +690,7 @@ class ASL(Ruleset):
         if line is None:
             return False, 0
         table = self._hindrances(battle)
-        if not table:
+        if not table or table.keys().isdisjoint(line):   # no hindering occupant on the line (the common case)
             return True, 0
         hind = 0
         for h in line:
@@ -712,7 +731,8 @@ class ASL(Ruleset):
         """:meth:`_shot_now`, kept per battle in a table keyed on everything it reads (:func:`_shot_memo_key`)."""
         if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < len(battle.tanks):
             return Illegal("target is not an AFV")
-        s, t = battle.tank(shooter), battle.tank(target)
+        tanks = battle.tanks
+        s, t = tanks[shooter], tanks[target]
         if t.side == s.side or t.hex is None or s.hex is None or not t.alive:
             return self._shot_now(battle, shooter, target, fire, kind)
         got = _shot_memo_key(self, battle, s, t, fire, kind)
@@ -723,12 +743,13 @@ class ASL(Ruleset):
             return memo[key]
         except KeyError:
             pass
-        v = memo[key] = self._shot_now(battle, shooter, target, fire, kind)
+        v = memo[key] = self._shot_now(battle, shooter, target, fire, kind, (key[13], key[14]))
         return v
 
-    def _shot_now(self, battle: BoardView, shooter: int, target: int, fire: Action | None, kind: str | None
-                  ) -> Shot | Illegal:
-        """The shot ``shooter`` -> ``target`` (a tank id) on ``battle`` now, computed (:meth:`shot`)."""
+    def _shot_now(self, battle: BoardView, shooter: int, target: int, fire: Action | None, kind: str | None,
+                  los: tuple[bool, int] | None = None) -> Shot | Illegal:
+        """The shot ``shooter`` -> ``target`` (a tank id) on ``battle`` now, computed (:meth:`shot`); ``los`` is
+        :meth:`los` of the two hexes on ``battle`` if the caller has it."""
         s, t = battle.tank(shooter), battle.tank(target)
         if t.side == s.side:
             return Illegal("target is a friendly AFV")
@@ -748,7 +769,7 @@ class ASL(Ruleset):
                     if best is None or pk > best[0]:
                         best = (pk, sh)
             return best[1] if best else Illegal("no ammunition can be fired")
-        clear, hind = self.los(battle, s.hex, t.hex)
+        clear, hind = self.los(battle, s.hex, t.hex) if los is None else los
         if not clear:
             return Illegal("no LOS")
         kind = kind or self._shot_kind(battle, shooter)
@@ -843,6 +864,9 @@ class ASL(Ruleset):
         """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10), or of its odds
         parameters (a mapping or ``(name, value)`` pairs, as logged).  Raises :class:`~sim.rules.base.CaseError`
         for malformed parameters, ``TypeError`` for a key that is neither."""
+        got = _ODDS_BY_ID.get(id(key))
+        if got is not None and got[0] is key:
+            return got[1]
         if isinstance(key, ShotKey):
             shot_key = key
         elif isinstance(key, Iterable):
@@ -850,7 +874,12 @@ class ASL(Ruleset):
         else:
             raise TypeError(f"asl odds take a ShotKey or its parameters, not {type(key).__name__}")
         v = shot_odds(shot_key)
-        return Odds(p_hit=v["p_hit"], p_kill=v["p_kill"], values=v)
+        odds = Odds(p_hit=v["p_hit"], p_kill=v["p_kill"], values=v)
+        if key is shot_key:
+            if len(_ODDS_BY_ID) >= _ODDS_BY_ID_SIZE:
+                _ODDS_BY_ID.clear()
+            _ODDS_BY_ID[id(key)] = (key, odds)
+        return odds
 
     def shot_params(self, battle: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         """The odds parameters (asl.md 10.1) of ``shooter`` firing at ``target`` on the board now."""
