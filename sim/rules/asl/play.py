@@ -374,6 +374,27 @@ def _shot_key(values: tuple[Any, ...]) -> ShotKey | str:
         return str(exc)
 
 
+#: The moves of a movement state ``(hex, facing)`` (:func:`_moves`), shared by every search and map (pure hex
+#: geometry); emptied when it reaches the size below.
+_MOVES: dict[tuple[Hex, int], tuple[Hex, tuple[Hex, int], Hex, tuple[Hex, int], tuple[Hex, int], tuple[Hex, int]]] \
+    = {}
+_MOVES_SIZE = 200_000
+
+
+def _moves(state: tuple[Hex, int]
+           ) -> tuple[Hex, tuple[Hex, int], Hex, tuple[Hex, int], tuple[Hex, int], tuple[Hex, int]]:
+    """``(front hex, state there, other front hex, state there, VCA right, VCA left)`` of the state ``(hex,
+    facing)``: the two hexes in front (across hexsides ``facing`` and ``facing - 1``, entered keeping the VCA) and
+    the two one-hexspine VCA changes (D2.1, D2.11), in the order :meth:`ASL._successors` lists them."""
+    h, f = state
+    na, nb = h.neighbour(f % 6), h.neighbour((f - 1) % 6)
+    got = (na, (na, f), nb, (nb, f), (h, (f + 1) % 6), (h, (f - 1) % 6))
+    if len(_MOVES) >= _MOVES_SIZE:
+        _MOVES.clear()
+    _MOVES[state] = got
+    return got
+
+
 # ==============================================================================================================
 # Scenario blocks and per-tank state
 # ==============================================================================================================
@@ -602,7 +623,8 @@ class ASL(Ruleset):
 
         Speed (issue 14): the terrain part (the line's interior, or that an obstacle blocks it) is kept per pair
         until the terrain changes; the Case R part reads one table of the board's hindering occupants
-        (:meth:`_hindrances`, built once per board state); the answer is kept per pair until the next event."""
+        (:meth:`_hindrances`, built once per board state); the answer is kept per pair until the next event; a
+        what-if view answers as its base board where the tank it places is on neither of its hexes' line interiors."""
         if type(a) is not Hex:
             a = as_hex(a)
         if type(c) is not Hex:
@@ -620,6 +642,15 @@ class ASL(Ruleset):
             if got is None:
                 got = memo[(p, q)] = self._los(battle, p, q)
             return got
+        if type(battle) is HypoView:
+            # the view's Case R table is its base's but at the placed tank's two hexes, so off them it answers as
+            # its base does (whose answers are kept per battle version: shared by every view of that version)
+            line = self._los_line(battle, p, q)
+            if line is None:
+                return False, 0
+            _tid, old, new = battle.moved
+            if old not in line and new not in line:
+                return self.los(battle.base, p, q)
         return self._los(battle, p, q)
 
     def _los_line(self, battle: BoardView, p: Hex, q: Hex) -> tuple[Hex, ...] | None:
@@ -1275,18 +1306,23 @@ class ASL(Ruleset):
                 return c
 
         def successors(state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
-            h, f = state
+            moves = _MOVES.get(state)
+            if moves is None:
+                moves = _moves(state)
+            na, sa, nb, sb, right, left = moves
             out = []
-            for k in (f % 6, (f - 1) % 6):
-                n = h.neighbour(k)
-                c = step[n] if n in step else entry(n)
-                if c is not None:
-                    out.append(((n, f), c))
+            c = step[na] if na in step else entry(na)
+            if c is not None:
+                out.append((sa, c))
+            c = step[nb] if nb in step else entry(nb)
+            if c is not None:
+                out.append((sb, c))
+            h = state[0]
             v = vca.get(h)
             if v is None:
                 v = vca[h] = self.vca_cost(battle, h)
-            out.append(((h, (f + 1) % 6), v))
-            out.append(((h, (f - 1) % 6), v))
+            out.append((right, v))
+            out.append((left, v))
             return out
 
         return successors
