@@ -809,3 +809,44 @@ def test_los_on_a_what_if_view_matches_the_board_with_the_tank_moved():
             for c in cells[1::4]:
                 assert RULES.los(view, a, c) == RULES.los(real, a, c), (tid, a, c)
     assert RULES.los(b, (0, 2), (9, 2)) == (True, 2)      # the stationary AFV at (3, 2) and the wreck at (5, 2)
+
+
+def test_shot_table_matches_a_fresh_shot_at_every_event():
+    """The per-battle shot table (issue 14) answers exactly what a fresh computation does, on the board and on
+    what-if views (a target placed elsewhere, a firer placed elsewhere), at every event of a real battle."""
+    from sim.battle import HypoView
+    from sim.model import BattleModel
+    from sim.rules.asl.play import _SHOT_MEMO
+    from sim.scenario import load_scenario
+
+    m = BattleModel(load_scenario("asl_1941_meeting"), 3)
+    b = m.battle
+    rs = b.ruleset
+    seen = {"checks": 0, "events": 0}
+
+    def same(board, s, t):
+        fresh = rs._shot_now(board, s, t, None, None)
+        assert rs.shot(board, s, t) == fresh
+        assert rs.shot(board, s, t) == fresh   # the second ask is a table hit
+        seen["checks"] += 1
+
+    def listen(entry):
+        seen["events"] += 1
+        if seen["events"] % 3:
+            return
+        live = [t for t in b.tanks if t.alive and t.hex is not None]
+        for s in live:
+            for t in live:
+                if s.side == t.side:
+                    continue
+                same(b, s.tank_id, t.tank_id)
+                for k in (0, 3):
+                    n = t.hex.neighbour(k)
+                    if n in b.map and not b.occupants(n):
+                        same(HypoView(b, t.tank_id, n, (t.facing + k) % 6), s.tank_id, t.tank_id)
+                        same(HypoView(b, s.tank_id, n, (s.facing + k) % 6), s.tank_id, t.tank_id)
+
+    b.listeners.append(listen)
+    m.run()
+    assert seen["events"] > 30 and seen["checks"] > 500, seen
+    assert len(_SHOT_MEMO[b].shots) > 0

@@ -162,6 +162,135 @@ _HIND_VIEW_MEMO: "weakref.WeakKeyDictionary[HypoView, dict]" = weakref.WeakKeyDi
 _HIND_LAST: list[Any] = []
 
 
+#: The per-tank values :meth:`ASL._shot_now` reads from ``rules_state`` (as firer: :func:`able_to_fire`, ammunition,
+#: Case A/B/C, Acquisition, +1; as target: :func:`target_state_of`, hull-down, +1, Shock).
+_SHOT_TANK_FIELDS = ("abandoned", "shocked", "uk", "stunned", "recall", "ma", "ammo_left", "immobilized", "bogged",
+                     "started", "entered", "bff_fired", "motion", "acq", "plus1", "moved", "hd_hex", "hull_down")
+#: The battle-level values it reads from ``rules_state`` (the kind of shot, the BFF turn, the LOS MP of C6.11).
+_SHOT_BATTLE_FIELDS = ("phase", "mover", "attacker", "free_turn", "los_mp")
+#: Entries of one battle's shot table before it is emptied (a bound on memory, not on correctness).
+_SHOT_MEMO_SIZE = 40_000
+
+
+class _ShotMemo:
+    """One battle's table of :meth:`ASL._shot` answers and what its keys are made of (see :func:`_shot_memo_key`).
+
+    ``ids`` interns the tanks' and the battle's value tuples (a small int per distinct tuple, so a key hashes
+    fast); ``parts`` holds each tank's id for the battle ``version`` it was read at (``battle_part`` likewise the
+    battle's); ``views`` the id of the one tank a what-if view places (its values are the view's own copy).  All
+    are emptied together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
+
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views")
+
+    def __init__(self) -> None:
+        self.version = -1
+        self.parts: dict[int, int] = {}
+        self.battle_part = -1
+        self.ids: dict[tuple, int] = {}
+        self.shots: dict[tuple, Shot | Illegal] = {}
+        self.views: "weakref.WeakKeyDictionary[HypoView, int]" = weakref.WeakKeyDictionary()
+
+    def clear(self) -> None:
+        self.version = -1
+        self.parts = {}
+        self.battle_part = -1
+        self.ids = {}
+        self.shots = {}
+        self.views = weakref.WeakKeyDictionary()
+
+    def intern(self, values: tuple) -> int:
+        ids = self.ids
+        got = ids.get(values)
+        if got is None:
+            got = ids[values] = len(ids)
+        return got
+
+
+#: :meth:`ASL.odds` of a :class:`~sim.rules.asl.odds.ShotKey` object, by the object's identity: ``id(key) -> (key,
+#: odds)`` (the entry holds the key, so its id is not reused while the entry lives; a hit checks ``is``).  Play
+#: hands the same key object to every asker (:func:`_shot_key` and the shot table), so this skips hashing the
+#: key's 45 fields on every ask.  Emptied when it reaches the size below.
+_ODDS_BY_ID: dict[int, tuple[ShotKey, Odds]] = {}
+_ODDS_BY_ID_SIZE = 16_384
+#: Per battle (exactly a :class:`~sim.battle.BattleState`: its tanks change only through events, which bump its
+#: version): the :class:`_ShotMemo` of :meth:`ASL._shot`.
+_SHOT_MEMO: "weakref.WeakKeyDictionary[BattleState, _ShotMemo]" = weakref.WeakKeyDictionary()
+#: The battle asked last: [weak reference, its :class:`_ShotMemo`] (checked before the dictionary).
+_SHOT_LAST: list[Any] = []
+
+
+def _tank_part(memo: _ShotMemo, t: TankState) -> int:
+    """The interned id of what :meth:`ASL._shot_now` reads of tank ``t`` apart from its hex and facings: its
+    status and :data:`_SHOT_TANK_FIELDS` of its ``rules_state``.  Raises ``TypeError`` for an unhashable value."""
+    rs = t.rules_state
+    return memo.intern((t.status,) + tuple([rs.get(f) for f in _SHOT_TANK_FIELDS]))
+
+
+def _shot_memo_key(rules: "ASL", battle: BoardView, s: TankState, t: TankState, fire: Action | None,
+                   kind: str | None) -> tuple[dict, tuple] | None:
+    """``(table, key)`` for the shot of ``s`` at ``t`` (both live on the board, enemies) on ``battle`` -- a
+    :class:`~sim.battle.BattleState` or what-if views (:class:`~sim.battle.HypoView`) over one -- or ``None``
+    when there is no table (another kind of board, an unhashable state value).
+
+    The key holds everything :meth:`ASL._shot_now` reads: the two ids (so the vehicles and sides), the
+    ammunition asked and the ``kind`` given; each tank's hex, VCA and TCA as the board shows them and the interned
+    rest of its state (:func:`_tank_part`: status and the ``rules_state`` values it reads; a view's placed tank
+    from the view's own copy, the others at the battle's current version); the battle's ``rules_state`` values it
+    reads (:data:`_SHOT_BATTLE_FIELDS`); the LOS answer ``(clear, hindrance)`` of :meth:`ASL.los` on this board
+    (its only reading of other tanks and of the terrain between); and the map's terrain version (the TEM and
+    obstacle of the two hexes).  The options are fixed for a battle's life and the catalog data is immutable."""
+    root = battle
+    while type(root) is HypoView:
+        root = root.base
+    last = _SHOT_LAST
+    if last and last[0]() is root:
+        memo = last[1]
+    else:
+        if type(root) is not BattleState:
+            return None
+        memo = _SHOT_MEMO.get(root)
+        if memo is None:
+            memo = _SHOT_MEMO[root] = _ShotMemo()
+        _SHOT_LAST[:] = [weakref.ref(root), memo]
+    if len(memo.shots) >= _SHOT_MEMO_SIZE:
+        memo.clear()
+    try:
+        if memo.version != root.version:
+            memo.version = root.version
+            memo.parts = {}
+            brs = root.rules_state
+            memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
+        parts = memo.parts
+        sid, tid = s.tank_id, t.tank_id
+        spid = tpid = None
+        b = battle
+        while type(b) is HypoView:   # a tank a view places has the view's own copy of its state
+            moved = b.moved[0]
+            if (moved == sid and spid is None) or (moved == tid and tpid is None):
+                pid = memo.views.get(b)
+                if pid is None:
+                    pid = memo.views[b] = _tank_part(memo, b.tanks[moved])
+                if moved == sid:
+                    spid = pid
+                else:
+                    tpid = pid
+            b = b.base
+        if spid is None:
+            spid = parts.get(sid)
+            if spid is None:
+                spid = parts[sid] = _tank_part(memo, s)
+        if tpid is None:
+            tpid = parts.get(tid)
+            if tpid is None:
+                tpid = parts[tid] = _tank_part(memo, t)
+    except TypeError:
+        return None
+    clear, hind = rules.los(battle, s.hex, t.hex)  # type: ignore[arg-type]
+    ammo = fire.ammo if isinstance(fire, Fire) and fire.ammo else "AP"
+    return memo.shots, (sid, tid, ammo, kind, spid, tpid, memo.battle_part, s.hex, s.facing,
+                        s.turret_facing, t.hex, t.facing, t.turret_facing, clear, hind, root.map.terrain_version)
+
+
 @lru_cache(maxsize=65_536)
 def _key_of(items: tuple[tuple[str, Any], ...]) -> ShotKey:
     """:func:`~sim.rules.asl.odds.parse_params` of a board shot's parameters, cached (play asks for the same
@@ -243,6 +372,27 @@ def _shot_key(values: tuple[Any, ...]) -> ShotKey | str:
         return _key_of(tuple(p.items()))
     except CaseError as exc:
         return str(exc)
+
+
+#: The moves of a movement state ``(hex, facing)`` (:func:`_moves`), shared by every search and map (pure hex
+#: geometry); emptied when it reaches the size below.
+_MOVES: dict[tuple[Hex, int], tuple[Hex, tuple[Hex, int], Hex, tuple[Hex, int], tuple[Hex, int], tuple[Hex, int]]] \
+    = {}
+_MOVES_SIZE = 200_000
+
+
+def _moves(state: tuple[Hex, int]
+           ) -> tuple[Hex, tuple[Hex, int], Hex, tuple[Hex, int], tuple[Hex, int], tuple[Hex, int]]:
+    """``(front hex, state there, other front hex, state there, VCA right, VCA left)`` of the state ``(hex,
+    facing)``: the two hexes in front (across hexsides ``facing`` and ``facing - 1``, entered keeping the VCA) and
+    the two one-hexspine VCA changes (D2.1, D2.11), in the order :meth:`ASL._successors` lists them."""
+    h, f = state
+    na, nb = h.neighbour(f % 6), h.neighbour((f - 1) % 6)
+    got = (na, (na, f), nb, (nb, f), (h, (f + 1) % 6), (h, (f - 1) % 6))
+    if len(_MOVES) >= _MOVES_SIZE:
+        _MOVES.clear()
+    _MOVES[state] = got
+    return got
 
 
 # ==============================================================================================================
@@ -473,7 +623,8 @@ class ASL(Ruleset):
 
         Speed (issue 14): the terrain part (the line's interior, or that an obstacle blocks it) is kept per pair
         until the terrain changes; the Case R part reads one table of the board's hindering occupants
-        (:meth:`_hindrances`, built once per board state); the answer is kept per pair until the next event."""
+        (:meth:`_hindrances`, built once per board state); the answer is kept per pair until the next event; a
+        what-if view answers as its base board where the tank it places is on neither of its hexes' line interiors."""
         if type(a) is not Hex:
             a = as_hex(a)
         if type(c) is not Hex:
@@ -491,6 +642,15 @@ class ASL(Ruleset):
             if got is None:
                 got = memo[(p, q)] = self._los(battle, p, q)
             return got
+        if type(battle) is HypoView:
+            # the view's Case R table is its base's but at the placed tank's two hexes, so off them it answers as
+            # its base does (whose answers are kept per battle version: shared by every view of that version)
+            line = self._los_line(battle, p, q)
+            if line is None:
+                return False, 0
+            _tid, old, new = battle.moved
+            if old not in line and new not in line:
+                return self.los(battle.base, p, q)
         return self._los(battle, p, q)
 
     def _los_line(self, battle: BoardView, p: Hex, q: Hex) -> tuple[Hex, ...] | None:
@@ -561,7 +721,7 @@ class ASL(Ruleset):
         if line is None:
             return False, 0
         table = self._hindrances(battle)
-        if not table:
+        if not table or table.keys().isdisjoint(line):   # no hindering occupant on the line (the common case)
             return True, 0
         hind = 0
         for h in line:
@@ -599,8 +759,28 @@ class ASL(Ruleset):
 
     def _shot(self, battle: BoardView, shooter: int, target: int | Hex, fire: Action | None, kind: str | None
               ) -> Shot | Illegal:
+        """:meth:`_shot_now`, kept per battle in a table keyed on everything it reads (:func:`_shot_memo_key`)."""
         if isinstance(target, bool) or not isinstance(target, int) or not 0 <= target < len(battle.tanks):
             return Illegal("target is not an AFV")
+        tanks = battle.tanks
+        s, t = tanks[shooter], tanks[target]
+        if t.side == s.side or t.hex is None or s.hex is None or not t.alive:
+            return self._shot_now(battle, shooter, target, fire, kind)
+        got = _shot_memo_key(self, battle, s, t, fire, kind)
+        if got is None:
+            return self._shot_now(battle, shooter, target, fire, kind)
+        memo, key = got
+        try:
+            return memo[key]
+        except KeyError:
+            pass
+        v = memo[key] = self._shot_now(battle, shooter, target, fire, kind, (key[13], key[14]))
+        return v
+
+    def _shot_now(self, battle: BoardView, shooter: int, target: int, fire: Action | None, kind: str | None,
+                  los: tuple[bool, int] | None = None) -> Shot | Illegal:
+        """The shot ``shooter`` -> ``target`` (a tank id) on ``battle`` now, computed (:meth:`shot`); ``los`` is
+        :meth:`los` of the two hexes on ``battle`` if the caller has it."""
         s, t = battle.tank(shooter), battle.tank(target)
         if t.side == s.side:
             return Illegal("target is a friendly AFV")
@@ -620,7 +800,7 @@ class ASL(Ruleset):
                     if best is None or pk > best[0]:
                         best = (pk, sh)
             return best[1] if best else Illegal("no ammunition can be fired")
-        clear, hind = self.los(battle, s.hex, t.hex)
+        clear, hind = self.los(battle, s.hex, t.hex) if los is None else los
         if not clear:
             return Illegal("no LOS")
         kind = kind or self._shot_kind(battle, shooter)
@@ -715,6 +895,9 @@ class ASL(Ruleset):
         """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10), or of its odds
         parameters (a mapping or ``(name, value)`` pairs, as logged).  Raises :class:`~sim.rules.base.CaseError`
         for malformed parameters, ``TypeError`` for a key that is neither."""
+        got = _ODDS_BY_ID.get(id(key))
+        if got is not None and got[0] is key:
+            return got[1]
         if isinstance(key, ShotKey):
             shot_key = key
         elif isinstance(key, Iterable):
@@ -722,7 +905,12 @@ class ASL(Ruleset):
         else:
             raise TypeError(f"asl odds take a ShotKey or its parameters, not {type(key).__name__}")
         v = shot_odds(shot_key)
-        return Odds(p_hit=v["p_hit"], p_kill=v["p_kill"], values=v)
+        odds = Odds(p_hit=v["p_hit"], p_kill=v["p_kill"], values=v)
+        if key is shot_key:
+            if len(_ODDS_BY_ID) >= _ODDS_BY_ID_SIZE:
+                _ODDS_BY_ID.clear()
+            _ODDS_BY_ID[id(key)] = (key, odds)
+        return odds
 
     def shot_params(self, battle: BoardView, shooter: int, target: int) -> dict[str, Any] | Illegal:
         """The odds parameters (asl.md 10.1) of ``shooter`` firing at ``target`` on the board now."""
@@ -1118,18 +1306,23 @@ class ASL(Ruleset):
                 return c
 
         def successors(state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
-            h, f = state
+            moves = _MOVES.get(state)
+            if moves is None:
+                moves = _moves(state)
+            na, sa, nb, sb, right, left = moves
             out = []
-            for k in (f % 6, (f - 1) % 6):
-                n = h.neighbour(k)
-                c = step[n] if n in step else entry(n)
-                if c is not None:
-                    out.append(((n, f), c))
+            c = step[na] if na in step else entry(na)
+            if c is not None:
+                out.append((sa, c))
+            c = step[nb] if nb in step else entry(nb)
+            if c is not None:
+                out.append((sb, c))
+            h = state[0]
             v = vca.get(h)
             if v is None:
                 v = vca[h] = self.vca_cost(battle, h)
-            out.append(((h, (f + 1) % 6), v))
-            out.append(((h, (f - 1) % 6), v))
+            out.append((right, v))
+            out.append((left, v))
             return out
 
         return successors
