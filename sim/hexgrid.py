@@ -367,48 +367,35 @@ OFF_MAP_TERRAIN = "open"
 
 
 class HexMap:
-    """The board: a networkx graph with one node per cell ``(q, r)`` and edges to its six neighbours.
-
-    Node attribute ``terrain`` holds the cell's terrain name (``"open"`` by default).  ``version`` is bumped by any
+    """The board: its cells ``(q, r)`` with their terrain names (``"open"`` by default), and as a networkx graph
+    (:attr:`graph`, built on first use) with one node per cell and edges to its six neighbours; node attribute
+    ``terrain`` holds the terrain name.  ``version`` is bumped by any
     terrain or obstacle change; :meth:`cached` stores dynamic answers under the current version.
     ``shape_key`` identifies the static shape, so static geometry can be shared across battles.
     """
 
     def __init__(self, cells: Iterable[tuple[int, int]], terrain: Mapping[_HexLike, str] | None = None,
                  *, shape_key: Hashable = None, description: str = ""):
-        import networkx as nx  # imported on first use: ``import sim.runner`` stays cheap (issue 14)
-
-        #: Nodes are :class:`Hex` values; typed by ``(q, r)`` because any pair (a plain tuple) looks a node up.
-        self.graph: nx.Graph[tuple[int, int]] = nx.Graph()
         hexes = [as_hex(c) for c in cells]
-        cellset = set(hexes)
-        # networkx's own adjacency structure, filled directly (node -> attribute dict; node -> neighbour -> edge
-        # attribute dict, one dict shared by both directions), in the order that ``add_nodes_from(hexes)`` and
-        # ``add_edge(h, n)`` for the neighbours across hexsides 0, 4 and 5 give (each undirected edge once): the
-        # same graph in less than half the time, since a batch worker builds a board per battle (issue 14).
-        # Assigning ``_node`` / ``_adj`` resets the graph's cached views (networkx's documented descriptors).
-        node: dict[Hex, dict[str, Any]] = {h: {"terrain": "open"} for h in hexes}
-        adj: dict[Hex, dict[Hex, dict[str, Any]]] = {h: {} for h in node}
-        for h in hexes:
-            q, r = h
-            ah = adj[h]
-            for n in (Hex(q + 1, r - 1), Hex(q, r + 1), Hex(q + 1, r)):  # DIRECTIONS[0], [4], [5]
-                if n in cellset:
-                    ah[n] = adj[n][h] = {}
-        self.graph._node = node  # type: ignore[attr-defined] # the stubs leave out networkx's internal dicts
-        self.graph._adj = adj  # type: ignore[attr-defined]
-        self._cells = frozenset(cellset)
+        #: The cells in the order given (the graph's node order, hence its neighbour order).
+        self._order: tuple[Hex, ...] = tuple(hexes)
+        self._cells = frozenset(hexes)
+        #: Each cell's terrain name (the graph's node attribute ``terrain``, kept as a plain dict: it is read many
+        #: times per decision, and networkx's node views cost several times a dict lookup).
+        self._terrain: dict[tuple[int, int], str] = dict.fromkeys(hexes, "open")
         for cell, t in (terrain or {}).items():
-            self.graph.nodes[as_hex(cell)]["terrain"] = t
-        #: The node attribute ``terrain`` as a plain dict (read many times per decision; networkx's node views
-        #: cost several times a dict lookup).  :meth:`set_terrain` keeps both in step.
-        self._terrain: dict[tuple[int, int], str] = {h: d["terrain"] for h, d in self.graph.nodes(data=True)}
+            h = as_hex(cell)
+            if h not in self._terrain:
+                raise KeyError(f"terrain given for {tuple(h)}, which is not a cell of the map")
+            self._terrain[h] = t
+        self._graph: nx.Graph[tuple[int, int]] | None = None
+        self._adj: Mapping[Hex, tuple[Hex, ...]] | None = None
         self.version = 0
         self.terrain_version = 0
         # the answer caches hold each key's own type (what its ``compute`` returned), so their values are Any
         self._static: dict[Hashable, Any] = {}
         self._static_version = 0
-        self.shape_key = shape_key if shape_key is not None else ("cells", len(hexes))
+        self.shape_key = shape_key if shape_key is not None else ("cells", len(self._order))
         self.description = description
         self._cache: dict[Hashable, Any] = {}
         self._cache_version = 0
@@ -419,6 +406,45 @@ class HexMap:
         self._pairs_parent: tuple[dict, int] | None = None
         self._local: dict[Hashable, object] = {}
         self._local_version = 0
+
+    @property
+    def graph(self) -> nx.Graph[tuple[int, int]]:
+        """The board as a networkx graph: one node per cell (attribute ``terrain``), edges to its neighbours.
+        Built on first use (a battle's own rules read the plain dicts; a 100 x 100 board's graph costs more than
+        a short battle on it): nodes in cell order, each undirected edge once, added for the neighbours across
+        hexsides 0, 4 and 5 of each cell in turn."""
+        if self._graph is None:
+            import networkx as nx  # imported on first use: ``import sim.runner`` stays cheap (issue 14)
+
+            g: nx.Graph[tuple[int, int]] = nx.Graph()
+            # networkx's own adjacency structure, filled directly (node -> attribute dict; node -> neighbour ->
+            # edge attribute dict, one dict shared by both directions), in the order that ``add_nodes_from`` and
+            # ``add_edge`` would give: the same graph in less than half the time.  Assigning ``_node`` / ``_adj``
+            # resets the graph's cached views (networkx's documented descriptors).
+            terrain = self._terrain
+            node: dict[Hex, dict[str, Any]] = {h: {"terrain": terrain[h]} for h in self._order}
+            adj: dict[Hex, dict[Hex, dict[str, Any]]] = {h: {} for h in node}
+            for h, nbrs in self._edges():
+                ah = adj[h]
+                for n in nbrs:
+                    ah[n] = adj[n][h] = {}
+            g._node = node  # type: ignore[attr-defined] # the stubs leave out networkx's internal dicts
+            g._adj = adj  # type: ignore[attr-defined]
+            self._graph = g
+        return self._graph
+
+    @graph.setter
+    def graph(self, g: nx.Graph[tuple[int, int]]) -> None:
+        self._graph = g
+
+    def _edges(self) -> Iterator[tuple[Hex, list[Hex]]]:
+        """Each cell in cell order with its neighbours across hexsides 0, 4 and 5 that are cells: every
+        undirected edge once, in the graph's insertion order."""
+        cellset = self._cells
+        for h in self._order:
+            q, r = h
+            # the neighbours across hexsides 0, 4 and 5 (DIRECTIONS[0], [4], [5])
+            yield h, [n for n in (Hex(q + 1, r - 1), Hex(q, r + 1), Hex(q + 1, r)) if n in cellset]
 
     def __contains__(self, h: object) -> bool:
         return h in self._cells
@@ -449,11 +475,13 @@ class HexMap:
         if h not in self._cells:
             raise KeyError(f"set_terrain: {tuple(h)} is not a cell of the map")
         if self._forked:
-            self.graph = self.graph.copy()
+            if self._graph is not None:
+                self._graph = self._graph.copy()
             self._terrain = dict(self._terrain)
             self._static = {}
             self._forked = False
-        self.graph.nodes[h]["terrain"] = name
+        if self._graph is not None:
+            self._graph.nodes[h]["terrain"] = name
         self._terrain[as_hex(h)] = name
         self.terrain_version += 1
         self.bump(None)  # a terrain change may change any rule-set answer (tile costs, cover): recompute them all
@@ -567,14 +595,15 @@ class HexMap:
         (only a pristine, never-played board is a template)."""
         if self.terrain_version:
             raise ValueError("for_another_battle: the template board's terrain has changed (use a pristine board)")
-        nodes = self.graph.nodes
-        terrain: dict[Hex, str] = {as_hex(h): d["terrain"] for h, d in nodes.items() if d["terrain"] != "open"}
-        new = HexMap(list(nodes), terrain, shape_key=self.shape_key, description=self.description)
+        new = HexMap((), shape_key=self.shape_key, description=self.description)
+        new._order, new._cells, new._terrain = self._order, self._cells, dict(self._terrain)
+        new._adj = self._adj
         new._static = self._static
         return new
 
     def neighbours(self, h: tuple[int, int]) -> list[Hex]:
-        return [as_hex(n) for n in self.graph.neighbors(h)]
+        """The cells next to cell ``h``, in the graph's neighbour order; ``KeyError`` off the map."""
+        return list(self.adjacency()[as_hex(h)])
 
     def distance_field(self, sources: Iterable[tuple[int, int]], passable: Callable[[Hex], bool] | None = None,
                        passable_key: Hashable = None, static: bool = False) -> "DistanceField":
@@ -593,21 +622,36 @@ class HexMap:
             blocked: frozenset[Hex]
             blocked, convex = self.terrain_cached(("impassable", passable_key), lambda: (
                 frozenset(h for h in self._cells if not passable(h)), convex_shape(self._cells)))
-            adj = self.terrain_cached(("adjacency",), self._adjacency)
+            adj = self.adjacency()
             return DistanceField(sources, adj, self._cells, blocked, convex)
-        adj = self._adjacency()
+        adj = self.adjacency()
         cells = self._cells if passable is None else frozenset(h for h in self._cells if passable(h))
         field = DistanceField(sources, adj, cells, frozenset(), False)
         len(field)  # run the search now: ``passable`` may read this version's obstacles
         return field
+
+    def adjacency(self) -> Mapping[Hex, tuple[Hex, ...]]:
+        """``{cell: neighbours}`` in the graph's neighbour order (read-only; made once per board: the cells never
+        change, and a board made by :meth:`for_another_battle` or :meth:`fork` shares it)."""
+        got = self._adj
+        if got is None:
+            got = self._adj = self._adjacency()
+        return got
 
     def _adjacency(self) -> Mapping[Hex, tuple[Hex, ...]]:
         """``{cell: neighbours}`` of the graph, neighbours in graph order: a read-only copy (a field handed to a
         policy holds it, so it must not reach the graph itself)."""
         from types import MappingProxyType
 
-        # the nodes are Hex (typed (q, r) pairs on the graph, see __init__)
-        return MappingProxyType({as_hex(h): tuple(nbrs) for h, nbrs in self.graph.adjacency()})  # type: ignore[arg-type]
+        if self._graph is not None:  # the nodes are Hex (typed (q, r) pairs on the graph)
+            return MappingProxyType({as_hex(h): tuple(nbrs) for h, nbrs in self._graph.adjacency()})  # type: ignore[arg-type]
+        adj: dict[Hex, list[Hex]] = {h: [] for h in self._order}  # the graph's neighbour order, without the graph
+        for h, nbrs in self._edges():
+            ah = adj[h]
+            for n in nbrs:
+                ah.append(n)
+                adj[n].append(h)
+        return MappingProxyType({h: tuple(nbrs) for h, nbrs in adj.items()})
 
 
 #: Most impassable cells a :class:`DistanceField` tests a lookup's shortest-path region against before it falls

@@ -100,12 +100,18 @@ def _setup_hex(t: TankState) -> list[int]:
 
 def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
     """The first log event: everything needed to draw and replay the battle without its scenario file."""
+    m = b.map
+
+    def board() -> tuple[list[list[int]], dict[str, str]]:  # the cells and terrain: kept until the terrain changes
+        cells = sorted(m.cells)
+        return [[h.q, h.r] for h in cells], {f"{h.q},{h.r}": t for h in cells if (t := m.terrain(h)) != "open"}
+
+    cells, terrain = m.terrain_cached(("setup_event_board",), board)
     return BattleStarted(
         ruleset=b.ruleset.name,
         map={"shape": spec.map.shape, "width": spec.map.width, "height": spec.map.height,
              "radius": spec.map.radius, "hex_size_m": spec.map.hex_size_m,
-             "cells": [[h.q, h.r] for h in sorted(b.map.cells)],
-             "terrain": {f"{h.q},{h.r}": b.map.terrain(h) for h in sorted(b.map.cells) if b.map.terrain(h) != "open"}},
+             "cells": list(cells), "terrain": dict(terrain)},
         sides=tuple({"name": s.name, "role": s.role, "exit_edge": s.exit_edge} for s in b.sides),
         tanks=tuple({"tank_id": t.tank_id, "label": t.label, "side": t.side, "vehicle": t.vehicle_id,
                      "hex": _setup_hex(t), "facing": t.facing, "turret_facing": t.turret_facing,
