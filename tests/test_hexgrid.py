@@ -145,3 +145,29 @@ def test_sight_lines_by_symmetry_equal_the_direct_computation():
                     assert got.masks(w) == want.masks(w), (dq, dr, origin, w)
                 derived += got._image is not None
     assert derived > 1000  # most come from another image: the symmetry was used, not only the direct path
+
+
+def test_lazy_graph_and_adjacency_agree_with_networkx_built_the_plain_way():
+    """HexMap builds its networkx graph only when asked: the graph then equals one built with add_nodes_from /
+    add_edge (nodes, terrain and neighbour order), and adjacency() made without the graph gives the same order."""
+    cells = rectangle_hexes(7, 5)
+    terrain = {cells[3]: "woods", cells[10]: "water"}
+    m = HexMap(cells, terrain)
+    assert m._graph is None and m.terrain(cells[3]) == "woods"
+    adj = m.adjacency()  # made without the graph
+    assert m._graph is None
+    g = nx.Graph()
+    g.add_nodes_from(cells, terrain="open")
+    for h in cells:
+        for k in (0, 4, 5):
+            if h.neighbour(k) in set(cells):
+                g.add_edge(h, h.neighbour(k))
+    for h, t in terrain.items():
+        g.nodes[h]["terrain"] = t
+    assert list(m.graph.nodes(data=True)) == list(g.nodes(data=True))
+    assert {h: list(n) for h, n in m.graph.adjacency()} == {h: list(n) for h, n in g.adjacency()}
+    assert [list(m.graph.neighbors(h)) for h in cells] == [list(adj[h]) for h in cells]
+    other = m.for_another_battle()
+    assert other._graph is None and other.adjacency() is adj and other.terrain(cells[10]) == "water"
+    other.set_terrain(cells[0], "woods")
+    assert m.terrain(cells[0]) == "open" and other.graph.nodes[cells[0]]["terrain"] == "woods"
