@@ -7,7 +7,7 @@ Units: hexes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,18 +96,29 @@ class HQBoard:
     (any state; a tank that fled is off the board).  Built from a battle or from a golden case's board.
 
     ``cells``: the hexes on the map (a :class:`~sim.hexgrid.HexMap` or a set); ``flags_of(h)`` and ``occupant(h)``
-    are asked only for hexes in ``cells`` (``occupant``: the id of the tank on ``h``, or ``None``)."""
+    are asked only for hexes in ``cells`` (``occupant``: the id of the tank on ``h``, or ``None``).
+    ``sight_bits``: a ready :meth:`sight_bits` table (``None``: built from ``flags_of`` when first asked)."""
 
-    def __init__(self, cells: Container[Hex], flags_of: Callable[[Hex], HexFlags],
-                 occupant: Callable[[Hex], int | None], sight_memo: dict[Any, Any] | None = None):
+    def __init__(self, cells: Collection[Hex], flags_of: Callable[[Hex], HexFlags],
+                 occupant: Callable[[Hex], int | None], sight_memo: dict[Any, Any] | None = None,
+                 sight_bits: Mapping[tuple[int, int], int] | None = None):
         self._cells = cells
         self._flags_of = flags_of
         self._occupant = occupant
         self._edge: dict[Hex, bool] = {}
         #: Where :func:`sim.rules.hummel_quest.sight.sight` keeps what a pair's lines cross (terrain flags only),
         #: or ``None``.  The owner must give a new dict whenever ``flags_of`` may answer differently (a battle's
-        #: boards share one until the terrain changes, :meth:`HummelQuest.board`).
+        #: boards share one until the terrain changes, :meth:`HummelQuest.board`); likewise ``sight_bits``.
         self.sight_memo = sight_memo
+        self._bits = sight_bits
+
+    def sight_bits(self) -> Mapping[tuple[int, int], int]:
+        """The sight flags of the map's hexes that have any (§7.5), ``{(q, r): bits}`` with bits ``1`` blocks
+        sight, ``2`` tall, ``4`` hard cover; a hex not listed (open ground, or off the map: :data:`OFF_MAP`) has
+        none.  Built once per board from ``flags_of`` over ``cells``."""
+        if self._bits is None:
+            self._bits = sight_bits_of(self._cells, self._flags_of)
+        return self._bits
 
     def on_map(self, h: Hex) -> bool:
         return h in self._cells
@@ -131,6 +142,17 @@ class HQBoard:
         if h not in self._edge:
             self._edge[h] = any(n not in self._cells for n in h.neighbours())
         return self._edge[h]
+
+
+def sight_bits_of(cells: Collection[Hex], flags_of: Callable[[Hex], HexFlags]) -> dict[tuple[int, int], int]:
+    """The :meth:`HQBoard.sight_bits` table of ``cells`` (hexes) with flags ``flags_of(h)``: O(cells)."""
+    out: dict[tuple[int, int], int] = {}
+    for h in cells:
+        f = flags_of(h)
+        b = (1 if f.blocks_los else 0) | (2 if f.tall else 0) | (4 if f.hard_cover else 0)
+        if b:
+            out[(h[0], h[1])] = b
+    return out
 
 
 def default_facing(facing: int, last_step: int | None) -> int:

@@ -107,6 +107,7 @@ from sim.rules.hummel_quest.board import (
     default_facing,
     flags,
     half_speed,
+    sight_bits_of,
 )
 from sim.rules.hummel_quest.geometry import geometry_case
 from sim.rules.hummel_quest.odds import (
@@ -307,8 +308,9 @@ class HummelQuest(Ruleset):
                 if h == moved[1]:
                     return moved[0]
             return occ[0] if occ else None
-        return HQBoard(battle.map, lambda h: self.hex_flags(battle, h), occupant,
-                       battle.map.local_cached(("hq_sight",), dict))
+        flags_of = lambda h: self.hex_flags(battle, h)  # noqa: E731
+        return HQBoard(battle.map, flags_of, occupant, battle.map.local_cached(("hq_sight",), dict),
+                       battle.map.local_cached(("hq_sight_bits",), lambda: sight_bits_of(battle.map, flags_of)))
 
     def passable(self, battle: BoardView, h: Hex) -> bool:
         """On the map and passable terrain (occupancy not considered)."""
@@ -440,10 +442,11 @@ class HummelQuest(Ruleset):
         band = band_of(rng_m, o.band_edges)
         sg = self.sight(battle, hx, th, board)
         direct_ok = sg.direct_shot and rng_m <= o.max_sight_m
-        located, sights_only = self._located(battle, s, hx, th, board, target)
-        indirect_ok = rng_m >= o.min_indirect_m and located
         explicit = bool(isinstance(fire, Fire) and fire.weapons)
         ind = [w for w in weapons if w.indirect]
+        # location (§13) matters only to an indirect attack: asked only when one is tried
+        located, sights_only = self._located(battle, s, hx, th, board, target) if ind else (False, False)
+        indirect_ok = rng_m >= o.min_indirect_m and located
         tries: list[bool] = []
         if ind and not (explicit and len(ind) < len(weapons)):
             tries.append(True)

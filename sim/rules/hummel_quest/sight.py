@@ -7,11 +7,16 @@ Units: hexes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sim.hexgrid import Hex, hex_line
 from sim.rules.hummel_quest.board import HQBoard
 
 # --- sight (§7.5, §7.6) ------------------------------------------------------------------------------------------
+
+#: Bits of a hex's sight flags in :meth:`HQBoard.sight_bits` (§7.5).
+BLOCKS, TALL, HARD = 1, 2, 4
+
 
 def line_pair(a: tuple[int, int], b: tuple[int, int]) -> tuple[tuple[Hex, ...], tuple[Hex, ...]]:
     """Lines A and B of §7.5 from ``a`` to ``b`` (both ends included).
@@ -25,37 +30,84 @@ def line_pair(a: tuple[int, int], b: tuple[int, int]) -> tuple[tuple[Hex, ...], 
     return la, lb
 
 
+@lru_cache(maxsize=65_536)
+def _line_offsets(dq: int, dr: int) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+    """The intermediate hexes of lines A and B (:func:`line_pair`) from ``(0, 0)`` to ``(dq, dr)``, as offsets.
+
+    :func:`sim.hexgrid.hex_line` is ``a`` plus the line from the origin to ``b - a`` (its definition), so
+    ``line_pair(a, b)`` is ``a`` plus these offsets: line A is ``hex_line(0, d)``, line B is the negation of
+    ``hex_line(0, -d)``.  Pure geometry, shared by every map; bounded (one entry per offset)."""
+    la = hex_line((0, 0), (dq, dr))
+    lb = hex_line((0, 0), (-dq, -dr))
+    return (tuple((h[0], h[1]) for h in la[1:-1]), tuple((-h[0], -h[1]) for h in lb[1:-1]))
+
+
 @dataclass(frozen=True)
 class Sight:
     """Sight from one hex to another (§7.5): ``visibility`` ``visible`` / ``partial`` / ``hidden``, ``half_cover``
     (target at least half behind hard cover: +1 TN, Reinforced Turret), ``direct_shot`` (not hidden), and
-    ``tall_both`` (both lines cross a ``tall`` hex: Artillery Sights cannot locate, §7.6)."""
+    ``tall_both`` (both lines cross a ``tall`` hex: Artillery Sights cannot locate, §7.6).  ``ends``: the two
+    hexes and the ``los_rule``; ``lines`` (computed when asked): line A, and line B under ``two_lines``."""
 
     visibility: str
     half_cover: bool
     direct_shot: bool
     tall_both: bool = False
-    lines: tuple[tuple[Hex, ...], ...] = ()
+    ends: tuple[tuple[int, int], tuple[int, int], str] | None = None
+
+    @property
+    def lines(self) -> tuple[tuple[Hex, ...], ...]:
+        if self.ends is None:
+            return ()
+        frm, to, los_rule = self.ends
+        la, lb = line_pair(frm, to)
+        return (la,) if los_rule == "one_line" else (la, lb)
 
 
-def _crossed(board: HQBoard, frm: Hex, to: Hex, los_rule: str
-             ) -> tuple[tuple[tuple[Hex, ...], ...], list[bool], list[bool], list[tuple[Hex | None, bool]], bool]:
-    """What the lines of ``frm``-``to`` cross, from the terrain flags alone: ``(lines, blocked, tall, lasts,
-    own)`` -- per line whether an intermediate hex blocks sight or is tall, and its last intermediate hex with
-    whether that has hard cover; ``own``: the target hex has hard cover.  (Whether a tank stands on a last hex is
-    read per call: tanks move, terrain flags change only with the terrain.)"""
-    la, lb = line_pair(frm, to)
-    lines = (la,) if los_rule == "one_line" else (la, lb)
-    blocked = []
-    tall = []
-    lasts: list[tuple[Hex | None, bool]] = []
-    for ln in lines:
-        mid = ln[1:-1]
-        fl = [board.flags(h) for h in mid]
-        blocked.append(any(f.blocks_los for f in fl))
-        tall.append(any(f.tall for f in fl))
-        lasts.append((mid[-1], fl[-1].hard_cover) if mid else (None, False))
-    return lines, blocked, tall, lasts, board.flags(to).hard_cover
+#: What a pair's lines cross, from the terrain alone: ``(fixed, check, covered, uncovered)``.  ``fixed`` is the
+#: answer when no tank can change it, else ``None``: then the answer is ``covered`` if a tank stands on one of the
+#: ``check`` hexes (the last intermediate hex of a line, whose hard cover a tank gives when ``tanks_give_cover``),
+#: else ``uncovered``.
+_Crossed = tuple[Sight | None, tuple[Hex, ...], Sight, Sight]
+
+
+def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> _Crossed:
+    """What the lines of ``frm``-``to`` cross, from the terrain flags alone (see :data:`_Crossed`); the tanks on
+    the last intermediate hexes are read per call (tanks move, terrain flags change only with the terrain)."""
+    bits = board.sight_bits()
+    aq, ar = frm[0], frm[1]
+    oa, ob = _line_offsets(to[0] - aq, to[1] - ar)
+    offs = (oa,) if los_rule == "one_line" else (oa, ob)
+    nb = 0
+    tall_all = True
+    hard = bool(bits.get((to[0], to[1]), 0) & HARD)   # the target's own hex has hard cover
+    check: list[Hex] = []
+    for off in offs:
+        acc = 0
+        last = 0
+        for dq, dr in off:
+            last = bits.get((aq + dq, ar + dr), 0)
+            acc |= last
+        if acc & BLOCKS:
+            nb += 1
+        if not acc & TALL:
+            tall_all = False
+        if off:
+            if last & HARD:
+                hard = True
+            else:
+                check.append(Hex(aq + off[-1][0], ar + off[-1][1]))
+    ends = (frm, to, los_rule)
+    if nb == len(offs):
+        hidden = Sight("hidden", False, False, tall_all, ends)
+        return hidden, (), hidden, hidden
+    if nb:   # two_lines, one line blocked
+        partial = Sight("partial", True, True, tall_all, ends)
+        return partial, (), partial, partial
+    covered = Sight("visible", True, True, tall_all, ends)
+    if hard:
+        return covered, (), covered, covered
+    return None, tuple(check), covered, Sight("visible", False, True, tall_all, ends)
 
 
 def sight(board: HQBoard, frm: Hex, to: Hex, *, los_rule: str = "two_lines",
@@ -65,23 +117,23 @@ def sight(board: HQBoard, frm: Hex, to: Hex, *, los_rule: str = "two_lines",
     ``two_lines``: both lines blocked -> hidden; one -> partial (direct shot, half cover); none -> visible, with half
     cover if a line is covered (its last intermediate hex has ``hard_cover`` or holds a tank when
     ``tanks_give_cover``) or the target's own hex has ``hard_cover``.  ``one_line``: line A only, blocked = hidden.
+
+    What the lines cross is kept in ``board.sight_memo`` under ``(frm, to, los_rule)``: it reads only the terrain
+    flags of the lines' hexes (:meth:`HQBoard.sight_bits`), which the memo's owner renews with the terrain; the
+    occupancy of the two last hexes is read per call.
     """
     memo = board.sight_memo
     key = (frm, to, los_rule)
-    crossed = memo.get(key) if memo is not None else None
-    if crossed is None:
-        crossed = _crossed(board, frm, to, los_rule)
+    ent = memo.get(key) if memo is not None else None
+    if ent is None:
+        ent = _crossed(board, frm, to, los_rule)
         if memo is not None:
-            memo[key] = crossed
-    lines, blocked, tall, lasts, own = crossed
-    covered = [last is not None and (hard or (tanks_give_cover and board.occupied(last))) for last, hard in lasts]
-    nb = sum(blocked)
-    if los_rule == "one_line":
-        if nb:
-            return Sight("hidden", False, False, all(tall), lines)
-        return Sight("visible", covered[0] or own, True, all(tall), lines)
-    if nb == 2:
-        return Sight("hidden", False, False, all(tall), lines)
-    if nb == 1:
-        return Sight("partial", True, True, all(tall), lines)
-    return Sight("visible", any(covered) or own, True, all(tall), lines)
+            memo[key] = ent
+    fixed, check, covered, uncovered = ent
+    if fixed is not None:
+        return fixed
+    if tanks_give_cover:
+        for h in check:
+            if board.occupied(h):
+                return covered
+    return uncovered
