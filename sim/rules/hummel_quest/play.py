@@ -125,7 +125,7 @@ from sim.rules.hummel_quest.odds import (
 )
 from sim.rules.hummel_quest.panic import FleePlan, flee_plan
 from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
-from sim.rules.hummel_quest.sight import Sight, sight
+from sim.rules.hummel_quest.sight import Sight, crossed, sight
 from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, Weapon, catalog
 from sim.victory import has_points_victory, victory_points
 
@@ -178,6 +178,9 @@ class HummelQuest(Ruleset):
     TankExt = HQTankExt
     HexExt = HQHexExt
     has_ramming = True
+    #: :meth:`passable` reads the terrain, the scenario's per-hex blocks and a structure's collapse, which comes
+    #: with a ``TerrainChanged`` (a new terrain version), so distance fields outlive wrecks and moves.
+    passable_is_static = True
 
     # --- catalog (§5) -----------------------------------------------------------------------------------------
     def vehicle(self, vid: str) -> Vehicle:
@@ -322,14 +325,22 @@ class HummelQuest(Ruleset):
 
     def los(self, battle: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> bool:
         """"LOS" of the spec (§7.5): not hidden and range within ``max_sight_m``."""
-        if distance(frm, to) * self.hex_size(battle) > self._opts(battle).max_sight_m:
+        o = self._opts(battle)
+        if distance(frm, to) * self.hex_size(battle) > o.max_sight_m:
             return False
-        return self.sight(battle, frm, to, board).direct_shot
+        # tanks never block sight (§7.5): the terrain's answer alone, no occupancy read
+        return crossed(board or self.board(battle), frm, to, o.los_rule)[2].direct_shot
 
     def visible(self, battle: BoardView, side: int) -> tuple[int, ...]:
-        """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order."""
+        """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order: :meth:`los` of
+        every own x enemy pair until one sees, with the range test and the terrain's answer inlined."""
         own = [h for t in battle.tanks if t.side == side and (h := self.hex_in_play(t)) is not None]
         board = self.board(battle)
+        o = self._opts(battle)
+        hs = self.hex_size(battle)
+        rule = o.los_rule
+        max_m = o.max_sight_m
+        memo = board.sight_memo
         out = []
         for e in battle.tanks:
             if e.side == side:
@@ -337,8 +348,18 @@ class HummelQuest(Ruleset):
             eh = self.hex_in_play(e)
             if eh is None:
                 continue
-            if any(self.los(battle, sh, eh, board) for sh in own):
-                out.append(e.tank_id)
+            eq, er = eh
+            for sh in own:
+                dq = sh[0] - eq
+                dr = sh[1] - er
+                if max(abs(dq), abs(dr), abs(dq + dr)) * hs > max_m:
+                    continue
+                ent = memo.get((sh, eh, rule)) if memo is not None else None
+                if ent is None:
+                    ent = crossed(board, sh, eh, rule)
+                if ent[2].direct_shot:
+                    out.append(e.tank_id)
+                    break
         return tuple(out)
 
     # --- set-up -----------------------------------------------------------------------------------------------

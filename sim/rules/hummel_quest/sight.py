@@ -110,6 +110,21 @@ def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule
     return None, tuple(check), covered, Sight("visible", False, True, tall_all, ends)
 
 
+def crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> _Crossed:
+    """What the lines of ``frm``-``to`` cross (:data:`_Crossed`), from ``board.sight_memo`` under
+    ``(frm, to, los_rule)`` when it holds it: the entry reads only the terrain flags of the lines' hexes
+    (:meth:`HQBoard.sight_bits`), which the memo's owner renews with the terrain.  Whether the shot is direct
+    (``[2].direct_shot``) never depends on the tanks (they do not block sight, §7.5)."""
+    memo = board.sight_memo
+    if memo is None:
+        return _crossed(board, frm, to, los_rule)
+    key = (frm, to, los_rule)
+    ent = memo.get(key)
+    if ent is None:
+        ent = memo[key] = _crossed(board, frm, to, los_rule)
+    return ent
+
+
 def sight(board: HQBoard, frm: Hex, to: Hex, *, los_rule: str = "two_lines",
           tanks_give_cover: bool = True) -> Sight:
     """Visibility and half hard cover from ``frm`` to ``to`` (§7.5), tanks never blocking sight.
@@ -118,18 +133,10 @@ def sight(board: HQBoard, frm: Hex, to: Hex, *, los_rule: str = "two_lines",
     cover if a line is covered (its last intermediate hex has ``hard_cover`` or holds a tank when
     ``tanks_give_cover``) or the target's own hex has ``hard_cover``.  ``one_line``: line A only, blocked = hidden.
 
-    What the lines cross is kept in ``board.sight_memo`` under ``(frm, to, los_rule)``: it reads only the terrain
-    flags of the lines' hexes (:meth:`HQBoard.sight_bits`), which the memo's owner renews with the terrain; the
-    occupancy of the two last hexes is read per call.
+    What the lines cross is kept in ``board.sight_memo`` (:func:`crossed`); the occupancy of the two last hexes
+    is read per call.
     """
-    memo = board.sight_memo
-    key = (frm, to, los_rule)
-    ent = memo.get(key) if memo is not None else None
-    if ent is None:
-        ent = _crossed(board, frm, to, los_rule)
-        if memo is not None:
-            memo[key] = ent
-    fixed, check, covered, uncovered = ent
+    fixed, check, covered, uncovered = crossed(board, frm, to, los_rule)
     if fixed is not None:
         return fixed
     if tanks_give_cover:
