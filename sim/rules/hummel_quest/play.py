@@ -103,11 +103,11 @@ from sim.rules.hummel_quest.board import (
     HQBoard,
     HQHexExt,
     HQTankExt,
+    SightGrid,
     _ext_get,
     default_facing,
     flags,
     half_speed,
-    sight_bits_of,
 )
 from sim.rules.hummel_quest.geometry import geometry_case
 from sim.rules.hummel_quest.odds import (
@@ -313,7 +313,7 @@ class HummelQuest(Ruleset):
             return occ[0] if occ else None
         flags_of = lambda h: self.hex_flags(battle, h)  # noqa: E731
         return HQBoard(battle.map, flags_of, occupant, battle.map.local_cached(("hq_sight",), dict),
-                       battle.map.local_cached(("hq_sight_bits",), lambda: sight_bits_of(battle.map, flags_of)))
+                       battle.map.local_cached(("hq_sight_grid",), lambda: SightGrid.of(battle.map.cells, flags_of)))
 
     def passable(self, battle: BoardView, h: Hex) -> bool:
         """On the map and passable terrain (occupancy not considered)."""

@@ -10,12 +10,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sim.hexgrid import Hex, hex_line
-from sim.rules.hummel_quest.board import HQBoard
+from sim.rules.hummel_quest.board import BLOCKS, HARD, TALL, HQBoard
 
 # --- sight (§7.5, §7.6) ------------------------------------------------------------------------------------------
-
-#: Bits of a hex's sight flags in :meth:`HQBoard.sight_bits` (§7.5).
-BLOCKS, TALL, HARD = 1, 2, 4
 
 
 def line_pair(a: tuple[int, int], b: tuple[int, int]) -> tuple[tuple[Hex, ...], tuple[Hex, ...]]:
@@ -71,23 +68,45 @@ class Sight:
 _Crossed = tuple[Sight | None, tuple[Hex, ...], Sight, Sight]
 
 
+@lru_cache(maxsize=65_536)
+def _line_steps(dq: int, dr: int, span: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """:func:`_line_offsets` of ``(dq, dr)`` as :class:`~sim.rules.hummel_quest.board.SightGrid` index steps
+    (``q * span + r``) for a grid of row length ``span``."""
+    oa, ob = _line_offsets(dq, dr)
+    return tuple(q * span + r for q, r in oa), tuple(q * span + r for q, r in ob)
+
+
 def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> _Crossed:
     """What the lines of ``frm``-``to`` cross, from the terrain flags alone (see :data:`_Crossed`); the tanks on
     the last intermediate hexes are read per call (tanks move, terrain flags change only with the terrain)."""
-    bits = board.sight_bits()
+    grid = board.sight_grid()
     aq, ar = frm[0], frm[1]
-    oa, ob = _line_offsets(to[0] - aq, to[1] - ar)
+    dq, dr = to[0] - aq, to[1] - ar
+    oa, ob = _line_offsets(dq, dr)
     offs = (oa,) if los_rule == "one_line" else (oa, ob)
+    i, j = grid.index(frm), grid.index(to)
+    per_line: list[tuple[int, int]] = []   # (OR of the intermediate hexes' bits, bits of the last one)
+    if i is not None and j is not None:
+        buf = grid.bits
+        sa, sb = _line_steps(dq, dr, grid.span)
+        for st in ((sa,) if los_rule == "one_line" else (sa, sb)):
+            acc = 0
+            for k in st:
+                acc |= buf[i + k]
+            per_line.append((acc, buf[i + st[-1]] if st else 0))
+        hard = bool(buf[j] & HARD)   # the target's own hex has hard cover
+    else:   # an end off the grid's box (a golden case may ask): hex by hex
+        for off in offs:
+            bs = [grid.at((aq + q, ar + r)) for q, r in off]
+            acc = 0
+            for b in bs:
+                acc |= b
+            per_line.append((acc, bs[-1] if bs else 0))
+        hard = bool(grid.at(to) & HARD)
     nb = 0
     tall_all = True
-    hard = bool(bits.get((to[0], to[1]), 0) & HARD)   # the target's own hex has hard cover
     check: list[Hex] = []
-    for off in offs:
-        acc = 0
-        last = 0
-        for dq, dr in off:
-            last = bits.get((aq + dq, ar + dr), 0)
-            acc |= last
+    for off, (acc, last) in zip(offs, per_line):
         if acc & BLOCKS:
             nb += 1
         if not acc & TALL:
@@ -113,7 +132,7 @@ def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule
 def crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> _Crossed:
     """What the lines of ``frm``-``to`` cross (:data:`_Crossed`), from ``board.sight_memo`` under
     ``(frm, to, los_rule)`` when it holds it: the entry reads only the terrain flags of the lines' hexes
-    (:meth:`HQBoard.sight_bits`), which the memo's owner renews with the terrain.  Whether the shot is direct
+    (:meth:`HQBoard.sight_grid`), which the memo's owner renews with the terrain.  Whether the shot is direct
     (``[2].direct_shot``) never depends on the tanks (they do not block sight, §7.5)."""
     memo = board.sight_memo
     if memo is None:
