@@ -76,6 +76,7 @@ import warnings
 from collections import deque
 from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, cast
 
 from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
@@ -125,7 +126,7 @@ from sim.rules.hummel_quest.odds import (
 )
 from sim.rules.hummel_quest.panic import FleePlan, flee_plan
 from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
-from sim.rules.hummel_quest.sight import Sight, crossed, sight
+from sim.rules.hummel_quest.sight import Crossed, Sight, crossed, sight
 from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, Weapon, catalog
 from sim.victory import has_points_victory, victory_points
 
@@ -140,6 +141,12 @@ _OUT = (Status.INCAPACITATED, Status.DESTROYED)
 
 #: A queued §10 event: kind (``incapacitated`` / ``panicked``), the tank's id and its hex when it happened.
 _QueuedEvent = tuple[str, int, Hex]
+
+
+@lru_cache(maxsize=1024)
+def _ready_key(weapon_id: str) -> str:
+    """The ``rules_state`` key of a weapon's first ready round (§7.4): ``ready.<weapon id>``."""
+    return f"ready.{weapon_id}"
 
 
 def _checked(shot: Shot | Illegal) -> Shot:
@@ -323,6 +330,34 @@ class HummelQuest(Ruleset):
         o = self._opts(battle)
         return sight(board or self.board(battle), frm, to, los_rule=o.los_rule, tanks_give_cover=o.tanks_give_cover)
 
+    def _sight_entry(self, battle: BoardView, frm: Hex, to: Hex, los_rule: str) -> Crossed:
+        """What the lines of ``frm``-``to`` cross (:func:`sim.rules.hummel_quest.sight.crossed`), from the
+        battle's sight memo (the one :meth:`board` gives; kept until the terrain changes) without building a
+        board on a hit."""
+        memo: dict[Hashable, Crossed] = battle.map.local_cached(("hq_sight",), dict)
+        ent = memo.get((frm, to, los_rule))
+        return ent if ent is not None else crossed(self.board(battle), frm, to, los_rule)
+
+    @staticmethod
+    def _sight_of(battle: BoardView, ent: Crossed, tanks_give_cover: bool, moved: tuple[int, Hex] | None) -> Sight:
+        """The :class:`Sight` of a :meth:`_sight_entry` on ``battle`` (``moved`` as in :meth:`board`): the
+        tanks on the lines' last hexes read here, exactly as :func:`sim.rules.hummel_quest.sight.sight` reads
+        them through ``self.board(battle, moved=moved)``."""
+        fixed, check, covered, uncovered = ent
+        if fixed is not None:
+            return fixed
+        if tanks_give_cover:
+            m = battle.map
+            for h in check:
+                if h not in m:
+                    continue
+                if moved is None:
+                    if battle.occupants(h):
+                        return covered
+                elif h == moved[1] or any(x != moved[0] for x in battle.occupants(h)):
+                    return covered
+        return uncovered
+
     def los(self, battle: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> bool:
         """"LOS" of the spec (§7.5): not hidden and range within ``max_sight_m``."""
         o = self._opts(battle)
@@ -397,7 +432,7 @@ class HummelQuest(Ruleset):
 
     # --- shots (§7, §8, §13, §14) -----------------------------------------------------------------------------
     def _ready(self, battle: BoardView, t: TankState, w: Weapon) -> bool:
-        return int(t.rules_state.get(f"ready.{w.id}", 1)) <= max(1, int(getattr(battle, "turn", 1) or 1))
+        return int(t.rules_state.get(_ready_key(w.id), 1)) <= max(1, int(getattr(battle, "turn", 1) or 1))
 
     def _moved_half(self, battle: BoardView, tid: int, as_if: Hypo | None) -> bool:
         t = battle.tanks[tid]
@@ -457,16 +492,22 @@ class HummelQuest(Ruleset):
         weapons = self._weapon_pool(battle, s, fire)
         if isinstance(weapons, Illegal):
             return weapons
-        board = self.board(battle, moved=(shooter, hx) if as_if is not None else None)
+        moved_to = (shooter, hx) if as_if is not None else None
         rng_h = distance(hx, th)
         rng_m = rng_h * self.hex_size(battle)
         band = band_of(rng_m, o.band_edges)
-        sg = self.sight(battle, hx, th, board)
-        direct_ok = sg.direct_shot and rng_m <= o.max_sight_m
+        # the terrain's part of the sight (§7.5) decides whether a direct shot is possible; the tanks giving
+        # cover are read only for the attack made (:meth:`_sight_of`): the same answer as ``self.sight``
+        ent = self._sight_entry(battle, hx, th, o.los_rule)
+        seen = bool(ent[2].direct_shot)
+        direct_ok = seen and rng_m <= o.max_sight_m
         explicit = bool(isinstance(fire, Fire) and fire.weapons)
         ind = [w for w in weapons if w.indirect]
         # location (§13) matters only to an indirect attack: asked only when one is tried
-        located, sights_only = self._located(battle, s, hx, th, board, target) if ind else (False, False)
+        if ind:
+            located, sights_only = self._located(battle, s, hx, th, self.board(battle, moved=moved_to), target)
+        else:
+            located, sights_only = False, False
         indirect_ok = rng_m >= o.min_indirect_m and located
         tries: list[bool] = []
         if ind and not (explicit and len(ind) < len(weapons)):
@@ -479,12 +520,13 @@ class HummelQuest(Ruleset):
                 reason = "indirect_below_min_range" if located else "target not located"
                 continue
             if not indirect and not direct_ok:
-                reason = "beyond_sight" if sg.direct_shot else "hidden"
+                reason = "beyond_sight" if seen else "hidden"
                 continue
             firing = [w for w in pool if w.firepower >= band.fp_needed or o.fp_requirement_mode == "no_damage"]
             if not firing:
                 reason = "firepower_below_band"
                 continue
+            sg = self._sight_of(battle, ent, o.tanks_give_cover, moved_to)
             moved = self._moved_half(battle, shooter, as_if)
             cover = sg.half_cover if not indirect else False
             focused = s.rules_state.get("sights_focus") == target
@@ -521,7 +563,9 @@ class HummelQuest(Ruleset):
             if late:
                 return Illegal(f"reloading: {', '.join(late)}")
             return pool
-        pool = [w for w in ws if self._ready(battle, s, w)]
+        rs = s.rules_state
+        turn = max(1, int(getattr(battle, "turn", 1) or 1))
+        pool = [w for w in ws if int(rs.get(_ready_key(w.id), 1)) <= turn]   # :meth:`_ready`
         if not pool:
             return Illegal("no ready weapon")
         return pool

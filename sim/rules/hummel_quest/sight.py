@@ -65,7 +65,7 @@ class Sight:
 #: answer when no tank can change it, else ``None``: then the answer is ``covered`` if a tank stands on one of the
 #: ``check`` hexes (the last intermediate hex of a line, whose hard cover a tank gives when ``tanks_give_cover``),
 #: else ``uncovered``.
-_Crossed = tuple[Sight | None, tuple[Hex, ...], Sight, Sight]
+Crossed = tuple[Sight | None, tuple[Hex, ...], Sight, Sight]
 
 
 @lru_cache(maxsize=65_536)
@@ -76,8 +76,8 @@ def _line_steps(dq: int, dr: int, span: int) -> tuple[tuple[int, ...], tuple[int
     return tuple(q * span + r for q, r in oa), tuple(q * span + r for q, r in ob)
 
 
-def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> _Crossed:
-    """What the lines of ``frm``-``to`` cross, from the terrain flags alone (see :data:`_Crossed`); the tanks on
+def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> Crossed:
+    """What the lines of ``frm``-``to`` cross, from the terrain flags alone (see :data:`Crossed`); the tanks on
     the last intermediate hexes are read per call (tanks move, terrain flags change only with the terrain)."""
     grid = board.sight_grid()
     aq, ar = frm[0], frm[1]
@@ -129,8 +129,8 @@ def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule
     return None, tuple(check), covered, Sight("visible", False, True, tall_all, ends)
 
 
-def crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> _Crossed:
-    """What the lines of ``frm``-``to`` cross (:data:`_Crossed`), from ``board.sight_memo`` under
+def crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> Crossed:
+    """What the lines of ``frm``-``to`` cross (:data:`Crossed`), from ``board.sight_memo`` under
     ``(frm, to, los_rule)`` when it holds it: the entry reads only the terrain flags of the lines' hexes
     (:meth:`HQBoard.sight_grid`), which the memo's owner renews with the terrain.  Whether the shot is direct
     (``[2].direct_shot``) never depends on the tanks (they do not block sight, §7.5)."""
