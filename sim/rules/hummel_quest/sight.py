@@ -43,22 +43,19 @@ def _line_offsets(dq: int, dr: int) -> tuple[tuple[tuple[int, int], ...], tuple[
 class Sight:
     """Sight from one hex to another (§7.5): ``visibility`` ``visible`` / ``partial`` / ``hidden``, ``half_cover``
     (target at least half behind hard cover: +1 TN, Reinforced Turret), ``direct_shot`` (not hidden), and
-    ``tall_both`` (both lines cross a ``tall`` hex: Artillery Sights cannot locate, §7.6).  ``ends``: the two
-    hexes and the ``los_rule``; ``lines`` (computed when asked): line A, and line B under ``two_lines``."""
+    ``tall_both`` (both lines cross a ``tall`` hex: Artillery Sights cannot locate, §7.6).  A value: the lines
+    themselves are :func:`line_pair`'s."""
 
     visibility: str
     half_cover: bool
     direct_shot: bool
     tall_both: bool = False
-    ends: tuple[tuple[int, int], tuple[int, int], str] | None = None
 
-    @property
-    def lines(self) -> tuple[tuple[Hex, ...], ...]:
-        if self.ends is None:
-            return ()
-        frm, to, los_rule = self.ends
-        la, lb = line_pair(frm, to)
-        return (la,) if los_rule == "one_line" else (la, lb)
+
+#: The few distinct :class:`Sight` values, ``_SIGHTS[(visibility, half_cover, tall_both)]`` (one object each).
+_SIGHTS: dict[tuple[str, bool, bool], Sight] = {
+    (v, c, t): Sight(v, c, v != "hidden", t)
+    for v, c in (("hidden", False), ("partial", True), ("visible", True), ("visible", False)) for t in (False, True)}
 
 
 #: What a pair's lines cross, from the terrain alone: ``(fixed, check, covered, uncovered)``.  ``fixed`` is the
@@ -69,11 +66,14 @@ Crossed = tuple[Sight | None, tuple[Hex, ...], Sight, Sight]
 
 
 @lru_cache(maxsize=65_536)
-def _line_steps(dq: int, dr: int, span: int) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    """:func:`_line_offsets` of ``(dq, dr)`` as :class:`~sim.rules.hummel_quest.board.SightGrid` index steps
-    (``q * span + r``) for a grid of row length ``span``."""
+def _line_steps(dq: int, dr: int, span: int, los_rule: str
+                ) -> tuple[tuple[tuple[int, ...], tuple[int, int] | None], ...]:
+    """Per line (A, and B under ``two_lines``) from ``(0, 0)`` to ``(dq, dr)``: its intermediate hexes
+    (:func:`_line_offsets`) as :class:`~sim.rules.hummel_quest.board.SightGrid` index steps (``q * span + r``,
+    for a grid of row length ``span``) and the offset of its last intermediate hex (``None``: adjacent ends)."""
     oa, ob = _line_offsets(dq, dr)
-    return tuple(q * span + r for q, r in oa), tuple(q * span + r for q, r in ob)
+    return tuple((tuple(q * span + r for q, r in off), off[-1] if off else None)
+                 for off in ((oa,) if los_rule == "one_line" else (oa, ob)))
 
 
 def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> Crossed:
@@ -81,52 +81,55 @@ def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule
     the last intermediate hexes are read per call (tanks move, terrain flags change only with the terrain)."""
     grid = board.sight_grid()
     aq, ar = frm[0], frm[1]
-    dq, dr = to[0] - aq, to[1] - ar
-    oa, ob = _line_offsets(dq, dr)
-    offs = (oa,) if los_rule == "one_line" else (oa, ob)
+    steps = _line_steps(to[0] - aq, to[1] - ar, grid.span, los_rule)
     i, j = grid.index(frm), grid.index(to)
-    per_line: list[tuple[int, int]] = []   # (OR of the intermediate hexes' bits, bits of the last one)
-    if i is not None and j is not None:
-        buf = grid.bits
-        sa, sb = _line_steps(dq, dr, grid.span)
-        for st in ((sa,) if los_rule == "one_line" else (sa, sb)):
-            acc = 0
-            for k in st:
-                acc |= buf[i + k]
-            per_line.append((acc, buf[i + st[-1]] if st else 0))
-        hard = bool(buf[j] & HARD)   # the target's own hex has hard cover
-    else:   # an end off the grid's box (a golden case may ask): hex by hex
-        for off in offs:
-            bs = [grid.at((aq + q, ar + r)) for q, r in off]
-            acc = 0
-            for b in bs:
-                acc |= b
-            per_line.append((acc, bs[-1] if bs else 0))
-        hard = bool(grid.at(to) & HARD)
     nb = 0
     tall_all = True
     check: list[Hex] = []
-    for off, (acc, last) in zip(offs, per_line):
-        if acc & BLOCKS:
-            nb += 1
-        if not acc & TALL:
-            tall_all = False
-        if off:
-            if last & HARD:
-                hard = True
-            else:
-                check.append(Hex(aq + off[-1][0], ar + off[-1][1]))
-    ends = (frm, to, los_rule)
-    if nb == len(offs):
-        hidden = Sight("hidden", False, False, tall_all, ends)
+    if i is not None and j is not None:
+        buf = grid.bits
+        hard = buf[j] & HARD   # the target's own hex has hard cover
+        for st, last in steps:
+            acc = 0
+            for k in st:
+                acc |= buf[i + k]
+            if acc & BLOCKS:
+                nb += 1
+            if not acc & TALL:
+                tall_all = False
+            if last is not None:
+                if buf[i + st[-1]] & HARD:
+                    hard = HARD
+                else:
+                    check.append(Hex(aq + last[0], ar + last[1]))
+    else:   # an end off the grid's box (a golden case may ask): hex by hex
+        hard = grid.at(to) & HARD
+        oa, ob = _line_offsets(to[0] - aq, to[1] - ar)
+        for off in ((oa,) if los_rule == "one_line" else (oa, ob)):
+            acc = 0
+            lb = 0
+            for q, r in off:
+                lb = grid.at((aq + q, ar + r))
+                acc |= lb
+            if acc & BLOCKS:
+                nb += 1
+            if not acc & TALL:
+                tall_all = False
+            if off:
+                if lb & HARD:
+                    hard = HARD
+                else:
+                    check.append(Hex(aq + off[-1][0], ar + off[-1][1]))
+    if nb == len(steps):
+        hidden = _SIGHTS[("hidden", False, tall_all)]
         return hidden, (), hidden, hidden
     if nb:   # two_lines, one line blocked
-        partial = Sight("partial", True, True, tall_all, ends)
+        partial = _SIGHTS[("partial", True, tall_all)]
         return partial, (), partial, partial
-    covered = Sight("visible", True, True, tall_all, ends)
+    covered = _SIGHTS[("visible", True, tall_all)]
     if hard:
         return covered, (), covered, covered
-    return None, tuple(check), covered, Sight("visible", False, True, tall_all, ends)
+    return None, tuple(check), covered, _SIGHTS[("visible", False, tall_all)]
 
 
 def crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> Crossed:
