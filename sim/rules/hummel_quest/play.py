@@ -636,7 +636,8 @@ class HummelQuest(Ruleset):
             return Illegal("ram target is not an enemy tank on the board")
         ah = _hex(a)
         s = self.speed_hexes(battle, attacker)
-        if not ram_legal(self.board(battle), ah, th, s):
+        # the distance test of :func:`ram_legal` first: no board needed for a target out of reach
+        if not (s >= 1 and half_speed(s) <= distance(ah, th) <= s) or not ram_legal(self.board(battle), ah, th, s):
             return Illegal("ram out of reach (half Speed to Speed, clear straight line)")
         key = self.ram_key(battle, attacker, target)
         return Shot(attacker, target, key, None, {"attack": "ram", "distance": distance(ah, th),
@@ -1057,9 +1058,30 @@ class HummelQuest(Ruleset):
                      and not isinstance(self.ram_shot(battle, tid, e.tank_id), Illegal))
 
     def _targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
-        """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed)."""
-        return tuple(e.tank_id for e in battle.tanks if e.side != battle.tanks[tid].side and not self.is_out(e)
-                     and not isinstance(self.shot(battle, tid, e.tank_id), Illegal))
+        """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed).
+
+        Exactly the enemies for which :meth:`shot` is legal; an enemy whose band needs more Firepower than any
+        ready weapon has (``fp_requirement_mode = cannot_fire``, §7.1) is passed over without asking it, since
+        every attack's weapons are a subset of the ready ones."""
+        s = battle.tanks[tid]
+        if not self.can_act(s):
+            return ()
+        pool = self._weapon_pool(battle, s, None)
+        if isinstance(pool, Illegal):
+            return ()
+        o = self._opts(battle)
+        max_fp = max(w.firepower for w in pool) if o.fp_requirement_mode == "cannot_fire" else None
+        sh = _hex(s)
+        hs = self.hex_size(battle)
+        out = []
+        for e in battle.tanks:
+            if e.side == s.side or self.is_out(e):
+                continue
+            if max_fp is not None and band_of(distance(sh, _hex(e)) * hs, o.band_edges).fp_needed > max_fp:
+                continue
+            if not isinstance(self.shot(battle, tid, e.tank_id), Illegal):
+                out.append(e.tank_id)
+        return tuple(out)
 
     def _modes(self, battle: BoardView, tid: int) -> tuple[str, ...]:
         modes = ["hold", "fire", "move", "move_and_fire"]
