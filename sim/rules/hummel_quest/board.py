@@ -164,6 +164,10 @@ class SightGrid:
     q1: int
     r1: int
     bits: bytes
+    #: The same flags as integers with bit ``n`` set when ``bits[n]`` has :data:`BLOCKS` (resp. :data:`TALL`):
+    #: whether a line crosses one is a shift and a mask (:func:`sim.rules.hummel_quest.sight.crossed`).
+    blocks_mask: int = 0
+    tall_mask: int = 0
 
     PAD = 2
 
@@ -183,7 +187,9 @@ class SightGrid:
             f = flags_of(h)
             buf[(h[0] - q0) * span + h[1] - r0] = (BLOCKS if f.blocks_los else 0) | (TALL if f.tall else 0) | \
                 (HARD if f.hard_cover else 0)
-        return cls(q0, r0, span, max(qs), max(rs), bytes(buf))
+        blocks = sum(1 << n for n, b in enumerate(buf) if b & BLOCKS)
+        tall = sum(1 << n for n, b in enumerate(buf) if b & TALL)
+        return cls(q0, r0, span, max(qs), max(rs), bytes(buf), blocks, tall)
 
     def index(self, h: tuple[int, int]) -> int | None:
         """``h``'s index when ``h`` lies in the unpadded box (lines from it to another such hex stay in the

@@ -67,18 +67,27 @@ Crossed = tuple[Sight | None, tuple[Hex, ...], Sight, Sight]
 
 @lru_cache(maxsize=65_536)
 def _line_steps(dq: int, dr: int, span: int, los_rule: str
-                ) -> tuple[tuple[tuple[int, ...], tuple[int, int] | None], ...]:
+                ) -> tuple[tuple[int, int, int, tuple[int, int] | None], ...]:
     """Per line (A, and B under ``two_lines``) from ``(0, 0)`` to ``(dq, dr)``: its intermediate hexes
     (:func:`_line_offsets`) as :class:`~sim.rules.hummel_quest.board.SightGrid` index steps (``q * span + r``,
-    for a grid of row length ``span``) and the offset of its last intermediate hex (``None``: adjacent ends)."""
+    for a grid of row length ``span``): ``(lo, mask, last, last_offset)`` -- the lowest step, the steps as the
+    bits of ``mask`` counted from ``lo`` (bit ``k - lo`` for step ``k``), the last intermediate hex's step and
+    offset (``None`` when the ends are adjacent; ``lo``, ``mask``, ``last`` are then 0)."""
     oa, ob = _line_offsets(dq, dr)
-    return tuple((tuple(q * span + r for q, r in off), off[-1] if off else None)
-                 for off in ((oa,) if los_rule == "one_line" else (oa, ob)))
+    out = []
+    for off in ((oa,) if los_rule == "one_line" else (oa, ob)):
+        st = [q * span + r for q, r in off]
+        lo = min(st, default=0)
+        out.append((lo, sum(1 << (k - lo) for k in st), st[-1] if st else 0, off[-1] if off else None))
+    return tuple(out)
 
 
 def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> Crossed:
     """What the lines of ``frm``-``to`` cross, from the terrain flags alone (see :data:`Crossed`); the tanks on
-    the last intermediate hexes are read per call (tanks move, terrain flags change only with the terrain)."""
+    the last intermediate hexes are read per call (tanks move, terrain flags change only with the terrain).
+
+    Whether a line crosses a hex that blocks sight (or is tall) is ``(grid.blocks_mask >> (i + lo)) & mask``
+    with ``i`` the shooter's index: the line's hexes as bits, shifted to the shooter."""
     grid = board.sight_grid()
     aq, ar = frm[0], frm[1]
     steps = _line_steps(to[0] - aq, to[1] - ar, grid.span, los_rule)
@@ -88,20 +97,18 @@ def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule
     check: list[Hex] = []
     if i is not None and j is not None:
         buf = grid.bits
+        blocks, tall = grid.blocks_mask, grid.tall_mask
         hard = buf[j] & HARD   # the target's own hex has hard cover
-        for st, last in steps:
-            acc = 0
-            for k in st:
-                acc |= buf[i + k]
-            if acc & BLOCKS:
+        for lo, mask, last, last_off in steps:
+            if (blocks >> (i + lo)) & mask:
                 nb += 1
-            if not acc & TALL:
+            if not (tall >> (i + lo)) & mask:
                 tall_all = False
-            if last is not None:
-                if buf[i + st[-1]] & HARD:
+            if last_off is not None:
+                if buf[i + last] & HARD:
                     hard = HARD
                 else:
-                    check.append(Hex(aq + last[0], ar + last[1]))
+                    check.append(Hex(aq + last_off[0], ar + last_off[1]))
     else:   # an end off the grid's box (a golden case may ask): hex by hex
         hard = grid.at(to) & HARD
         oa, ob = _line_offsets(to[0] - aq, to[1] - ar)
