@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import random
 from fractions import Fraction
 from pathlib import Path
 
@@ -554,6 +555,47 @@ def test_sight_two_lines():
     assert sight(_board(tanks=[(0, 0), (2, -1), la[1]]), (0, 0), (2, -1), tanks_give_cover=False).half_cover is False
     assert sight(_board(cover=[(2, -1)]), (0, 0), (2, -1)).half_cover is True
     assert sight(_board(blocks=[la[1]]), (0, 0), (2, -1), los_rule="one_line").visibility == "hidden"
+
+
+def _sight_by_definition(board, frm, to, los_rule, tanks_give_cover):
+    """§7.5 read hex by hex from the board's flags and tanks (the reference for the memoised, bit-mask sight)."""
+    la, lb = line_pair(frm, to)
+    lines = (la,) if los_rule == "one_line" else (la, lb)
+    blocked = [any(board.flags(h).blocks_los for h in ln[1:-1]) for ln in lines]
+    tall = all(any(board.flags(h).tall for h in ln[1:-1]) for ln in lines)
+    covered = [len(ln) > 2 and (board.flags(ln[-2]).hard_cover or (tanks_give_cover and board.occupied(ln[-2])))
+               for ln in lines]
+    own = board.flags(to).hard_cover
+    if sum(blocked) == len(lines):
+        return ("hidden", False, False, tall)
+    if any(blocked):
+        return ("partial", True, True, tall)
+    return ("visible", any(covered) or own, True, tall)
+
+
+def test_sight_memo_and_masks_match_the_definition():
+    # every pair of a random board (and ends off it), both rules, with and without tanks' cover; one shared memo
+    # while the tanks move: the terrain's part is kept, the tanks are read per call
+    rng = random.Random(14)
+    cells = frozenset(hexagon_hexes(4))
+    fl = {h: flags(blocks_los=rng.random() < 0.2, hard_cover=rng.random() < 0.2, tall=rng.random() < 0.5)
+          for h in cells}
+    tanks: set[Hex] = set()
+    memo: dict = {}
+    board = HQBoard(cells, fl.__getitem__, lambda h: 1 if h in tanks else None, memo)
+    ends = sorted(cells) + [Hex(6, 0), Hex(-5, -1)]
+    n = 0
+    for _ in range(2):
+        tanks.clear()
+        tanks.update(h for h in cells if rng.random() < 0.3)
+        for a in ends:
+            for c in ends:
+                for rule, tgc in itertools.product(("two_lines", "one_line"), (True, False)):
+                    got = sight(board, a, c, los_rule=rule, tanks_give_cover=tgc)
+                    assert (got.visibility, got.half_cover, got.direct_shot, got.tall_both) == \
+                        _sight_by_definition(board, a, c, rule, tgc), (a, c, rule, tgc)
+                    n += 1
+    assert memo and n == 2 * len(ends) ** 2 * 4
 
 
 def test_sectors_and_edges():

@@ -7,7 +7,7 @@ Units: hexes.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Container, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -96,18 +96,28 @@ class HQBoard:
     (any state; a tank that fled is off the board).  Built from a battle or from a golden case's board.
 
     ``cells``: the hexes on the map (a :class:`~sim.hexgrid.HexMap` or a set); ``flags_of(h)`` and ``occupant(h)``
-    are asked only for hexes in ``cells`` (``occupant``: the id of the tank on ``h``, or ``None``)."""
+    are asked only for hexes in ``cells`` (``occupant``: the id of the tank on ``h``, or ``None``).
+    ``sight_grid``: a ready :meth:`sight_grid` (``None``: built from ``flags_of`` when first asked)."""
 
-    def __init__(self, cells: Container[Hex], flags_of: Callable[[Hex], HexFlags],
-                 occupant: Callable[[Hex], int | None], sight_memo: dict[Any, Any] | None = None):
+    def __init__(self, cells: Collection[Hex], flags_of: Callable[[Hex], HexFlags],
+                 occupant: Callable[[Hex], int | None], sight_memo: dict[Any, Any] | None = None,
+                 sight_grid: SightGrid | None = None):
         self._cells = cells
         self._flags_of = flags_of
         self._occupant = occupant
         self._edge: dict[Hex, bool] = {}
         #: Where :func:`sim.rules.hummel_quest.sight.sight` keeps what a pair's lines cross (terrain flags only),
         #: or ``None``.  The owner must give a new dict whenever ``flags_of`` may answer differently (a battle's
-        #: boards share one until the terrain changes, :meth:`HummelQuest.board`).
+        #: boards share one until the terrain changes, :meth:`HummelQuest.board`); likewise ``sight_grid``.
         self.sight_memo = sight_memo
+        self._grid = sight_grid
+
+    def sight_grid(self) -> SightGrid:
+        """The sight flags of the map's hexes as a :class:`SightGrid`, built once per board from ``flags_of``
+        over ``cells``."""
+        if self._grid is None:
+            self._grid = SightGrid.of(self._cells, self._flags_of)
+        return self._grid
 
     def on_map(self, h: Hex) -> bool:
         return h in self._cells
@@ -131,6 +141,71 @@ class HQBoard:
         if h not in self._edge:
             self._edge[h] = any(n not in self._cells for n in h.neighbours())
         return self._edge[h]
+
+
+#: Bits of a hex's sight flags in a :class:`SightGrid` (§7.5).
+BLOCKS, TALL, HARD = 1, 2, 4
+
+
+@dataclass(frozen=True)
+class SightGrid:
+    """The sight flags of a map's hexes (§7.5) in a flat array: ``bits[index(h)]`` with bits :data:`BLOCKS`,
+    :data:`TALL`, :data:`HARD`; a hex off the map (:data:`OFF_MAP`) or open ground has none.
+
+    ``index((q, r)) = (q - q0) * span + (r - r0)``, over the cells' bounding box (axial ``q``, ``r``) padded by
+    :data:`PAD` hexes on every side, so that a step ``(dq, dr)`` is the constant ``dq * span + dr`` anywhere in
+    the box.  Every hex of a line between two hexes of the box stays within one hex of the box in ``q`` and ``r``
+    (each cube coordinate is interpolated monotonically and rounded, the rounding fix-up moves it by at most
+    one), so lines between hexes of the unpadded box never leave the padded one."""
+
+    q0: int
+    r0: int
+    span: int
+    q1: int
+    r1: int
+    bits: bytes
+    #: The same flags as integers with bit ``n`` set when ``bits[n]`` has :data:`BLOCKS` (resp. :data:`TALL`):
+    #: whether a line crosses one is a shift and a mask (:func:`sim.rules.hummel_quest.sight.crossed`).
+    blocks_mask: int = 0
+    tall_mask: int = 0
+
+    PAD = 2
+
+    @classmethod
+    def of(cls, cells: Collection[Hex], flags_of: Callable[[Hex], HexFlags]) -> SightGrid:
+        """The grid of ``cells`` (hexes) with flags ``flags_of(h)``: O(bounding box)."""
+        p = cls.PAD
+        if not cells:
+            return cls(0, 0, 1, -1, -1, b"")
+        qs = [h[0] for h in cells]
+        rs = [h[1] for h in cells]
+        q0, r0 = min(qs) - p, min(rs) - p
+        q1, r1 = max(qs) + p, max(rs) + p
+        span = r1 - r0 + 1
+        buf = bytearray((q1 - q0 + 1) * span)
+        for h in cells:
+            f = flags_of(h)
+            buf[(h[0] - q0) * span + h[1] - r0] = (BLOCKS if f.blocks_los else 0) | (TALL if f.tall else 0) | \
+                (HARD if f.hard_cover else 0)
+        blocks = sum(1 << n for n, b in enumerate(buf) if b & BLOCKS)
+        tall = sum(1 << n for n, b in enumerate(buf) if b & TALL)
+        return cls(q0, r0, span, max(qs), max(rs), bytes(buf), blocks, tall)
+
+    def index(self, h: tuple[int, int]) -> int | None:
+        """``h``'s index when ``h`` lies in the unpadded box (lines from it to another such hex stay in the
+        grid), else ``None``."""
+        p = self.PAD
+        q, r = h[0], h[1]
+        if self.q0 + p <= q <= self.q1 and self.r0 + p <= r <= self.r1:
+            return (q - self.q0) * self.span + r - self.r0
+        return None
+
+    def at(self, h: tuple[int, int]) -> int:
+        """The bits of any hex (0 outside the grid)."""
+        q, r = h[0] - self.q0, h[1] - self.r0
+        if 0 <= q and 0 <= r < self.span and q * self.span + r < len(self.bits):
+            return self.bits[q * self.span + r]
+        return 0
 
 
 def default_facing(facing: int, last_step: int | None) -> int:

@@ -13,7 +13,7 @@ from sim.rules.hummel_quest.board import HexFlags, HQBoard, flags
 from sim.rules.hummel_quest.odds import band_of
 from sim.rules.hummel_quest.panic import flee_plan
 from sim.rules.hummel_quest.ramming import ram_legal
-from sim.rules.hummel_quest.sight import sight
+from sim.rules.hummel_quest.sight import line_pair, sight
 from sim.rules.hummel_quest.stats import HQOptions
 
 # --- geometry golden cases (§18) ---------------------------------------------------------------------------------
@@ -62,8 +62,11 @@ def geometry_case(g: Mapping[str, Any]) -> dict[str, Any]:
         board = _case_board(g, tanks)
         sg = sight(board, as_hex(g["shooter"]), as_hex(g["target"]), los_rule=o.los_rule,
                    tanks_give_cover=o.tanks_give_cover)
+        la, lb = line_pair(as_hex(g["shooter"]), as_hex(g["target"]))
+        if o.los_rule == "one_line":
+            lb = la   # line A only (§7.5)
         return {"visibility": sg.visibility, "half_cover": sg.half_cover, "direct_shot": sg.direct_shot,
-                "line_a": [list(h) for h in sg.lines[0]], "line_b": [list(h) for h in sg.lines[-1]]}
+                "line_a": [list(h) for h in la], "line_b": [list(h) for h in lb]}
     if query == "flee":
         board = _case_board(g, tanks)
         me = str(g["tank"])

@@ -61,8 +61,9 @@ BANDS: tuple[tuple[int, int, int | None, int, int], ...] = (
 )
 
 
+@lru_cache(maxsize=4096)
 def band_of(range_m: int, band_edges: str = "lower_inclusive") -> Band:
-    """The distance band of a range in metres (§7.1).
+    """The distance band of a range in metres (§7.1); cached (a pure function of its two arguments).
 
     ``lower_inclusive`` (default): a band includes its lower edge, so 100, 400, 800 and 1200 m open the farther
     band; 3000 m stays in band 5 (band 6 is strictly over 3000 m).  ``upper_inclusive``: 100, 400, 800 and 1200 m

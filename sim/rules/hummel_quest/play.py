@@ -76,6 +76,7 @@ import warnings
 from collections import deque
 from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
+from functools import lru_cache
 from typing import Any, cast
 
 from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
@@ -103,6 +104,7 @@ from sim.rules.hummel_quest.board import (
     HQBoard,
     HQHexExt,
     HQTankExt,
+    SightGrid,
     _ext_get,
     default_facing,
     flags,
@@ -124,7 +126,7 @@ from sim.rules.hummel_quest.odds import (
 )
 from sim.rules.hummel_quest.panic import FleePlan, flee_plan
 from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
-from sim.rules.hummel_quest.sight import Sight, sight
+from sim.rules.hummel_quest.sight import Crossed, Sight, crossed, sight
 from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, Weapon, catalog
 from sim.victory import has_points_victory, victory_points
 
@@ -139,6 +141,12 @@ _OUT = (Status.INCAPACITATED, Status.DESTROYED)
 
 #: A queued §10 event: kind (``incapacitated`` / ``panicked``), the tank's id and its hex when it happened.
 _QueuedEvent = tuple[str, int, Hex]
+
+
+@lru_cache(maxsize=1024)
+def _ready_key(weapon_id: str) -> str:
+    """The ``rules_state`` key of a weapon's first ready round (§7.4): ``ready.<weapon id>``."""
+    return f"ready.{weapon_id}"
 
 
 def _checked(shot: Shot | Illegal) -> Shot:
@@ -177,6 +185,9 @@ class HummelQuest(Ruleset):
     TankExt = HQTankExt
     HexExt = HQHexExt
     has_ramming = True
+    #: :meth:`passable` reads the terrain, the scenario's per-hex blocks and a structure's collapse, which comes
+    #: with a ``TerrainChanged`` (a new terrain version), so distance fields outlive wrecks and moves.
+    passable_is_static = True
 
     # --- catalog (§5) -----------------------------------------------------------------------------------------
     def vehicle(self, vid: str) -> Vehicle:
@@ -307,8 +318,9 @@ class HummelQuest(Ruleset):
                 if h == moved[1]:
                     return moved[0]
             return occ[0] if occ else None
-        return HQBoard(battle.map, lambda h: self.hex_flags(battle, h), occupant,
-                       battle.map.local_cached(("hq_sight",), dict))
+        flags_of = lambda h: self.hex_flags(battle, h)  # noqa: E731
+        return HQBoard(battle.map, flags_of, occupant, battle.map.local_cached(("hq_sight",), dict),
+                       battle.map.local_cached(("hq_sight_grid",), lambda: SightGrid.of(battle.map.cells, flags_of)))
 
     def passable(self, battle: BoardView, h: Hex) -> bool:
         """On the map and passable terrain (occupancy not considered)."""
@@ -318,16 +330,52 @@ class HummelQuest(Ruleset):
         o = self._opts(battle)
         return sight(board or self.board(battle), frm, to, los_rule=o.los_rule, tanks_give_cover=o.tanks_give_cover)
 
+    def _sight_entry(self, battle: BoardView, frm: Hex, to: Hex, los_rule: str) -> Crossed:
+        """What the lines of ``frm``-``to`` cross (:func:`sim.rules.hummel_quest.sight.crossed`), from the
+        battle's sight memo (the one :meth:`board` gives; kept until the terrain changes) without building a
+        board on a hit."""
+        memo: dict[Hashable, Crossed] = battle.map.local_cached(("hq_sight",), dict)
+        ent = memo.get((frm, to, los_rule))
+        return ent if ent is not None else crossed(self.board(battle), frm, to, los_rule)
+
+    @staticmethod
+    def _sight_of(battle: BoardView, ent: Crossed, tanks_give_cover: bool, moved: tuple[int, Hex] | None) -> Sight:
+        """The :class:`Sight` of a :meth:`_sight_entry` on ``battle`` (``moved`` as in :meth:`board`): the
+        tanks on the lines' last hexes read here, exactly as :func:`sim.rules.hummel_quest.sight.sight` reads
+        them through ``self.board(battle, moved=moved)``."""
+        fixed, check, covered, uncovered = ent
+        if fixed is not None:
+            return fixed
+        if tanks_give_cover:
+            m = battle.map
+            for h in check:
+                if h not in m:
+                    continue
+                if moved is None:
+                    if battle.occupants(h):
+                        return covered
+                elif h == moved[1] or any(x != moved[0] for x in battle.occupants(h)):
+                    return covered
+        return uncovered
+
     def los(self, battle: BoardView, frm: Hex, to: Hex, board: HQBoard | None = None) -> bool:
         """"LOS" of the spec (§7.5): not hidden and range within ``max_sight_m``."""
-        if distance(frm, to) * self.hex_size(battle) > self._opts(battle).max_sight_m:
+        o = self._opts(battle)
+        if distance(frm, to) * self.hex_size(battle) > o.max_sight_m:
             return False
-        return self.sight(battle, frm, to, board).direct_shot
+        # tanks never block sight (§7.5): the terrain's answer alone, no occupancy read
+        return crossed(board or self.board(battle), frm, to, o.los_rule)[2].direct_shot
 
     def visible(self, battle: BoardView, side: int) -> tuple[int, ...]:
-        """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order."""
+        """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order: :meth:`los` of
+        every own x enemy pair until one sees, with the range test and the terrain's answer inlined."""
         own = [h for t in battle.tanks if t.side == side and (h := self.hex_in_play(t)) is not None]
         board = self.board(battle)
+        o = self._opts(battle)
+        hs = self.hex_size(battle)
+        rule = o.los_rule
+        max_m = o.max_sight_m
+        memo = board.sight_memo
         out = []
         for e in battle.tanks:
             if e.side == side:
@@ -335,8 +383,18 @@ class HummelQuest(Ruleset):
             eh = self.hex_in_play(e)
             if eh is None:
                 continue
-            if any(self.los(battle, sh, eh, board) for sh in own):
-                out.append(e.tank_id)
+            eq, er = eh
+            for sh in own:
+                dq = sh[0] - eq
+                dr = sh[1] - er
+                if max(abs(dq), abs(dr), abs(dq + dr)) * hs > max_m:
+                    continue
+                ent = memo.get((sh, eh, rule)) if memo is not None else None
+                if ent is None:
+                    ent = crossed(board, sh, eh, rule)
+                if ent[2].direct_shot:
+                    out.append(e.tank_id)
+                    break
         return tuple(out)
 
     # --- set-up -----------------------------------------------------------------------------------------------
@@ -374,7 +432,7 @@ class HummelQuest(Ruleset):
 
     # --- shots (§7, §8, §13, §14) -----------------------------------------------------------------------------
     def _ready(self, battle: BoardView, t: TankState, w: Weapon) -> bool:
-        return int(t.rules_state.get(f"ready.{w.id}", 1)) <= max(1, int(getattr(battle, "turn", 1) or 1))
+        return int(t.rules_state.get(_ready_key(w.id), 1)) <= max(1, int(getattr(battle, "turn", 1) or 1))
 
     def _moved_half(self, battle: BoardView, tid: int, as_if: Hypo | None) -> bool:
         t = battle.tanks[tid]
@@ -434,16 +492,23 @@ class HummelQuest(Ruleset):
         weapons = self._weapon_pool(battle, s, fire)
         if isinstance(weapons, Illegal):
             return weapons
-        board = self.board(battle, moved=(shooter, hx) if as_if is not None else None)
+        moved_to = (shooter, hx) if as_if is not None else None
         rng_h = distance(hx, th)
         rng_m = rng_h * self.hex_size(battle)
         band = band_of(rng_m, o.band_edges)
-        sg = self.sight(battle, hx, th, board)
-        direct_ok = sg.direct_shot and rng_m <= o.max_sight_m
-        located, sights_only = self._located(battle, s, hx, th, board, target)
-        indirect_ok = rng_m >= o.min_indirect_m and located
+        # the terrain's part of the sight (§7.5) decides whether a direct shot is possible; the tanks giving
+        # cover are read only for the attack made (:meth:`_sight_of`): the same answer as ``self.sight``
+        ent = self._sight_entry(battle, hx, th, o.los_rule)
+        seen = bool(ent[2].direct_shot)
+        direct_ok = seen and rng_m <= o.max_sight_m
         explicit = bool(isinstance(fire, Fire) and fire.weapons)
         ind = [w for w in weapons if w.indirect]
+        # location (§13) matters only to an indirect attack: asked only when one is tried
+        if ind:
+            located, sights_only = self._located(battle, s, hx, th, self.board(battle, moved=moved_to), target)
+        else:
+            located, sights_only = False, False
+        indirect_ok = rng_m >= o.min_indirect_m and located
         tries: list[bool] = []
         if ind and not (explicit and len(ind) < len(weapons)):
             tries.append(True)
@@ -455,12 +520,13 @@ class HummelQuest(Ruleset):
                 reason = "indirect_below_min_range" if located else "target not located"
                 continue
             if not indirect and not direct_ok:
-                reason = "beyond_sight" if sg.direct_shot else "hidden"
+                reason = "beyond_sight" if seen else "hidden"
                 continue
             firing = [w for w in pool if w.firepower >= band.fp_needed or o.fp_requirement_mode == "no_damage"]
             if not firing:
                 reason = "firepower_below_band"
                 continue
+            sg = self._sight_of(battle, ent, o.tanks_give_cover, moved_to)
             moved = self._moved_half(battle, shooter, as_if)
             cover = sg.half_cover if not indirect else False
             focused = s.rules_state.get("sights_focus") == target
@@ -497,7 +563,9 @@ class HummelQuest(Ruleset):
             if late:
                 return Illegal(f"reloading: {', '.join(late)}")
             return pool
-        pool = [w for w in ws if self._ready(battle, s, w)]
+        rs = s.rules_state
+        turn = max(1, int(getattr(battle, "turn", 1) or 1))
+        pool = [w for w in ws if int(rs.get(_ready_key(w.id), 1)) <= turn]   # :meth:`_ready`
         if not pool:
             return Illegal("no ready weapon")
         return pool
@@ -568,7 +636,8 @@ class HummelQuest(Ruleset):
             return Illegal("ram target is not an enemy tank on the board")
         ah = _hex(a)
         s = self.speed_hexes(battle, attacker)
-        if not ram_legal(self.board(battle), ah, th, s):
+        # the distance test of :func:`ram_legal` first: no board needed for a target out of reach
+        if not (s >= 1 and half_speed(s) <= distance(ah, th) <= s) or not ram_legal(self.board(battle), ah, th, s):
             return Illegal("ram out of reach (half Speed to Speed, clear straight line)")
         key = self.ram_key(battle, attacker, target)
         return Shot(attacker, target, key, None, {"attack": "ram", "distance": distance(ah, th),
@@ -989,9 +1058,30 @@ class HummelQuest(Ruleset):
                      and not isinstance(self.ram_shot(battle, tid, e.tank_id), Illegal))
 
     def _targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
-        """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed)."""
-        return tuple(e.tank_id for e in battle.tanks if e.side != battle.tanks[tid].side and not self.is_out(e)
-                     and not isinstance(self.shot(battle, tid, e.tank_id), Illegal))
+        """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed).
+
+        Exactly the enemies for which :meth:`shot` is legal; an enemy whose band needs more Firepower than any
+        ready weapon has (``fp_requirement_mode = cannot_fire``, §7.1) is passed over without asking it, since
+        every attack's weapons are a subset of the ready ones."""
+        s = battle.tanks[tid]
+        if not self.can_act(s):
+            return ()
+        pool = self._weapon_pool(battle, s, None)
+        if isinstance(pool, Illegal):
+            return ()
+        o = self._opts(battle)
+        max_fp = max(w.firepower for w in pool) if o.fp_requirement_mode == "cannot_fire" else None
+        sh = _hex(s)
+        hs = self.hex_size(battle)
+        out = []
+        for e in battle.tanks:
+            if e.side == s.side or self.is_out(e):
+                continue
+            if max_fp is not None and band_of(distance(sh, _hex(e)) * hs, o.band_edges).fp_needed > max_fp:
+                continue
+            if not isinstance(self.shot(battle, tid, e.tank_id), Illegal):
+                out.append(e.tank_id)
+        return tuple(out)
 
     def _modes(self, battle: BoardView, tid: int) -> tuple[str, ...]:
         modes = ["hold", "fire", "move", "move_and_fire"]

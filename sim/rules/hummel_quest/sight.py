@@ -7,11 +7,13 @@ Units: hexes.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from sim.hexgrid import Hex, hex_line
-from sim.rules.hummel_quest.board import HQBoard
+from sim.rules.hummel_quest.board import BLOCKS, HARD, TALL, HQBoard
 
 # --- sight (§7.5, §7.6) ------------------------------------------------------------------------------------------
+
 
 def line_pair(a: tuple[int, int], b: tuple[int, int]) -> tuple[tuple[Hex, ...], tuple[Hex, ...]]:
     """Lines A and B of §7.5 from ``a`` to ``b`` (both ends included).
@@ -25,37 +27,131 @@ def line_pair(a: tuple[int, int], b: tuple[int, int]) -> tuple[tuple[Hex, ...], 
     return la, lb
 
 
+@lru_cache(maxsize=65_536)
+def _line_offsets(dq: int, dr: int) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
+    """The intermediate hexes of lines A and B (:func:`line_pair`) from ``(0, 0)`` to ``(dq, dr)``, as offsets.
+
+    :func:`sim.hexgrid.hex_line` is ``a`` plus the line from the origin to ``b - a`` (its definition), so
+    ``line_pair(a, b)`` is ``a`` plus these offsets: line A is ``hex_line(0, d)``, line B is the negation of
+    ``hex_line(0, -d)``.  Pure geometry, shared by every map; bounded (one entry per offset)."""
+    la = hex_line((0, 0), (dq, dr))
+    lb = hex_line((0, 0), (-dq, -dr))
+    return (tuple((h[0], h[1]) for h in la[1:-1]), tuple((-h[0], -h[1]) for h in lb[1:-1]))
+
+
 @dataclass(frozen=True)
 class Sight:
     """Sight from one hex to another (§7.5): ``visibility`` ``visible`` / ``partial`` / ``hidden``, ``half_cover``
     (target at least half behind hard cover: +1 TN, Reinforced Turret), ``direct_shot`` (not hidden), and
-    ``tall_both`` (both lines cross a ``tall`` hex: Artillery Sights cannot locate, §7.6)."""
+    ``tall_both`` (both lines cross a ``tall`` hex: Artillery Sights cannot locate, §7.6).  A value: the lines
+    themselves are :func:`line_pair`'s."""
 
     visibility: str
     half_cover: bool
     direct_shot: bool
     tall_both: bool = False
-    lines: tuple[tuple[Hex, ...], ...] = ()
 
 
-def _crossed(board: HQBoard, frm: Hex, to: Hex, los_rule: str
-             ) -> tuple[tuple[tuple[Hex, ...], ...], list[bool], list[bool], list[tuple[Hex | None, bool]], bool]:
-    """What the lines of ``frm``-``to`` cross, from the terrain flags alone: ``(lines, blocked, tall, lasts,
-    own)`` -- per line whether an intermediate hex blocks sight or is tall, and its last intermediate hex with
-    whether that has hard cover; ``own``: the target hex has hard cover.  (Whether a tank stands on a last hex is
-    read per call: tanks move, terrain flags change only with the terrain.)"""
-    la, lb = line_pair(frm, to)
-    lines = (la,) if los_rule == "one_line" else (la, lb)
-    blocked = []
-    tall = []
-    lasts: list[tuple[Hex | None, bool]] = []
-    for ln in lines:
-        mid = ln[1:-1]
-        fl = [board.flags(h) for h in mid]
-        blocked.append(any(f.blocks_los for f in fl))
-        tall.append(any(f.tall for f in fl))
-        lasts.append((mid[-1], fl[-1].hard_cover) if mid else (None, False))
-    return lines, blocked, tall, lasts, board.flags(to).hard_cover
+#: The few distinct :class:`Sight` values, ``_SIGHTS[(visibility, half_cover, tall_both)]`` (one object each).
+_SIGHTS: dict[tuple[str, bool, bool], Sight] = {
+    (v, c, t): Sight(v, c, v != "hidden", t)
+    for v, c in (("hidden", False), ("partial", True), ("visible", True), ("visible", False)) for t in (False, True)}
+
+
+#: What a pair's lines cross, from the terrain alone: ``(fixed, check, covered, uncovered)``.  ``fixed`` is the
+#: answer when no tank can change it, else ``None``: then the answer is ``covered`` if a tank stands on one of the
+#: ``check`` hexes (the last intermediate hex of a line, whose hard cover a tank gives when ``tanks_give_cover``),
+#: else ``uncovered``.
+Crossed = tuple[Sight | None, tuple[Hex, ...], Sight, Sight]
+
+
+@lru_cache(maxsize=65_536)
+def _line_steps(dq: int, dr: int, span: int, los_rule: str
+                ) -> tuple[tuple[int, int, int, tuple[int, int] | None], ...]:
+    """Per line (A, and B under ``two_lines``) from ``(0, 0)`` to ``(dq, dr)``: its intermediate hexes
+    (:func:`_line_offsets`) as :class:`~sim.rules.hummel_quest.board.SightGrid` index steps (``q * span + r``,
+    for a grid of row length ``span``): ``(lo, mask, last, last_offset)`` -- the lowest step, the steps as the
+    bits of ``mask`` counted from ``lo`` (bit ``k - lo`` for step ``k``), the last intermediate hex's step and
+    offset (``None`` when the ends are adjacent; ``lo``, ``mask``, ``last`` are then 0)."""
+    oa, ob = _line_offsets(dq, dr)
+    out = []
+    for off in ((oa,) if los_rule == "one_line" else (oa, ob)):
+        st = [q * span + r for q, r in off]
+        lo = min(st, default=0)
+        out.append((lo, sum(1 << (k - lo) for k in st), st[-1] if st else 0, off[-1] if off else None))
+    return tuple(out)
+
+
+def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> Crossed:
+    """What the lines of ``frm``-``to`` cross, from the terrain flags alone (see :data:`Crossed`); the tanks on
+    the last intermediate hexes are read per call (tanks move, terrain flags change only with the terrain).
+
+    Whether a line crosses a hex that blocks sight (or is tall) is ``(grid.blocks_mask >> (i + lo)) & mask``
+    with ``i`` the shooter's index: the line's hexes as bits, shifted to the shooter."""
+    grid = board.sight_grid()
+    aq, ar = frm[0], frm[1]
+    steps = _line_steps(to[0] - aq, to[1] - ar, grid.span, los_rule)
+    i, j = grid.index(frm), grid.index(to)
+    nb = 0
+    tall_all = True
+    check: list[Hex] = []
+    if i is not None and j is not None:
+        buf = grid.bits
+        blocks, tall = grid.blocks_mask, grid.tall_mask
+        hard = buf[j] & HARD   # the target's own hex has hard cover
+        for lo, mask, last, last_off in steps:
+            if (blocks >> (i + lo)) & mask:
+                nb += 1
+            if not (tall >> (i + lo)) & mask:
+                tall_all = False
+            if last_off is not None:
+                if buf[i + last] & HARD:
+                    hard = HARD
+                else:
+                    check.append(Hex(aq + last_off[0], ar + last_off[1]))
+    else:   # an end off the grid's box (a golden case may ask): hex by hex
+        hard = grid.at(to) & HARD
+        oa, ob = _line_offsets(to[0] - aq, to[1] - ar)
+        for off in ((oa,) if los_rule == "one_line" else (oa, ob)):
+            acc = 0
+            lb = 0
+            for q, r in off:
+                lb = grid.at((aq + q, ar + r))
+                acc |= lb
+            if acc & BLOCKS:
+                nb += 1
+            if not acc & TALL:
+                tall_all = False
+            if off:
+                if lb & HARD:
+                    hard = HARD
+                else:
+                    check.append(Hex(aq + off[-1][0], ar + off[-1][1]))
+    if nb == len(steps):
+        hidden = _SIGHTS[("hidden", False, tall_all)]
+        return hidden, (), hidden, hidden
+    if nb:   # two_lines, one line blocked
+        partial = _SIGHTS[("partial", True, tall_all)]
+        return partial, (), partial, partial
+    covered = _SIGHTS[("visible", True, tall_all)]
+    if hard:
+        return covered, (), covered, covered
+    return None, tuple(check), covered, _SIGHTS[("visible", False, tall_all)]
+
+
+def crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> Crossed:
+    """What the lines of ``frm``-``to`` cross (:data:`Crossed`), from ``board.sight_memo`` under
+    ``(frm, to, los_rule)`` when it holds it: the entry reads only the terrain flags of the lines' hexes
+    (:meth:`HQBoard.sight_grid`), which the memo's owner renews with the terrain.  Whether the shot is direct
+    (``[2].direct_shot``) never depends on the tanks (they do not block sight, §7.5)."""
+    memo = board.sight_memo
+    if memo is None:
+        return _crossed(board, frm, to, los_rule)
+    key = (frm, to, los_rule)
+    ent = memo.get(key)
+    if ent is None:
+        ent = memo[key] = _crossed(board, frm, to, los_rule)
+    return ent
 
 
 def sight(board: HQBoard, frm: Hex, to: Hex, *, los_rule: str = "two_lines",
@@ -65,23 +161,15 @@ def sight(board: HQBoard, frm: Hex, to: Hex, *, los_rule: str = "two_lines",
     ``two_lines``: both lines blocked -> hidden; one -> partial (direct shot, half cover); none -> visible, with half
     cover if a line is covered (its last intermediate hex has ``hard_cover`` or holds a tank when
     ``tanks_give_cover``) or the target's own hex has ``hard_cover``.  ``one_line``: line A only, blocked = hidden.
+
+    What the lines cross is kept in ``board.sight_memo`` (:func:`crossed`); the occupancy of the two last hexes
+    is read per call.
     """
-    memo = board.sight_memo
-    key = (frm, to, los_rule)
-    crossed = memo.get(key) if memo is not None else None
-    if crossed is None:
-        crossed = _crossed(board, frm, to, los_rule)
-        if memo is not None:
-            memo[key] = crossed
-    lines, blocked, tall, lasts, own = crossed
-    covered = [last is not None and (hard or (tanks_give_cover and board.occupied(last))) for last, hard in lasts]
-    nb = sum(blocked)
-    if los_rule == "one_line":
-        if nb:
-            return Sight("hidden", False, False, all(tall), lines)
-        return Sight("visible", covered[0] or own, True, all(tall), lines)
-    if nb == 2:
-        return Sight("hidden", False, False, all(tall), lines)
-    if nb == 1:
-        return Sight("partial", True, True, all(tall), lines)
-    return Sight("visible", any(covered) or own, True, all(tall), lines)
+    fixed, check, covered, uncovered = crossed(board, frm, to, los_rule)
+    if fixed is not None:
+        return fixed
+    if tanks_give_cover:
+        for h in check:
+            if board.occupied(h):
+                return covered
+    return uncovered
