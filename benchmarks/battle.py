@@ -11,8 +11,9 @@ measure), after imports, the median of ``--reps`` battles at seeds 1..reps.
 The floor ("what the battle cannot do without"), measured in the same run: one more battle at seed 1 records every
 *distinct* call of the rule set's three queries -- the pair sight test, the movement search ``reachable`` and the
 shot ``odds`` -- with a copy of the board at that state (:func:`sim.search.fork`).  The sight test is Panzer
-Squadron's exact seven-line count ``clear_lines`` (a pure function: keyed by its arguments), ASL's ``los`` and Hummel
-Quest's ``sight`` (keyed by the two hexes, the terrain version and the wrecks: what they read); ``reachable`` is
+Squadron's exact seven-line count ``clear_lines`` (a pure function: keyed by its arguments), Hummel Quest's terrain
+part of a pair's sight ``_crossed`` (keyed by the two hexes, the LOS rule and the terrain; the tanks' cover is read
+per shot) and ASL's ``los`` (keyed by the two hexes, the terrain version and the wrecks: what it reads); ``reachable`` is
 keyed by the tank, budget and the whole board state (every tank's hex, facings and status, the terrain version, the
 battle's rule-set state); ``odds`` by its key.  The floor is the CPU of calling each distinct call once,
 directly, on its copy, with the board's caches and the rule modules' memo caches (``functools`` caches) emptied
@@ -53,9 +54,16 @@ VEHICLES = {"panzer_squadron": ("t34_85", "pz_iv_h"), "asl": ("t34_m41", "pzkpfw
             "hummel_quest": ("hq_example_medium", "hq_example_medium")}
 #: The rule set's pair sight test (the floor's "sight" calls).
 SIGHT = {"panzer_squadron": "geometry", "asl": "los", "hummel_quest": "sight"}
-#: Panzer Squadron's pure seven-line test (module, function), which the floor records and times instead of
-#: ``geometry`` (whose module-level caller ``shot_geometry`` looks it up in that module's globals).
-PURE_SIGHT = ("sim.rules.panzer_squadron.sight", "clear_lines")
+#: Pure sight tests the floor records and times instead of the rule-set method of :data:`SIGHT` (their callers
+#: look them up in their module's globals): ``rule set -> (module, function, key of a call's arguments)``.
+#: Panzer Squadron's exact seven-line count is keyed by its arguments; Hummel Quest's terrain part of a pair's
+#: sight (``_crossed(board, frm, to, los_rule)``, which the battle keeps per pair until the terrain changes) by
+#: the two hexes, the rule and the board's sight grid (one per terrain version).
+PURE_SIGHT: dict[str, tuple[str, str, Callable[[tuple], Any]]] = {
+    "panzer_squadron": ("sim.rules.panzer_squadron.sight", "clear_lines", lambda a: tuple(_freeze(x) for x in a)),
+    "hummel_quest": ("sim.rules.hummel_quest.sight", "_crossed",
+                     lambda a: (id(a[0].sight_grid()), *(_freeze(x) for x in a[1:]))),
+}
 
 
 def big_scenario(n: int = 50, ruleset: str = "panzer_squadron", size: int = 25, turns: int = 20,
@@ -188,16 +196,16 @@ def floor(spec: Scenario, seed: int = 1) -> dict[str, Any]:
                 depth[0] -= 1
         setattr(rs, meth, rec)
 
-    pure = None  # Panzer Squadron: the exact seven-line test is a pure function of its arguments
-    g = vars(importlib.import_module(PURE_SIGHT[0])) if rs.name == "panzer_squadron" else {}
-    if rs.name == "panzer_squadron":
-        pure = g[PURE_SIGHT[1]]  # a KeyError here means the sight module moved: the floor must not fall back
+    pure = None  # the rule set's pure sight test (PURE_SIGHT), recorded by what it reads
+    if rs.name in PURE_SIGHT:
+        mod, fn, key_of = PURE_SIGHT[rs.name]
+        g = vars(importlib.import_module(mod))
+        pure = g[fn]  # a KeyError here means the sight module moved: the floor must not fall back
 
         def lines(*args: Any, **kw: Any) -> Any:
-            calls["sight"].setdefault((tuple(_freeze(a) for a in args), _freeze(tuple(sorted(kw.items())))),
-                                      (None, args, kw))
+            calls["sight"].setdefault((key_of(args), _freeze(tuple(sorted(kw.items())))), (None, args, kw))
             return pure(*args, **kw)
-        g[PURE_SIGHT[1]] = lines
+        g[fn] = lines
         kinds.pop("sight")
     for k, m in kinds.items():
         wrap(k, m)
@@ -207,8 +215,8 @@ def floor(spec: Scenario, seed: int = 1) -> dict[str, Any]:
         for m in originals:
             delattr(rs, m)  # the instance attribute goes; the class method shows through again
         if pure is not None:
-            g[PURE_SIGHT[1]] = pure
-            kinds["sight"] = PURE_SIGHT[1]
+            g[fn] = pure
+            kinds["sight"] = fn
     for c in _memo_caches():
         c.cache_clear()
     for snap in snaps.values():  # cold boards: no answer of the battle left in them
