@@ -15,8 +15,8 @@ Squadron's exact seven-line count ``clear_lines`` (a pure function: keyed by its
 part of a pair's sight ``_crossed`` (keyed by the two hexes, the LOS rule and the terrain; the tanks' cover is read
 per shot) and ASL's ``los`` (keyed by the two hexes, the terrain version and the wrecks: what it reads);
 ``reachable`` is keyed by the tank, budget and the whole board state (every tank's hex, facings and status, the
-terrain version, the battle's rule-set state); ``odds`` by its key.  The floor is the CPU of calling each distinct call once,
-directly, on its copy, with the board's caches and the rule modules' memo caches (``functools`` caches) emptied
+terrain version, the battle's rule-set state); ``odds`` by its key.  The floor is the CPU of calling each
+distinct call once, directly, on its copy, with the board's caches and the rule modules' memo caches (``functools`` caches) emptied
 first: the rule work of that battle done once each and nothing else.  ``ratio`` = CPU per battle / floor; 1.0 would
 mean the engine, doctrines and observations cost nothing beyond the distinct rule queries.
 
