@@ -10,15 +10,15 @@ measure), after imports, the median of ``--reps`` battles at seeds 1..reps.
 
 The floor ("what the battle cannot do without"), measured in the same run: one more battle at seed 1 records every
 *distinct* call of the rule set's three queries -- the pair sight test, the movement search ``reachable`` and the
-shot ``odds`` -- with a copy of the board at that state (:func:`sim.search.fork`).  The sight test is Panzer
+shot ``odds`` -- with a copy of the board at that state (:func:`sim.search.fork`). The sight test is Panzer
 Squadron's exact seven-line count ``clear_lines`` (a pure function: keyed by its arguments), Hummel Quest's terrain
 part of a pair's sight ``_crossed`` (keyed by the two hexes, the LOS rule and the terrain; the tanks' cover is read
 per shot) and ASL's ``los`` (keyed by the two hexes, the terrain version and the wrecks: what it reads);
 ``reachable`` is keyed by the tank, budget and the whole board state (every tank's hex, facings and status, the
-terrain version, the battle's rule-set state); ``odds`` by its key.  The floor is the CPU of calling each
-distinct call once, directly, on its copy, with the board's caches and the rule modules' memo caches (``functools`` caches) emptied
-first: the rule work of that battle done once each and nothing else.  ``ratio`` = CPU per battle / floor; 1.0 would
-mean the engine, doctrines and observations cost nothing beyond the distinct rule queries.
+terrain version, the battle's rule-set state); ``odds`` by its key. The floor is the CPU of calling each distinct
+call once, directly, on its copy, with the board's caches and the rule modules' memo caches (``functools`` caches)
+emptied first: the rule work of that battle done once each and nothing else. ``ratio`` = CPU per battle / floor; 1.0
+would mean the engine, doctrines and observations cost nothing beyond the distinct rule queries.
 
 Run: ``python benchmarks/battle.py [--reps N] [--quick] [--json] [--cases a,b] [--no-growth] [--no-floor]
 [--peer ATLATL]``; ``--peer`` also measures the peer (``benchmarks/peer.py``) in the same run and prints the ratio.
