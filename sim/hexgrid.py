@@ -366,6 +366,10 @@ _HexLike = TypeVar("_HexLike", bound=tuple[int, int])
 OFF_MAP_TERRAIN = "open"
 
 
+#: Most answers :meth:`HexMap.pair_cached` keeps per board before it starts afresh (a few hundred bytes each).
+PAIR_CACHE_MAX = 250_000
+
+
 class HexMap:
     """The board: its cells ``(q, r)`` with their terrain names (``"open"`` by default), and as a networkx graph
     (:attr:`graph`, built on first use) with one node per cell and edges to its six neighbours; node attribute
@@ -547,6 +551,8 @@ class HexMap:
                 self._pairs[key] = (ent[0], n)
                 return ent[0]
         v = compute()
+        if len(self._pairs) >= PAIR_CACHE_MAX:
+            self._pairs = {}  # a cache, bounded: a long battle asks ever new pairs (the answers are recomputed)
         self._pairs[key] = (v, n)
         return v
 
