@@ -188,7 +188,7 @@ def test_odds_help_names_every_parameter_of_every_rule_set_with_its_meaning():
     expected = {"panzer_squadron": list(ps_odds._PARAMS), "asl": list(asl_odds.PARAM_NAMES),
                 "hummel_quest": ["mode", *dict.fromkeys([*hq_odds.SHOT_PARAMS, *hq_odds.RAM_PARAMS,
                                                           *hq_odds.CHECK_PARAMS])]}
-    assert set(expected) == set(rules_base.names())
+    assert set(expected) <= set(rules_base.names())  # other tests may register plug-in rule sets
     r = tanksim("odds", "--help")
     assert r.returncode == 0, r.stderr
     assert "RULESET name=value" in r.stdout and "--scenario FILE" in r.stdout
