@@ -172,3 +172,36 @@ def test_output_cut_short_by_its_reader_ends_quietly():
         p.stdout.close()  # the reader goes away before the command writes
         err = p.stderr.read().decode()
         assert p.wait(timeout=300) == 0 and err == "", (args, err)
+
+
+def test_odds_help_names_every_parameter_of_every_rule_set_with_its_meaning():
+    """``tanksim odds --help`` lists, per rule set, each name its odds parser accepts (read from the rule sets'
+    own parameter lists) on a line of its own with a meaning after it; nothing is listed without a meaning."""
+    import re
+
+    from sim.cli.odds_help import MEANINGS
+    from sim.rules import base as rules_base
+    from sim.rules.asl import odds as asl_odds
+    from sim.rules.hummel_quest import odds as hq_odds
+    from sim.rules.panzer_squadron import odds as ps_odds
+
+    expected = {"panzer_squadron": list(ps_odds._PARAMS), "asl": list(asl_odds.PARAM_NAMES),
+                "hummel_quest": ["mode", *dict.fromkeys([*hq_odds.SHOT_PARAMS, *hq_odds.RAM_PARAMS,
+                                                          *hq_odds.CHECK_PARAMS])]}
+    assert set(expected) <= set(rules_base.names())  # other tests may register plug-in rule sets
+    r = tanksim("odds", "--help")
+    assert r.returncode == 0, r.stderr
+    assert "RULESET name=value" in r.stdout and "--scenario FILE" in r.stdout
+    text = r.stdout.split("parameters (name=value", 1)[1]
+    # the rule sets' sections, in the help's order: "NAME (spec section):" at the start of a line
+    heads = [(m.group(1), m.start(), m.end()) for m in re.finditer(r"^(\w+) \([^)]*\):$", text, re.M)]
+    assert [h for h, _, _ in heads] == list(expected)
+    for i, (ruleset, _, end) in enumerate(heads):
+        section = text[end:heads[i + 1][1] if i + 1 < len(heads) else len(text)]
+        listed = re.findall(r"^ {2,4}(\w+) {2,}\S", section, re.M)
+        assert sorted(set(listed)) == sorted(expected[ruleset]), ruleset
+        assert "(no description)" not in section
+        assert set(MEANINGS[ruleset]) == set(expected[ruleset])
+    # the bundled odds of the README still answer with the parameter names the help gives
+    r = tanksim("odds", "panzer_squadron", "penetration=118", "armour=177", "modifier=0", "--json")
+    assert json.loads(r.stdout)["p_kill"] == "53/200"

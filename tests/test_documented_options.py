@@ -143,3 +143,30 @@ def test_the_readme_environment_snippet_renders_rgb():
     exec(compile(block, "README.md (sim.env block)", "exec"), scope)
     frame = scope["frame"]
     assert isinstance(frame, np.ndarray) and frame.dtype == np.uint8 and frame.ndim == 3 and frame.shape[2] == 3
+
+
+def _bare_options(synopsis: str) -> list[str]:
+    """The options a synopsis shows outside ``[...]`` (so as required), in order."""
+    depth, bare = 0, []
+    for ch in synopsis:
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        bare.append(ch if depth == 0 and ch not in "[]" else " ")
+    return re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", "".join(bare))
+
+
+def test_generate_synopsis_shows_optional_options_as_optional(monkeypatch):
+    """``tanksim generate``: only KIND is required, so the usage line and the README's synopsis bracket every
+    option, and the README's synopsis shows every option it names in brackets (each of them exists)."""
+    p = subcommand_parser("generate", monkeypatch)
+    options = [a for a in p._actions if a.option_strings and a.dest != "help"]
+    assert options and not [a.dest for a in options if a.required]
+    usage = " ".join(p.format_usage().split())
+    assert "KIND" in usage and _bare_options(usage.removeprefix("usage: tanksim generate")) == []
+    for a in options:
+        assert f"[{a.option_strings[0]} {a.metavar}]" in usage, a.dest
+        assert a.metavar and a.metavar.upper() == a.metavar, a.dest  # a placeholder, not the dest echoed
+    synopsis = re.search(r"`(tanksim generate [^`]+)`", _readme_row("generate KIND")).group(1)
+    assert synopsis.split()[2] == "KIND" and _bare_options(synopsis) == []
+    shown = re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", synopsis)
+    known = {s for a in options for s in a.option_strings}
+    assert len(shown) >= 5 and set(shown) <= known

@@ -98,3 +98,65 @@ def test_an_animation_keeps_one_view_for_every_frame(tmp_path):
 
     with Image.open(out) as im:
         assert im.n_frames == len(frs)
+
+
+def _titles_inside(fig):
+    """Each non-empty axes title and suptitle of ``fig`` as ``(text, inside)`` after drawing it with Agg."""
+    fig.canvas.draw()
+    r = fig.canvas.get_renderer()
+    texts = [ax.title for ax in fig.axes] + [t for t in [getattr(fig, "_suptitle", None)] if t is not None]
+    fb = fig.bbox
+    return [(t.get_text(), fb.x0 <= t.get_window_extent(r).x0 and t.get_window_extent(r).x1 <= fb.x1)
+            for t in texts if t.get_text()]
+
+
+def test_report_plot_titles_show_whole(tmp_path, monkeypatch):
+    """The batch report's plot title (long experiment name, few levels: a narrow figure) lies inside the figure;
+    wrapping only changes where the lines break."""
+    import pandas as pd
+    from matplotlib.figure import Figure
+
+    from sim.experiments import report
+
+    saved = []
+    original = Figure.savefig
+
+    def keep(self, *a, **k):
+        saved.append(_titles_inside(self))
+        return original(self, *a, **k)
+
+    monkeypatch.setattr(Figure, "savefig", keep)
+    name = "doctrine_experiment_with_a_descriptive_name"
+    runs = pd.DataFrame([{"point_key": k, "a": a, "status": "ok", "winner_index": w, "turns": 3, "side1_lost": 1,
+                          "side2_lost": 0, "side1_name": "Germans", "side2_name": "Soviets"}
+                         for k, a, w in (("p0", "x", 0), ("p1", "y", 1), ("p0", "x", 1))])
+    manifest = {"design": {"experiment": {"name": name}, "side_names": ["Germans", "Soviets"],
+                           "factors": [{"name": "a", "values": ["x", "y"], "is_range": False}],
+                           "points": [{"index": 0, "key": "p0", "values": {"a": "x"}},
+                                      {"index": 1, "key": "p1", "values": {"a": "y"}}]},
+                "factor_types": {"a": "string"}}
+    pts, eff = report.point_table(runs, manifest), report.main_effects(runs, manifest)
+    written = report.plot(tmp_path / "effects.png", pts, eff, manifest, "Germans")
+    assert len(written) == 2 and len(saved) == 2
+    for titles in saved:
+        assert len(titles) == 1
+        text, inside = titles[0]
+        assert inside, text
+        assert text.startswith(name) and "\n" in text  # it had to wrap to fit at this width
+        assert " ".join(text.split()) in {f"{name}: Germans win rate by factor level (95% Wilson)",
+                                          f"{name}: Germans win rate per design point (95% Wilson)"}
+
+
+def test_fit_titles_wraps_a_suptitle_and_subplot_titles_into_the_figure():
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(4, 3))
+    long = "a title with many words that is much wider than this small figure of four inches"
+    axes[0].set_title(long)
+    sup = fig.suptitle(long + " and then some more")
+    assert not all(inside for _, inside in _titles_inside(fig))  # the unfitted figure cuts them off
+    render.fit_titles(fig, sup)
+    titles = _titles_inside(fig)
+    plt.close(fig)
+    assert [inside for _, inside in titles] == [True, True]
+    assert [" ".join(t.split()) for t, _ in titles] == [long, long + " and then some more"]

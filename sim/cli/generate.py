@@ -29,22 +29,31 @@ def _ids(text: str) -> list[str]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``tanksim generate KIND --ruleset R --size N --tanks K [--terrain NAME=SHARE,...] [--density D] [--turns T]
-    [--attacker IDS] [--defender IDS] [--name NAME] --seed S -o FILE``: write a validated scenario (``-o -`` or no
-    ``-o``: print it).  Exit 0, or 2 for bad parameters."""
+    """``tanksim generate KIND [--ruleset R] [--size N] [--tanks K] [--seed S] [--terrain NAME=SHARE,...]
+    [--density D] [--turns T] [--attacker IDS] [--defender IDS] [--name NAME] [-o FILE]``: write a validated
+    scenario (``-o -`` or no ``-o``: print it).  Only ``KIND`` is required; every option has a default (shown by
+    ``--help``).  Exit 0, or 2 for bad parameters."""
     ap = argparse.ArgumentParser(prog="tanksim generate", description="Write a scenario: " + ", ".join(KINDS) + ".")
-    ap.add_argument("kind", choices=KINDS)
-    ap.add_argument("--ruleset", default="panzer_squadron", help=f"rule set ({', '.join(PROFILES)})")
-    ap.add_argument("--size", type=int, default=25, help="board side in hexes (N x N)")
-    ap.add_argument("--tanks", type=int, default=5, help="tanks per side")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--terrain", type=_shares, help="NAME=SHARE,...: share of the board each terrain covers")
-    ap.add_argument("--density", type=float, help="random kind: share of the board covered (default 0.25)")
-    ap.add_argument("--turns", type=int, help="turn limit (default 0.6 x size, at least 8)")
-    ap.add_argument("--attacker", type=_ids, help="catalog vehicle ids cycled over the first side's tanks")
-    ap.add_argument("--defender", type=_ids, help="catalog vehicle ids cycled over the second side's tanks")
-    ap.add_argument("--name", help="scenario name")
-    ap.add_argument("-o", "--out", help="file to write (default: print)")
+    ap.add_argument("kind", choices=KINDS, metavar="KIND", help=f"what to generate: {', '.join(KINDS)}")
+    ap.add_argument("--ruleset", default="panzer_squadron", metavar="R",
+                    help=f"rule set: {', '.join(PROFILES)} (default panzer_squadron)")
+    ap.add_argument("--size", type=int, default=25, metavar="N", help="board side in hexes, N x N (default 25)")
+    ap.add_argument("--tanks", type=int, default=5, metavar="K", help="tanks per side (default 5)")
+    ap.add_argument("--seed", type=int, default=0, metavar="S",
+                    help="generator seed: the same arguments give the same file (default 0)")
+    ap.add_argument("--terrain", type=_shares, metavar="NAME=SHARE,...",
+                    help="share of the board each terrain covers (default: the kind's own scattering)")
+    ap.add_argument("--density", type=float, metavar="D",
+                    help="random kind: share of the board covered (default 0.25)")
+    ap.add_argument("--turns", type=int, metavar="T", help="turn limit (default 0.6 x size, at least 8)")
+    ap.add_argument("--attacker", type=_ids, metavar="IDS",
+                    help="comma list of catalog vehicle ids cycled over the first side's tanks "
+                         "(default: the rule set profile's)")
+    ap.add_argument("--defender", type=_ids, metavar="IDS",
+                    help="comma list of catalog vehicle ids cycled over the second side's tanks "
+                         "(default: the rule set profile's)")
+    ap.add_argument("--name", metavar="NAME", help="scenario name (default KIND_R_NxN_KvK_seedS)")
+    ap.add_argument("-o", "--out", metavar="FILE", help="file to write (default, or -: print the scenario)")
     args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
     params = {k: getattr(args, k) for k in ("ruleset", "size", "tanks", "seed", "terrain", "density", "turns",
                                             "attacker", "defender", "name") if getattr(args, k) is not None}

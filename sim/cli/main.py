@@ -366,12 +366,21 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--battle", help="battle id with --from")
     r.set_defaults(fn=cmd_run)
 
-    o = sub.add_parser("odds", help="exact odds of one shot (fractions)")
-    o.add_argument("params", nargs="*", help="RULESET name=value ...")
-    o.add_argument("--json", action="store_true")
-    o.add_argument("--scenario")
-    o.add_argument("--shooter")
-    o.add_argument("--target")
+    from sim.cli.odds_help import EPILOG_MARK, OddsHelpFormatter
+
+    o = sub.add_parser("odds", help="exact odds of one shot (fractions)",
+                       usage="%(prog)s RULESET name=value ... [--json]\n"
+                             "       %(prog)s --scenario FILE --shooter LABEL --target LABEL [name=value ...] [--json]",
+                       description="Exact odds of one shot, by enumeration (fractions). Rule sets: "
+                                   f"{', '.join(rules_base.names())}.",
+                       epilog=EPILOG_MARK, formatter_class=OddsHelpFormatter)
+    o.add_argument("params", nargs="*", metavar="RULESET name=value",
+                   help="the rule set, then its parameters (listed below); with --scenario only name=value "
+                        "overrides")
+    o.add_argument("--json", action="store_true", help="print the odds as one JSON object")
+    o.add_argument("--scenario", metavar="FILE", help="take the shot's parameters from this scenario's board")
+    o.add_argument("--shooter", metavar="LABEL", help="label of the firing tank (with --scenario)")
+    o.add_argument("--target", metavar="LABEL", help="label of the target tank (with --scenario)")
     o.set_defaults(fn=cmd_odds)
 
     c = sub.add_parser("cases", help="run golden case files against the engine")

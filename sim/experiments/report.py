@@ -825,6 +825,8 @@ def plot_more(path: str | Path, rep: Report) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    from sim.view.render import fit_titles
+
     path = Path(path)
     suffix = path.suffix or ".png"
     b = rep.battles
@@ -847,8 +849,7 @@ def plot_more(path: str | Path, rep: Report) -> list[Path]:
                 ax.set_ylabel(label)
                 if i == 0:
                     ax.set_title(fac.name if fac else "all battles")
-        fig.suptitle("distributions (box: quartiles, whiskers: 5-95 %, triangle: mean)")
-        fig.tight_layout()
+        fit_titles(fig, fig.suptitle("distributions (box: quartiles, whiskers: 5-95 %, triangle: mean)"))
         p = path.with_name(f"{path.stem}-distributions{suffix}")
         fig.savefig(p)
         plt.close(fig)
@@ -867,8 +868,7 @@ def plot_more(path: str | Path, rep: Report) -> list[Path]:
             ax.set_xlabel(str(factor_name))
             ax.set_ylabel(_OUTCOME_TEXT.get(str(outcome), str(outcome)).replace("win %", "win rate"))
             ax.set_title(f"p = {g['p_value'].iloc[0]:.3g}", fontsize=9)
-        fig.suptitle("continuous factors: fitted curve and 95 % band")
-        fig.tight_layout()
+        fit_titles(fig, fig.suptitle("continuous factors: fitted curve and 95 % band"))
         p = path.with_name(f"{path.stem}-curves{suffix}")
         fig.savefig(p)
         plt.close(fig)

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     import numpy as np
     import pandas as pd
     from matplotlib.figure import Figure
+    from matplotlib.text import Text
 
 SQ3 = math.sqrt(3)
 #: Fill colour per terrain name (the vocabulary of the three rule sets); an unknown name is drawn grey and listed
@@ -267,6 +268,34 @@ def save_board(pic: BoardPicture, path: str, size: float = 9.0) -> None:
     fig.savefig(path)
 
 
+def fit_titles(fig: Figure, *extra: Text, margin: float = 4.0) -> None:
+    """Lay ``fig`` out (``tight_layout``) so that every axes title and each of ``extra`` (e.g. the ``Text`` that
+    ``fig.suptitle`` returns) shows whole: a title wider than the room it has inside the figure (twice its centre's
+    distance to the nearer figure edge, less ``margin`` pixels each side) is wrapped at word boundaries onto more
+    lines (``textwrap``) until it fits; the figure's size is kept.  Call it last, before ``savefig``."""
+    import textwrap
+
+    texts = [t for t in [*(ax.title for ax in fig.axes), *extra] if t.get_text()]
+    renderer = fig.canvas.get_renderer()  # type: ignore[attr-defined]  # Agg canvas (matplotlib.use above)
+    for _ in range(8):
+        fig.tight_layout()
+        fb = fig.bbox
+        wide = False
+        for t in texts:
+            bb = t.get_window_extent(renderer)
+            if bb.x0 >= fb.x0 + margin and bb.x1 <= fb.x1 - margin:
+                continue
+            cx = (bb.x0 + bb.x1) / 2
+            room = 2 * min(cx - fb.x0, fb.x1 - cx) - 2 * margin
+            lines = t.get_text().split("\n")
+            longest = max(len(line) for line in lines)
+            chars = max(8, min(longest - 1, int(longest * room / max(bb.width, 1.0))))
+            t.set_text("\n".join(textwrap.fill(line, width=chars, break_long_words=False) for line in lines))
+            wide = True
+        if not wide:
+            return
+
+
 def interval_plot(path: str, labels: list[str], centres: list[float], lows: list[float], highs: list[float], *,
                   title: str = "", xlabel: str = "", ylabel: str = "win rate", reference: float | None = 0.5) -> None:
     """The shared result plot: one point with an interval per label (batch reports, leaderboards)."""
@@ -282,7 +311,7 @@ def interval_plot(path: str, labels: list[str], centres: list[float], lows: list
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        fig.tight_layout()
+        fit_titles(fig)
         fig.savefig(path)
         plt.close(fig)
 
@@ -456,6 +485,6 @@ def heatmap(path: str, matrix: Any, row_labels: list[str], col_labels: list[str]
         ax.set_title(title)
         ax.set_xlabel(xlabel)
         ax.set_ylabel(ylabel)
-        fig.tight_layout()
+        fit_titles(fig)
         fig.savefig(path)
         plt.close(fig)
