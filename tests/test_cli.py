@@ -185,7 +185,7 @@ def test_odds_help_names_every_parameter_of_every_rule_set_with_its_meaning():
     from sim.rules.hummel_quest import odds as hq_odds
     from sim.rules.panzer_squadron import odds as ps_odds
 
-    expected = {"panzer_squadron": list(ps_odds._PARAMS), "asl": list(asl_odds.PARAM_NAMES),
+    expected = {"panzer_squadron": list(ps_odds.PARAM_NAMES), "asl": list(asl_odds.PARAM_NAMES),
                 "hummel_quest": ["mode", *dict.fromkeys([*hq_odds.SHOT_PARAMS, *hq_odds.RAM_PARAMS,
                                                           *hq_odds.CHECK_PARAMS])]}
     assert set(expected) <= set(rules_base.names())  # other tests may register plug-in rule sets

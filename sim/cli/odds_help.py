@@ -130,7 +130,7 @@ def odds_parameters() -> dict[str, dict[str, dict[str, str]]]:
     def defaults(spec: hq_odds.ParamSpec) -> dict[str, str]:
         out = {}
         for name, (_kind, default) in spec.items():
-            if isinstance(default, hq_odds._Required):
+            if isinstance(default, hq_odds.Required):
                 out[name] = "required"
             elif default is None:
                 out[name] = ""
@@ -139,7 +139,7 @@ def odds_parameters() -> dict[str, dict[str, dict[str, str]]]:
         return out
 
     return {
-        "panzer_squadron": {"": dict.fromkeys(ps_odds._PARAMS, "")},
+        "panzer_squadron": {"": dict.fromkeys(ps_odds.PARAM_NAMES, "")},
         "asl": {"": dict.fromkeys(asl_odds.PARAM_NAMES, "")},
         "hummel_quest": {"": {"mode": "default shot"}, "mode=shot": defaults(hq_odds.SHOT_PARAMS),
                          "mode=ram": defaults(hq_odds.RAM_PARAMS), "mode=check": defaults(hq_odds.CHECK_PARAMS)},

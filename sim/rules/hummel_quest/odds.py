@@ -644,13 +644,14 @@ def ram_effect(roll: RamRoll, *, target_dt: int, target_ost: int, attacker_dt: i
 
 # --- the odds command and outcome cases (§17, §18) ---------------------------------------------------------------
 
-class _Required(enum.Enum):
-    """The default of a parameter that must be given."""
+class Required(enum.Enum):
+    """The default of a parameter that must be given (the parameter tables' ``REQUIRED``)."""
 
     REQUIRED = "required"
 
 
-_REQUIRED = _Required.REQUIRED
+_Required = Required
+REQUIRED = _REQUIRED = Required.REQUIRED
 
 #: A parsed parameter value: an integer, a flag, one of a parameter's named choices, or ``None`` (not given).
 ParamValue = int | bool | str | None

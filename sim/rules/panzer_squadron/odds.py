@@ -120,8 +120,10 @@ def net_modifier(*, modifier: int = 0, firer_status: str | None = None, turret_r
 
 
 _BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
-_PARAMS = ("penetration", "armour", "firer", "target", "face", "modifier", "firer_status", "turret_rotated",
-           "target_moving", "partial_cover", "range_hexes", "tile_modifier")
+#: The parameters of ``tanksim odds`` / an odds case for this rule set (:func:`key_from_params`), in order.
+PARAM_NAMES = ("penetration", "armour", "firer", "target", "face", "modifier", "firer_status", "turret_rotated",
+               "target_moving", "partial_cover", "range_hexes", "tile_modifier")
+_PARAMS = PARAM_NAMES
 
 
 def _int(name: str, v: Any, lo: int | None = None) -> int:
