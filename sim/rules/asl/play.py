@@ -226,8 +226,8 @@ def _tank_part(memo: _ShotMemo, t: TankState) -> int:
     return memo.intern((t.status,) + tuple([rs.get(f) for f in _SHOT_TANK_FIELDS]))
 
 
-def _shot_memo_key(rules: "ASL", battle: BoardView, s: TankState, t: TankState, fire: Action | None,
-                   kind: str | None) -> tuple[dict, tuple] | None:
+def _shot_memo_key(battle: BoardView, s: TankState, t: TankState, ammo: str, kind: str | None,
+                   los: tuple[bool, int]) -> tuple[dict, tuple] | None:
     """``(table, key)`` for the shot of ``s`` at ``t`` (both live on the board, enemies) on ``battle`` -- a
     :class:`~sim.battle.BattleState` or what-if views (:class:`~sim.battle.HypoView`) over one -- or ``None``
     when there is no table (another kind of board, an unhashable state value).
@@ -236,8 +236,8 @@ def _shot_memo_key(rules: "ASL", battle: BoardView, s: TankState, t: TankState, 
     ammunition asked and the ``kind`` given; each tank's hex, VCA and TCA as the board shows them and the interned
     rest of its state (:func:`_tank_part`: status and the ``rules_state`` values it reads; a view's placed tank
     from the view's own copy, the others at the battle's current version); the battle's ``rules_state`` values it
-    reads (:data:`_SHOT_BATTLE_FIELDS`); the LOS answer ``(clear, hindrance)`` of :meth:`ASL.los` on this board
-    (its only reading of other tanks and of the terrain between); and the map's terrain version (the TEM and
+    reads (:data:`_SHOT_BATTLE_FIELDS`); the LOS answer ``los = (clear, hindrance)``, which the caller gives as
+    :meth:`ASL.los` of the two hexes on this board (its only reading of other tanks and of the terrain between); and the map's terrain version (the TEM and
     obstacle of the two hexes).  The options are fixed for a battle's life and the catalog data is immutable."""
     root = battle
     while type(root) is HypoView:
@@ -285,8 +285,7 @@ def _shot_memo_key(rules: "ASL", battle: BoardView, s: TankState, t: TankState, 
                 tpid = parts[tid] = _tank_part(memo, t)
     except TypeError:
         return None
-    clear, hind = rules.los(battle, s.hex, t.hex)  # type: ignore[arg-type]
-    ammo = fire.ammo if isinstance(fire, Fire) and fire.ammo else "AP"
+    clear, hind = los
     return memo.shots, (sid, tid, ammo, kind, spid, tpid, memo.battle_part, s.hex, s.facing,
                         s.turret_facing, t.hex, t.facing, t.turret_facing, clear, hind, root.map.terrain_version)
 
@@ -766,9 +765,19 @@ class ASL(Ruleset):
         s, t = tanks[shooter], tanks[target]
         if t.side == s.side or t.hex is None or s.hex is None or not t.alive:
             return self._shot_now(battle, shooter, target, fire, kind)
-        got = _shot_memo_key(self, battle, s, t, fire, kind)
-        if got is None:
+        # the refusals _shot_now makes first, in its order, answered without the table (most asks end here)
+        why = able_to_fire(s)
+        if why:
+            return Illegal(f"firer cannot fire: {why}")
+        ammo = fire.ammo if isinstance(fire, Fire) and fire.ammo else "AP"
+        if ammo == "best":
             return self._shot_now(battle, shooter, target, fire, kind)
+        los = self.los(battle, s.hex, t.hex)
+        if not los[0]:
+            return Illegal("no LOS")
+        got = _shot_memo_key(battle, s, t, ammo, kind, los)
+        if got is None:
+            return self._shot_now(battle, shooter, target, fire, kind, los)
         memo, key = got
         try:
             return memo[key]
