@@ -153,6 +153,9 @@ class Options(RulesOptions):
 
 #: Per battle: (battle version and hidden tanks, {(hex, hex): LOS answer}) -- LOS changes only with an event.
 _LOS_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
+#: The battle :meth:`ASL.los` asked last: [weak reference, its state key, its table of ``_LOS_MEMO``] (checked
+#: before the dictionary: the what-if views of one decision all read through to one battle).
+_LOS_LAST: list[Any] = []
 #: Per battle: (battle version and hidden tanks, the Case R table of :meth:`ASL._hindrances`).
 _HIND_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
 #: Per what-if view (a view never changes): the Case R table of :meth:`ASL._hindrances`.
@@ -179,7 +182,8 @@ class _ShotMemo:
     fast); ``parts`` holds each tank's id for the battle ``version`` it was read at (``battle_part`` likewise the
     battle's); ``views`` the id of the one tank a what-if view places (its values are the view's own copy);
     ``pre`` the :meth:`ASL._shot_pre` answers of missed shots, keyed on the shot key without the target's place and
-    the LOS (it holds at most one entry per miss of ``shots``).  All are emptied together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
+    the LOS (it holds at most one entry per miss of ``shots``).  All are emptied together when ``shots`` reaches
+    :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
 
     __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre")
 
@@ -638,10 +642,15 @@ class ASL(Ruleset):
         p, q = (a, c) if a <= c else (c, a)
         if type(battle) is BattleState:   # the answer depends on the board only, so it holds until the next event
             state = (battle.version, battle.hidden_tanks)
-            ent = _LOS_MEMO.get(battle)
-            if ent is None or ent[0] != state:
-                ent = _LOS_MEMO[battle] = (state, {})
-            memo = ent[1]
+            last = _LOS_LAST
+            if last and last[0]() is battle and last[1] == state:
+                memo = last[2]
+            else:
+                ent = _LOS_MEMO.get(battle)
+                if ent is None or ent[0] != state:
+                    ent = _LOS_MEMO[battle] = (state, {})
+                memo = ent[1]
+                _LOS_LAST[:] = [weakref.ref(battle), state, memo]
             got = memo.get((p, q))
             if got is None:
                 got = memo[(p, q)] = self._los(battle, p, q)
