@@ -153,6 +153,9 @@ class Options(RulesOptions):
 
 #: Per battle: (battle version and hidden tanks, {(hex, hex): LOS answer}) -- LOS changes only with an event.
 _LOS_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
+#: The battle :meth:`ASL.los` asked last: [weak reference, its state key, its table of ``_LOS_MEMO``] (checked
+#: before the dictionary: the what-if views of one decision all read through to one battle).
+_LOS_LAST: list[Any] = []
 #: Per battle: (battle version and hidden tanks, the Case R table of :meth:`ASL._hindrances`).
 _HIND_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
 #: Per what-if view (a view never changes): the Case R table of :meth:`ASL._hindrances`.
@@ -177,10 +180,12 @@ class _ShotMemo:
 
     ``ids`` interns the tanks' and the battle's value tuples (a small int per distinct tuple, so a key hashes
     fast); ``parts`` holds each tank's id for the battle ``version`` it was read at (``battle_part`` likewise the
-    battle's); ``views`` the id of the one tank a what-if view places (its values are the view's own copy).  All
-    are emptied together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
+    battle's); ``views`` the id of the one tank a what-if view places (its values are the view's own copy);
+    ``pre`` the :meth:`ASL._shot_pre` answers of missed shots, keyed on the shot key without the target's place and
+    the LOS (it holds at most one entry per miss of ``shots``).  All are emptied together when ``shots`` reaches
+    :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
 
-    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views")
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre")
 
     def __init__(self) -> None:
         self.version = -1
@@ -189,6 +194,7 @@ class _ShotMemo:
         self.ids: dict[tuple, int] = {}
         self.shots: dict[tuple, Shot | Illegal] = {}
         self.views: "weakref.WeakKeyDictionary[HypoView, int]" = weakref.WeakKeyDictionary()
+        self.pre: dict[tuple, tuple | Illegal] = {}
 
     def clear(self) -> None:
         self.version = -1
@@ -197,6 +203,7 @@ class _ShotMemo:
         self.ids = {}
         self.shots = {}
         self.views = weakref.WeakKeyDictionary()
+        self.pre = {}
 
     def intern(self, values: tuple) -> int:
         ids = self.ids
@@ -226,19 +233,21 @@ def _tank_part(memo: _ShotMemo, t: TankState) -> int:
     return memo.intern((t.status,) + tuple([rs.get(f) for f in _SHOT_TANK_FIELDS]))
 
 
-def _shot_memo_key(rules: "ASL", battle: BoardView, s: TankState, t: TankState, fire: Action | None,
-                   kind: str | None) -> tuple[dict, tuple] | None:
-    """``(table, key)`` for the shot of ``s`` at ``t`` (both live on the board, enemies) on ``battle`` -- a
-    :class:`~sim.battle.BattleState` or what-if views (:class:`~sim.battle.HypoView`) over one -- or ``None``
-    when there is no table (another kind of board, an unhashable state value).
+def _shot_memo_key(battle: BoardView, s: TankState, t: TankState, ammo: str, kind: str | None,
+                   los: tuple[bool, int]) -> tuple[_ShotMemo, tuple] | None:
+    """``(memo, key)`` (the battle's :class:`_ShotMemo` and the key in its ``shots``) for the shot of ``s`` at
+    ``t`` (both live on the board, enemies) on ``battle`` -- a :class:`~sim.battle.BattleState` or what-if views
+    (:class:`~sim.battle.HypoView`) over one -- or ``None`` when there is no table (another kind of board, an
+    unhashable state value).
 
     The key holds everything :meth:`ASL._shot_now` reads: the two ids (so the vehicles and sides), the
     ammunition asked and the ``kind`` given; each tank's hex, VCA and TCA as the board shows them and the interned
     rest of its state (:func:`_tank_part`: status and the ``rules_state`` values it reads; a view's placed tank
     from the view's own copy, the others at the battle's current version); the battle's ``rules_state`` values it
-    reads (:data:`_SHOT_BATTLE_FIELDS`); the LOS answer ``(clear, hindrance)`` of :meth:`ASL.los` on this board
-    (its only reading of other tanks and of the terrain between); and the map's terrain version (the TEM and
-    obstacle of the two hexes).  The options are fixed for a battle's life and the catalog data is immutable."""
+    reads (:data:`_SHOT_BATTLE_FIELDS`); the LOS answer ``los = (clear, hindrance)``, which the caller gives as
+    :meth:`ASL.los` of the two hexes on this board (its only reading of other tanks and of the terrain between);
+    and the map's terrain version (the TEM and obstacle of the two hexes).  The options are fixed for a battle's
+    life and the catalog data is immutable."""
     root = battle
     while type(root) is HypoView:
         root = root.base
@@ -285,9 +294,8 @@ def _shot_memo_key(rules: "ASL", battle: BoardView, s: TankState, t: TankState, 
                 tpid = parts[tid] = _tank_part(memo, t)
     except TypeError:
         return None
-    clear, hind = rules.los(battle, s.hex, t.hex)  # type: ignore[arg-type]
-    ammo = fire.ammo if isinstance(fire, Fire) and fire.ammo else "AP"
-    return memo.shots, (sid, tid, ammo, kind, spid, tpid, memo.battle_part, s.hex, s.facing,
+    clear, hind = los
+    return memo, (sid, tid, ammo, kind, spid, tpid, memo.battle_part, s.hex, s.facing,
                         s.turret_facing, t.hex, t.facing, t.turret_facing, clear, hind, root.map.terrain_version)
 
 
@@ -634,10 +642,15 @@ class ASL(Ruleset):
         p, q = (a, c) if a <= c else (c, a)
         if type(battle) is BattleState:   # the answer depends on the board only, so it holds until the next event
             state = (battle.version, battle.hidden_tanks)
-            ent = _LOS_MEMO.get(battle)
-            if ent is None or ent[0] != state:
-                ent = _LOS_MEMO[battle] = (state, {})
-            memo = ent[1]
+            last = _LOS_LAST
+            if last and last[0]() is battle and last[1] == state:
+                memo = last[2]
+            else:
+                ent = _LOS_MEMO.get(battle)
+                if ent is None or ent[0] != state:
+                    ent = _LOS_MEMO[battle] = (state, {})
+                memo = ent[1]
+                _LOS_LAST[:] = [weakref.ref(battle), state, memo]
             got = memo.get((p, q))
             if got is None:
                 got = memo[(p, q)] = self._los(battle, p, q)
@@ -766,15 +779,33 @@ class ASL(Ruleset):
         s, t = tanks[shooter], tanks[target]
         if t.side == s.side or t.hex is None or s.hex is None or not t.alive:
             return self._shot_now(battle, shooter, target, fire, kind)
-        got = _shot_memo_key(self, battle, s, t, fire, kind)
-        if got is None:
+        # the refusals _shot_now makes first, in its order, answered without the table (most asks end here)
+        why = able_to_fire(s)
+        if why:
+            return Illegal(f"firer cannot fire: {why}")
+        ammo = fire.ammo if isinstance(fire, Fire) and fire.ammo else "AP"
+        if ammo == "best":
             return self._shot_now(battle, shooter, target, fire, kind)
-        memo, key = got
+        los = self.los(battle, s.hex, t.hex)
+        if not los[0]:
+            return Illegal("no LOS")
+        got = _shot_memo_key(battle, s, t, ammo, kind, los)
+        if got is None:
+            return self._shot_now(battle, shooter, target, fire, kind, los)
+        smemo, key = got
+        memo = smemo.shots
         try:
             return memo[key]
         except KeyError:
             pass
-        v = memo[key] = self._shot_now(battle, shooter, target, fire, kind, (key[13], key[14]))
+        # a miss: the part of the shot that does not read the target's place or the LOS is kept per key[:10]
+        # and the terrain version (what _shot_pre reads), shared by the asks at a tank's many what-if places
+        pre_tab = smemo.pre
+        pre_key = key[:10] + key[15:]
+        pre = pre_tab.get(pre_key)
+        if pre is None:
+            pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, ammo, kind)
+        v = memo[key] = self._shot_geometry(battle, s, t, ammo, los[1], pre)
         return v
 
     def _shot_now(self, battle: BoardView, shooter: int, target: int, fire: Action | None, kind: str | None,
@@ -803,6 +834,17 @@ class ASL(Ruleset):
         clear, hind = self.los(battle, s.hex, t.hex) if los is None else los
         if not clear:
             return Illegal("no LOS")
+        return self._shot_geometry(battle, s, t, ammo, hind, self._shot_pre(battle, s, t, ammo, kind))
+
+    def _shot_pre(self, battle: BoardView, s: TankState, t: TankState, ammo: str, kind: str | None
+                  ) -> tuple | Illegal:
+        """The part of :meth:`_shot_now` past the LOS check that does not read the target's hex, VCA or TCA, nor
+        the LOS: a tuple for :meth:`_shot_geometry`, or the refusal it makes first.  Reads the two vehicles, the
+        ammunition, the ``kind`` given, the firer's hex (its terrain), VCA and TCA, the two tanks' status and
+        :data:`_SHOT_TANK_FIELDS`, the battle's :data:`_SHOT_BATTLE_FIELDS` and the options -- exactly what
+        :meth:`_shot` keys its table of these on."""
+        assert s.hex is not None
+        shooter, target = s.tank_id, t.tank_id
         kind = kind or self._shot_kind(battle, shooter)
         veh, tv = s.vehicle, t.vehicle
         if ammo not in veh.tk_key:
@@ -816,25 +858,6 @@ class ASL(Ruleset):
             depletion = left[ammo]
         turret = self.has_turret(veh)
         vertex = s.turret_facing if turret and s.turret_facing is not None else s.facing
-        af = tv.af
-        tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
-        rng, turns, new_vertex, aspect, turret_aspect = _pair_geometry(
-            t.hex[0] - s.hex[0], t.hex[1] - s.hex[1], vertex, t.facing, tv_vertex,
-            af["hull_front"], af["hull_side"], af["turret_front"], af["turret_side"])
-        turn_to = pivot_to = None
-        ca_change = 0
-        if turns:
-            if kind == "bounding_first":
-                if turret and battle.rules_state.get("free_turn"):
-                    turn_to = new_vertex
-                else:
-                    return Illegal("target outside the current CA: Bounding First Fire pays no Case A (C5.13)")
-            elif turret:
-                turn_to, ca_change = new_vertex, turns
-            else:
-                if rs.get("immobilized") or rs.get("bogged"):
-                    return Illegal("an NT firer cannot pivot while immobilized or bogged (D8.1)")
-                pivot_to, ca_change = new_vertex, turns
         if kind == "bounding_first":
             fm = "motion" if rs.get("started") else "bounding_first"
         elif kind == "advancing":
@@ -845,22 +868,13 @@ class ASL(Ruleset):
             fm = "bounding_afph"
         else:
             fm = "motion" if rs.get("motion") else "none"
-        opts = battle.options
         tstate = target_state_of(t)
         trs = t.rules_state
         acq = rs.get("acq")
         if fm in ("bounding_first", "motion") and not veh.gyro:
             acq = None          # a Bounding First or Motion shot does not use Acquisition (C6.55)
         basic = _basic_tk(veh, ammo)
-        if isinstance(basic, Illegal):
-            return basic
         firer_obstacle = self.terrain(battle, s.hex).obstacle
-        tem = self.terrain(battle, t.hex).tem
-        hull_down = False
-        if rng > 0:
-            hd_hex = trs.get("hd_hex")
-            hull_down = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
-                             and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
         firer_los_mp = target_los_mp = None
         if kind == "bounding_first" or kind == "defensive_first":
             los_tab = {e: (mp, start) for e, mp, start in battle.rules_state.get("los_mp", ())}
@@ -874,6 +888,49 @@ class ASL(Ruleset):
         firer_plus1 = bool(rs.get("plus1"))
         target_plus1 = bool(trs.get("plus1"))
         target_shocked = bool(trs.get("shocked") or trs.get("uk") or trs.get("stunned"))
+        free_turn = bool(battle.rules_state.get("free_turn"))
+        stuck = bool(rs.get("immobilized") or rs.get("bogged"))
+        return (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
+                acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck)
+
+    def _shot_geometry(self, battle: BoardView, s: TankState, t: TankState, ammo: str, hind: int,
+                       pre: tuple | Illegal) -> Shot | Illegal:
+        """The rest of :meth:`_shot_now`: the shot from :meth:`_shot_pre`'s answer ``pre`` (for these two tanks,
+        ``ammo`` and the board) with the target's hex, VCA and TCA and the LOS hindrance ``hind``."""
+        if isinstance(pre, Illegal):
+            return pre
+        (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
+         acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck) = pre
+        assert s.hex is not None and t.hex is not None
+        af = tv.af
+        tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
+        rng, turns, new_vertex, aspect, turret_aspect = _pair_geometry(
+            t.hex[0] - s.hex[0], t.hex[1] - s.hex[1], vertex, t.facing, tv_vertex,
+            af["hull_front"], af["hull_side"], af["turret_front"], af["turret_side"])
+        turn_to = pivot_to = None
+        ca_change = 0
+        if turns:
+            if kind == "bounding_first":
+                if turret and free_turn:
+                    turn_to = new_vertex
+                else:
+                    return Illegal("target outside the current CA: Bounding First Fire pays no Case A (C5.13)")
+            elif turret:
+                turn_to, ca_change = new_vertex, turns
+            else:
+                if stuck:
+                    return Illegal("an NT firer cannot pivot while immobilized or bogged (D8.1)")
+                pivot_to, ca_change = new_vertex, turns
+        if isinstance(basic, Illegal):
+            return basic
+        opts = battle.options
+        trs = t.rules_state
+        tem = self.terrain(battle, t.hex).tem
+        hull_down = False
+        if rng > 0:
+            hd_hex = trs.get("hd_hex")
+            hull_down = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
+                             and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
         # The ShotKey of these values, built once (parse_params) per distinct set: every other parameter is a
         # value of the two vehicles, the ammunition or the options (asl.md 10.1).
         memo_key = (veh.gun, veh.th_colour, ammo, basic, rng, veh.turret_type, ca_change, firer_obstacle, fm,
@@ -889,7 +946,7 @@ class ASL(Ruleset):
         info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
                 "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
                 "phase": battle.rules_state.get("phase")}
-        return Shot(shooter, target, key, aspect if rng > 0 else None, info)
+        return Shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
 
     def odds(self, key: Hashable | Mapping[str, Any]) -> Odds:
         """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10), or of its odds
