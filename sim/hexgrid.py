@@ -366,6 +366,8 @@ _HexLike = TypeVar("_HexLike", bound=tuple[int, int])
 OFF_MAP_TERRAIN = "open"
 
 
+#: :meth:`HexMap.adjacency` of the last few boards by their cell tuple (read-only mappings, so safely shared).
+_ADJACENCIES: dict[tuple[Hex, ...], Mapping[Hex, tuple[Hex, ...]]] = {}
 #: Most answers :meth:`HexMap.pair_cached` keeps per board before it starts afresh (a few hundred bytes each).
 PAIR_CACHE_MAX = 250_000
 
@@ -638,10 +640,18 @@ class HexMap:
 
     def adjacency(self) -> Mapping[Hex, tuple[Hex, ...]]:
         """``{cell: neighbours}`` in the graph's neighbour order (read-only; made once per board: the cells never
-        change, and a board made by :meth:`for_another_battle` or :meth:`fork` shares it)."""
+        change, and a board made by :meth:`for_another_battle` or :meth:`fork` shares it; kept for the last few
+        cell lists in :data:`_ADJACENCIES`, so the boards that the battles of one scenario build each share it)."""
         got = self._adj
         if got is None:
-            got = self._adj = self._adjacency()
+            key = self._order  # the cells in order decide the adjacency and its order (the terrain does not)
+            got = _ADJACENCIES.get(key)
+            if got is None:
+                got = self._adjacency()
+                if len(_ADJACENCIES) >= 8:
+                    _ADJACENCIES.pop(next(iter(_ADJACENCIES)))
+                _ADJACENCIES[key] = got
+            self._adj = got
         return got
 
     def _adjacency(self) -> Mapping[Hex, tuple[Hex, ...]]:
