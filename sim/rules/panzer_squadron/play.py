@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, Generator, Hashable, Literal, Mapping
+from typing import Any, Callable, Generator, Hashable, Literal, Mapping, TypeVar
 
 from pydantic import Field
 
@@ -139,12 +139,7 @@ class PanzerSquadron(Ruleset):
     def tiles(self, options: PSOptions) -> Mapping[str, Tile]:
         """The Tiles by terrain name: the defaults with the scenario's ``tiles`` over them (kept per options
         object: options are not changed after validation)."""
-        got = _TILES.get(id(options))
-        if got is None or got[0] is not options:
-            if len(_TILES) >= 64:
-                _TILES.pop(next(iter(_TILES)))
-            got = _TILES[id(options)] = (options, MappingProxyType({**DEFAULT_TILES, **options.tiles}))
-        return got[1]
+        return _per_object(_TILES, options, lambda o: MappingProxyType({**DEFAULT_TILES, **o.tiles}))
 
     def terrain_names(self, options: PSOptions | None = None) -> tuple[str, ...]:
         return tuple(self.tiles(options or PSOptions()))
@@ -724,31 +719,37 @@ def _sight_rules(los_origin: str, hexside_blocks: str, max_range_hexes: int | No
     return SightRules(los_origin, hexside_blocks, max_range_hexes)
 
 
-_ARMOUR_KEYS: dict[int, tuple[Vehicle, tuple]] = {}
-#: ``PanzerSquadron.tiles`` per options object (by identity, the object kept beside its table).
-_TILES: dict[int, tuple[PSOptions, Mapping[str, Tile]]] = {}
-_OPTION_KEYS: dict[int, tuple[PSOptions, tuple]] = {}
+_ARMOUR_KEYS: dict[int, tuple[Any, Any]] = {}
+#: ``PanzerSquadron.tiles`` per options object.
+_TILES: dict[int, tuple[Any, Any]] = {}
+_OPTION_KEYS: dict[int, tuple[Any, Any]] = {}
+_O = TypeVar("_O")
+_V = TypeVar("_V")
+
+
+def _per_object(table: dict[int, tuple[Any, Any]], obj: _O, make: Callable[[_O], _V], bound: int = 64) -> _V:
+    """``make(obj)``, computed once per object (vehicle records and validated options are frozen): kept in
+    ``table`` by identity, with the object beside its value (so a reused id is never mistaken for it), at most
+    ``bound`` entries (the oldest dropped first)."""
+    ent = table.get(id(obj))
+    if ent is None or ent[0] is not obj:
+        if len(table) >= bound:
+            table.pop(next(iter(table)))
+        ent = table[id(obj)] = (obj, make(obj))
+    return ent[1]
 
 
 def _options_key(options: PSOptions) -> tuple:
     """The options a shot reads, as a cache key (computed once per options object): the sight options, the
     exceptional-line modifier and the Tiles."""
-    ent = _OPTION_KEYS.get(id(options))
-    if ent is None or ent[0] is not options:
-        if len(_OPTION_KEYS) >= 64:
-            _OPTION_KEYS.pop(next(iter(_OPTION_KEYS)))
-        ent = _OPTION_KEYS[id(options)] = (options, (
-            options.los_origin, options.hexside_blocks, options.max_range_hexes, options.exceptional_modifier,
-            options.moving_may_fire_in_place, tuple(sorted((k, repr(v)) for k, v in options.tiles.items()))))
-    return ent[1]
+    return _per_object(_OPTION_KEYS, options, lambda o: (
+        o.los_origin, o.hexside_blocks, o.max_range_hexes, o.exceptional_modifier, o.moving_may_fire_in_place,
+        tuple(sorted((k, repr(v)) for k, v in o.tiles.items()))))
 
 
 def _armour_key(vehicle: Vehicle) -> tuple:
     """``vehicle.armour`` as a sorted tuple (a cache key), computed once per vehicle record."""
-    ent = _ARMOUR_KEYS.get(id(vehicle))
-    if ent is None or ent[0] is not vehicle:
-        ent = _ARMOUR_KEYS[id(vehicle)] = (vehicle, tuple(sorted(vehicle.armour.items())))
-    return ent[1]
+    return _per_object(_ARMOUR_KEYS, vehicle, lambda v: tuple(sorted(v.armour.items())), bound=1024)
 
 
 def _sees(battle: BoardView, s: int, e: int) -> bool:
