@@ -6,7 +6,7 @@ the west (first side) and east (second side) edges, terrain the rule set knows, 
 kinds.  Kinds (:data:`KINDS`):
 
 * ``meeting``: an open meeting engagement; scattered woods (and, under ``asl``, a road along the middle row); both
-  sides ``advance``; no objectives (the rule set's turn-limit rule decides a battle that lasts).
+  sides ``advance``; one objective, the centre hex (:func:`_centre_objective`), which both sides race for.
 * ``village``: a village assault; a village of buildings and streets two thirds of the way east, its square and
   the two ends of its main street are objectives; attacker west, defender east, both play ``objective``.
 * ``river``: a river crossing; a river winds north to south across the middle, crossed at two or more fords or
@@ -14,7 +14,7 @@ kinds.  Kinds (:data:`KINDS`):
   Under ``asl``, whose terrain table has no water, the river's hexes are left off the board (cells off the board
   are never entered and are open ground for every sight rule), and the crossings are road hexes.
 * ``random``: random terrain with a ``density`` (the share of the board covered, default 0.25) split over the rule
-  set's mix of terrain (:data:`PROFILES`), in clumps; both sides ``advance``.
+  set's mix of terrain (:data:`PROFILES`), in clumps; both sides ``advance``; the centre hex is the objective.
 
 ``terrain`` (``--terrain woods=0.1,building=0.05``) replaces a kind's scattered terrain: the share of the board
 each named terrain covers, in clumps.  Every board is checked with the rule set's own ``passable`` rule: where
@@ -281,13 +281,25 @@ class _Draft:
     title: str = ""
 
 
+def _centre_objective(b: _Board) -> list[tuple[Cell, int, str]]:
+    """The open kinds' one objective: the board's centre hex, kept clear of terrain.
+
+    DECISION: a meeting engagement needs somewhere to meet.  Without an objective, and with the enemy out of sight at
+    the start, the ``advance`` doctrine has no goal and every tank holds to the turn limit (a newcomer found every
+    generated ``meeting`` and ``random`` battle under panzer_squadron and hummel_quest ended 0 shots, a draw), so
+    both sides race for the centre (2 points) and meet there."""
+    centre = (b.size // 2, b.size // 2)
+    b.keep.add(centre)
+    return [(centre, 2, "centre")]
+
+
 def _meeting(b: _Board, rng: random.Random, prof: Profile) -> _Draft:
     if prof.road:
         row = b.size // 2
         for col in range(b.size):
             b.grid[(col, row)] = prof.road
-    return _Draft(b, default_scatter={prof.woods: 0.08}, title="Meeting engagement: both sides advance across "
-                                                               "open ground and scattered woods")
+    return _Draft(b, _centre_objective(b), default_scatter={prof.woods: 0.08},
+                  title="Meeting engagement: both sides advance across open ground and scattered woods to the centre")
 
 
 def _village(b: _Board, rng: random.Random, prof: Profile, depth: int) -> _Draft:
@@ -350,8 +362,8 @@ def _river(b: _Board, rng: random.Random, prof: Profile, depth: int) -> _Draft:
 
 
 def _random(b: _Board, rng: random.Random, prof: Profile, density: float) -> _Draft:
-    return _Draft(b, default_scatter={k: v * density for k, v in prof.mix.items()},
-                  title=f"Random terrain, density {density:g}: both sides advance")
+    return _Draft(b, _centre_objective(b), default_scatter={k: v * density for k, v in prof.mix.items()},
+                  title=f"Random terrain, density {density:g}: both sides advance to the centre")
 
 
 # --- putting it together ---------------------------------------------------------------------------------------------

@@ -11,7 +11,7 @@ from sim import generate as gen
 from sim.cli import catalog as catalog_cli
 from sim.cli import generate as generate_cli
 from sim.experiments.design import GENERATOR, experiment_from_mapping, point_data
-from sim.hexgrid import Hex
+from sim.hexgrid import Hex, offset_to_axial
 from sim.rules import base as rules_base
 from sim.rules.asl import tables as asl_tables
 from sim.runner import run_battle
@@ -300,3 +300,18 @@ def test_readme_recipes_work(tmp_path):
         out = argv.index("-o")
         argv[out + 1] = str(tmp_path / argv[out + 1])
         assert generate_cli.main(argv[2:]) == 0
+
+
+@pytest.mark.parametrize("kind,ruleset", [("meeting", "panzer_squadron"), ("meeting", "hummel_quest"),
+                                          ("random", "panzer_squadron")])
+def test_open_kinds_have_a_centre_objective_and_the_sides_meet(kind, ruleset):
+    """A newcomer found every generated meeting / random battle under panzer_squadron and hummel_quest ended with no
+    tank moved and no shot (advance had no goal: no objective, the enemy out of sight).  The centre hex is now the
+    objective: both sides move off their start hexes and fire."""
+    from sim.runner import run_battle
+
+    sc = validate(gen.generate(kind, {"ruleset": ruleset, "size": 12, "tanks": 3, "seed": 1}), "<g>")
+    assert [(tuple(o.hex), o.name) for o in sc.objectives] == [(tuple(offset_to_axial(6, 6)), "centre")]
+    r = run_battle(sc, 1)
+    kinds = [e.get("kind") for e in r.events]
+    assert "Moved" in kinds and "ShotResolved" in kinds, sorted(set(kinds))
