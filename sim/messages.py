@@ -62,3 +62,65 @@ def match_name(text: str, names: Sequence[str]) -> int | None:
         return list(names).index(text)
     folded = [i for i, n in enumerate(names) if n.casefold() == text.casefold()]
     return folded[0] if len(folded) == 1 else None
+
+
+def expected_fields(model: Any, loc: Sequence[Any]) -> list[str] | None:
+    """The field names (aliases where set) that the pydantic model class ``model`` accepts at the mapping that holds
+    ``loc``'s last part (an ``extra_forbidden`` error's location: ``loc[:-1]`` is walked through nested models,
+    lists, tuples, dicts and optional or union types; the first model found is used); ``None`` where the walk
+    does not end at a model."""
+    import typing
+
+    def model_in(tp: Any) -> Any:
+        for _ in range(8):
+            origin = typing.get_origin(tp)
+            if origin is typing.Annotated:
+                tp = typing.get_args(tp)[0]
+                continue
+            if origin is not None and origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
+                found = [m for m in (model_in(a) for a in typing.get_args(tp)) if m is not None]
+                return found[0] if found else None
+            break
+        return tp if isinstance(tp, type) and hasattr(tp, "model_fields") else None
+
+    def element(tp: Any) -> Any:
+        origin = typing.get_origin(tp)
+        args = typing.get_args(tp)
+        if origin in (list, tuple, set, frozenset) and args:
+            return args[0]
+        if origin is dict and len(args) == 2:
+            return args[1]
+        m = model_in(tp)
+        if m is None:
+            for a in args:  # an Optional[list[...]] and the like
+                if typing.get_origin(a) in (list, tuple, dict):
+                    return element(a)
+        return None
+
+    cur: Any = model
+    for part in loc[:-1]:
+        m = model_in(cur)
+        if isinstance(part, str) and m is not None:
+            field = next((f for n, f in m.model_fields.items() if part in (n, f.alias)), None)
+            if field is None:
+                return None
+            cur = field.annotation
+        else:
+            cur = element(cur)
+            if cur is None:
+                return None
+    m = model_in(cur)
+    if m is None:
+        return None
+    return [f.alias or n for n, f in m.model_fields.items()]
+
+
+def unknown_field_message(name: Any, allowed: Sequence[str]) -> str:
+    """``unknown field 'X'; expected one of a, b, c`` with the closest name first when one is close
+    (:func:`difflib.get_close_matches`): what a misspelt field's error says instead of pydantic's "Extra inputs are
+    not permitted"."""
+    import difflib
+
+    close = difflib.get_close_matches(str(name), list(allowed), n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return f"unknown field {short(name)}{hint}; expected one of {', '.join(sorted(allowed))}"

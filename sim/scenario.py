@@ -49,7 +49,7 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
-from sim.messages import clip, error_message, match_name, short
+from sim.messages import clip, error_message, expected_fields, match_name, short, unknown_field_message
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -653,8 +653,10 @@ def _loc(loc: tuple[Any, ...]) -> str:
     return out or "(top level)"
 
 
-def _fmt_validation(src: str, exc: ValidationError, prefix: str = "") -> list[str]:
-    """One ``src: field.path: message (got VALUE)`` line per pydantic error (VALUE cut short, never expanded)."""
+def _fmt_validation(src: str, exc: ValidationError, prefix: str = "", model: Any = None) -> list[str]:
+    """One ``src: field.path: message (got VALUE)`` line per pydantic error (VALUE cut short, never expanded).
+    With the validated ``model`` class, a field it does not know says which fields it expects there
+    (:func:`sim.messages.unknown_field_message`)."""
     lines: list[str] = []
     alike: dict[tuple[Any, ...], int] = {}  # the same problem at other indexes of a list is counted, not repeated
     counts: list[int] = []
@@ -662,6 +664,11 @@ def _fmt_validation(src: str, exc: ValidationError, prefix: str = "") -> list[st
     for e in exc.errors(include_url=False, include_context=False):
         loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "tuple[", "list["))))
         msg = error_message(e)
+        if e.get("type") == "extra_forbidden" and model is not None and loc:
+            allowed = expected_fields(model, loc)
+            if allowed:
+                msg = unknown_field_message(loc[-1], allowed)
+                e = {**e, "input": None}  # the misspelt field's value says nothing more
         pattern = (tuple("#" if isinstance(x, int) else x for x in loc), msg)
         if pattern in alike:
             counts[alike[pattern]] += 1
@@ -781,7 +788,7 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
     try:
         sc = Scenario.model_validate({**{k: v for k, v in data.items() if k != "source"}, "source": src})
     except ValidationError as exc:
-        raise ScenarioError(_fmt_validation(src, exc)) from None
+        raise ScenarioError(_fmt_validation(src, exc, model=Scenario)) from None
     except RecursionError:
         raise ScenarioError([f"{src}: (top level): nested too deeply"]) from None
     errors: list[str] = []
@@ -795,7 +802,7 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
         try:
             opts = rs.Options(**sc.ruleset.options)
         except ValidationError as exc:
-            errors += _fmt_validation(src, exc, "ruleset.options")
+            errors += _fmt_validation(src, exc, "ruleset.options", model=rs.Options)
     names = set(rs.terrain_names(opts)) if opts is not None else None
     map_errors = _map_field_errors(sc.map, names, rs.name, src)
     if map_errors:
@@ -870,7 +877,7 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
                 try:
                     rs.TankExt(**t.rules)
                 except ValidationError as exc:
-                    errors += _fmt_validation(src, exc, f"sides[{si}].tanks[{ti}].rules")
+                    errors += _fmt_validation(src, exc, f"sides[{si}].tanks[{ti}].rules", model=rs.TankExt)
     if sc.turn_limit is None and opts is not None:
         default = rs.default_turn_limit(opts)
         if not 1 <= default <= MAX_TURNS:

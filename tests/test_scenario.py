@@ -92,3 +92,24 @@ def test_side_names_match_in_any_case_where_unambiguous():
     with pytest.raises(KeyError, match="no side 'Martians'"):
         side_index(sc, "Martians")
     assert match_name("red", ["Red", "RED"]) is None and match_name("Red", ["Red", "RED"]) == 0
+
+
+def test_a_misspelt_field_names_the_fields_expected_there():
+    """A field the schema does not know (a typo) says which fields are expected at that place, the closest first
+    (a newcomer got only "Extra inputs are not permitted"): at the top level, in a tank and in rule-set options."""
+    import yaml
+
+    data = yaml.safe_load(find_scenario("default")[1])
+    data["turn_limt"] = data.pop("turn_limit", 15)
+    data["sides"][1]["tanks"][0]["facng"] = data["sides"][1]["tanks"][0].pop("facing", 0)
+    with pytest.raises(ScenarioError) as err:
+        validate(data, "x.yaml")
+    text = str(err.value)
+    assert "x.yaml: turn_limt: unknown field 'turn_limt' (did you mean 'turn_limit'?); expected one of " in text
+    assert "x.yaml: sides[1].tanks[0].facng: unknown field 'facng' (did you mean 'facing'?)" in text
+    assert "hex" in text.split("facng")[-1] and "Extra inputs" not in text
+    data = yaml.safe_load(find_scenario("default")[1])  # rule-set options are checked once the rest is valid
+    data["ruleset"]["options"] = {**data["ruleset"].get("options", {}), "los_orign": "centre"}
+    with pytest.raises(ScenarioError) as err:
+        validate(data, "x.yaml")
+    assert "x.yaml: ruleset.options.los_orign: unknown field 'los_orign' (did you mean 'los_origin'?)" in str(err.value)
