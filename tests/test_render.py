@@ -160,3 +160,25 @@ def test_fit_titles_wraps_a_suptitle_and_subplot_titles_into_the_figure():
     plt.close(fig)
     assert [inside for _, inside in titles] == [True, True]
     assert [" ".join(t.split()) for t, _ in titles] == [long, long + " and then some more"]
+
+
+def test_board_legend_with_long_side_names_lies_inside_the_figure():
+    """The board picture's legend sits right of the axes, which tight_layout leaves out: a newcomer's ``--plot``
+    showed ``side 1: Sovie``.  Every legend now ends inside the figure."""
+    import dataclasses
+
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.legend import Legend
+
+    from sim.model import BattleModel
+    from sim.view.render import board_figure, picture_of, shots_of
+
+    m = BattleModel("default", seed=1)
+    m.battle.sides = [dataclasses.replace(s, name=s.name + " Guards Tank Brigade of the Front") for s in m.battle.sides]
+    fig = board_figure(picture_of(m.battle, shots_of(m.battle), "long names"), 6.0)
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    legends = [a for a in fig.axes[0].get_children() if isinstance(a, Legend)]
+    assert legends
+    for leg in legends:
+        box = leg.get_window_extent(renderer)
+        assert 0 <= box.x0 and box.x1 <= fig.bbox.width, (box, fig.bbox.width)

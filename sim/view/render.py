@@ -409,7 +409,27 @@ def board_figure(pic: BoardPicture, size: float = 8.0) -> Figure:
         draw_board(ax, pic)
         side_legend(ax, pic)
         fig.tight_layout()
+        fit_legends(fig, ax)
     return fig
+
+
+def fit_legends(fig: Figure, ax: Any, margin: float = 4.0) -> None:
+    """Narrow ``ax`` (its right edge, keeping the figure's size) until the legends drawn to its right end at least
+    ``margin`` pixels inside the figure: ``tight_layout`` leaves out a legend placed outside the axes, and long
+    side names were cut off (``side 1: Sovie``)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.legend import Legend
+
+    renderer = FigureCanvasAgg(fig).get_renderer()
+    for _ in range(3):
+        legends = [a for a in ax.get_children() if isinstance(a, Legend)]
+        if not legends:
+            return
+        over = max(leg.get_window_extent(renderer).x1 for leg in legends) - (fig.bbox.width - margin)
+        if over <= 0:
+            return
+        right = fig.subplotpars.right - over / fig.bbox.width
+        fig.subplots_adjust(right=max(fig.subplotpars.left + 0.2, right))
 
 
 def board_rgb(battle: BoardView, title: str = "", size: float = 6.0) -> np.ndarray:
