@@ -69,18 +69,15 @@ def expected_fields(model: Any, loc: Sequence[Any]) -> list[str] | None:
     ``loc``'s last part (an ``extra_forbidden`` error's location: ``loc[:-1]`` is walked through nested models,
     lists, tuples, dicts and optional or union types; the first model found is used); ``None`` where the walk
     does not end at a model."""
+    import types
     import typing
 
     def model_in(tp: Any) -> Any:
-        for _ in range(8):
-            origin = typing.get_origin(tp)
-            if origin is typing.Annotated:
-                tp = typing.get_args(tp)[0]
-                continue
-            if origin is not None and origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-                found = [m for m in (model_in(a) for a in typing.get_args(tp)) if m is not None]
-                return found[0] if found else None
-            break
+        origin = typing.get_origin(tp)
+        if origin is typing.Annotated:
+            return model_in(typing.get_args(tp)[0])
+        if origin in (typing.Union, types.UnionType):
+            return next((m for m in map(model_in, typing.get_args(tp)) if m is not None), None)
         return tp if isinstance(tp, type) and hasattr(tp, "model_fields") else None
 
     def element(tp: Any) -> Any:
