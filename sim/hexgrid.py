@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from heapq import heappop, heappush
+from itertools import filterfalse
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -366,8 +367,6 @@ _HexLike = TypeVar("_HexLike", bound=tuple[int, int])
 OFF_MAP_TERRAIN = "open"
 
 
-#: :meth:`HexMap.adjacency` of the last few boards by their cell tuple (read-only mappings, so safely shared).
-_ADJACENCIES: dict[tuple[Hex, ...], Mapping[Hex, tuple[Hex, ...]]] = {}
 #: Most answers :meth:`HexMap.pair_cached` keeps per board before it starts afresh (a few hundred bytes each).
 PAIR_CACHE_MAX = 250_000
 
@@ -381,10 +380,12 @@ class HexMap:
     """
 
     def __init__(self, cells: Iterable[tuple[int, int]], terrain: Mapping[_HexLike, str] | None = None,
-                 *, shape_key: Hashable = None, description: str = ""):
-        hexes = [as_hex(c) for c in cells]
+                 *, shape_key: Hashable = None, description: str = "", convex: bool | None = None):
+        given = tuple(cells)
+        # cells that are already Hex (a scenario's board) are kept as they are: no per-cell coercion
+        hexes = given if all(type(c) is Hex for c in given) else tuple(as_hex(c) for c in given)
         #: The cells in the order given (the graph's node order, hence its neighbour order).
-        self._order: tuple[Hex, ...] = tuple(hexes)
+        self._order: tuple[Hex, ...] = hexes
         self._cells = frozenset(hexes)
         #: Each cell's terrain name (the graph's node attribute ``terrain``, kept as a plain dict: it is read many
         #: times per decision, and networkx's node views cost several times a dict lookup).
@@ -396,6 +397,8 @@ class HexMap:
             self._terrain[h] = t
         self._graph: nx.Graph[tuple[int, int]] | None = None
         self._adj: Mapping[Hex, tuple[Hex, ...]] | None = None
+        #: Whether the cells form a :func:`convex_shape` (``None``: not worked out yet; see :meth:`convex`).
+        self._convex: bool | None = convex
         self.version = 0
         self.terrain_version = 0
         # the answer caches hold each key's own type (what its ``compute`` returned), so their values are Any
@@ -464,6 +467,15 @@ class HexMap:
     @property
     def cells(self) -> frozenset[Hex]:
         return self._cells
+
+    def sorted_cells(self) -> list[Hex]:
+        """The cells sorted by ``(q, r)`` (``sorted(cells)``, made from the board order: a scenario's board is
+        listed column by column already, so the sort is one pass)."""
+        return sorted(self._order) if len(self._order) == len(self._cells) else sorted(self._cells)
+
+    def terrain_cells(self) -> dict[Hex, str]:
+        """``{cell: terrain}`` of the cells whose terrain is not ``open``, sorted by ``(q, r)`` (the terrain now)."""
+        return dict(sorted((h, t) for h, t in self._terrain.items() if t != "open"))
 
     def terrain(self, h: tuple[int, int]) -> str:
         """Terrain name of ``h``; raises ``KeyError`` if off the map (movement and set-up must not ask)."""
@@ -605,7 +617,7 @@ class HexMap:
             raise ValueError("for_another_battle: the template board's terrain has changed (use a pristine board)")
         new = HexMap((), shape_key=self.shape_key, description=self.description)
         new._order, new._cells, new._terrain = self._order, self._cells, dict(self._terrain)
-        new._adj = self._adj
+        new._adj, new._convex = self._adj, self._convex
         new._static = self._static
         return new
 
@@ -628,35 +640,37 @@ class HexMap:
         order of networkx's ``bfs_layers`` on the passable subgraph, which this replaces."""
         if passable is not None and passable_key is not None and static:
             blocked: frozenset[Hex]
-            blocked, convex = self.terrain_cached(("impassable", passable_key), lambda: (
-                frozenset(h for h in self._cells if not passable(h)), convex_shape(self._cells)))
-            adj = self.adjacency()
-            return DistanceField(sources, adj, self._cells, blocked, convex)
+            blocked = self.terrain_cached(("impassable", passable_key), lambda: frozenset(
+                filterfalse(passable, self._order)))
+            return DistanceField(sources, self.adjacency(), self._cells, blocked, self.convex())
         adj = self.adjacency()
         cells = self._cells if passable is None else frozenset(h for h in self._cells if passable(h))
         field = DistanceField(sources, adj, cells, frozenset(), False)
         len(field)  # run the search now: ``passable`` may read this version's obstacles
         return field
 
+    def convex(self) -> bool:
+        """:func:`convex_shape` of the cells (given by the maker of the board, e.g. a scenario's rectangle, or worked
+        out once on first use: the cells never change)."""
+        if self._convex is None:
+            self._convex = convex_shape(self._cells)
+        return self._convex
+
     def adjacency(self) -> Mapping[Hex, tuple[Hex, ...]]:
-        """``{cell: neighbours}`` in the graph's neighbour order (read-only; made once per board: the cells never
-        change, and a board made by :meth:`for_another_battle` or :meth:`fork` shares it; kept for the last few
-        cell lists in :data:`_ADJACENCIES`, so the boards that the battles of one scenario build each share it)."""
+        """``{cell: neighbours}`` in the graph's neighbour order (read-only; made once per board, lazily: a cell's
+        neighbours are worked out the first time they are asked, so a battle pays for the cells it touches, not the
+        map (issue 14); a board made by :meth:`for_another_battle` or :meth:`fork` shares it).  Once the graph has
+        been built (or assigned), the answer is read from the graph instead."""
         got = self._adj
         if got is None:
-            key = self._order  # the cells in order decide the adjacency and its order (the terrain does not)
-            got = _ADJACENCIES.get(key)
-            if got is None:
-                got = self._adjacency()
-                if len(_ADJACENCIES) >= 8:
-                    _ADJACENCIES.pop(next(iter(_ADJACENCIES)))
-                _ADJACENCIES[key] = got
+            got = self._adjacency() if self._graph is not None else Adjacency(self._order, self._cells)
             self._adj = got
         return got
 
     def _adjacency(self) -> Mapping[Hex, tuple[Hex, ...]]:
-        """``{cell: neighbours}`` of the graph, neighbours in graph order: a read-only copy (a field handed to a
-        policy holds it, so it must not reach the graph itself)."""
+        """``{cell: neighbours}`` of the graph, neighbours in graph order, built for every cell at once: a read-only
+        copy (a field handed to a policy holds it, so it must not reach the graph itself).  Without a graph this is
+        the direct computation that :class:`Adjacency` answers lazily (tests compare the two)."""
         from types import MappingProxyType
 
         if self._graph is not None:  # the nodes are Hex (typed (q, r) pairs on the graph)
@@ -668,6 +682,89 @@ class HexMap:
                 ah.append(n)
                 adj[n].append(h)
         return MappingProxyType({h: tuple(nbrs) for h, nbrs in adj.items()})
+
+
+class Adjacency(dict):  # type: ignore[type-arg] # a read-only Mapping[Hex, tuple[Hex, ...]] (see the docstring)
+    """A board's ``{cell: neighbours}``, neighbours in the order of the board graph (:attr:`HexMap.graph`), filled
+    lazily: ``adjacency[h]`` works out ``h``'s neighbours the first time (O(1)) and keeps them, so a lookup that
+    has been made once costs a plain dict lookup.  Read-only: every mutating method raises ``TypeError``; ``in``,
+    ``len``, iteration (cells in board order), ``get``, ``keys`` / ``items`` / ``values`` and ``==`` behave as for
+    the full mapping; ``adjacency[h]`` raises ``KeyError`` for a hex that is not a cell.
+
+    The order: the graph adds, for each cell in board order, the edges to its neighbours across hexsides 0, 4 and
+    5 (:meth:`HexMap._edges`); so a cell's neighbour list is its neighbours across hexsides 3, 1 and 2 (the
+    cells that added an edge to it) that come *before* it in board order, in board order, then its own hexside
+    0, 4, 5 neighbours in that order, then the hexside 3, 1, 2 neighbours that come *after* it, in board order.
+    The place of each cell in board order is indexed on the first lookup (one C-level pass over the cells)."""
+
+    __slots__ = ("_order", "_cells", "_pos")
+
+    def __init__(self, order: tuple[Hex, ...], cells: Collection[Hex]):
+        super().__init__()
+        self._order = order
+        self._cells = cells
+        self._pos: dict[Hex, int] | None = None
+
+    def __missing__(self, h: Any) -> tuple[Hex, ...]:
+        if h not in self._cells:
+            raise KeyError(h)
+        pos = self._pos
+        if pos is None:
+            pos = self._pos = dict(zip(self._order, range(len(self._order))))
+        q, r = h
+        cells = self._cells
+        here = pos[h]
+        back = sorted((pos[n], n) for n in (Hex(q - 1, r + 1), Hex(q, r - 1), Hex(q - 1, r)) if n in cells)
+        out = tuple([n for i, n in back if i < here]
+                    + [n for n in (Hex(q + 1, r - 1), Hex(q, r + 1), Hex(q + 1, r)) if n in cells]
+                    + [n for i, n in back if i > here])
+        dict.__setitem__(self, Hex(q, r), out)
+        return out
+
+    def __contains__(self, h: object) -> bool:
+        return h in self._cells
+
+    def __iter__(self) -> Iterator[Hex]:
+        return iter(self._order)
+
+    def __len__(self) -> int:
+        return len(self._order)
+
+    def get(self, h: Any, default: Any = None) -> Any:
+        try:
+            return self[h]
+        except (KeyError, TypeError, ValueError):
+            return default
+
+    def keys(self) -> Any:
+        return list(self._order)
+
+    def items(self) -> Any:
+        return [(h, self[h]) for h in self._order]
+
+    def values(self) -> Any:
+        return [self[h] for h in self._order]
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Mapping):
+            return NotImplemented
+        return len(other) == len(self) and all(h in other and other[h] == self[h] for h in self._order)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"Adjacency({dict(self.items())!r})"
+
+    def copy(self) -> dict[Hex, tuple[Hex, ...]]:
+        return dict(self.items())
+
+    def __reduce__(self) -> Any:
+        return (Adjacency, (self._order, self._cells))
+
+    def _read_only(self, *args: Any, **kw: Any) -> Any:
+        raise TypeError("a board's adjacency is read-only")
+
+    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _read_only  # type: ignore[assignment]
 
 
 #: Most impassable cells a :class:`DistanceField` tests a lookup's shortest-path region against before it falls

@@ -103,8 +103,8 @@ def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
     m = b.map
 
     def board() -> tuple[list[list[int]], dict[str, str]]:  # the cells and terrain: kept until the terrain changes
-        cells = sorted(m.cells)
-        return [[h.q, h.r] for h in cells], {f"{h.q},{h.r}": t for h in cells if (t := m.terrain(h)) != "open"}
+        # = [[q, r] for (q, r) in sorted(cells)], {"q,r": terrain} of the non-open cells in that order
+        return list(map(list, m.sorted_cells())), {f"{h.q},{h.r}": t for h, t in m.terrain_cells().items()}
 
     cells, terrain = m.terrain_cached(("setup_event_board",), board)
     return BattleStarted(

@@ -629,8 +629,11 @@ class Scenario(_Model):
         for t in self.map.terrain:
             for h in t.cells(columns):
                 terrain[h] = t.tile
-        return HexMap(self.map.cells_list(), terrain, shape_key=self.map.shape_key(),
-                      description=self.map.size_text())
+        # a rectangle, parallelogram or hexagon board is a convex shape by construction (sim.hexgrid.convex_shape
+        # says why); a listed or drawn board is tested when a distance field first needs it
+        convex = True if self.map.shape in ("rectangle", "parallelogram", "hexagon") else None
+        return HexMap(self.map.board().cells, terrain, shape_key=self.map.shape_key(),
+                      description=self.map.size_text(), convex=convex)
 
     def digest(self) -> str:
         """A stable hash of the resolved scenario (without its source path)."""
