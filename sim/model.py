@@ -98,15 +98,25 @@ def _setup_hex(t: TankState) -> list[int]:
     return [t.hex.q, t.hex.r]
 
 
-def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
-    """The first log event: everything needed to draw and replay the battle without its scenario file."""
+def setup_board(b: BattleState) -> tuple[list[list[int]], dict[str, str], list[tuple[str, str]]]:
+    """The set-up event's board block of ``b`` now: ``cells`` (``[[q, r], ...]``, sorted), ``terrain``
+    (``{"q,r": name}`` of the cells that are not open, in that order) and a slot for their JSON text (empty until
+    :func:`sim.runner.log_rows` writes a log and fills it with ``(cells_json, terrain_json)``).  Kept until the
+    terrain changes (:meth:`sim.hexgrid.HexMap.terrain_cached`: the key reads nothing else), so the battles of one
+    board share it.  The lists and dicts are shared: nothing may change them."""
     m = b.map
 
-    def board() -> tuple[list[list[int]], dict[str, str]]:  # the cells and terrain: kept until the terrain changes
-        # = [[q, r] for (q, r) in sorted(cells)], {"q,r": terrain} of the non-open cells in that order
-        return list(map(list, m.sorted_cells())), {f"{h.q},{h.r}": t for h, t in m.terrain_cells().items()}
+    def board() -> tuple[list[list[int]], dict[str, str], list[tuple[str, str]]]:
+        return list(map(list, m.sorted_cells())), {f"{h.q},{h.r}": t for h, t in m.terrain_cells().items()}, []
 
-    cells, terrain = m.terrain_cached(("setup_event_board",), board)
+    return m.terrain_cached(("setup_event_board",), board)
+
+
+def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
+    """The first log event: everything needed to draw and replay the battle without its scenario file.  Its board
+    block (``map.cells``, ``map.terrain``) is made once per board and terrain version (shared by the boards of
+    :meth:`sim.hexgrid.HexMap.for_another_battle`); :func:`setup_board` gives it with its JSON slot."""
+    cells, terrain, _json = setup_board(b)
     return BattleStarted(
         ruleset=b.ruleset.name,
         map={"shape": spec.map.shape, "width": spec.map.width, "height": spec.map.height,
@@ -295,6 +305,8 @@ class BattleModel(Model):
             self.extra_agent_columns = list(extra_agents)
         self.datacollector = DataCollector(model_reporters=model_reps, agent_reporters=agent_reps)
         self.battle.listeners.append(self._on_event)
+        #: The set-up event's board block with its JSON slot (:func:`setup_board`), as the event holds it.
+        self.setup_board = setup_board(self.battle)
         self.battle.emit(setup_event(spec, self.battle))
         self._collected_turn: int | None = None
         self._collect()  # the turn-0 row: the set-up

@@ -66,14 +66,58 @@ class BattleResult:
 SHOT_EVENT_COLUMNS = ("shooter", "target", "result", "hit", "kill")
 
 
+#: Stand-ins for the set-up event's board block while the rest of its payload is written (:func:`_setup_json`);
+#: their JSON text (``"\u0000cells\u0000"``) is then replaced by the block's own.
+_CELLS, _TERRAIN = "\x00cells\x00", "\x00terrain\x00"
+
+
+def _setup_json(ev: Any, block: Any) -> str | None:
+    """``to_json(ev.payload())`` of the set-up event ``ev`` (a ``BattleStarted``), its board block written once per
+    board: ``block`` is the model's :func:`sim.model.setup_board` ``(cells, terrain, json_slot)``, whose JSON is
+    kept in ``json_slot`` for the next battle on that board (a 100 x 100 map's block holds 10^4 cells, and writing
+    it through :func:`sim.events.to_json` costs more than a short battle).  The same text: the board block is
+    plain lists of ``int`` pairs and ``str`` -> ``str`` (checked), which the payload's conversion leaves as they
+    are, and ``to_json`` sorts the keys at every level, so the block's text goes where its stand-in is.
+    ``None`` (write it the plain way) when the event's block is not this one, or anything is not plain."""
+    import json
+    from operator import is_
+
+    cells, terrain, slot = block
+    mp = getattr(ev, "map", None)
+    if not isinstance(mp, Mapping):
+        return None
+    got_cells, got_terrain = mp.get("cells"), mp.get("terrain")
+    if not (type(got_cells) is list and len(got_cells) == len(cells) and all(map(is_, got_cells, cells))
+            and type(got_terrain) is dict and got_terrain == terrain):
+        return None
+    if not slot:
+        if not (all(type(c) is list and len(c) == 2 and type(c[0]) is int and type(c[1]) is int for c in cells)
+                and all(type(k) is str and type(v) is str for k, v in terrain.items())):
+            return None
+        slot.append((json.dumps(cells, separators=(",", ":")),
+                     json.dumps(terrain, sort_keys=True, separators=(",", ":"))))
+    cells_json, terrain_json = slot[0]
+    payload = {f: getattr(ev, f) for f in ev.__dataclass_fields__ if f != "map"}
+    payload["map"] = {**{k: v for k, v in mp.items() if k not in ("cells", "terrain")},
+                      "cells": _CELLS, "terrain": _TERRAIN}
+    text = to_json(payload)
+    c, t = json.dumps(_CELLS), json.dumps(_TERRAIN)
+    if text.count(c) != 1 or text.count(t) != 1:
+        return None
+    return text.replace(c, cells_json).replace(t, terrain_json)
+
+
 def log_rows(model: BattleModel) -> list[dict[str, Any]]:
     """The event log as plain rows: ``seq``, ``turn``, ``kind``, ``data`` and ``rolls`` (JSON text: the event's
     payload, and ``[die, value, label]`` per roll), plus :data:`SHOT_EVENT_COLUMNS` (typed, ``ShotResolved`` rows
-    only)."""
+    only).  The set-up event's board block is written once per board (:func:`_setup_json`)."""
     rows = []
+    block = getattr(model, "setup_board", None)
     for e in model.battle.log:
         ev = e.event
-        row: dict[str, Any] = {"seq": e.seq, "turn": e.turn, "kind": ev.kind, "data": to_json(ev.payload()),
+        data = _setup_json(ev, block) if block is not None and ev.kind == "BattleStarted" else None
+        row: dict[str, Any] = {"seq": e.seq, "turn": e.turn, "kind": ev.kind,
+                               "data": to_json(ev.payload()) if data is None else data,
                                "rolls": to_json([[r.die, r.value, r.label] for r in e.rolls])}
         shot = ev.kind == "ShotResolved"
         for c in SHOT_EVENT_COLUMNS:
