@@ -24,6 +24,7 @@ from typing import (
     Mapping,
     NamedTuple,
     TypeVar,
+    cast,
 )
 
 if TYPE_CHECKING:
@@ -384,7 +385,7 @@ class HexMap:
                  *, shape_key: Hashable = None, description: str = "", convex: bool | None = None):
         given = tuple(cells)
         # cells that are already Hex (a scenario's board) are kept as they are: no per-cell coercion
-        hexes = given if all(type(c) is Hex for c in given) else tuple(as_hex(c) for c in given)
+        hexes = cast("tuple[Hex, ...]", given) if all(type(c) is Hex for c in given) else tuple(map(as_hex, given))
         #: The cells in the order given (the graph's node order, hence its neighbour order).
         self._order: tuple[Hex, ...] = hexes
         self._cells = frozenset(hexes)
@@ -476,7 +477,8 @@ class HexMap:
 
     def terrain_cells(self) -> dict[Hex, str]:
         """``{cell: terrain}`` of the cells whose terrain is not ``open``, sorted by ``(q, r)`` (the terrain now)."""
-        return dict(sorted((h, t) for h, t in self._terrain.items() if t != "open"))
+        marked = cast("list[tuple[Hex, str]]", [(h, t) for h, t in self._terrain.items() if t != "open"])  # Hex keys
+        return dict(sorted(marked))
 
     def terrain(self, h: tuple[int, int]) -> str:
         """Terrain name of ``h``; raises ``KeyError`` if off the map (movement and set-up must not ask)."""
@@ -685,7 +687,7 @@ class HexMap:
         return MappingProxyType({h: tuple(nbrs) for h, nbrs in adj.items()})
 
 
-class Adjacency(dict):  # type: ignore[type-arg] # a read-only Mapping[Hex, tuple[Hex, ...]] (see the docstring)
+class Adjacency(dict):  # a read-only Mapping[Hex, tuple[Hex, ...]] (see the docstring)
     """A board's ``{cell: neighbours}``, neighbours in the order of the board graph (:attr:`HexMap.graph`), filled
     lazily: ``adjacency[h]`` works out ``h``'s neighbours the first time (O(1)) and keeps them, so a lookup that
     has been made once costs a plain dict lookup.  Read-only: every mutating method raises ``TypeError``; ``in``,
@@ -751,7 +753,7 @@ class Adjacency(dict):  # type: ignore[type-arg] # a read-only Mapping[Hex, tupl
             return NotImplemented
         return len(other) == len(self) and all(h in other and other[h] == self[h] for h in self._order)
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None
 
     def __repr__(self) -> str:
         return f"Adjacency({dict(self.items())!r})"
@@ -765,7 +767,7 @@ class Adjacency(dict):  # type: ignore[type-arg] # a read-only Mapping[Hex, tupl
     def _read_only(self, *args: Any, **kw: Any) -> Any:
         raise TypeError("a board's adjacency is read-only")
 
-    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _read_only  # type: ignore[assignment]
+    __setitem__ = __delitem__ = pop = popitem = clear = update = setdefault = __ior__ = _read_only
 
 
 #: Most impassable cells a :class:`DistanceField` tests a lookup's shortest-path region against before it falls

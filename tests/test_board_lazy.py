@@ -1,0 +1,102 @@
+"""The board's lazy views (issue 14: a battle pays for the cells it touches, not the map) against the direct
+computations: the lazy adjacency, the convexity a scenario gives its board, the set-up event's board block and its
+JSON written once per board."""
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from sim.events import to_json
+from sim.hexgrid import (
+    Adjacency,
+    Hex,
+    HexMap,
+    convex_shape,
+    hexagon_hexes,
+    parallelogram_hexes,
+    rectangle_hexes,
+)
+from sim.runner import _setup_json, run_battle
+from sim.scenario import load_scenario, validate
+
+
+def _boards(rng: random.Random, n: int):
+    for trial in range(n):
+        kind = trial % 4
+        if kind == 0:
+            cells = rectangle_hexes(rng.randint(1, 12), rng.randint(1, 12))
+        elif kind == 1:
+            cells = hexagon_hexes(rng.randint(1, 6))
+        elif kind == 2:
+            cells = parallelogram_hexes(rng.randint(1, 9), rng.randint(1, 9))
+        else:
+            cells = list({Hex(rng.randint(-5, 5), rng.randint(-5, 5)) for _ in range(rng.randint(1, 80))})
+        cells = list(cells)
+        if trial % 3:
+            rng.shuffle(cells)  # any board order: the neighbour order follows it
+        yield cells
+
+
+def test_lazy_adjacency_equals_the_graph_order_on_random_boards():
+    rng = random.Random(14)
+    for cells in _boards(rng, 200):
+        m = HexMap(cells if rng.random() < 0.5 else [tuple(c) for c in cells])
+        lazy = m.adjacency()
+        assert isinstance(lazy, Adjacency)
+        want = m._adjacency()  # every cell at once, without the graph
+        asked = list(cells)
+        rng.shuffle(asked)
+        for h in asked:  # asked in any order, answered as the graph orders them
+            assert lazy[h] == want[h]
+        assert list(lazy) == list(want) and len(lazy) == len(want) and lazy == want
+        assert dict(lazy.items()) == {h: tuple(n) for h, n in m.graph.adjacency()}
+
+
+def test_lazy_adjacency_is_read_only_and_refuses_hexes_off_the_board():
+    m = HexMap(rectangle_hexes(4, 3))
+    adj = m.adjacency()
+    with pytest.raises(KeyError):
+        adj[Hex(50, 50)]
+    assert adj.get(Hex(50, 50)) is None and Hex(50, 50) not in adj and Hex(0, 0) in adj
+    assert adj.get((0, 0)) == adj[Hex(0, 0)] == (Hex(0, 1), Hex(1, 0))
+    for mutate in (lambda: adj.__setitem__(Hex(0, 0), ()), lambda: adj.pop(Hex(0, 0)), adj.clear,
+                   lambda: adj.update({}), lambda: adj.setdefault(Hex(0, 0), ())):
+        with pytest.raises(TypeError):
+            mutate()
+    assert m.neighbours((0, 0)) == [Hex(0, 1), Hex(1, 0)]
+
+
+@pytest.mark.parametrize("mp", [{"shape": "rectangle", "width": 9, "height": 4},
+                                {"shape": "rectangle", "width": 2, "height": 1},
+                                {"shape": "parallelogram", "width": 5, "height": 7},
+                                {"shape": "hexagon", "radius": 4},
+                                {"shape": "layout", "layout": "....\n.-..\n....\n", "legend": {"-": None}}])
+def test_a_scenario_board_says_whether_it_is_convex_as_convex_shape_finds(mp):
+    spec = validate({"map": mp, "sides": [{"name": "A", "tanks": [{"vehicle": "t34_85", "hex": [0, 0]}]},
+                                          {"name": "B", "tanks": [{"vehicle": "pz_iv_h", "hex": [1, 0]}]}]}, "t")
+    m = spec.build_map()
+    assert m.convex() == convex_shape(m.cells)
+    assert m.sorted_cells() == sorted(m.cells)
+
+
+def test_board_block_and_its_json_equal_the_direct_ones():
+    big = {"name": "big", "turn_limit": 1, "map": {"shape": "rectangle", "width": 40, "height": 30, "terrain": [
+        {"tile": "woods", "center": [20, 5], "radius": 3}, {"tile": "water", "hexes": [[3, 3], [39, -10]]}]},
+        "sides": [{"name": "A", "tanks": [{"vehicle": "t34_85", "hex": [0, 0]}]},
+                  {"name": "B", "tanks": [{"vehicle": "pz_iv_h", "hex": [39, -19], "facing": 4}]}]}
+    for spec in (validate(big, "big"), load_scenario("default")):
+        out: list = []
+        r = run_battle(spec, seed=3, model_out=out)
+        model = out[0]
+        m = model.battle.map
+        ev = model.battle.log[0].event
+        cells = sorted(m.cells)
+        assert ev.map["cells"] == [[h.q, h.r] for h in cells]
+        assert ev.map["terrain"] == {f"{h.q},{h.r}": t for h in cells if (t := m.terrain(h)) != "open"}
+        plain = to_json(ev.payload())
+        assert r.events[0]["data"] == plain
+        assert model.setup_board[2]  # the JSON was kept for the next battle on this board
+        assert _setup_json(ev, model.setup_board) == plain
+        other = dict(ev.map, cells=list(ev.map["cells"][:-1]))  # not this board's block: written the plain way
+        assert _setup_json(type(ev)(**{**ev.__dict__, "map": other}), model.setup_board) is None
