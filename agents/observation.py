@@ -31,6 +31,7 @@ about many hypothetical states: each distinct question is computed once until an
 from __future__ import annotations
 
 import contextlib
+import functools
 import random
 import weakref
 from collections.abc import Callable
@@ -681,7 +682,8 @@ class Observation(StateQueries):
         lru: dict[tuple[Hex, ...], Mapping[Hex, int]] = cache(("dfields", self._rs.name), dict)
         field = lru.pop(srcs, None)  # re-inserted below: the dict's order is least recently used first
         if field is None:
-            field = b.map.distance_field(srcs, lambda h: self._rs.passable(b, h), passable_key=self._rs.name,
+            # a partial, not a lambda: called once per cell when the impassable set is made (one frame less each)
+            field = b.map.distance_field(srcs, functools.partial(self._rs.passable, b), passable_key=self._rs.name,
                                          static=static)
             if len(lru) >= self._DFIELD_CACHE:
                 del lru[next(iter(lru))]

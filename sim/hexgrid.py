@@ -385,7 +385,7 @@ class HexMap:
                  *, shape_key: Hashable = None, description: str = "", convex: bool | None = None):
         given = tuple(cells)
         # cells that are already Hex (a scenario's board) are kept as they are: no per-cell coercion
-        hexes = cast("tuple[Hex, ...]", given) if all(type(c) is Hex for c in given) else tuple(map(as_hex, given))
+        hexes = cast("tuple[Hex, ...]", given) if set(map(type, given)) <= {Hex} else tuple(map(as_hex, given))
         #: The cells in the order given (the graph's node order, hence its neighbour order).
         self._order: tuple[Hex, ...] = hexes
         self._cells = frozenset(hexes)
