@@ -15,6 +15,11 @@ is Student's t; a loss-exchange ratio's is a percentile bootstrap (resampled as 
 An *effect* is a level's value minus the value over all battles; since the overall value includes the level's own
 battles, ``effect = (1 - n_level / n) (level - rest)``, and its interval is that of ``level - rest`` scaled alike
 (Newcombe's hybrid score interval for two proportions, statsmodels, for win rates; Welch's t for means).
+Every interval is kept inside the possible range of its quantity (:func:`outcome_bounds`, :func:`clip_interval`):
+Wilson and Newcombe intervals are so by construction; a t interval (a paired difference over three replications
+can reach -155 points, a mean of survivors below 0) is clipped to [-1, 1] for a difference of rates, [0, tanks]
+for survivors, [0, inf) for turns, and a Sobol' index's to [0, 1].  Clipping keeps the coverage, since the true
+value lies in the range; the report's legend says so (:data:`INTERVALS_NOTE`).
 
 **Differences** between two levels of a factor: with common random numbers (``common_random_numbers: true``:
 replication ``r`` uses one seed at every design point) they are *paired*: battle ``(level a, levels c of the other
