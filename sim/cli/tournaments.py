@@ -104,9 +104,10 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
         games = T.schedule(t)
         fmt = ("round robin" if t.spec.format == "round_robin" else
                f"gauntlet of {', '.join(t.names[:t.spec.seeds])} against the field")
-        print(f"tournament {t.spec.name} ({fmt}): {len(t.entrants)} entrants, {len(t.scenarios)} scenarios "
+        n = T.plural
+        print(f"tournament {t.spec.name} ({fmt}): {n(len(t.entrants), 'entrant')}, {n(len(t.scenarios), 'scenario')} "
               f"({', '.join(f'{lab} [{sc.ruleset.name}]' for lab, sc in t.scenarios)}), "
-              f"{t.spec.games_per_pairing} games per pairing and scenario -> {len(games)} games")
+              f"{n(t.spec.games_per_pairing, 'game')} per pairing and scenario -> {n(len(games), 'game')}")
         for e in t.entrants:
             print(f"  {e.name:<16} {e.describe()}")
         t0 = time.perf_counter()
@@ -130,7 +131,8 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
     print(T.format_results(res, t))
     print()
     where = f" on {summary.executor} x {summary.workers} ({summary.rate:.2f} games/s)" if summary.played else ""
-    print(f"played {summary.played} games ({summary.stored_before} already stored) in {summary.wall_s:.1f} s"
+    print(f"played {T.plural(summary.played, 'game')} ({summary.stored_before} already stored) in "
+          f"{summary.wall_s:.1f} s"
           + where
           + f"; ratings and tables in {analysed:.1f} s")
     print(f"results in {args.out}: " + ", ".join(sorted({p.name for p in written if p.suffix != '.csv'})))
