@@ -105,7 +105,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"tanksim batch: {bad}", file=sys.stderr)
             return 1
         return 0
-    print(f"{'interrupted' if s.interrupted else 'done'}: played {plural(s.played, 'battle')} in {s.wall_s:.1f} s "
+    print(f"{'interrupted' if s.interrupted else 'done'}: played {plural(s.played, 'battle')} in "
+          f"{s.wall_s:.1f} s "
           f"({s.rate:.2f}/s on {plural(s.workers, s.executor + ' worker')}), {s.failed} failed; stored {stored} of {s.total}"
           + (f" ({s.stored_before} from earlier runs)" if s.stored_before else ""))
     if s.interrupted:

@@ -476,7 +476,8 @@ def standings(games: pd.DataFrame, entrants: Sequence[str] | None = None,
     profile-likelihood ``elo_lo``/``elo_hi`` and ``elo_se``, ``los_next`` (likelihood of superiority over the
     next entrant down; NaN for the last), openskill ``mu``, ``sigma``, ``ordinal`` and ``os_rank`` /
     ``os_rank_label`` (competition rank by ordinal, ``"1="`` for a tie; entrants tied on Elo share it at their
-    best ordinal, since openskill tells them apart only by the schedule's order).  Raises :class:`RatingError` as :func:`bt_fit` does."""
+    best ordinal, since openskill tells them apart only by the schedule's order).  Raises :class:`RatingError` as
+    :func:`bt_fit` does."""
     _check(games)
     _check_options(options.prior_draws, options.confidence)
     names = entrants_of(games, entrants)

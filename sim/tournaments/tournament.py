@@ -1319,8 +1319,8 @@ def format_results(res: Results, t: Tournament) -> str:
     b = res.leaderboard
     kind = ("round robin" if t.spec.format == "round_robin" else
             f"gauntlet: {', '.join(t.names[:t.spec.seeds])} against the field")
-    lines = [f"Leaderboard ({kind}; {plural(len(res.games), 'game')}; score with Wilson {conf} interval, Elo with {conf} "
-             f"profile-likelihood interval, openskill Plackett-Luce mu +- sigma)"]
+    lines = [f"Leaderboard ({kind}; {plural(len(res.games), 'game')}; score with Wilson {conf} interval, Elo with "
+             f"{conf} profile-likelihood interval, openskill Plackett-Luce mu +- sigma)"]
     tab = pd.DataFrame({
         "#": b["rank_label"], "entrant": b["entrant"], "games": b["games"], "W": b["wins"], "D": b["draws"],
         "L": b["losses"],
