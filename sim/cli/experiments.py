@@ -106,8 +106,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 1
         return 0
     print(f"{'interrupted' if s.interrupted else 'done'}: played {plural(s.played, 'battle')} in "
-          f"{s.wall_s:.1f} s "
-          f"({s.rate:.2f}/s on {plural(s.workers, s.executor + ' worker')}), {s.failed} failed; stored {stored} of {s.total}"
+          f"{s.wall_s:.1f} s ({s.rate:.2f}/s on {plural(s.workers, s.executor + ' worker')}), {s.failed} failed; "
+          f"stored {stored} of {s.total}"
           + (f" ({s.stored_before} from earlier runs)" if s.stored_before else ""))
     if s.interrupted:
         print(f"run the same command again to complete the remaining {s.total - stored} battles", file=sys.stderr)
