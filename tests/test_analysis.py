@@ -400,3 +400,96 @@ def test_a_pilot_where_every_battle_ends_alike_claims_no_effect_and_no_paired_mi
     t = A.power_table(b, 0.1).set_index("factor")
     assert t.loc["red", "sd_paired"] == 0
     assert t.loc["red", "recommended"] == t.loc["red", "replications_needed"] > 3
+
+
+# --- possible ranges: no interval outside what can happen -----------------------------------------------------------
+
+def test_wilson_interval_of_three_out_of_three_and_none_out_of_three_exact():
+    # Wilson (z = 1.959964): n = 3, k = 3 gives [3 / (3 + z^2), 1]; k = 0 gives [0, z^2 / (3 + z^2)]
+    z2 = stats.norm.ppf(0.975) ** 2
+    assert A.wilson(3, 3) == pytest.approx((3 / (3 + z2), 1.0), abs=1e-12)
+    assert A.wilson(0, 3) == pytest.approx((0.0, z2 / (3 + z2)), abs=1e-12)
+    assert A.wilson(3, 3)[0] == pytest.approx(0.43850, abs=5e-6)
+    # Newcombe's hybrid score for 3/3 against 0/3: [L1 - U2, 1] = [0.43850 - 0 - ..., 1]: exactly
+    # d - sqrt((1 - l1)^2 + u2^2) ... with p1 = 1, p2 = 0: lo = 1 - sqrt((1 - l1)^2 + (u2 - 0)^2), hi = 1
+    l1, u2 = 3 / (3 + z2), z2 / (3 + z2)
+    d, lo, hi = A.proportion_difference(3, 3, 0, 3)
+    assert (d, hi) == (1.0, pytest.approx(1.0, abs=1e-12))
+    assert lo == pytest.approx(1 - math.sqrt((1 - l1) ** 2 + u2 ** 2), abs=1e-9)
+
+
+def test_paired_win_difference_over_three_replications_stays_within_100_points():
+    # level a wins replications 0 and 1, loses 2; level b loses all three: per-replication differences 1, 1, 0.
+    # Student's t over 3 replications: 2/3 +- t(0.975, 2) * sd / sqrt 3 = [-0.768, 2.101]: clipped to [-0.768, 1]
+    wins = {("a", 0): 0, ("a", 1): 0, ("a", 2): 1, ("b", 0): 1, ("b", 1): 1, ("b", 2): 1}
+    runs, man = synth({"f": ["a", "b"]}, 3, lambda v, r, g: (wins[(v["f"], r)], 5, 2, 2), crn=True)
+    b = A.outcomes(runs, man, 0)
+    row = A.differences(b).query("outcome == 'win'").iloc[0]
+    d = np.array([1.0, 1.0, 0.0])
+    t = stats.ttest_1samp(d, 0.0).confidence_interval(0.95)
+    assert t.high > 1  # the raw t interval is impossible
+    assert (row["diff"], row["lo"], row["hi"]) == (pytest.approx(2 / 3), pytest.approx(t.low), 1.0)
+    sep = A.separation(b, "f", "a", "b")
+    assert (sep.lo, sep.hi) == (pytest.approx(t.low), 1.0)
+
+
+def test_survivor_means_and_differences_are_clipped_to_the_tanks_a_side_has():
+    # survivors of side 0 (4 tanks): level a 0, 0, 3; level b 4, 4, 4 -> the t interval of a's mean reaches below 0
+    alive = {("a", 0): 0, ("a", 1): 0, ("a", 2): 3, ("b", 0): 4, ("b", 1): 4, ("b", 2): 4}
+    runs, man = synth({"f": ["a", "b"]}, 3, lambda v, r, g: (1, 5, alive[(v["f"], r)], 2), crn=True)
+    b = A.outcomes(runs, man, 0)
+    assert A.outcome_bounds(b.frame, "survivors") == (0.0, 4.0)
+    e = A.effects(b).query("outcome == 'survivors' and level == 'a'").iloc[0]
+    raw = stats.ttest_1samp([0.0, 0.0, 3.0], 0.0).confidence_interval(0.95)
+    assert raw.low < 0 and raw.high > 4  # [-2.73, 5.30]: impossible at both ends
+    assert (e["lo"], e["hi"]) == (0.0, 4.0)
+    # b never varies: its mean interval is the point 4
+    eb = A.effects(b).query("outcome == 'survivors' and level == 'b'").iloc[0]
+    assert (eb["lo"], eb["hi"]) == (4.0, 4.0)
+    dif = A.differences(b).query("outcome == 'survivors'").iloc[0]
+    assert -4.0 <= dif["lo"] <= dif["hi"] <= 4.0 and -4.0 <= dif["unpaired_lo"] <= dif["unpaired_hi"] <= 4.0
+
+
+def test_every_interval_of_a_three_replication_report_is_possible():
+    # a 3 x 2 design with 3 replications, the size where Student's t gave -155 points and negative survivors
+    p = {"x": 0.9, "y": 0.1, "z": 0.5}
+    runs, man = synth({"a": ["x", "y", "z"], "d": ["u", "v"]}, 3,
+                      lambda v, r, g: (bern(p[v["a"]], g), int(g.integers(2, 15)), int(g.choice([0, 0, 4])),
+                                       int(g.integers(0, 5))), crn=True, seed=5)
+    rep = analyse_runs(runs, man, side=0)
+    span = {"win": (0, 1), "survivors": (0, 4), "enemy_survivors": (0, 4), "duration": (0, math.inf),
+            "loss_exchange": (0, math.inf)}
+    checked = 0
+    for r in rep.effects.itertuples():
+        lo, hi = span[r.outcome]
+        for v in (r.lo, r.hi):
+            if not math.isnan(v):
+                assert lo <= v <= hi, r
+                checked += 1
+        if r.outcome in ("win", "survivors", "enemy_survivors") and not math.isnan(r.effect_lo):
+            assert -(hi - lo) <= r.effect_lo <= r.effect_hi <= hi - lo, r
+    for r in rep.differences.itertuples():
+        lo, hi = span[r.outcome]
+        for v in (r.lo, r.hi, r.unpaired_lo, r.unpaired_hi):
+            if not math.isnan(v):
+                assert -(hi - lo) <= v <= hi - lo, r
+                checked += 1
+    for r in rep.interactions.itertuples():
+        lo, hi = span[r.outcome]
+        if math.isfinite(hi) and not math.isnan(r.lo):
+            assert -(hi - lo) <= r.lo <= r.hi <= hi - lo, r
+            checked += 1
+    for r in rep.best.itertuples():
+        assert 0 <= r.lo <= r.hi <= 1
+    for r in rep.importance.itertuples():
+        if not math.isnan(r.lo):
+            assert 0 <= r.lo <= r.hi <= 1
+    assert checked > 50
+    assert "clipped" in A.INTERVALS_NOTE and rep.to_json()["intervals_note"] == A.INTERVALS_NOTE
+
+
+def test_clip_interval_keeps_nans_and_an_interval_wholly_outside_becomes_the_nearest_bound():
+    assert A.clip_interval(-0.2, 0.5, 0, 1) == (0, 0.5)
+    assert A.clip_interval(-0.07, -0.03, 0, 1) == (0, 0)
+    lo, hi = A.clip_interval(math.nan, math.nan, 0, 1)
+    assert math.isnan(lo) and math.isnan(hi)

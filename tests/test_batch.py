@@ -363,3 +363,27 @@ def test_rule_set_warnings_in_workers_follow_tanksim_log(tmp_path):
     code = "import sim.env; sim.env.env(scenario='asl_1941_meeting').reset(seed=1)"  # the README's snippet
     quiet = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
     assert quiet.returncode == 0 and line not in quiet.stderr, quiet.stderr
+
+
+def test_the_base_scenario_is_named_as_the_user_gave_it_never_by_this_machines_path(tmp_path, monkeypatch):
+    # run from another folder: the bundled default.yaml is 'default.yaml (bundled)', not the package's absolute
+    # path nor the repository's scenarios/ folder; a local file keeps the path typed
+    from pathlib import Path
+
+    from sim.experiments.design import load_experiment
+
+    repo = Path(__file__).resolve().parent.parent
+    monkeypatch.chdir(tmp_path)
+    exp = {"name": "x", "scenario": "default.yaml", "replications": 1, "seed": 1,
+           "factors": [{"name": "a", "path": "sides.0.policy.name", "levels": ["hold", "advance"]}]}
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(exp))
+    assert load_experiment("exp.yaml").base_src == "default.yaml (bundled)"
+    assert load_experiment("doctrine_experiment").base_src == "default.yaml (bundled)"
+    assert load_experiment(str(repo / "scenarios" / "doctrine_experiment.yaml")).base_src == "default.yaml (bundled)"
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "exp.yaml").write_text(yaml.safe_dump({**exp, "scenario": "mine.yaml"}))
+    (sub / "mine.yaml").write_text((repo / "scenarios" / "default.yaml").read_text())
+    assert load_experiment("sub/exp.yaml").base_src == "sub/mine.yaml"
+    monkeypatch.chdir(repo)
+    assert load_experiment("doctrine_experiment").base_src == "scenarios/default.yaml"  # relative to the cwd

@@ -170,3 +170,19 @@ def test_generate_synopsis_shows_optional_options_as_optional(monkeypatch):
     shown = re.findall(r"(?<![\w-])(--?[a-zA-Z][\w-]*)", synopsis)
     known = {s for a in options for s in a.option_strings}
     assert len(shown) >= 5 and set(shown) <= known
+
+
+def test_the_readme_names_every_map_shape_the_schema_accepts():
+    """Every value of ``map.shape`` in the scenario schema is listed in the README's map example (``shape:
+    rectangle  # rectangle | ...``); the list is read from the schema, so a new shape must be documented."""
+    import typing
+
+    from sim.scenario import MapSpec
+
+    shapes = typing.get_args(MapSpec.model_fields["shape"].annotation)
+    assert {"rectangle", "layout", "cells"} <= set(shapes)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    comment = next(line for line in text.splitlines() if line.strip().startswith("shape: rectangle"))
+    listed = set(re.findall(r"[a-z_]+", comment.split("#", 1)[1]))
+    missing = [s for s in shapes if s not in listed]
+    assert not missing, f"README map example: shapes {missing} not listed in {comment.strip()!r}"

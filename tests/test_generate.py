@@ -315,3 +315,18 @@ def test_open_kinds_have_a_centre_objective_and_the_sides_meet(kind, ruleset):
     r = run_battle(sc, 1)
     kinds = [e.get("kind") for e in r.events]
     assert "Moved" in kinds and "ShotResolved" in kinds, sorted(set(kinds))
+
+
+def test_generate_and_validate_describe_a_board_in_the_same_words(tmp_path, capsys):
+    from sim.cli.main import main as tanksim_main
+
+    out = tmp_path / "m.yaml"
+    assert generate_cli.main(["meeting", "--size", "25", "--tanks", "5", "-o", str(out)]) == 0
+    wrote = capsys.readouterr().out.strip()
+    assert tanksim_main(["validate", str(out)]) == 0
+    checked = capsys.readouterr().out.strip()
+    line = "panzer_squadron, 25 x 25 layout (625 hexes), 5 v 5 tanks, 1 objective, turn limit 15"
+    assert wrote == f"wrote {out}: meeting_panzer_squadron_25x25_5v5_seed0: {line}"
+    assert checked == f"{out}: ok (meeting_panzer_squadron_25x25_5v5_seed0: {line})"
+    assert tanksim_main(["validate", "hq_skirmish"]) == 0
+    assert "120 x 120 rectangle, 4 v 4 tanks, 0 objectives" in capsys.readouterr().out

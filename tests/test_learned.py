@@ -96,7 +96,7 @@ def test_learned_entrants_in_a_match_and_a_tournament(tmp_path, capsys):
 
     code = main(["match", f"learned:policy={LAST}", "learned", "--scenario", "skirmish_2v2", "--max-games", "2",
                  "--quiet"])
-    assert code == 1 and "verdict: none" in capsys.readouterr().out      # 2 games decide nothing: exit 1
+    assert code == 3 and "verdict: none" in capsys.readouterr().out      # 2 games decide nothing: exit 3
     t = {"name": "learned_cup", "root_seed": 1, "games_per_pairing": 2, "decision_timeout_s": 60,
          "entrants": [{"name": "last", "policy": "learned", "params": {"policy": LAST}},
                       {"name": "masked_random", "policy": "learned", "isolation": "process"},

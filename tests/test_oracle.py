@@ -419,3 +419,21 @@ def test_activation_order_random_draws_the_actor_from_the_side_stream():
     b, rb = first_actor(order_random, 3)
     assert a is not None
     assert a == b and ra.events == rb.events              # from the side's seeded stream: deterministic
+
+
+def test_simulated_survivor_intervals_stay_between_none_and_the_sides_tanks():
+    # three battles won by side 0 with 1, 1 and 3 tanks left of 3: Student's t gives [-1.2, 4.5]; the comparison
+    # clips it to [0, 3] (side 0 has 3 tanks), as the report's legend says; turns likewise to [0, inf)
+    import pandas as pd
+
+    sol = solve(AlternatingActivations(20), (3, 2), (Fraction(1, 2), Fraction(1, 2)))
+    frame = pd.DataFrame({"winner_index": [0, 0, 0], "side1_alive": [1, 1, 3], "side2_alive": [0, 0, 0],
+                          "turns": [2, 3, 9]})
+    rows = {r["quantity"]: r for r in oracle.compare(sol, frame, ["Red", "Blue"])}
+    red = rows["Red survivors if it wins"]
+    raw = stats.ttest_1samp([1.0, 1.0, 3.0], 0.0).confidence_interval(0.95)
+    assert raw.low < 0 and raw.high > 3
+    assert (red["lo"], red["hi"]) == (0.0, 3.0)
+    turns = rows["duration (turns)"]
+    raw_t = stats.ttest_1samp([2.0, 3.0, 9.0], 0.0).confidence_interval(0.95)
+    assert raw_t.low < 0 and turns["lo"] == 0.0 and turns["hi"] == pytest.approx(raw_t.high)

@@ -212,6 +212,9 @@ def test_ranks_show_ties_and_never_break_them_by_name():
     assert list(board["entrant"]) == ["zulu", "alpha", "mike"]
     assert list(board["rank"]) == [1, 1, 3] and list(board["rank_label"]) == ["1=", "1=", "3"]
     assert board["los_next"].iloc[0] == pytest.approx(0.5)
+    # openskill tells them apart only by schedule order: its rank column uses the same competition ranking
+    assert board["ordinal"].iloc[0] != board["ordinal"].iloc[1]
+    assert list(board["os_rank"]) == [1, 1, 3] and list(board["os_rank_label"]) == ["1=", "1=", "3"]
 
 
 def test_openskill_orders_known_strengths_and_depends_on_game_order():

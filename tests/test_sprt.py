@@ -271,7 +271,7 @@ def test_match_json_prints_the_summary_alone(duel, capsys):
                      "--decision-timeout", "0", "--json"])
     got = capsys.readouterr()
     doc = json.loads(got.out)
-    assert rc == (0 if doc["verdict"] else 1)
+    assert rc == (0 if doc["verdict"] else 3)
     assert doc["pairs"] == 2 and doc["games"] == 4 and sum(doc["pentanomial"]) == 2
     assert doc["a"] == "hold" and "pair    1:" in got.err
 
@@ -335,3 +335,40 @@ def test_match_reports_an_sprt_failure_without_a_traceback(duel, capsys, monkeyp
     err = capsys.readouterr().err
     assert rc == 2
     assert "tanksim match: the t-value MLE (t = 0.02) did not converge" in err and "Traceback" not in err
+
+
+def test_expected_length_is_walds_average_sample_number():
+    # elo0=0, elo1=20, alpha=beta=0.05, no draws: a pair's score fraction has variance 1/8; the LLR bounds are
+    # +-ln 19; drift per pair d^2 / (2 v) with d = s(20) - 1/2; E[N] = 0.9 ln 19 / drift at either hypothesis
+    d = 1 / (1 + 10 ** (-20 / 400)) - 0.5
+    drift = d * d / (2 * 0.125)
+    n = S.expected_length(S.SPRT())
+    assert n.at_elo1 == pytest.approx(0.9 * math.log(19) / drift, rel=1e-12)
+    assert n.at_elo0 == pytest.approx(n.at_elo1, rel=1e-12)
+    assert n.between == pytest.approx(math.log(19) ** 2 / (2 * drift), rel=1e-12)
+    assert n.games == (1604, 1604, 2624)
+    # a match's own spread of pair scores sets the variance
+    alike = S.expected_length(S.SPRT(), [0, 0, 3, 0, 0])    # no spread at all: the assumed variance is kept
+    assert alike.variance == S.DEFAULT_PAIR_VARIANCE
+    spread = S.expected_length(S.SPRT(), [1, 0, 2, 0, 1])   # variance (2 * 0.25) / 4 = 0.125: as assumed
+    assert spread.at_elo1 == pytest.approx(n.at_elo1)
+    low = S.expected_length(S.SPRT(), [0, 1, 2, 1, 0])      # variance 2 * 0.0625 / 4 = 1/32: a quarter
+    assert low.at_elo1 == pytest.approx(n.at_elo1 / 4)
+    # normalized Elo: t-values per pair nElo / (800 / ln 10) * sqrt 2, drift (t1 - t0)^2 / 2
+    t1 = 5 / (800 / math.log(10)) * math.sqrt(2)
+    assert S.expected_length(S.SPRT(0, 5, model="normalized")).at_elo1 == pytest.approx(
+        0.9 * math.log(19) / (t1 * t1 / 2), rel=1e-12)
+    # 20 won games of 20 (ten WW pairs) are far from a verdict: the README's example
+    assert S.SPRT().llr([0, 0, 0, 0, 10]) == pytest.approx(0.559, abs=5e-4)
+
+
+def test_a_match_without_a_verdict_says_so_and_exits_3(duel, capsys):
+    from sim.cli.tournaments import EXIT_NO_VERDICT, match_main
+
+    rc = match_main(["hold", "advance", "--scenario", duel, "--max-games", "2", "--workers", "1",
+                     "--decision-timeout", "0", "--quiet"])
+    out = capsys.readouterr().out
+    assert rc == EXIT_NO_VERDICT == 3, out
+    assert "verdict: none -- no verdict after 2 games (game limit reached)" in out
+    assert "such a test needs on average about 1604 games when the true difference is Elo 0 or 20" in out
+    assert "exit code 3" in out

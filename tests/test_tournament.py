@@ -346,3 +346,22 @@ def test_bad_rating_and_format_settings_name_the_field(change, message):
     with pytest.raises(T.TournamentError) as exc:
         T.tournament_from_mapping(three_entrants(**change))
     assert message in str(exc.value), str(exc.value)
+
+
+def test_tournament_output_agrees_in_number_and_ranks_ties_alike(tmp_path, capsys):
+    # two copies of one doctrine: an exact tie, "1=" in both the Elo and the openskill column; one scenario
+    from sim.cli.main import main
+
+    data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}],
+                          entrants=[{"name": "hold", "policy": "hold"}, {"name": "hold2", "policy": "hold"}],
+                          executor={"workers": 1})
+    f = tmp_path / "tie.yaml"
+    f.write_text(yaml.safe_dump(data))
+    assert main(["tournament", str(f), "--out", str(tmp_path / "o"), "--no-progress", "--no-plots"]) == 0
+    out = capsys.readouterr().out
+    assert "2 entrants, 1 scenario (ps [panzer_squadron]), 2 games per pairing and scenario -> 2 games" in out
+    assert "Leaderboard (round robin; 2 games;" in out and "played 2 games (0 already stored)" in out
+    rows = [x.split() for x in out.splitlines() if x.split()[:2] in (["1=", "hold"], ["1=", "hold2"])]
+    assert len(rows) == 2 and all(r[-2] == "(#1=)" for r in rows), out
+    assert "over 2 games (W" in out
+    assert T.plural(1, "game") == "1 game" and T.plural(0, "game") == "0 games"

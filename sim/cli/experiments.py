@@ -65,8 +65,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     where = (f"Dask scheduler {args.scheduler}" if args.scheduler else
              f"local Dask cluster of {args.dask_local} workers" if args.dask_local else
              f"process pool of {args.workers or 'all'} workers")
-    print(f"{exp.spec.name}: {len(exp.points)} design points x {exp.spec.replications} replications = "
-          f"{exp.n_runs} battles of {exp.base_src}, on a {where}; results in {args.out}", file=sys.stderr)
+    from sim.cli.main import plural
+
+    print(f"{exp.spec.name}: {plural(len(exp.points), 'design point')} x "
+          f"{plural(exp.spec.replications, 'replication')} = {plural(exp.n_runs, 'battle')} of {exp.base_src}, on a "
+          f"{where}; results in {args.out}", file=sys.stderr)
     old = signal.signal(signal.SIGTERM, _sigterm)
     show = warnings.showwarning
     warnings.showwarning = lambda message, *a, **k: print(f"tanksim batch: warning: {message}", file=sys.stderr)
@@ -102,8 +105,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"tanksim batch: {bad}", file=sys.stderr)
             return 1
         return 0
-    print(f"{'interrupted' if s.interrupted else 'done'}: played {s.played} battles in {s.wall_s:.1f} s "
-          f"({s.rate:.2f}/s on {s.workers} {s.executor} workers), {s.failed} failed; stored {stored} of {s.total}"
+    print(f"{'interrupted' if s.interrupted else 'done'}: played {plural(s.played, 'battle')} in "
+          f"{s.wall_s:.1f} s ({s.rate:.2f}/s on {plural(s.workers, s.executor + ' worker')}), {s.failed} failed; "
+          f"stored {stored} of {s.total}"
           + (f" ({s.stored_before} from earlier runs)" if s.stored_before else ""))
     if s.interrupted:
         print(f"run the same command again to complete the remaining {s.total - stored} battles", file=sys.stderr)

@@ -6,7 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from sim.generate import KINDS, PROFILES, GeneratorError, describe, generate_text
+from sim.generate import KINDS, PROFILES, GeneratorError, generate_text
 
 
 def _shares(text: str) -> dict[str, float]:
@@ -75,7 +75,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:
         print(f"tanksim generate: {args.out}: {exc.strerror or exc}", file=sys.stderr)
         return 2
-    from sim.scenario import parse_yaml
+    from sim.cli.main import scenario_line
+    from sim.scenario import parse_yaml, validate
 
-    print(f"wrote {args.out}: {describe(parse_yaml(text, args.out))}")
+    print(f"wrote {args.out}: {scenario_line(validate(parse_yaml(text, args.out), args.out))}")
     return 0

@@ -242,6 +242,31 @@ def _file_kind(path: str) -> str:
     return "scenario"
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 objective"``, ``"3 objectives"``: a count with its noun in agreement (``many`` for an irregular
+    plural)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def scenario_line(sc: Any) -> str:
+    """One line about a validated scenario (:class:`sim.scenario.Scenario`), the same for ``tanksim validate`` and
+    ``tanksim generate``: name, rule set, board (``25 x 25 layout (625 hexes)``, ``16 x 12 rectangle``, ``hexagon
+    of radius 6``, ``40 listed hexes``), tanks per side, objectives, turn limit."""
+    m = sc.map
+    if m.shape == "hexagon":
+        board = f"hexagon of radius {m.radius}"
+    elif m.shape == "layout":
+        b = m.board()
+        board = f"{b.width} x {b.lines} layout ({plural(len(b.cells), 'hex', 'hexes')})"
+    elif m.shape == "cells":
+        board = f"{plural(len(m.board().cells), 'listed hex', 'listed hexes')}"
+    else:
+        board = f"{m.width} x {m.height} {m.shape}"
+    tanks = " v ".join(str(len(s.tanks)) for s in sc.sides)
+    return (f"{sc.name}: {sc.ruleset.name}, {board}, {tanks} tanks, {plural(len(sc.objectives), 'objective')}, "
+            f"turn limit {sc.effective_turn_limit()}")
+
+
 def _validate_one(f: str) -> str:
     """Check one file; returns its ``ok`` line.  Raises :class:`ScenarioError`, ``ValueError`` or ``OSError``."""
     kind = _file_kind(f)
@@ -267,9 +292,7 @@ def _validate_one(f: str) -> str:
     from sim.scenario import load_scenario
 
     sc = load_scenario(f)
-    n = sum(len(s.tanks) for s in sc.sides)
-    return (f"{f}: ok ({sc.name}: {sc.ruleset.name}, {sc.map.size_text()} map, {n} tanks, "
-            f"turn limit {sc.effective_turn_limit()})")
+    return f"{f}: ok ({scenario_line(sc)})"
 
 
 def cmd_validate(args: argparse.Namespace) -> int:

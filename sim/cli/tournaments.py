@@ -17,8 +17,12 @@ game limit is reached, printing the running LLR after every pair, then the Elo e
 ``tournament`` name, ``games`` / ``played`` / ``stored_before`` / ``interrupted``, the ``leaderboard`` rows and the
 ``head_to_head`` matrix (missing values as ``null``); for a match the summary ``match.json`` holds.
 
-Exit codes: 0 done (a match reached a verdict), 1 a match without a verdict within its game limit or an interrupted
-tournament, 2 bad usage or input (including entrants that cannot be loaded).
+Exit codes (:data:`EXIT_VERDICT` ...): 0 done (a tournament finished; a match reached a verdict, H0 or H1 alike:
+the verdict is the last line and the JSON's ``verdict``), 1 interrupted (Ctrl-C) before the end, 2 bad usage or
+input (including entrants that cannot be loaded), 3 a match without a verdict within its game limit (the LLR stayed
+between its bounds: the output says how many games such a test needs on average).  Decided here: like Fishtest,
+where H0 and H1 are both a finished test, the two verdicts share code 0, and an inconclusive match has its own code
+so a script can tell "play more games" from a failure.
 """
 from __future__ import annotations
 
@@ -33,6 +37,9 @@ from pathlib import Path
 from typing import Any
 
 from sim.scenario import ScenarioError
+
+#: Exit codes of ``tanksim tournament`` and ``tanksim match`` (see the module docstring).
+EXIT_VERDICT, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
 
 
 def json_safe(x: Any) -> Any:
@@ -97,9 +104,10 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
         games = T.schedule(t)
         fmt = ("round robin" if t.spec.format == "round_robin" else
                f"gauntlet of {', '.join(t.names[:t.spec.seeds])} against the field")
-        print(f"tournament {t.spec.name} ({fmt}): {len(t.entrants)} entrants, {len(t.scenarios)} scenarios "
+        n = T.plural
+        print(f"tournament {t.spec.name} ({fmt}): {n(len(t.entrants), 'entrant')}, {n(len(t.scenarios), 'scenario')} "
               f"({', '.join(f'{lab} [{sc.ruleset.name}]' for lab, sc in t.scenarios)}), "
-              f"{t.spec.games_per_pairing} games per pairing and scenario -> {len(games)} games")
+              f"{n(t.spec.games_per_pairing, 'game')} per pairing and scenario -> {n(len(games), 'game')}")
         for e in t.entrants:
             print(f"  {e.name:<16} {e.describe()}")
         t0 = time.perf_counter()
@@ -109,7 +117,7 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
         games_df = T.load_games(t, args.out)
         if games_df.empty:
             print("no games stored yet", file=sys.stderr)
-            return 1
+            return EXIT_INTERRUPTED
         res = T.analyse(t, games_df)
         written = T.write_results(res, t, args.out, plots=not args.no_plots)
         analysed = time.perf_counter() - t0 - played
@@ -123,7 +131,8 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
     print(T.format_results(res, t))
     print()
     where = f" on {summary.executor} x {summary.workers} ({summary.rate:.2f} games/s)" if summary.played else ""
-    print(f"played {summary.played} games ({summary.stored_before} already stored) in {summary.wall_s:.1f} s"
+    print(f"played {T.plural(summary.played, 'game')} ({summary.stored_before} already stored) in "
+          f"{summary.wall_s:.1f} s"
           + where
           + f"; ratings and tables in {analysed:.1f} s")
     print(f"results in {args.out}: " + ", ".join(sorted({p.name for p in written if p.suffix != '.csv'})))
@@ -136,8 +145,8 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
                        files=sorted(str(p) for p in written))
     if summary.interrupted:
         print("interrupted: run the same command again to finish", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_INTERRUPTED
+    return EXIT_VERDICT
 
 
 # --- match ----------------------------------------------------------------------------------------------------------
@@ -166,7 +175,10 @@ def _pairs(sc: Any, label: str, a: Any, b: Any, seed: int, n_pairs: int, decisio
 def match_main(argv: Sequence[str] | None = None) -> int:
     """``tanksim match A B --scenario FILE --sprt ...``; returns the exit code."""
     p = argparse.ArgumentParser(prog="tanksim match", description="SPRT match between two doctrines on mirrored "
-                                                                  "game pairs.")
+                                                                  "game pairs.",
+                                epilog="exit status: 0 a verdict (H0 or H1 accepted), 1 interrupted, 2 bad usage or "
+                                       "input, 3 no verdict within --max-games (the output says how many games such "
+                                       "a test needs on average)")
     p.add_argument("a", help="entrant A: NAME[:param=value,...]")
     p.add_argument("b", help="entrant B: NAME[:param=value,...]")
     p.add_argument("--scenario", required=True, help="scenario file or bundled name")
@@ -216,7 +228,9 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
               f"rounded down to {n_pairs} pairs ({2 * n_pairs} games)", file=sys.stderr)
     print(f"match {na} v {nb} on {sc.name} [{sc.ruleset.name}]: SPRT {test.sprt.text()}, LLR bounds "
           f"({lo:.3f}, {hi:.3f}), at most {n_pairs} pairs ({2 * n_pairs} games)")
+    print(f"  {_typical(test.sprt)}")
     t0 = time.perf_counter()
+    interrupted = False
     results: dict[int, list[dict]] = {}
     games: list[dict] = []
     cursor = 0
@@ -252,6 +266,7 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
             if test.result or cursor >= n_pairs:
                 break
     except KeyboardInterrupt:
+        interrupted = True
         print("interrupted", file=sys.stderr)
     finally:
         gen.close()
@@ -276,19 +291,51 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
         print(f"verdict: H0 accepted -- {na} is not {e.elo1:g} {u} stronger than {nb} ({u} {e.elo0:g} over "
               f"{u} {e.elo1:g}, alpha {e.alpha:g}, beta {e.beta:g})")
     else:
-        print(f"verdict: none -- the LLR {test.llr:+.3f} stayed inside ({lo:+.3f}, {hi:+.3f}) within "
-              f"{n_games} games")
+        why = "interrupted" if interrupted else "game limit reached"
+        print(f"verdict: none -- no verdict after {n_games} games ({why}): the LLR {test.llr:+.3f} stayed inside "
+              f"({lo:+.3f}, {hi:+.3f})")
+        print(f"  {_typical(e, test.counts if test.pairs else None)}")
+        rate = test.llr / test.pairs if test.pairs else 0.0
+        if rate:
+            bound = hi if rate > 0 else lo
+            more = 2 * math.ceil((bound - test.llr) / rate)
+            print(f"  at the rate so far (LLR {rate:+.3f} per pair) the bound {bound:+.3f} is about {more} more games "
+                  f"away")
+        print(f"  raise --max-games to go on (exit code {EXIT_INTERRUPTED if interrupted else EXIT_NO_VERDICT})")
     match_summary = {"a": na, "b": nb, "scenario": sc.name, "ruleset": sc.ruleset.name,
                      "sprt": e.text(), "bounds": [lo, hi], "pairs": test.pairs,
                      "pentanomial": test.counts, "llr": test.llr, "verdict": test.result,
                      "elo": [elo, elo_lo, elo_hi], "nelo": [nelo, nelo_lo, nelo_hi],
-                     "model": e.model, "wall_s": wall}
+                     "model": e.model, "wall_s": wall,
+                     "expected_games": dict(zip(("at_elo0", "at_elo1", "midway"),
+                                                S.expected_length(e, test.counts if test.pairs else None).games))}
     if as_json is not None:
         as_json.update(json_safe({**match_summary, "games": n_games, "skipped_pairs": skipped, "score": score}))
     if args.out:
         _write_match(Path(args.out), games, match_summary)
         print(f"games and summary in {args.out}")
-    return 0 if test.result else 1
+    if test.result:
+        return EXIT_VERDICT
+    return EXIT_INTERRUPTED if interrupted else EXIT_NO_VERDICT
+
+
+def _typical(sprt: Any, counts: Sequence[float] | None = None) -> str:
+    """One sentence: how many games the SPRT needs on average (:func:`sim.tournaments.sprt.expected_length`), from
+    the pair-score spread of ``counts`` when given (and not all alike), else assuming no draws."""
+    from sim.tournaments import sprt as S
+
+    n = S.expected_length(sprt, counts)
+    g0, g1, mid = n.games
+    u = sprt.unit
+    if sprt.model == "normalized":
+        basis = "in normalized Elo the length does not depend on the draw rate"
+    elif counts is not None and n.variance != S.DEFAULT_PAIR_VARIANCE:
+        basis = "from this match's score spread"
+    else:
+        basis = "no draws assumed; draws and the side swap make it shorter"
+    at = f"about {g1} games" if g0 == g1 else f"about {g0} games at {u} {sprt.elo0:g}, {g1} at {u} {sprt.elo1:g}"
+    return (f"such a test needs on average {at} when the true difference is {u} {sprt.elo0:g} or {sprt.elo1:g}, "
+            f"about {mid} midway (Wald's approximation, {basis})")
 
 
 def _elo(x: float) -> str:

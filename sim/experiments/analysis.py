@@ -15,6 +15,11 @@ is Student's t; a loss-exchange ratio's is a percentile bootstrap (resampled as 
 An *effect* is a level's value minus the value over all battles; since the overall value includes the level's own
 battles, ``effect = (1 - n_level / n) (level - rest)``, and its interval is that of ``level - rest`` scaled alike
 (Newcombe's hybrid score interval for two proportions, statsmodels, for win rates; Welch's t for means).
+Every interval is kept inside the possible range of its quantity (:func:`outcome_bounds`, :func:`clip_interval`):
+Wilson and Newcombe intervals are so by construction; a t interval (a paired difference over three replications
+can reach -155 points, a mean of survivors below 0) is clipped to [-1, 1] for a difference of rates, [0, tanks]
+for survivors, [0, inf) for turns, and a Sobol' index's to [0, 1].  Clipping keeps the coverage, since the true
+value lies in the range; the report's legend says so (:data:`INTERVALS_NOTE`).
 
 **Differences** between two levels of a factor: with common random numbers (``common_random_numbers: true``:
 replication ``r`` uses one seed at every design point) they are *paired*: battle ``(level a, levels c of the other
@@ -86,6 +91,10 @@ BOOTSTRAP_SEED = 20240611
 #: Outcomes with one value per battle, and all outcomes (in report order).
 PER_BATTLE = ("win", "survivors", "enemy_survivors", "duration")
 OUTCOMES = ("win", "loss_exchange", "survivors", "enemy_survivors", "duration")
+#: What the report's legend says about the possible range of every interval (see :func:`clip_interval`).
+INTERVALS_NOTE = ("intervals stay inside what is possible: a rate within 0-100 %, a difference of rates within "
+                  "+-100 points (Wilson and Newcombe intervals are so by construction; a t interval over few "
+                  "replications is clipped), survivors within 0 and the side's tanks, turns and ratios at least 0")
 #: Quantiles of the distribution tables.
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 #: An integer range with at most this many distinct values is a categorical factor.
@@ -263,8 +272,35 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float
     return wilson_interval(int(k), int(n), confidence)
 
 
-def mean_interval(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float]:
-    """Student's t interval of a mean (scipy); ``(nan, nan)`` below two values; the point itself for no spread."""
+def outcome_bounds(f: pd.DataFrame, outcome: str) -> tuple[float, float]:
+    """``(low, high)``: the values one battle of ``f`` can give for ``outcome`` (the possible range every interval
+    of it is clipped to): 0..1 for ``win``, ``loss``, ``draw``, ``win_side0`` / ``win_side1``; 0 to the most tanks
+    a side starts with in ``f`` (survivors plus tanks lost) for ``survivors`` / ``enemy_survivors``; 0..inf for
+    ``duration`` (turns) and ``loss_exchange``."""
+    if outcome in ("win", "loss", "draw", "win_side0", "win_side1"):
+        return 0.0, 1.0
+    lost = {"survivors": "own_lost", "enemy_survivors": "enemy_lost"}.get(outcome)
+    if lost is not None and len(f):
+        start = (f[outcome] + f[lost]).to_numpy(dtype=float)
+        return 0.0, float(np.nanmax(start)) if np.isfinite(start).any() else math.inf
+    return 0.0, math.inf
+
+
+def clip_interval(lo: float, hi: float, low: float, high: float) -> tuple[float, float]:
+    """An interval ``[lo, hi]`` cut to the possible range ``[low, high]`` (nans stay nans).  The true value lies in
+    the possible range, so the clipped interval covers it whenever the unclipped one does: coverage is kept.  The
+    report's notes say that intervals of bounded quantities are clipped (Student's t over three replications, for
+    instance, gives a win-rate difference wider than 100 points or a negative mean survivor count)."""
+    if math.isnan(lo) or math.isnan(hi):
+        return lo, hi
+    return min(max(lo, low), high), max(min(hi, high), low)
+
+
+def mean_interval(x: np.ndarray, confidence: float = CONFIDENCE, bounds: tuple[float, float] | None = None
+                  ) -> tuple[float, float]:
+    """Student's t interval of a mean (scipy); ``(nan, nan)`` below two values; the point itself for no spread.
+    ``bounds``: the possible range of the mean (e.g. :func:`outcome_bounds`, or ``(-1, 1)`` for a mean
+    difference of win rates): the interval is clipped to it (:func:`clip_interval`)."""
     x = np.asarray(x, dtype=float)
     if len(x) < 2:
         return math.nan, math.nan
@@ -273,14 +309,20 @@ def mean_interval(x: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float,
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         ci = stats.ttest_1samp(x, 0.0).confidence_interval(confidence)
-    return float(ci.low), float(ci.high)
+    lo, hi = float(ci.low), float(ci.high)
+    return clip_interval(lo, hi, *bounds) if bounds is not None else (lo, hi)
+
+
+def difference_bounds(a: tuple[float, float], b: tuple[float, float]) -> tuple[float, float]:
+    """The possible range of ``x - y`` for ``x`` in ``a`` and ``y`` in ``b``."""
+    return a[0] - b[1], a[1] - b[0]
 
 
 def proportion_difference(k1: int, n1: int, k2: int, n2: int, confidence: float = CONFIDENCE
                           ) -> tuple[float, float, float]:
     """``(p1 - p2, low, high)``: Newcombe's hybrid score interval (from the two Wilson intervals) of a difference
     of two independent proportions (statsmodels ``confint_proportions_2indep(method="newcomb")``, sound at 0 and
-    n successes); nans when a group is empty."""
+    n successes; always inside [-1, 1]); nans when a group is empty."""
     from statsmodels.stats.proportion import confint_proportions_2indep
 
     if n1 <= 0 or n2 <= 0:
@@ -289,9 +331,11 @@ def proportion_difference(k1: int, n1: int, k2: int, n2: int, confidence: float 
     return k1 / n1 - k2 / n2, float(lo), float(hi)
 
 
-def welch_difference(x: np.ndarray, y: np.ndarray, confidence: float = CONFIDENCE) -> tuple[float, float, float]:
+def welch_difference(x: np.ndarray, y: np.ndarray, confidence: float = CONFIDENCE,
+                     bounds: tuple[float, float] | None = None) -> tuple[float, float, float]:
     """``(mean x - mean y, low, high)``: Welch's t interval (scipy ``ttest_ind(equal_var=False)``); nans below two
-    values in a group; the difference itself when neither group varies."""
+    values in a group; the difference itself when neither group varies.  ``bounds``: the possible range of the
+    difference (:func:`difference_bounds`), which the interval is clipped to."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if len(x) < 2 or len(y) < 2:
         return math.nan, math.nan, math.nan
@@ -301,7 +345,10 @@ def welch_difference(x: np.ndarray, y: np.ndarray, confidence: float = CONFIDENC
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", RuntimeWarning)
         ci = stats.ttest_ind(x, y, equal_var=False).confidence_interval(confidence)
-    return d, float(ci.low), float(ci.high)
+    lo, hi = float(ci.low), float(ci.high)
+    if bounds is not None:
+        lo, hi = clip_interval(lo, hi, *bounds)
+    return d, lo, hi
 
 
 def ratio_of_sums(num: np.ndarray, den: np.ndarray) -> float:
@@ -393,9 +440,10 @@ def _level_row(f: pd.DataFrame, mask: np.ndarray, outcome: str, boot: Sequence[n
     else:
         x = sub[outcome].to_numpy()
         mean = float(x.mean()) if n else math.nan
-        lo, hi = mean_interval(x)
+        lo, hi = mean_interval(x, bounds=outcome_bounds(sub, outcome))
         if nr:
-            d, dlo, dhi = welch_difference(x, rest[outcome].to_numpy())
+            d, dlo, dhi = welch_difference(x, rest[outcome].to_numpy(), bounds=difference_bounds(
+                outcome_bounds(sub, outcome), outcome_bounds(rest, outcome)))
             eff, elo, ehi = share_rest * d, share_rest * dlo, share_rest * dhi
         else:
             eff, elo, ehi = 0.0, 0.0, 0.0
@@ -456,18 +504,20 @@ def differences(b: Battles) -> pd.DataFrame:
             for lb in fac.levels[i + 1:]:
                 xa, xb = f[f[fac.name] == la], f[f[fac.name] == lb]
                 for outcome in PER_BATTLE:
+                    possible = difference_bounds(outcome_bounds(xa, outcome), outcome_bounds(xb, outcome))
                     if outcome == "win":
                         ud, ulo, uhi = proportion_difference(int(xa["win"].sum()), len(xa), int(xb["win"].sum()),
                                                              len(xb))
                         umethod = "Newcombe interval, Fisher exact test"
                     else:
-                        ud, ulo, uhi = welch_difference(xa[outcome].to_numpy(), xb[outcome].to_numpy())
+                        ud, ulo, uhi = welch_difference(xa[outcome].to_numpy(), xb[outcome].to_numpy(),
+                                                        bounds=possible)
                         umethod = "Welch t"
                     row = {"factor": fac.name, "level_a": la, "level_b": lb, "outcome": outcome, "n_a": len(xa),
                            "n_b": len(xb), "unpaired_diff": ud, "unpaired_lo": ulo, "unpaired_hi": uhi}
                     if paired_ok:
                         d = paired_replicate_differences(b, fac.name, la, lb, outcome).to_numpy()
-                        lo, hi = mean_interval(d)
+                        lo, hi = mean_interval(d, bounds=possible)
                         p = _paired_p(d)
                         row |= {"diff": float(d.mean()) if len(d) else math.nan, "lo": lo, "hi": hi, "p_value": p,
                                 "paired": True, "n_pairs": len(d),
@@ -543,6 +593,7 @@ def interactions(b: Battles) -> pd.DataFrame:
             counts = np.bincount(cell, minlength=len(la) * len(lb))
             for outcome in PER_BATTLE:
                 y = f[outcome].to_numpy()
+                low, high = outcome_bounds(f, outcome)
                 means = np.bincount(cell, weights=y, minlength=len(counts)) / counts
                 fit = None
                 per_rep = None
@@ -557,13 +608,17 @@ def interactions(b: Battles) -> pd.DataFrame:
                     for j, lvb in enumerate(lb):
                         w = interaction_weights(i, j, len(la), len(lb))
                         est = float(w @ means)
+                        # the weights add up to 0: the contrast of cell means in [low, high] lies within
+                        # +-(high - low) times the sum of the positive weights
+                        reach = (high - low) * float(w[w > 0].sum())
                         if per_rep is not None:
-                            lo, hi = mean_interval(per_rep @ w) if len(per_rep) >= 2 else (math.nan, math.nan)
+                            lo, hi = mean_interval(per_rep @ w, bounds=(-reach, reach)) if len(per_rep) >= 2 \
+                                else (math.nan, math.nan)
                             method = "t over replications (common random numbers)"
                         elif fit is not None:
                             tt = fit.t_test(w.reshape(1, -1))
                             ci = np.asarray(tt.conf_int(alpha=1 - CONFIDENCE)).ravel()
-                            lo, hi = float(ci[0]), float(ci[1])
+                            lo, hi = clip_interval(float(ci[0]), float(ci[1]), -reach, reach)
                             method = "OLS cell means, HC2 covariance"
                         else:
                             lo = hi = math.nan
@@ -746,6 +801,12 @@ def importance(b: Battles, resamples: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEE
             pd.DataFrame(comps, columns=["outcome", "term_a", "term_b", "p_a_greater"]))
 
 
+def _unit(lo: str, hi: str, v: float, half: float) -> dict[str, float]:
+    """``{lo: v - half, hi: v + half}`` clipped to [0, 1], where a Sobol' index lies (:func:`clip_interval`)."""
+    a, b = clip_interval(v - half, v + half, 0.0, 1.0)
+    return {lo: a, hi: b}
+
+
 def sobol_importance(b: Battles, seed: int = BOOTSTRAP_SEED) -> pd.DataFrame:
     """Sobol' indices (SALib ``sobol.analyze``) of each per-battle outcome's mean per design row of a Sobol'
     design: rows ``term`` = factor with ``share`` = S1 (``lo``/``hi`` its 95 % interval), ``total`` = ST; rows
@@ -772,14 +833,14 @@ def sobol_importance(b: Battles, seed: int = BOOTSTRAP_SEED) -> pd.DataFrame:
         names = problem["names"]
         for k, name in enumerate(names):
             s1, c1, st, ct = (float(si[key][k]) for key in ("S1", "S1_conf", "ST", "ST_conf"))
-            rows.append({"outcome": outcome, "term": name, "share": s1, "lo": s1 - c1, "hi": s1 + c1,
-                         "total": st, "total_lo": st - ct, "total_hi": st + ct, "method": "Sobol (SALib)"})
+            rows.append({"outcome": outcome, "term": name, "share": s1, **_unit("lo", "hi", s1, c1),
+                         "total": st, **_unit("total_lo", "total_hi", st, ct), "method": "Sobol (SALib)"})
         if second:
             for i in range(len(names)):
                 for j in range(i + 1, len(names)):
                     s2, c2 = float(si["S2"][i][j]), float(si["S2_conf"][i][j])
                     rows.append({"outcome": outcome, "term": f"{names[i]} x {names[j]}", "share": s2,
-                                 "lo": s2 - c2, "hi": s2 + c2, "total": math.nan, "total_lo": math.nan,
+                                 **_unit("lo", "hi", s2, c2), "total": math.nan, "total_lo": math.nan,
                                  "total_hi": math.nan, "method": "Sobol (SALib)"})
     return pd.DataFrame(rows, columns=["outcome", "term", "share", "lo", "hi", "total", "total_lo", "total_hi",
                                        "method"])
@@ -895,10 +956,11 @@ def curves(b: Battles, points: int = 25) -> pd.DataFrame:
                     pred = fit.get_prediction(grid).summary_frame(alpha=1 - CONFIDENCE)
                 except (np.linalg.LinAlgError, ValueError):
                     continue
+            low, high = outcome_bounds(f[ok], outcome)
             for gx, (_, pr) in zip(grid["x"], pred.iterrows()):
+                clo, chi = clip_interval(float(pr["mean_ci_lower"]), float(pr["mean_ci_upper"]), low, high)
                 rows.append({"factor": fac.name, "outcome": outcome, "x": float(gx), "fit": float(pr["mean"]),
-                             "lo": float(pr["mean_ci_lower"]), "hi": float(pr["mean_ci_upper"]), "p_value": p,
-                             "model": model})
+                             "lo": clo, "hi": chi, "p_value": p, "model": model})
     return pd.DataFrame(rows, columns=["factor", "outcome", "x", "fit", "lo", "hi", "p_value", "model"])
 
 
@@ -1116,7 +1178,7 @@ def separation(b: Battles, factor: str, a: str, c: str, side: int | None = None)
     f = b.frame
     if b.crn and f["rep"].nunique() >= 2:
         d = paired_replicate_differences(b, factor, a, c, col).to_numpy()
-        lo, hi = mean_interval(d)
+        lo, hi = mean_interval(d, bounds=(-1.0, 1.0))
         return Separation(a, c, si, float(d.mean()) if len(d) else math.nan, lo, hi, True, _paired_p(d))
     xa, xc = f[f[factor] == a], f[f[factor] == c]
     ka, kc = int(xa[col].sum()), int(xc[col].sum())

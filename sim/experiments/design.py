@@ -434,6 +434,31 @@ def experiment_from_mapping(data: Any, src: str = "<experiment>", base_dir: str 
         return resolve(spec, src, Path(base_dir))
 
 
+def _shown_name(name: str | Path, found: str) -> str:
+    """How output and messages name an experiment's base scenario (decided here): by the path the user gave (the
+    experiment file's path as typed, joined with its ``scenario`` field) when that is relative, else relative to
+    the current directory when the file lies under it; a bundled file otherwise as ``NAME.yaml (bundled)``, never
+    by this machine's absolute path to the package nor by the repository's ``scenarios/`` folder when the user
+    typed neither.  ``name``: what :func:`sim.scenario.find_scenario` was asked for; ``found``: the source name
+    it returned."""
+    try:
+        bundled = Path(str(scn.bundled_dir())).resolve()
+        if isinstance(name, Path):
+            if not name.is_absolute():
+                return str(name)
+            full = name.resolve()
+            if full.is_relative_to(Path.cwd().resolve()):
+                return str(full.relative_to(Path.cwd().resolve()))
+            if full.parent == bundled:
+                return f"{name.name} (bundled)"
+            return str(name)
+        if scn.path_kind(Path(name)) == "missing":  # not a file: found among the bundled scenarios
+            return f"{Path(found).name} (bundled)"
+    except OSError:
+        pass
+    return found
+
+
 def _find_base(spec: ExperimentSpec, src: str, base_dir: Path) -> tuple[str, dict[str, Any]]:
     if spec.generator is not None:
         try:
@@ -447,6 +472,7 @@ def _find_base(spec: ExperimentSpec, src: str, base_dir: Path) -> tuple[str, dic
     name: str | Path = cand if scn.path_kind(cand) == "file" else spec.scenario
     try:
         bsrc, text = scn.find_scenario(name)
+        bsrc = _shown_name(name, bsrc)
     except FileNotFoundError as exc:
         raise ScenarioError([f"{src}: scenario: {scn.clip(str(exc), 500)} (paths are relative to the experiment "
                              f"file)"]) from None

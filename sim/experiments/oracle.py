@@ -890,12 +890,16 @@ def compare(sol: Solution, frame: Any, sides: Sequence[str], confidence: float =
     add("P(draw)", sol.p_draw(), k / n if n else math.nan, *wilson(k, n, confidence), n)
     for s in (0, 1):
         alive = frame[f"side{s + 1}_alive"].to_numpy(dtype=float)[w == s]
-        lo, hi = mean_interval(alive, confidence)
+        law_s = sol.survivors(s)
+        # a mean of survivors lies between 0 and the side's tanks (the most alive in any ending of the chain, or in
+        # a battle played): the interval is clipped to that range
+        top = float(max([*sol.alive(s), *alive.tolist()], default=math.inf))
+        lo, hi = mean_interval(alive, confidence, bounds=(0.0, top))
         add(f"{sides[s]} survivors if it wins", sol.expected_survivors_given_win(s),
-            float(alive.mean()) if len(alive) else math.nan, lo, hi, len(alive), alive, sol.survivors(s))
+            float(alive.mean()) if len(alive) else math.nan, lo, hi, len(alive), alive, law_s)
     if sol.duration() is not None:
         turns = frame["turns"].to_numpy(dtype=float)
-        lo, hi = mean_interval(turns, confidence)
+        lo, hi = mean_interval(turns, confidence, bounds=(0.0, math.inf))
         add("duration (turns)", sol.expected_duration(), float(np.mean(turns)) if n else math.nan, lo, hi, n,
             turns, sol.duration())
     return rows

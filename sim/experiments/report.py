@@ -388,7 +388,7 @@ class Report:
             "common_random_numbers": b.crn, "replications": d["replications"], "design_points": len(d["points"]),
             "runs": d["n_runs"], "battles": len(b.frame), "failed": int((self.runs["status"] != "ok").sum())
             if len(self.runs) else 0,
-            "confidence": analysis.CONFIDENCE,
+            "confidence": analysis.CONFIDENCE, "intervals_note": analysis.INTERVALS_NOTE,
             "bootstrap": {"unit": analysis.resample_unit(b), "seed": analysis.BOOTSTRAP_SEED,
                           "resamples": analysis.BOOTSTRAP, "resamples_best": analysis.BOOTSTRAP_BEST},
             "answer": self.answer, "warnings": self.warnings, "mirror": self.mirror, "power_delta": self.delta,
@@ -468,6 +468,12 @@ def analyse_runs(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0,
 def _poss(name: str) -> str:
     """English possessive of a side name: ``Germans'``, ``Red's``."""
     return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
+def _detectable(x: float) -> str:
+    """A detectable difference in points; "> 100" when no possible difference in a rate is (a paired pilot with
+    few replications and a wide spread)."""
+    return "> 100" if isinstance(x, float) and x > 1 else _pc(x)
 
 
 def _pc(x: float, signed: bool = False) -> str:
@@ -707,6 +713,9 @@ def print_sections(rep: Report) -> None:
     b = rep.battles
     focus = b.sides[b.focus]
     print(f"\nanswer (outcomes seen from {focus}; 95% intervals):")
+    from sim.experiments.analysis import INTERVALS_NOTE
+
+    print(f"  ({INTERVALS_NOTE})")
     for line in rep.answer.get("text", []):
         print(f"  - {line}")
     if len(rep.effects):
@@ -791,7 +800,7 @@ def print_sections(rep: Report) -> None:
                             "needed (paired)": ["-" if (isinstance(x, float) and math.isnan(x)) else int(x)
                                                 for x in t["replications_needed_paired"]],
                             "detectable now": [_pc(x) for x in t["detectable_now"]],
-                            "detectable now (paired)": [_pc(x) for x in t["detectable_now_paired"]]}
+                            "detectable now (paired)": [_detectable(x) for x in t["detectable_now_paired"]]}
                            ).to_string(index=False))
     if rep.oracle:
         print("\nexact theory (absorbing Markov chain of the fixed-odds engagement, tanksim oracle) beside the "

@@ -462,7 +462,8 @@ RANKING_NOTE = (
     "tie, which shares its rank. LOS is the probability that the entrant is stronger than the next one down. "
     "openskill (Plackett-Luce) is the live-ladder view: it updates game by game in schedule order, so the same "
     "games in another order give other numbers, and its rank uses the ordinal mu - 3 sigma, which also "
-    "penalises uncertainty. Elo weighs every game equally, whenever it was played.")
+    "penalises uncertainty; entrants tied on Elo share their openskill rank as well. Elo weighs every game "
+    "equally, whenever it was played.")
 
 
 def standings(games: pd.DataFrame, entrants: Sequence[str] | None = None,
@@ -474,7 +475,9 @@ def standings(games: pd.DataFrame, entrants: Sequence[str] | None = None,
     ``wins``, ``draws``, ``losses``, ``points``, ``score`` + Wilson ``score_lo``/``score_hi``, ``elo`` +
     profile-likelihood ``elo_lo``/``elo_hi`` and ``elo_se``, ``los_next`` (likelihood of superiority over the
     next entrant down; NaN for the last), openskill ``mu``, ``sigma``, ``ordinal`` and ``os_rank`` /
-    ``os_rank_label`` (rank by ordinal).  Raises :class:`RatingError` as :func:`bt_fit` does."""
+    ``os_rank_label`` (competition rank by ordinal, ``"1="`` for a tie; entrants tied on Elo share it at their
+    best ordinal, since openskill tells them apart only by the schedule's order).  Raises :class:`RatingError` as
+    :func:`bt_fit` does."""
     _check(games)
     _check_options(options.prior_draws, options.confidence)
     names = entrants_of(games, entrants)
@@ -488,7 +491,11 @@ def standings(games: pd.DataFrame, entrants: Sequence[str] | None = None,
                         "elo_se": np.sqrt(np.diag(fit.cov))}, index=pd.Index(names, name="entrant"))
     board = sc.join(elo).join(os_)
     ranks, labels = rank_with_ties(board["elo"].to_numpy())
-    os_ranks, os_labels = rank_with_ties(board["ordinal"].to_numpy())
+    # entrants tied on Elo (equal Bradley-Terry strength: the same results against the field) share their openskill
+    # rank too, at the best ordinal of the tie: their ordinals differ only by the order the games were played in
+    ordinal = board["ordinal"].to_numpy(dtype=float)
+    tied_best = pd.Series(ordinal).groupby(np.asarray(ranks)).transform("max").to_numpy()
+    os_ranks, os_labels = rank_with_ties(np.where(np.isnan(board["elo"].to_numpy(dtype=float)), ordinal, tied_best))
     board.insert(0, "rank", ranks)
     board.insert(1, "rank_label", labels)
     board["os_rank"], board["os_rank_label"] = os_ranks, os_labels

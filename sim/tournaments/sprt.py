@@ -225,6 +225,60 @@ def llr_normalized(counts: Sequence[float], nelo0: float, nelo1: float) -> float
     return n * float(np.sum(p * (np.log(q1) - np.log(q0))))
 
 
+#: Variance of a pair's score fraction (``OUTCOMES``) assumed before any game: no draws and independent games at
+#: an even score (a game's variance 1/4, halved by averaging two games).  Draws and the side swap's correlation
+#: both lower it, and the test then needs fewer games.
+DEFAULT_PAIR_VARIANCE = 0.125
+
+
+@dataclass(frozen=True)
+class ExpectedLength:
+    """Wald's average sample number of an SPRT, in pairs of games: ``at_elo0`` (the true difference is ``elo0``),
+    ``at_elo1`` and ``between`` (midway, where the test is longest), with the pair-score ``variance`` it assumed."""
+
+    at_elo0: float
+    at_elo1: float
+    between: float
+    variance: float
+
+    @property
+    def games(self) -> tuple[int, int, int]:
+        """``(at_elo0, at_elo1, between)`` in games (two per pair), rounded up."""
+        return 2 * math.ceil(self.at_elo0), 2 * math.ceil(self.at_elo1), 2 * math.ceil(self.between)
+
+
+def expected_length(sprt: SPRT, counts: Sequence[float] | None = None) -> ExpectedLength:
+    """How many pairs the test ``sprt`` takes on average (Wald 1947, the average-sample-number approximation that
+    ignores overshoot; Fishtest's SPRT calculator uses the same normal approximation of the LLR).
+
+    Per pair the LLR moves, to first order, by ``z = d / v (x - (m0 + m1) / 2)`` with ``x`` the pair's score
+    fraction, ``m0`` / ``m1`` the means under H0 / H1 and ``v`` the variance of ``x``; so ``E[z] = -+d^2 / (2 v)``
+    with ``d = m1 - m0``, and ``E[N] = ((1 - beta) B + beta A) / E1[z]`` under H1, ``((1 - alpha) A + alpha B) /
+    E0[z]`` under H0, ``-A B / (d^2 / v)`` midway (drift 0), ``(A, B)`` the LLR bounds.  Logistic model:
+    ``m = score_of_elo(elo)``; ``v`` is that of ``counts`` (pentanomial) when given and not 0, else
+    :data:`DEFAULT_PAIR_VARIANCE`.  Normalized model: the hypotheses are t-values, ``d^2 / v`` is
+    ``(t1 - t0)^2`` whatever the variance.  For elo0=0, elo1=20, alpha=beta=0.05 and no draws: about 801 pairs
+    (1602 games) at either hypothesis, 1310 pairs midway; 20 won games of 20 are far from enough."""
+    lo, hi = sprt.bounds
+    var = DEFAULT_PAIR_VARIANCE
+    if counts is not None:
+        c = _counts(counts)
+        if c.sum() > 0:
+            a = np.arange(len(c)) / (len(c) - 1)
+            mu = float(a @ c / c.sum())
+            v = float(((a - mu) ** 2) @ c / c.sum())
+            var = v if v > 0 else var
+    if sprt.model == "normalized":
+        t0, t1 = (x / NELO_PER_T * math.sqrt(2) for x in (sprt.elo0, sprt.elo1))
+        info = (t1 - t0) ** 2
+    else:
+        info = (score_of_elo(sprt.elo1) - score_of_elo(sprt.elo0)) ** 2 / var
+    drift = info / 2
+    at1 = ((1 - sprt.beta) * hi + sprt.beta * lo) / drift
+    at0 = ((1 - sprt.alpha) * lo + sprt.alpha * hi) / -drift
+    return ExpectedLength(at0, at1, -lo * hi / info, var)
+
+
 def verdict(llr: float, sprt: SPRT) -> str | None:
     """``"H1"`` at or above the upper bound, ``"H0"`` at or below the lower one, else ``None`` (continue)."""
     lo, hi = sprt.bounds

@@ -1307,6 +1307,11 @@ def rank_disagreements(board: pd.DataFrame, min_gap: int = 2) -> list[str]:
     return out
 
 
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``"1 game"``, ``"6 games"``: a count with its noun in agreement (``many`` for an irregular plural)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
 def format_results(res: Results, t: Tournament) -> str:
     """The printed report: leaderboard with intervals and how to read it, head-to-head, per-scenario and per-rule-set
     scores, side bias, forfeits, and for a round robin the meta-game."""
@@ -1314,8 +1319,8 @@ def format_results(res: Results, t: Tournament) -> str:
     b = res.leaderboard
     kind = ("round robin" if t.spec.format == "round_robin" else
             f"gauntlet: {', '.join(t.names[:t.spec.seeds])} against the field")
-    lines = [f"Leaderboard ({kind}; {len(res.games)} games; score with Wilson {conf} interval, Elo with {conf} "
-             f"profile-likelihood interval, openskill Plackett-Luce mu +- sigma)"]
+    lines = [f"Leaderboard ({kind}; {plural(len(res.games), 'game')}; score with Wilson {conf} interval, Elo with "
+             f"{conf} profile-likelihood interval, openskill Plackett-Luce mu +- sigma)"]
     tab = pd.DataFrame({
         "#": b["rank_label"], "entrant": b["entrant"], "games": b["games"], "W": b["wins"], "D": b["draws"],
         "L": b["losses"],
@@ -1350,7 +1355,7 @@ def format_results(res: Results, t: Tournament) -> str:
         who = f" ({row['first_side']})" if row["first_side"] else ""
         flag = "  <- biased" if row["biased"] else ""
         lines.append(f"  {row['label']}{who}: {row['score']:.3f} [{row['score_lo']:.3f}, {row['score_hi']:.3f}] over "
-                     f"{row['games']} games (W {row['wins']} D {row['draws']} L {row['losses']}){flag}")
+                     f"{plural(int(row['games']), 'game')} (W {row['wins']} D {row['draws']} L {row['losses']}){flag}")
     if len(res.forfeits):
         lines += ["", f"Forfeits ({len(res.forfeits)})"]
         for r in res.forfeits.head(20).itertuples():
