@@ -486,13 +486,6 @@ def _connect(data: dict[str, Any], b: _Board, prof: Profile, p: GeneratorParams,
                     g[c][n]["weight"] = cost(c) + cost(n)
 
 
-def describe(data: Mapping[str, Any]) -> str:
-    """One line about a generated scenario (kind, rule set, board, tanks, objectives, turn limit)."""
-    n = [len(s["tanks"]) for s in data["sides"]]
-    return (f"{data['name']}: {data['ruleset']['name']}, {data['map']['layout'].count(chr(10))} rows, "
-            f"{n[0]} v {n[1]} tanks, {len(data.get('objectives', []))} objectives, turn limit {data['turn_limit']}")
-
-
 def generate_text(kind: str, params: Mapping[str, Any] | GeneratorParams) -> str:
     """The generated scenario as YAML text, headed by comments that say how it was made and how a layout's
     characters map to hexes.  Equal arguments give equal text, byte for byte."""
