@@ -146,8 +146,13 @@ class Doctrine(Policy):
         if among is None:
             among = obs.targets(a) if as_if is None else obs.visible_ids()
         best = None
-        for t in among:
-            o = obs.odds(t, as_if=as_if, shooter=a)
+        many = getattr(obs, "odds_many", None)  # an observation that batches the shots (else one at a time)
+        if many is not None:
+            among = tuple(among)
+            pairs: Iterable[tuple[int, Any]] = zip(among, many(among, as_if=as_if, shooter=a))
+        else:
+            pairs = ((t, obs.odds(t, as_if=as_if, shooter=a)) for t in among)
+        for t, o in pairs:
             if o is None or (o.p_kill <= 0 and o.p_hit <= 0):
                 continue
             if worth and not self.worth_firing(obs, t, o):
