@@ -1228,9 +1228,19 @@ def _grid_for(obstacles: Collection[tuple[int, int]], q1: int, r1: int, q2: int,
     if g is not None and g.obstacles is obstacles:  # grow the old box, with room to spare
         lo = (min(lo[0], g.q0) - 8, min(lo[1], g.r0) - 8)
         hi = (max(hi[0], g.q0 + g.w - 1) + 8, max(hi[1], g.r0 + g.h - 1) + 8)
+    elif _GRIDS:
+        # a new set (the board's next version): take in the box the last grid grew to, when not much bigger, so
+        # that the grids of one board keep one row stride (and the lines' masks made for it) instead of growing
+        # through 32, 64, 128 again for each version
+        last = _GRIDS[next(reversed(_GRIDS))]
+        ulo, uhi = (min(lo[0], last.q0), min(lo[1], last.r0)), (max(hi[0], last.q0 + last.w - 1),
+                                                                 max(hi[1], last.r0 + last.h - 1))
+        if (uhi[0] - ulo[0] + 1) * (uhi[1] - ulo[1] + 1) <= 4 * (hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) + 4096:
+            lo, hi = ulo, uhi
     g = _ObstacleGrid(obstacles, lo, hi)
     if len(_GRIDS) >= 16:
         _GRIDS.pop(next(iter(_GRIDS)))
+    _GRIDS.pop(id(obstacles), None)
     _GRIDS[id(obstacles)] = g
     return g
 
