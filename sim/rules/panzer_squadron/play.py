@@ -56,7 +56,7 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
-from sim.hexgrid import PAIR_CACHE_MAX, Hex, HexMap, as_hex, bounded_dijkstra, distance
+from sim.hexgrid import PAIR_CACHE_MAX, Hex, HexMap, as_hex, bounded_dijkstra
 from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, RulesOptions, Shot
 from sim.rules.panzer_squadron import data as ps_data
 from sim.rules.panzer_squadron.data import DEFAULT_TILES, Tile, Vehicle, catalog, find_vehicle
@@ -139,6 +139,9 @@ class PanzerSquadron(Ruleset):
     def tiles(self, options: PSOptions) -> Mapping[str, Tile]:
         """The Tiles by terrain name: the defaults with the scenario's ``tiles`` over them (kept per options
         object: options are not changed after validation)."""
+        ent = _TILES.get(id(options))
+        if ent is not None and ent[0] is options:
+            return ent[1]
         return _per_object(_TILES, options, lambda o: MappingProxyType({**DEFAULT_TILES, **o.tiles}))
 
     def terrain_names(self, options: PSOptions | None = None) -> tuple[str, ...]:
@@ -259,13 +262,19 @@ class PanzerSquadron(Ruleset):
         else:
             facing = s.facing
             gun = facing if s.turret_facing is None else s.turret_facing
+        return self._pair_shot(battle, shooter, target, as_if, hx, facing, gun, t.hex, status, target_moving)
+
+    def _pair_shot(self, battle: BoardView, shooter: int, target: int, as_if: Hypo | None, hx: Hex, facing: int,
+                   gun: int, th: Hex, status: str, target_moving: bool) -> Shot | Illegal:
+        """:meth:`shot` of a pair of enemy tanks on the board (the target live) when live tanks do not block sight,
+        its parts worked out by the caller: kept by ``pair_cached``."""
         # everything the shot reads besides the obstacles of the pair's sight ellipse and the terrain, which
         # pair_cached watches: the two tanks (their vehicles are fixed), where they stand and face, the firer's
         # status, whether the target moves, and the options
-        key = ("ps_shot", shooter, target, hx, facing, gun, t.hex, t.facing, status, target_moving,
-               _options_key(opts))
-        return battle.map.pair_cached(key, hx, t.hex, lambda: self._shot(battle, shooter, target, as_if, hx, status,
-                                                                         target_moving))
+        key = ("ps_shot", shooter, target, hx, facing, gun, th, battle.tanks[target].facing, status, target_moving,
+               _options_key(battle.options))
+        return battle.map.pair_cached(key, hx, th, lambda: self._shot(battle, shooter, target, as_if, hx, status,
+                                                                      target_moving))
 
     def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
               ) -> list[Shot | Illegal]:
@@ -306,7 +315,7 @@ class PanzerSquadron(Ruleset):
             if ent is not None and (ent[1] == n or _still_valid(front, key, ent, changes, hx, th)):
                 out.append(ent[0])
                 continue
-            v = self.shot(battle, shooter, target, None, as_if)
+            v = self._pair_shot(battle, shooter, target, as_if, hx, facing, gun, th, status, key[8])
             _front_put(front, key, v, n)
             out.append(v)
         return out
@@ -342,7 +351,7 @@ class PanzerSquadron(Ruleset):
             if ent is not None and (ent[1] == n or _still_valid(front, key, ent, changes, hx, th)):
                 out.append(ent[0])
                 continue
-            v = self.shot(battle, shooter, target)
+            v = self._pair_shot(battle, shooter, target, None, hx, facing, gun, th, status, tm)
             _front_put(front, key, v, n)
             out.append(v)
         return out
@@ -857,10 +866,17 @@ def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[
 
 def _still_valid(front: dict, key: tuple, ent: tuple[Any, int], changes: list, a: Hex, b: Hex) -> bool:
     """Whether the front-cache entry ``ent`` of the pair ``a``-``b`` survives the changes logged since it was
-    stored (none unlocated and none in the pair's sight ellipse); if so it is marked valid up to now."""
-    lim = distance(a, b) + _SLACK
+    stored (none unlocated and none in the pair's sight ellipse: ``distance(c, a) + distance(c, b) <= distance(a,
+    b) + slack``, the hex distances written out); if so it is marked valid up to now."""
+    aq, ar = a
+    bq, br = b
+    x, y = bq - aq, br - ar
+    lim = max(abs(x), abs(y), abs(x + y)) + _SLACK
     for c in changes[ent[1]:]:
-        if c is None or distance(c, a) + distance(c, b) <= lim:
+        if c is None:
+            return False
+        x, y, u, w = c[0] - aq, c[1] - ar, c[0] - bq, c[1] - br
+        if max(abs(x), abs(y), abs(x + y)) + max(abs(u), abs(w), abs(u + w)) <= lim:
             return False
     front[key] = (ent[0], len(changes))
     return True
