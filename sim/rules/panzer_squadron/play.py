@@ -359,12 +359,20 @@ class PanzerSquadron(Ruleset):
     def _shot(self, battle: BoardView, shooter: int, target: int, as_if: Hypo | None, hx: Hex, status: str,
               target_moving: bool) -> Shot | Illegal:
         """:meth:`shot` computed (a legal pair of tanks; ``hx`` the shooter's hex, ``status`` its status for the
-        shot, ``target_moving`` the target's marker)."""
+        shot, ``target_moving`` the target's marker).  The geometry is :meth:`geometry`'s, computed here directly
+        (the shot itself is what the caller keeps)."""
         s, t = battle.tanks[shooter], battle.tanks[target]
-        g = self.geometry(battle, shooter, target, as_if)
+        if as_if:
+            facing = gun = as_if.facing
+        else:
+            facing = s.facing
+            gun = facing if s.turret_facing is None else s.turret_facing
+        assert t.hex is not None  # shot() checked
+        opts = battle.options
+        g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, self.obstacles(battle),
+                          self.sight_rules(opts), opts.exceptional_modifier)
         if not g["shot_allowed"]:
             return Illegal(g["reason"])
-        assert t.hex is not None  # shot() checked
         tiles = self.tiles(battle.options)
         tile_mod = tiles[battle.map.terrain(t.hex)].target_modifier + tiles[battle.map.terrain(hx)].firer_modifier
         m = net_modifier(firer_status=status, turret_rotated=g["turret_rotation"], target_moving=target_moving,
