@@ -372,7 +372,9 @@ class PanzerSquadron(Ruleset):
         g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, self.obstacles(battle),
                           self.sight_rules(opts), opts.exceptional_modifier)
         if not g["shot_allowed"]:
-            return Illegal(g["reason"])
+            refused = GeometryIllegal(g["reason"])
+            refused.los = g["los"]
+            return refused
         tiles = self.tiles(battle.options)
         tile_mod = tiles[battle.map.terrain(t.hex)].target_modifier + tiles[battle.map.terrain(hx)].firer_modifier
         m = net_modifier(firer_status=status, turret_rotated=g["turret_rotation"], target_moving=target_moving,
@@ -897,8 +899,24 @@ def _front_put(front: dict, key: tuple, value: Any, n: int) -> None:
 
 
 def _sees(battle: BoardView, s: int, e: int) -> bool:
-    """The :class:`sim.battle.SightMatrix` pair test: ``s`` has a line of sight to ``e`` (6.4: 2+ clear lines)."""
-    return battle.ruleset.geometry(battle, s, e)["los"] != "blocked"
+    """The :class:`sim.battle.SightMatrix` pair test: ``s`` has a line of sight to ``e`` (6.4: 2+ clear lines).
+
+    Read from the shot ``s`` -> ``e`` (:meth:`PanzerSquadron.shots`, which keeps it for the doctrines' queries):
+    its geometry's ``los`` (a :class:`GeometryIllegal` keeps it too); any other answer asks :meth:`geometry`."""
+    rs = battle.ruleset
+    got = rs.shots(battle, s, (e,))[0]
+    if isinstance(got, Shot):
+        return got.info["los"] != "blocked"
+    if isinstance(got, GeometryIllegal):
+        return got.los != "blocked"
+    return rs.geometry(battle, s, e)["los"] != "blocked"
+
+
+class GeometryIllegal(Illegal):
+    """A shot its geometry refuses (no line of sight, a masked side, out of range, outside a hull arc), with the
+    geometry's sight result kept as ``los`` (``clear`` / ``partial`` / ``blocked``, :func:`shot_geometry`)."""
+
+    los: str
 
 
 def _hexes(tanks: list[TankState]) -> set[Hex]:
