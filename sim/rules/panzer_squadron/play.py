@@ -380,8 +380,9 @@ class PanzerSquadron(Ruleset):
         m = net_modifier(firer_status=status, turret_rotated=g["turret_rotation"], target_moving=target_moving,
                          cover_modifier=g["cover_modifier"], range_hexes=g["range"], tile_modifier=tile_mod)
         key = PSKey(s.vehicle.penetration, g["armour"], m)
-        return Shot(shooter, target, key, g["face"],
-                    MappingProxyType({**g, "firer_status": status, "tile_modifier": tile_mod}))
+        g["firer_status"] = status  # g is this shot's own (computed above, not shared)
+        g["tile_modifier"] = tile_mod
+        return Shot(shooter, target, key, g["face"], MappingProxyType(g))
 
     def odds(self, key: Hashable) -> Odds:
         """Exact odds (D22) of a shot's key, a :class:`PSKey`; raises ``TypeError`` for any other key."""
@@ -881,12 +882,12 @@ def _still_valid(front: dict, key: tuple, ent: tuple[Any, int], changes: list, a
     aq, ar = a
     bq, br = b
     x, y = bq - aq, br - ar
-    lim = max(abs(x), abs(y), abs(x + y)) + _SLACK
+    lim = abs(x) + abs(y) + abs(x + y) + 2 * _SLACK  # twice distance(a, b) + slack: a hex distance is half the sum
     for c in changes[ent[1]:]:
         if c is None:
             return False
         x, y, u, w = c[0] - aq, c[1] - ar, c[0] - bq, c[1] - br
-        if max(abs(x), abs(y), abs(x + y)) + max(abs(u), abs(w), abs(u + w)) <= lim:
+        if abs(x) + abs(y) + abs(x + y) + abs(u) + abs(w) + abs(u + w) <= lim:
             return False
     front[key] = (ent[0], len(changes))
     return True
