@@ -480,7 +480,7 @@ class Observation(StateQueries):
             known |= {ctx[k] for k in ACTING_ENEMY_KEYS if ctx.get(k) in live}
             actors = [a for a in self.decision.actors if self._own(a) and b.tanks[a].hex is not None]
             for e in sorted(live - known):  # only the enemies out of sight: usually few, often none
-                if any(not isinstance(rs.shot(b, a, e), Illegal) for a in actors) or (
+                if any(not isinstance(sh, Illegal) for sh in rs.shots_at(b, actors, e)) or (
                         rs.has_ramming and any(legal.contains(Ram(a, e)) for a in actors)):
                     known.add(e)
             return tuple(sorted(known))
@@ -795,7 +795,7 @@ class Observation(StateQueries):
                     if eh == h:
                         continue
                     ghost = HypoView(HypoView(self._b, e, eh, ef), tid, h, facing)
-                    shot = self._rs.shot(ghost, e, tid)
+                    shot = self._rs.shots_at(ghost, (e,), tid)[0]
                     if not isinstance(shot, Illegal):
                         total.add(self._rs.odds(shot.key).p_kill)
             return total.value()
