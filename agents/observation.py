@@ -37,7 +37,7 @@ import weakref
 from collections.abc import Callable
 from fractions import Fraction
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Mapping, Protocol
+from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol
 
 from sim.actions import Action, Ram
 from sim.battle import BattleState, BoardView, HypoView
@@ -481,7 +481,7 @@ class Observation(StateQueries):
             known |= {ctx[k] for k in ACTING_ENEMY_KEYS if ctx.get(k) in live}
             actors = [a for a in self.decision.actors if self._own(a) and b.tanks[a].hex is not None]
             for e in sorted(live - known):  # only the enemies out of sight: usually few, often none
-                if any(not isinstance(rs.shot(b, a, e), Illegal) for a in actors) or (
+                if any(not isinstance(sh, Illegal) for sh in rs.shots_at(b, actors, e)) or (
                         rs.has_ramming and any(legal.contains(Ram(a, e)) for a in actors)):
                     known.add(e)
             return tuple(sorted(known))
@@ -714,6 +714,38 @@ class Observation(StateQueries):
 
         return self._shared_memo(("shot", hidden, s, target, as_if), compute)
 
+    def _shots(self, s: int, targets: tuple[Any, ...], as_if: Hypo | None) -> list[Any]:
+        """``[self._shot(s, t, as_if) for t in targets]`` in one rule-set call (:meth:`sim.rules.base.Ruleset.shots`),
+        without the per-pair memo (the rule set keeps its own)."""
+        hidden = self._hidden()
+        tanks = self._b.tanks
+        if s in hidden or tanks[s].hex is None:
+            return [None] * len(targets)
+        n = len(tanks)
+        ask = [t for t in targets if t not in hidden and not (
+            isinstance(t, int) and 0 <= t < n and tanks[t].hex is None)]
+        if not ask:
+            return [None] * len(targets)
+        with self._side_view():
+            got = self._rs.shots(self._b, s, ask, as_if)
+        if len(ask) == len(targets):
+            return [None if isinstance(sh, Illegal) else sh for sh in got]
+        it = iter(got)
+        return [None if t in hidden or (isinstance(t, int) and 0 <= t < n and tanks[t].hex is None)
+                or isinstance(sh := next(it), Illegal) else sh for t in targets]
+
+    def odds_many(self, targets: Iterable[int], as_if: Hypo | None = None, shooter: int | None = None
+                  ) -> list[Odds | None]:
+        """``[odds(t, as_if, shooter) for t in targets]`` (the same answers, in that order), the shots asked of the
+        rule set in one call: what a doctrine scoring one firer against many enemies uses."""
+        ts = tuple(targets)
+        s = self.actor if shooter is None else shooter
+        if s is None:
+            return [None] * len(ts)
+        self._own_id(s)
+        odds = self._rs.odds
+        return [None if sh is None else odds(sh.key) for sh in self._shots(s, ts, as_if)]
+
     def odds(self, target: int, as_if: Hypo | None = None, shooter: int | None = None) -> Odds | None:
         """Exact odds of own tank ``shooter`` (default the actor) firing at ``target`` now, or from the
         hypothetical position ``as_if``; ``None`` if the shot is not legal (always for a hidden enemy)."""
@@ -758,15 +790,14 @@ class Observation(StateQueries):
             total = _ExactSum()
             with self._side_view():
                 view = HypoView(self._b, tid, h, facing)
-                for e in known:
-                    shot = self._rs.shot(view, e, tid)
+                for shot in self._rs.shots_at(view, known, tid):
                     if not isinstance(shot, Illegal):
                         total.add(self._rs.odds(shot.key).p_kill)
                 for e, eh, ef in self._remembered():
                     if eh == h:
                         continue
                     ghost = HypoView(HypoView(self._b, e, eh, ef), tid, h, facing)
-                    shot = self._rs.shot(ghost, e, tid)
+                    shot = self._rs.shots_at(ghost, (e,), tid)[0]
                     if not isinstance(shot, Illegal):
                         total.add(self._rs.odds(shot.key).p_kill)
             return total.value()

@@ -1047,6 +1047,44 @@ def _ellipse_arrays(dq: int, dr: int) -> tuple[Any, Any, Any, Any]:
 def _entered_many(dq: int, dr: int, o: tuple[int, int], ps: list[tuple[int, int]]) -> list[tuple[Hex, ...]]:
     """For each end point ``p`` of ``ps``: the hexes of the sight ellipse of ``(0, 0)``-``(dq, dr)``
     (:func:`_ellipse_offsets`, sorted) whose open interior the closed segment ``o``-``p`` enters --
+    :func:`segment_enters_hex` for all hexes, all segments and all six edges at once (numpy, int64, exact).
+
+    The test is the separating-axis one: a closed segment misses an open convex hexagon exactly when a line
+    separates them weakly, and such a line can be taken along a hexside or along the segment (the edges of the
+    sum of the two shapes).  So the segment enters the hexagon iff, for each of its six edges, an end point lies
+    strictly inside that edge's line, and some vertex lies strictly on each side of the segment's line (for a
+    segment of one point: the point strictly inside every edge).  Only integer cross products of sight-frame
+    points, far below 2**63 on any map; :func:`_entered_many_clipped` is the reference it is tested against."""
+    import numpy as np
+
+    q, r, cx, cy = _ellipse_arrays(dq, dr)
+    if not len(q):
+        return [() for _ in ps]
+    ox, oy = o
+    px = np.array([p[0] for p in ps], dtype=np.int64)[None, :, None]  # (1, segments, 1)
+    py = np.array([p[1] for p in ps], dtype=np.int64)[None, :, None]
+    fv = np.array(FRAME_VERTICES, dtype=np.int64)
+    vx = (cx[None, :] + fv[:, 0:1])[:, None, :]  # (6, 1, hexes): vertex k of each hex
+    vy = (cy[None, :] + fv[:, 1:2])[:, None, :]
+    nxt = np.roll(fv, -1, axis=0) - fv          # edge k runs from vertex k to vertex k + 1
+    ex, ey = nxt[:, 0:1, None], nxt[:, 1:2, None]  # (6, 1, 1)
+    # inside edge k strictly: ex (y - vy) - ey (x - vx) > 0 (the vertices run counter-clockwise)
+    o_in = ex * (oy - vy) - ey * (ox - vx) > 0   # (6, 1, hexes)
+    p_in = ex * (py - vy) - ey * (px - vx) > 0   # (6, segments, hexes)
+    ok = (o_in | p_in).all(axis=0)               # no hexside line separates
+    dx, dy = px - ox, py - oy                    # (1, segments, 1)
+    side = dx * (vy - oy) - dy * (vx - ox)       # (6, segments, hexes): the vertices against the segment's line
+    point = ((dx == 0) & (dy == 0))[0]           # (segments, 1): a segment of one point
+    ok &= ((side > 0).any(axis=0) & (side < 0).any(axis=0)) | point
+    ql, rl = q.tolist(), r.tolist()
+    return [tuple(Hex(ql[i], rl[i]) for i in row.nonzero()[0].tolist()) for row in ok]
+
+
+def _entered_many_clipped(dq: int, dr: int, o: tuple[int, int], ps: list[tuple[int, int]]) -> list[tuple[Hex, ...]]:
+    """:func:`_entered_many` by Cyrus-Beck clipping, edge after edge (the reference it is tested against).
+
+    For each end point ``p`` of ``ps``: the hexes of the sight ellipse of ``(0, 0)``-``(dq, dr)``
+    (:func:`_ellipse_offsets`, sorted) whose open interior the closed segment ``o``-``p`` enters --
     :func:`segment_enters_hex` for all hexes and all segments at once (numpy, int64, shape ``(len(ps), hexes)``;
     the same integer Cyrus-Beck clipping, parameters as numerator/denominator pairs; the values stay far below
     2**63 on any map)."""
@@ -1328,9 +1366,19 @@ def _grid_for(obstacles: Collection[tuple[int, int]], q1: int, r1: int, q2: int,
     if g is not None and g.obstacles is obstacles:  # grow the old box, with room to spare
         lo = (min(lo[0], g.q0) - 8, min(lo[1], g.r0) - 8)
         hi = (max(hi[0], g.q0 + g.w - 1) + 8, max(hi[1], g.r0 + g.h - 1) + 8)
+    elif _GRIDS:
+        # a new set (the board's next version): take in the box the last grid grew to, when not much bigger, so
+        # that the grids of one board keep one row stride (and the lines' masks made for it) instead of growing
+        # through 32, 64, 128 again for each version
+        last = _GRIDS[next(reversed(_GRIDS))]
+        ulo, uhi = (min(lo[0], last.q0), min(lo[1], last.r0)), (max(hi[0], last.q0 + last.w - 1),
+                                                                 max(hi[1], last.r0 + last.h - 1))
+        if (uhi[0] - ulo[0] + 1) * (uhi[1] - ulo[1] + 1) <= 4 * (hi[0] - lo[0] + 1) * (hi[1] - lo[1] + 1) + 4096:
+            lo, hi = ulo, uhi
     g = _ObstacleGrid(obstacles, lo, hi)
     if len(_GRIDS) >= 16:
         _GRIDS.pop(next(iter(_GRIDS)))
+    _GRIDS.pop(id(obstacles), None)
     _GRIDS[id(obstacles)] = g
     return g
 

@@ -147,6 +147,48 @@ def test_sight_lines_by_symmetry_equal_the_direct_computation():
     assert derived > 1000  # most come from another image: the symmetry was used, not only the direct path
 
 
+
+def test_entered_hexes_by_separating_axes_equal_the_clipping():
+    """sim.hexgrid._entered_many (the separating-axis test on all hexes, segments and edges at once) gives exactly
+    the hexes of the Cyrus-Beck clipping (_entered_many_clipped) for every offset within 9 hexes from the centre
+    and every vertex, and of segment_enters_hex for random segments, one-point segments and segments along
+    hexsides and through vertices included (fixed seed)."""
+    import random
+
+    from sim.hexgrid import (
+        FRAME_VERTICES,
+        _ellipse_offsets,
+        _entered_many,
+        _entered_many_clipped,
+        frame_centre,
+        frame_vertex,
+        segment_enters_hex,
+    )
+
+    for dq in range(-9, 10):
+        for dr in range(-9, 10):
+            if (dq, dr) == (0, 0):
+                continue
+            for origin in (None, 0, 1, 2, 3, 4, 5):
+                o = frame_centre((0, 0)) if origin is None else frame_vertex((0, 0), origin)
+                ps = [frame_centre((dq, dr))] + [frame_vertex((dq, dr), k) for k in range(6)]
+                assert _entered_many(dq, dr, o, ps) == _entered_many_clipped(dq, dr, o, ps), (dq, dr, origin)
+    rng = random.Random(14)
+    entered = 0
+    for _ in range(1500):
+        dq, dr = rng.randint(-6, 6), rng.randint(-6, 6)
+        if (dq, dr) == (0, 0):
+            continue
+        o = (rng.randint(-3, 3), rng.randint(-3, 3))
+        v = FRAME_VERTICES[rng.randrange(6)]
+        ps = [(rng.randint(-20, 20), rng.randint(-20, 20)), o, (o[0] + 4 * v[0], o[1] + 4 * v[1]),
+              (o[0] + 3 * (v[0] - FRAME_VERTICES[0][0]), o[1] + 3 * (v[1] - FRAME_VERTICES[0][1]))]
+        got = _entered_many(dq, dr, o, ps)
+        cand = _ellipse_offsets(dq, dr)
+        assert got == [tuple(h for h in cand if segment_enters_hex(o, p, h)) for p in ps], (dq, dr, o, ps)
+        entered += sum(map(len, got))
+    assert entered > 1000
+
 def test_lazy_graph_and_adjacency_agree_with_networkx_built_the_plain_way():
     """HexMap builds its networkx graph only when asked: the graph then equals one built with add_nodes_from /
     add_edge (nodes, terrain and neighbour order), and adjacency() made without the graph gives the same order."""

@@ -120,6 +120,8 @@ def calls(probe: Probe, obs: Observation) -> dict[str, list[tuple[tuple, dict, i
         "los": [((i, j), {}, None) for i in probe.ids[:-3] for j in probe.ids[:-3]],
         "odds": [((t,), {"as_if": hy, "shooter": a0}, None) for t in probe.ids for hy in probe.hypos]
         + [((t,), {"shooter": s}, None) for t in probe.ids for s in own],
+        "odds_many": [((list(probe.ids),), {"as_if": hy, "shooter": a0}, None) for hy in probe.hypos]
+        + [((list(probe.ids),), {"shooter": s}, None) for s in own],
         "face": [((t,), {"as_if": hy, "shooter": a0}, None) for t in probe.ids for hy in probe.hypos]
         + [((t,), {"shooter": s}, None) for t in probe.ids for s in own],
         "side_odds": [((t,), {}, None) for t in probe.ids],

@@ -58,3 +58,30 @@ def test_footprint_count_equals_the_reference_seven_line_test():
                 assert count_clear_lines(a, b, obs, origin, aims, hexside_blocks=mode) == want, (a, b, origin, mode)
                 checked += 1
     assert checked == 1200
+
+
+def test_shot_geometry_equals_the_reference():
+    """sight.shot_geometry (distance, arc and aspect written out) returns exactly the dict of
+    reference_shot_geometry (the helpers called one by one), key order included, on random boards: every facing,
+    gun facing, both sight options, range limits, turretless firers, armour with ties (the boundary faces) and
+    masked sides (fixed seed)."""
+    import random
+
+    from sim.rules.panzer_squadron.sight import reference_shot_geometry, shot_geometry
+
+    rng = random.Random(23)
+    cells = [Hex(q, r) for q in range(-4, 14) for r in range(-8, 10)]
+    kinds: set = set()
+    for i in range(1500):
+        obs = frozenset(rng.sample(cells, rng.choice([0, 10, 40, 110])))
+        a, b = rng.sample(cells, 2) if i % 10 else (cells[i % len(cells)],) * 2
+        armour = {"front": rng.choice([3, 5]), "side": rng.choice([3, 5]), "rear": rng.choice([1, 3])}
+        rules = SightRules(rng.choice(["centre", "front_vertex"]), rng.choice(["both", "either"]),
+                           rng.choice([None, 6, 12]))
+        args = (a, rng.randrange(6), rng.randrange(6), rng.random() < 0.7, b, rng.randrange(6), armour, obs, rules,
+                rng.choice([-1, -2]))
+        want = reference_shot_geometry(*args)
+        got = shot_geometry(*args)
+        assert list(got.items()) == list(want.items()), args
+        kinds.add((want["boundary"], want["side_masked"], want["los"], want["shot_allowed"]))
+    assert len(kinds) >= 8  # boundaries, masked sides, all three sight results, allowed and not

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from agents.policies.base import Doctrine
+from agents.policies.base import Doctrine, min_distance
 
 
 class Advance(Doctrine):
@@ -36,7 +36,7 @@ class Advance(Doctrine):
         if not goals:
             return "hold", -1.0
         bt = self.best_shot(obs)
-        d = min(obs.distance(me.hex, g) for g in goals)
+        d = min_distance(me.hex, goals)
         if bt is not None and d <= self.stop_at:
             return "fire", 2.0 + float(bt[1].p_kill)
         return "move", 1.0 / (1 + d)

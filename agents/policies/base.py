@@ -112,6 +112,22 @@ def _convert(cls: str, k: str, default: Any, v: Any) -> Any:
     return v
 
 
+
+def min_distance(frm: tuple[int, int], hexes: Iterable[tuple[int, int]]) -> int:
+    """The hex distance from ``frm`` to the nearest of ``hexes`` (axial ``(q, r)``; each distance as
+    :func:`sim.hexgrid.distance`, written out: the doctrines' nearest-enemy scans).  Raises ``ValueError`` for no
+    hexes (as ``min`` of nothing)."""
+    fq, fr = frm
+    best = -1
+    for q, r in hexes:
+        x, y = q - fq, r - fr
+        d = abs(x) + abs(y) + abs(x + y)  # twice the distance
+        if d < best or best < 0:
+            best = d
+    if best < 0:
+        raise ValueError("min_distance() of no hexes")
+    return best // 2
+
 class Doctrine(Policy):
     """Dispatches by decision kind (see the module docstring).
 
@@ -146,8 +162,13 @@ class Doctrine(Policy):
         if among is None:
             among = obs.targets(a) if as_if is None else obs.visible_ids()
         best = None
-        for t in among:
-            o = obs.odds(t, as_if=as_if, shooter=a)
+        many = getattr(obs, "odds_many", None)  # an observation that batches the shots (else one at a time)
+        if many is not None:
+            among = tuple(among)
+            pairs: Iterable[tuple[int, Any]] = zip(among, many(among, as_if=as_if, shooter=a))
+        else:
+            pairs = ((t, obs.odds(t, as_if=as_if, shooter=a)) for t in among)
+        for t, o in pairs:
             if o is None or (o.p_kill <= 0 and o.p_hit <= 0):
                 continue
             if worth and not self.worth_firing(obs, t, o):
@@ -241,8 +262,7 @@ class Doctrine(Policy):
             return actors[: self.activation_candidates]
 
         def nearest(a: int) -> tuple[int, int]:
-            h = obs.tank(a).hex
-            return (min(obs.distance(h, e) for e in enemies), a)
+            return (min_distance(obs.tank(a).hex, enemies), a)
 
         return tuple(sorted(actors, key=nearest)[: self.activation_candidates])
 

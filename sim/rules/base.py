@@ -12,7 +12,7 @@ import importlib
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, ClassVar, Generator, Hashable, Mapping, Sequence
+from typing import Any, Callable, ClassVar, Generator, Hashable, Iterable, Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -243,6 +243,17 @@ class Ruleset:
     def shot(self, b: BoardView, shooter: int, target: int, fire: Action | None = None, as_if: Hypo | None = None
              ) -> Shot | Illegal:
         raise NotImplementedError
+
+    def shots(self, b: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
+              ) -> list[Shot | Illegal]:
+        """The shots of one firer at many targets: ``[shot(b, shooter, t, None, as_if) for t in targets]``, the
+        same answers in that order (what a rule set may answer faster, doing the firer's part once)."""
+        return [self.shot(b, shooter, t, None, as_if) for t in targets]
+
+    def shots_at(self, b: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
+        """The shots of many firers at one target: ``[shot(b, s, target) for s in shooters]``, the same answers in
+        that order (what a rule set may answer faster, doing the target's part once)."""
+        return [self.shot(b, s, target) for s in shooters]
 
     def odds(self, key: Hashable) -> Odds:
         raise NotImplementedError

@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, Callable, Generator, Hashable, Literal, Mapping, TypeVar
+from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping, TypeVar
 
 from pydantic import Field
 
@@ -56,7 +56,7 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
-from sim.hexgrid import Hex, HexMap, as_hex, bounded_dijkstra
+from sim.hexgrid import PAIR_CACHE_MAX, Hex, HexMap, as_hex, bounded_dijkstra
 from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, RulesOptions, Shot
 from sim.rules.panzer_squadron import data as ps_data
 from sim.rules.panzer_squadron.data import DEFAULT_TILES, Tile, Vehicle, catalog, find_vehicle
@@ -139,6 +139,9 @@ class PanzerSquadron(Ruleset):
     def tiles(self, options: PSOptions) -> Mapping[str, Tile]:
         """The Tiles by terrain name: the defaults with the scenario's ``tiles`` over them (kept per options
         object: options are not changed after validation)."""
+        ent = _TILES.get(id(options))
+        if ent is not None and ent[0] is options:
+            return ent[1]
         return _per_object(_TILES, options, lambda o: MappingProxyType({**DEFAULT_TILES, **o.tiles}))
 
     def terrain_names(self, options: PSOptions | None = None) -> tuple[str, ...]:
@@ -259,30 +262,127 @@ class PanzerSquadron(Ruleset):
         else:
             facing = s.facing
             gun = facing if s.turret_facing is None else s.turret_facing
+        return self._pair_shot(battle, shooter, target, as_if, hx, facing, gun, t.hex, status, target_moving)
+
+    def _pair_shot(self, battle: BoardView, shooter: int, target: int, as_if: Hypo | None, hx: Hex, facing: int,
+                   gun: int, th: Hex, status: str, target_moving: bool) -> Shot | Illegal:
+        """:meth:`shot` of a pair of enemy tanks on the board (the target live) when live tanks do not block sight,
+        its parts worked out by the caller: kept by ``pair_cached``."""
         # everything the shot reads besides the obstacles of the pair's sight ellipse and the terrain, which
         # pair_cached watches: the two tanks (their vehicles are fixed), where they stand and face, the firer's
         # status, whether the target moves, and the options
-        key = ("ps_shot", shooter, target, hx, facing, gun, t.hex, t.facing, status, target_moving,
-               _options_key(opts))
-        return battle.map.pair_cached(key, hx, t.hex, lambda: self._shot(battle, shooter, target, as_if, hx, status,
-                                                                         target_moving))
+        key = ("ps_shot", shooter, target, hx, facing, gun, th, battle.tanks[target].facing, status, target_moving,
+               _options_key(battle.options))
+        return battle.map.pair_cached(key, hx, th, lambda: self._shot(battle, shooter, target, as_if, hx, status,
+                                                                      target_moving))
+
+    def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
+              ) -> list[Shot | Illegal]:
+        """``[shot(battle, shooter, t, None, as_if) for t in targets]`` (the same answers, in that order), with the
+        firer's part (hex, facing, gun, status) worked out once and each pair answered from :func:`_front_cache`
+        when it holds the pair.  Raises ``ValueError`` when the shooter is off the board and a target is a live
+        enemy (as :meth:`shot`)."""
+        tanks = battle.tanks
+        opts = battle.options
+        if opts.live_tanks_block_los:
+            return [self.shot(battle, shooter, t, None, as_if) for t in targets]
+        s = tanks[shooter]
+        if as_if:
+            hx: Hex | None = as_hex(as_if.hex)
+            facing = gun = as_if.facing
+            status = IN_MOVEMENT if as_if.moved and s.rules_state.get("start_status") == IN_MOVEMENT else \
+                s.rules_state.get("start_status", STATIONARY)
+        else:
+            hx, facing = s.hex, s.facing
+            gun = facing if s.turret_facing is None else s.turret_facing
+            status = s.rules_state["start_status"] if battle.rules_state.get("active") == shooter else \
+                s.rules_state["marker"]
+        front, changes = _front_cache(battle.map, opts)
+        n = len(changes)
+        side, ntanks = s.side, len(tanks)
+        out: list[Shot | Illegal] = []
+        for target in targets:
+            if hx is None or target.__class__ is not int or not 0 <= target < ntanks:
+                out.append(self.shot(battle, shooter, target, None, as_if))
+                continue
+            t = tanks[target]
+            th = t.hex
+            if th is None or not t.alive or t.side == side:
+                out.append(self.shot(battle, shooter, target, None, as_if))
+                continue
+            key = (shooter, target, hx, facing, gun, th, t.facing, status, t.rules_state.get("marker") == IN_MOVEMENT)
+            ent = front.get(key)
+            if ent is not None and (ent[1] == n or _still_valid(front, key, ent, changes, hx, th)):
+                out.append(ent[0])
+                continue
+            v = self._pair_shot(battle, shooter, target, as_if, hx, facing, gun, th, status, key[8])
+            _front_put(front, key, v, n)
+            out.append(v)
+        return out
+
+    def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
+        """``[shot(battle, s, target) for s in shooters]`` (the same answers, in that order), with the target's part
+        worked out once and each pair answered from :func:`_front_cache` when it holds the pair: the enemies'
+        shots at one tank (a threat).  Raises ``ValueError`` for a shooter off the board (as :meth:`shot`)."""
+        tanks = battle.tanks
+        opts = battle.options
+        if opts.live_tanks_block_los or target.__class__ is not int or not 0 <= target < len(tanks):
+            return [self.shot(battle, s, target) for s in shooters]
+        t = tanks[target]
+        th = t.hex
+        if th is None or not t.alive:
+            return [self.shot(battle, s, target) for s in shooters]
+        tf, tm, tside = t.facing, t.rules_state.get("marker") == IN_MOVEMENT, t.side
+        active = battle.rules_state.get("active")
+        front, changes = _front_cache(battle.map, opts)
+        n = len(changes)
+        out: list[Shot | Illegal] = []
+        for shooter in shooters:
+            s = tanks[shooter]
+            hx = s.hex
+            if hx is None or s.side == tside:
+                out.append(self.shot(battle, shooter, target))
+                continue
+            facing = s.facing
+            gun = facing if s.turret_facing is None else s.turret_facing
+            status = s.rules_state["start_status"] if active == shooter else s.rules_state["marker"]
+            key = (shooter, target, hx, facing, gun, th, tf, status, tm)
+            ent = front.get(key)
+            if ent is not None and (ent[1] == n or _still_valid(front, key, ent, changes, hx, th)):
+                out.append(ent[0])
+                continue
+            v = self._pair_shot(battle, shooter, target, None, hx, facing, gun, th, status, tm)
+            _front_put(front, key, v, n)
+            out.append(v)
+        return out
 
     def _shot(self, battle: BoardView, shooter: int, target: int, as_if: Hypo | None, hx: Hex, status: str,
               target_moving: bool) -> Shot | Illegal:
         """:meth:`shot` computed (a legal pair of tanks; ``hx`` the shooter's hex, ``status`` its status for the
-        shot, ``target_moving`` the target's marker)."""
+        shot, ``target_moving`` the target's marker).  The geometry is :meth:`geometry`'s, computed here directly
+        (the shot itself is what the caller keeps)."""
         s, t = battle.tanks[shooter], battle.tanks[target]
-        g = self.geometry(battle, shooter, target, as_if)
-        if not g["shot_allowed"]:
-            return Illegal(g["reason"])
+        if as_if:
+            facing = gun = as_if.facing
+        else:
+            facing = s.facing
+            gun = facing if s.turret_facing is None else s.turret_facing
         assert t.hex is not None  # shot() checked
+        opts = battle.options
+        g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, self.obstacles(battle),
+                          self.sight_rules(opts), opts.exceptional_modifier)
+        if not g["shot_allowed"]:
+            refused = GeometryIllegal(g["reason"])
+            refused.los = g["los"]
+            return refused
         tiles = self.tiles(battle.options)
         tile_mod = tiles[battle.map.terrain(t.hex)].target_modifier + tiles[battle.map.terrain(hx)].firer_modifier
         m = net_modifier(firer_status=status, turret_rotated=g["turret_rotation"], target_moving=target_moving,
                          cover_modifier=g["cover_modifier"], range_hexes=g["range"], tile_modifier=tile_mod)
         key = PSKey(s.vehicle.penetration, g["armour"], m)
-        return Shot(shooter, target, key, g["face"],
-                    MappingProxyType({**g, "firer_status": status, "tile_modifier": tile_mod}))
+        g["firer_status"] = status  # g is this shot's own (computed above, not shared)
+        g["tile_modifier"] = tile_mod
+        return Shot(shooter, target, key, g["face"], MappingProxyType(g))
 
     def odds(self, key: Hashable) -> Odds:
         """Exact odds (D22) of a shot's key, a :class:`PSKey`; raises ``TypeError`` for any other key."""
@@ -423,8 +523,8 @@ class PanzerSquadron(Ruleset):
         return tuple(ok)
 
     def _targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
-        return tuple(e.tank_id for e in battle.enemies_of(battle.tanks[tid].side)
-                     if not isinstance(self.shot(battle, tid, e.tank_id), Illegal))
+        ids = [e.tank_id for e in battle.enemies_of(battle.tanks[tid].side)]
+        return tuple(e for e, sh in zip(ids, self.shots(battle, tid, ids)) if not isinstance(sh, Illegal))
 
     def play_turn(self, battle: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One game turn (D15): initiative, then the sides alternate activating one tank each."""
@@ -752,9 +852,72 @@ def _armour_key(vehicle: Vehicle) -> tuple:
     return _per_object(_ARMOUR_KEYS, vehicle, lambda v: tuple(sorted(v.armour.items())), bound=1024)
 
 
+#: The sight-ellipse slack of :meth:`sim.hexgrid.HexMap.pair_cached` (its default), which the front cache mirrors.
+_SLACK = 3
+
+
+def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[Any, int]], list]:
+    """The front cache of :meth:`PanzerSquadron.shots` / :meth:`~PanzerSquadron.shots_at` for one board and options
+    object, and the board's change log (:meth:`sim.hexgrid.HexMap.bump`).
+
+    It maps a pair's key -- ``(shooter, target, firer hex, facing, gun facing, target hex, target facing, firer
+    status, target moving)``, all :meth:`PanzerSquadron.shot` reads besides the options (the cache is per options
+    object), the tanks' fixed vehicles, the terrain and the obstacles of the pair's sight ellipse -- to ``(shot,
+    len(changes) when it was last known valid)``.  It is the board's own (:meth:`HexMap.local_cached`: dropped when
+    the terrain changes, not shared with a fork or another battle's board), an entry is reused only while no
+    change logged since falls in the pair's ellipse (:func:`_still_valid`, the test of ``pair_cached``), and it
+    holds at most ``PAIR_CACHE_MAX`` entries (emptied when full).  A miss asks :meth:`PanzerSquadron.shot`, which
+    keeps its own ``pair_cached`` answers (read through to a fork's parent): this cache only saves the per-pair
+    work of reaching them."""
+    box: list = hexmap.local_cached(("ps_front_shots",), lambda: [None, None])
+    if box[0] is not options:
+        box[0], box[1] = options, {}
+    return box[1], hexmap.changes
+
+
+def _still_valid(front: dict, key: tuple, ent: tuple[Any, int], changes: list, a: Hex, b: Hex) -> bool:
+    """Whether the front-cache entry ``ent`` of the pair ``a``-``b`` survives the changes logged since it was
+    stored (none unlocated and none in the pair's sight ellipse: ``distance(c, a) + distance(c, b) <= distance(a,
+    b) + slack``, the hex distances written out); if so it is marked valid up to now."""
+    aq, ar = a
+    bq, br = b
+    x, y = bq - aq, br - ar
+    lim = abs(x) + abs(y) + abs(x + y) + 2 * _SLACK  # twice distance(a, b) + slack: a hex distance is half the sum
+    for c in changes[ent[1]:]:
+        if c is None:
+            return False
+        x, y, u, w = c[0] - aq, c[1] - ar, c[0] - bq, c[1] - br
+        if abs(x) + abs(y) + abs(x + y) + abs(u) + abs(w) + abs(u + w) <= lim:
+            return False
+    front[key] = (ent[0], len(changes))
+    return True
+
+
+def _front_put(front: dict, key: tuple, value: Any, n: int) -> None:
+    if len(front) >= PAIR_CACHE_MAX:
+        front.clear()
+    front[key] = (value, n)
+
+
 def _sees(battle: BoardView, s: int, e: int) -> bool:
-    """The :class:`sim.battle.SightMatrix` pair test: ``s`` has a line of sight to ``e`` (6.4: 2+ clear lines)."""
-    return battle.ruleset.geometry(battle, s, e)["los"] != "blocked"
+    """The :class:`sim.battle.SightMatrix` pair test: ``s`` has a line of sight to ``e`` (6.4: 2+ clear lines).
+
+    Read from the shot ``s`` -> ``e`` (:meth:`PanzerSquadron.shots`, which keeps it for the doctrines' queries):
+    its geometry's ``los`` (a :class:`GeometryIllegal` keeps it too); any other answer asks :meth:`geometry`."""
+    rs = battle.ruleset
+    got = rs.shots(battle, s, (e,))[0]
+    if isinstance(got, Shot):
+        return got.info["los"] != "blocked"
+    if isinstance(got, GeometryIllegal):
+        return got.los != "blocked"
+    return rs.geometry(battle, s, e)["los"] != "blocked"
+
+
+class GeometryIllegal(Illegal):
+    """A shot its geometry refuses (no line of sight, a masked side, out of range, outside a hull arc), with the
+    geometry's sight result kept as ``los`` (``clear`` / ``partial`` / ``blocked``, :func:`shot_geometry`)."""
+
+    los: str
 
 
 def _hexes(tanks: list[TankState]) -> set[Hex]:

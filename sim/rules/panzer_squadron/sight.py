@@ -145,6 +145,95 @@ def shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_turret: bo
     ``cover_modifier``, ``face``, ``armour``.  ``gun_facing`` is the turret facing (the hull facing if turretless);
     ``obstacles`` the obstacle hexes (the firer's and target's own hexes are ignored).  Adds ``reason`` when the
     shot is not allowed.  ``lines(firer, target)``, if given, replaces :func:`clear_lines` (a cache).
+
+    The same dict as :func:`reference_shot_geometry` (``tests/test_ps_sight.py`` compares them), with the hex
+    distance, the arc test (:func:`sim.hexgrid.in_arc`) and the aspect (:func:`sim.hexgrid.aspect`) written out:
+    this is the computation behind every new shot of a battle."""
+    fq, fr = firer
+    dq, dr = target[0] - fq, target[1] - fr
+    rng = max(abs(dq), abs(dr), abs(dq + dr))
+    a, b, c = dq, dr, -dq - dr  # in_arc(firer, target, gun_facing): the cube vector turned by -60 x gun_facing
+    for _ in range(gun_facing % 6):
+        a, b, c = -b, -c, -a
+    out: dict = {"range": rng, "range_bonus": 1 if rng <= 5 else 0, "turret_rotation": a < max(b, c)}
+    a, b, c = -dq, -dr, dq + dr  # aspect(target, target_facing, firer)
+    for _ in range(target_facing % 6):
+        a, b, c = -b, -c, -a
+    hi, lo = (b, c) if b >= c else (c, b)
+    if a > hi or (a == b == c == 0):
+        face, boundary = FRONT, False
+    elif a == hi:
+        face, boundary, cands0 = FRONT, True, (FRONT, SIDE)
+    elif a < lo:
+        face, boundary = REAR, False
+    elif a == lo:
+        face, boundary, cands0 = SIDE, True, (SIDE, REAR)
+    else:
+        face, boundary = SIDE, False
+    out["boundary"] = boundary
+    if boundary:
+        face = thicker(armour, cands0)
+    masked = False
+    if face == SIDE:
+        side_dir = (target_facing + 1) % 6 if c > b else (target_facing + 4) % 6
+        across = target.neighbour(side_dir)
+        masked = across in (obstacles if isinstance(obstacles, (set, frozenset)) else set(obstacles)) \
+            and across != firer
+    out["side_masked"] = masked
+    allowed = True
+    reason = ""
+    if masked:
+        cands = [FRONT] if a > 0 else [REAR] if a < 0 else [FRONT, REAR]
+        elines = {f: exceptional_lines(firer, firer_facing, target, target_facing, f, obstacles, rules)
+                  for f in cands}
+        passing = [f for f in cands if elines[f] >= 2]
+        if passing:
+            face = thicker(armour, passing)
+        else:
+            face = sorted(cands, key=lambda f: (-elines[f], -armour[f]))[0]
+        out.update(exceptional_face=face, exceptional_clear_lines=elines[face], exceptional_legal=bool(passing))
+        out["los"] = "partial" if passing else "blocked"
+        cover = exceptional_modifier if passing else 0
+        if not passing:
+            allowed, reason = False, "masked side and fewer than 2 lines from the front point"
+    else:
+        if lines:
+            n = lines(firer, firer_facing, target)
+        elif rng <= 1:
+            n = 7
+        else:
+            obs = obstacles if isinstance(obstacles, (set, frozenset)) else frozenset(obstacles)
+            n = count_clear_lines(firer, target, obs, firer_facing % 6 if rules.los_origin != "centre" else None,
+                                  hexside_blocks=rules.hexside_blocks) if obs else 7
+        out["clear_lines"] = n
+        out["los"] = "clear" if n == 7 else "partial" if n >= 2 else "blocked"
+        cover = -1 if 2 <= n <= 6 else 0
+        if n <= 1:
+            allowed, reason = False, f"no line of sight ({n} of 7 lines clear)"
+    if allowed and rules.max_range_hexes is not None and rng > rules.max_range_hexes:
+        allowed, reason = False, f"range {rng} exceeds the maximum {rules.max_range_hexes}"
+    if allowed and out["turret_rotation"] and not has_turret:
+        allowed, reason = False, "target outside the hull arc of a turretless vehicle"
+    out["shot_allowed"] = allowed
+    if allowed:
+        out.update(cover_modifier=cover, face=face, armour=int(armour[face]))
+    else:
+        out["reason"] = reason
+    return out
+
+
+def reference_shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_turret: bool, target: Hex,
+                  target_facing: int, armour: Mapping[str, int], obstacles: Obstacles,
+                  rules: SightRules = SightRules(), exceptional_modifier: int = -1, lines=None) -> dict:
+    """Everything a shot's geometry decides (sections 5.3, 6, 7, 8 step 1) as a dict with the geometry golden-case
+    keys: ``range``, ``range_bonus``, ``turret_rotation``, ``boundary``, ``side_masked``, ``clear_lines`` or the
+    ``exceptional_*`` keys, ``los`` (clear / partial / blocked), ``shot_allowed``, and for allowed shots
+    ``cover_modifier``, ``face``, ``armour``.  ``gun_facing`` is the turret facing (the hull facing if turretless);
+    ``obstacles`` the obstacle hexes (the firer's and target's own hexes are ignored).  Adds ``reason`` when the
+    shot is not allowed.  ``lines(firer, target)``, if given, replaces :func:`clear_lines` (a cache).
+
+    The helpers (:func:`sim.hexgrid.aspect`, :func:`sim.hexgrid.in_arc`) called one by one: the reference that
+    :func:`shot_geometry`, which writes them out, is tested against.
     """
     rng = distance(firer, target)
     out: dict = {"range": rng, "range_bonus": 1 if rng <= 5 else 0,

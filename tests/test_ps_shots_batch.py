@@ -1,0 +1,109 @@
+"""Panzer Squadron batched shots (issue 14): ``shots`` / ``shots_at`` and their per-board front cache give exactly
+the shots computed directly, on a real battle played forward (tanks move, turn, change status and are destroyed,
+so cached pairs go stale), for real and hypothetical positions; and the observation's ``odds_many`` equals ``odds``
+one target at a time."""
+from __future__ import annotations
+
+from typing import Any
+
+from sim.battle import HypoView
+from sim.model import BattleModel
+from sim.rules.base import Hypo, Illegal
+from sim.rules.panzer_squadron.odds import IN_MOVEMENT
+from sim.scenario import validate
+
+
+def _scenario() -> Any:
+    """12 v 12 on a 16 x 16 rectangle with a wood in the middle (the benchmark battle, smaller)."""
+    rows = list(range(0, 16, 2))
+    west = [[q, r - q // 2] for q in range(2) for r in rows][:12]
+    east = [[q, r - q // 2] for q in range(15, 13, -1) for r in rows][:12]
+    return validate({
+        "name": "ps_12v12", "ruleset": {"name": "panzer_squadron"}, "turn_limit": 8,
+        "map": {"shape": "rectangle", "width": 16, "height": 16,
+                "terrain": [{"tile": "woods", "center": [8, 4], "radius": 2}]},
+        "sides": [{"name": "West", "policy": "advance", "tanks": [{"vehicle": "t34_85", "hex": h, "facing": 1}
+                                                                   for h in west]},
+                  {"name": "East", "policy": "greedy", "tanks": [{"vehicle": "pz_iv_h", "hex": h, "facing": 4}
+                                                                  for h in east]}]}, "panzer_squadron")
+
+
+def _direct(rs: Any, b: Any, s: int, t: int, as_if: Hypo | None = None) -> Any:
+    """The shot computed from scratch: the same checks as ``shot``, then ``_shot`` (no cache read)."""
+    ts, tt = b.tanks[s], b.tanks[t]
+    if not tt.alive or tt.hex is None:
+        return Illegal("target is not a live tank")
+    if tt.side == ts.side:
+        return Illegal("target is a friendly tank")
+    if as_if:
+        hx = as_if.hex
+        status = IN_MOVEMENT if as_if.moved and ts.rules_state.get("start_status") == IN_MOVEMENT else \
+            ts.rules_state.get("start_status")
+    else:
+        hx = ts.hex
+        status = ts.rules_state["start_status"] if b.rules_state.get("active") == s else ts.rules_state["marker"]
+    return rs._shot(b, s, t, as_if, hx, status, tt.rules_state.get("marker") == IN_MOVEMENT)
+
+
+def _same(got: Any, want: Any) -> bool:
+    if isinstance(want, Illegal):
+        return isinstance(got, Illegal) and str(got) == str(want)
+    return (not isinstance(got, Illegal) and (got.shooter, got.target, got.key, got.face) ==
+            (want.shooter, want.target, want.key, want.face) and dict(got.info) == dict(want.info))
+
+
+def test_batched_shots_equal_the_direct_computation_through_a_battle():
+    m = BattleModel(_scenario(), 3)
+    b = m.battle
+    rs = b.ruleset
+    checked = kills = hypo = 0
+    for _step in range(40):
+        if b.ended:
+            break
+        m.advance(4)
+        live = [t for t in b.tanks if t.alive and t.hex is not None]
+        kills = sum(1 for t in b.tanks if not t.alive)
+        for s in live:
+            foes = [t.tank_id for t in b.tanks if t.side != s.side]  # the dead ones too
+            for got, t in zip(rs.shots(b, s.tank_id, foes), foes):
+                assert _same(got, _direct(rs, b, s.tank_id, t)), (s.tank_id, t)
+                checked += 1
+            shooters = [t.tank_id for t in live if t.side != s.side]
+            for got, e in zip(rs.shots_at(b, shooters, s.tank_id), shooters):
+                assert _same(got, _direct(rs, b, e, s.tank_id)), (e, s.tank_id)
+            # a hypothetical place two hexes on, and the enemies' shots at the tank standing there
+            h = s.hex.neighbour(s.facing).neighbour(s.facing)
+            if h in b.map and not b.occupants(h):
+                ai = Hypo(h, (s.facing + 1) % 6, True)
+                for got, t in zip(rs.shots(b, s.tank_id, foes, ai), foes):
+                    assert _same(got, _direct(rs, b, s.tank_id, t, ai))
+                view = HypoView(b, s.tank_id, h, (s.facing + 1) % 6)
+                for got, e in zip(rs.shots_at(view, shooters, s.tank_id), shooters):
+                    assert _same(got, _direct(rs, view, e, s.tank_id))
+                hypo += 1
+    assert checked > 2000 and kills >= 3 and hypo > 50, (checked, kills, hypo)
+
+
+def test_odds_many_equals_odds_one_at_a_time():
+    m = BattleModel(_scenario(), 5)
+    b = m.battle
+    import random
+
+    from agents.observation import Observation
+    from sim.actions import Pass
+    from sim.rules.base import Decision, Legal
+
+    seen = 0
+    for _step in range(25):
+        if b.ended:
+            break
+        m.advance(3)
+        for side in (0, 1):
+            for a in [t.tank_id for t in b.live_tanks(side)][:4]:
+                obs = Observation(b, side, Decision(side, "fire", (a,), Legal(), Pass(a)), random.Random(0), a)
+                targets = [t.tank_id for t in b.tanks if t.side != side]
+                assert obs.odds_many(targets) == [obs.odds(t) for t in targets]
+                ai = Hypo(b.tanks[a].hex, (b.tanks[a].facing + 2) % 6, False)
+                assert obs.odds_many(targets, as_if=ai) == [obs.odds(t, as_if=ai) for t in targets]
+                seen += sum(o is not None for o in obs.odds_many(targets))
+    assert seen > 20
