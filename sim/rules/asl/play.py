@@ -659,22 +659,12 @@ class ASL(Ruleset):
         if a == c:
             return True, 0
         p, q = (a, c) if a <= c else (c, a)
-        if type(battle) is BattleState:   # the answer depends on the board only, so it holds until the next event
-            state = (battle.version, battle.hidden_tanks)
-            last = _LOS_LAST
-            if last and last[0]() is battle and last[1] == state:
-                ent = last[2]
-            else:
-                ent = self._los_memo(battle, state)
-            got = ent[0].get((p, q))
-            if got is None:
-                got = ent[0][(p, q)] = self._los(battle, p, q, ent)
-            return got
         if type(battle) is HypoView:
             # the view's Case R table is its base's but at the placed tank's two hexes, so off them it answers as
             # its base does (whose answers are kept per battle version: shared by every view of that version)
             g = self._los_grid(battle)
-            ip, iq = g.index(p), g.index(q)
+            idx = g.cells
+            ip, iq = idx.get(p), idx.get(q)
             if ip is None or iq is None:
                 line = self._los_line(battle, p, q)
                 if line is None:
@@ -690,12 +680,26 @@ class ASL(Ruleset):
             _tid, old, new = battle.moved
             for h in (old, new):
                 if h is not None:
-                    i = g.flat(h)
+                    i = idx.get(h)
                     if i is None or (i >= sh and (mask >> (i - sh)) & 1):
-                        break
-            else:
-                return self.los(battle.base, p, q)
-        return self._los(battle, p, q)
+                        return self._los(battle, p, q)
+            battle = battle.base
+            if type(battle) is not BattleState:
+                return self.los(battle, p, q)
+        elif type(battle) is not BattleState:
+            return self._los(battle, p, q)
+        # a battle: the answer depends on the board only, so it holds until the next event (and longer,
+        # :meth:`_los_memo`)
+        state = (battle.version, battle.hidden_tanks)
+        last = _LOS_LAST
+        if last and last[0]() is battle and last[1] == state:
+            ent = last[2]
+        else:
+            ent = self._los_memo(battle, state)
+        got = ent[0].get((p, q))
+        if got is None:
+            got = ent[0][(p, q)] = self._los(battle, p, q, ent)
+        return got
 
     def _los_memo(self, battle: BattleState, state: Hashable) -> list[Any]:
         """``[answers, masks]`` of ``battle`` in its present state ``state`` (version, hidden tanks): the table of
@@ -818,7 +822,7 @@ class ASL(Ruleset):
         whose masks are these); a line through a blocking occupant, or ends or occupants off the grid, are read hex
         by hex (:meth:`_los_by_hex`, the definition)."""
         g = self._los_grid(battle)
-        ip, iq = g.index(p), g.index(q)
+        ip, iq = g.cells.get(p), g.cells.get(q)
         if ip is None or iq is None:
             return self._los_by_hex(battle, p, q)
         low, mask = line_mask(q[0] - p[0], q[1] - p[1], g.w)

@@ -137,13 +137,16 @@ class LosGrid:
     (off-map cells are open ground, CONVENTIONS.md "Lines", so their bits are 0).  The row stride ``w`` is a power
     of two, so boards of similar width share it and with it the line masks (:func:`line_mask`).
 
-    ``index(h)`` is the bit of a hex inside the unpadded box (``None`` outside: the caller reads such a line hex
-    by hex); ``flat(h)`` the bit of any hex of the padded box (``None`` outside)."""
+    ``cells`` maps each cell of the map to its bit (a line between two cells lies in the padded box; the caller
+    reads a line with an end off the map hex by hex); ``index(h)`` is the bit of a hex inside the unpadded box
+    (``None`` outside); ``flat(h)`` the bit of any hex of the padded box (``None`` outside)."""
 
-    __slots__ = ("q0", "r0", "qlo", "qhi", "rlo", "rhi", "w", "rows", "obstacles")
+    __slots__ = ("q0", "r0", "qlo", "qhi", "rlo", "rhi", "w", "rows", "obstacles", "cells")
 
     def __init__(self, cells: Iterable[tuple[int, int]], obstacle: Callable[[Hex], bool]):
-        hexes = [as_hex(h) for h in cells] or [Hex(0, 0)]
+        hexes = [as_hex(h) for h in cells]
+        if not hexes:
+            hexes = [Hex(0, 0)]
         self.qlo, self.qhi = min(h[0] for h in hexes), max(h[0] for h in hexes)
         self.rlo, self.rhi = min(h[1] for h in hexes), max(h[1] for h in hexes)
         self.q0, self.r0 = self.qlo - LOS_PAD, self.rlo - LOS_PAD
@@ -151,9 +154,11 @@ class LosGrid:
         self.w = 1 << (width - 1).bit_length()
         self.rows = self.rhi - self.rlo + 1 + 2 * LOS_PAD
         bits = 0
+        self.cells: dict[Hex, int] = {}
         for h in hexes:
+            i = self.cells[h] = (h[0] - self.q0) + self.w * (h[1] - self.r0)
             if obstacle(h):
-                bits |= 1 << ((h[0] - self.q0) + self.w * (h[1] - self.r0))
+                bits |= 1 << i
         self.obstacles = bits
 
     def index(self, h: tuple[int, int]) -> int | None:
@@ -198,19 +203,25 @@ class HindMasks:
     __slots__ = ("any", "block", "planes", "ok", "block_entries")
 
     def __init__(self, table: Mapping[Hex, tuple[tuple[int, int | None], ...]], grid: LosGrid):
-        self.any = self.block = 0
+        anyb = block = one = 0
         planes: list[int] = []
         self.ok = True
         blocking = []
+        cells = grid.cells
         for h, entries in table.items():
-            i = grid.flat(h)
+            i = cells.get(h)
             if i is None:
-                self.ok = False
-                continue
+                i = grid.flat(h)
+                if i is None:
+                    self.ok = False
+                    continue
             bit = 1 << i
-            self.any |= bit
+            anyb |= bit
+            if len(entries) == 1 and entries[0][1] == 1:   # the common case: one hindering AFV or wreck
+                one |= bit
+                continue
             if any(x is None for _tid, x in entries):
-                self.block |= bit
+                block |= bit
                 blocking.append((h, entries))
                 continue
             c = sum(x for _tid, x in entries if x is not None)
@@ -222,6 +233,11 @@ class HindMasks:
                     planes[j] |= bit
                 c >>= 1
                 j += 1
+        if planes:
+            planes[0] |= one
+        else:
+            planes.append(one)
+        self.any, self.block = anyb, block
         self.planes = tuple(planes)
         self.block_entries = tuple(sorted(blocking))
 
