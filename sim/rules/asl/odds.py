@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Hashable, Mapping, NamedTuple, cast
 
 from sim.dice import DiceSource
 from sim.rules.asl.tables import (
@@ -252,7 +252,7 @@ def _preference(name: str, v: Any) -> tuple[str, ...]:
 
 
 @lru_cache(maxsize=8192)
-def _parse_value(name: str, kind: type, v: Any) -> Any:
+def _parse_value(name: str, kind: Hashable, v: Any) -> Any:
     """``_PARSERS[name](name, v)``, cached on the name, the value and its type (``True`` and ``1`` are equal keys
     otherwise; the parsers are pure and return immutable values).  A refusal is raised again on every ask."""
     return _PARSERS[name](name, v)
@@ -279,7 +279,7 @@ def parse_params(params: Mapping[str, Any]) -> ShotKey:
         if v is None:
             raise CaseError(f"parameter {name} has no value")
         try:
-            vals[name] = _parse_value(name, type(v), v)
+            vals[name] = _parse_value(name, cast(Hashable, type(v)), v)
         except TypeError:   # an unhashable value (a YAML list): parsed directly
             vals[name] = _PARSERS[name](name, v)
     hull = vals.pop("af_hull", None)

@@ -662,7 +662,18 @@ class ASL(Ruleset):
         if type(battle) is HypoView:
             # the view's Case R table is its base's but at the placed tank's two hexes, so off them it answers as
             # its base does (whose answers are kept per battle version: shared by every view of that version)
-            g = self._los_grid(battle)
+            base = battle.base
+            ent = None
+            if type(base) is BattleState:   # its LOS entry (see below) holds the grid
+                state = (base.version, base.hidden_tanks)
+                last = _LOS_LAST
+                if last and last[0]() is base and last[1] == state:
+                    ent = last[2]
+                else:
+                    ent = self._los_memo(base, state)
+                g = ent[2]
+            else:
+                g = self._los_grid(battle)
             idx = g.cells
             ip, iq = idx.get(p), idx.get(q)
             if ip is None or iq is None:
@@ -683,32 +694,34 @@ class ASL(Ruleset):
                     i = idx.get(h)
                     if i is None or (i >= sh and (mask >> (i - sh)) & 1):
                         return self._los(battle, p, q)
-            battle = battle.base
-            if type(battle) is not BattleState:
-                return self.los(battle, p, q)
-        elif type(battle) is not BattleState:
-            return self._los(battle, p, q)
-        # a battle: the answer depends on the board only, so it holds until the next event (and longer,
-        # :meth:`_los_memo`)
-        state = (battle.version, battle.hidden_tanks)
-        last = _LOS_LAST
-        if last and last[0]() is battle and last[1] == state:
-            ent = last[2]
+            if ent is None:
+                return self.los(base, p, q)
+            battle = base
+        elif type(battle) is BattleState:
+            # a battle: the answer depends on the board only, so it holds until the next event (and longer,
+            # :meth:`_los_memo`)
+            state = (battle.version, battle.hidden_tanks)
+            last = _LOS_LAST
+            if last and last[0]() is battle and last[1] == state:
+                ent = last[2]
+            else:
+                ent = self._los_memo(battle, state)
         else:
-            ent = self._los_memo(battle, state)
+            return self._los(battle, p, q)
         got = ent[0].get((p, q))
         if got is None:
             got = ent[0][(p, q)] = self._los(battle, p, q, ent)
         return got
 
     def _los_memo(self, battle: BattleState, state: Hashable) -> list[Any]:
-        """``[answers, masks]`` of ``battle`` in its present state ``state`` (version, hidden tanks): the table of
-        LOS answers ``{(hex, hex): (clear, hindrance)}`` and the :class:`~sim.rules.asl.sight.HindMasks` of its
-        Case R table (``None`` until a miss needs them).  One entry per terrain version and content of the Case R
-        table (:meth:`_hindrances`: the hindering tanks' ids, hexes and contributions, which every answer reads
-        besides the terrain's obstacles), so an event that moves no hindering occupant (a turn, a state change, a
-        tank in motion moving, a side's view hiding the same tanks) keeps the answers.  The last
-        :data:`_LOS_CONTENTS` entries are kept per battle, each table emptied at :data:`_LOS_MEMO_SIZE` answers."""
+        """``[answers, masks, grid]`` of ``battle`` in its present state ``state`` (version, hidden tanks): the
+        table of LOS answers ``{(hex, hex): (clear, hindrance)}``, the :class:`~sim.rules.asl.sight.HindMasks` of
+        its Case R table (``None`` until a miss needs them) and the map's :meth:`_los_grid`.  One entry per
+        terrain version and content of the Case R table (:meth:`_hindrances`: the hindering tanks' ids, hexes and
+        contributions, which every answer reads besides the terrain's obstacles), so an event that moves no
+        hindering occupant (a turn, a state change, a tank in motion moving, a side's view hiding the same tanks)
+        keeps the answers.  The last :data:`_LOS_CONTENTS` entries are kept per battle, each table emptied at
+        :data:`_LOS_MEMO_SIZE` answers."""
         per = _LOS_MEMO.get(battle)
         if per is None:
             per = _LOS_MEMO[battle] = {}
@@ -718,7 +731,7 @@ class ASL(Ruleset):
         if ent is None:
             if len(per) >= _LOS_CONTENTS:
                 per.pop(next(iter(per)))
-            ent = [{}, None]
+            ent = [{}, None, self._los_grid(battle)]
         elif len(ent[0]) >= _LOS_MEMO_SIZE:
             ent[0] = {}
         per[key] = ent
@@ -821,7 +834,7 @@ class ASL(Ruleset):
         (:meth:`_hind_masks`: hindrance = the popcounts of its bit planes; ``ent`` an entry of :meth:`_los_memo`
         whose masks are these); a line through a blocking occupant, or ends or occupants off the grid, are read hex
         by hex (:meth:`_los_by_hex`, the definition)."""
-        g = self._los_grid(battle)
+        g = ent[2] if ent is not None else self._los_grid(battle)
         ip, iq = g.cells.get(p), g.cells.get(q)
         if ip is None or iq is None:
             return self._los_by_hex(battle, p, q)
