@@ -125,3 +125,37 @@ def test_los_tables_match_the_definition_through_a_real_battle():
     b.listeners.append(check)
     m.run(max_turns=3)
     assert seen["events"] > 100 and seen["checks"] > 1000, seen
+
+
+def test_table_figures_are_the_direct_table_reads():
+    """``odds._table_figures`` (the table part of ``derive``, shared between keys) equals reading the tables
+    directly, for every catalog gun, ammunition it lists, both colours, ranges 0-40 and every nationality in the
+    catalog (issue 14: the same exact figures as before the stage was shared)."""
+    from sim.rules.asl import odds
+    from sim.rules.asl.tables import COLOURS, TableError, parse_gun, to_hit_tables, to_kill_tables
+
+    vehicles = [RULES.vehicle(v) for v in RULES.vehicle_ids()]
+    nations = [None, *sorted({v.nationality for v in vehicles if v.nationality})]
+    guns = sorted({(v.gun, a) for v in vehicles if v.gun for a in v.ammo_types()})
+    compared = 0
+    for gun_s, ammo in guns:
+        gun = parse_gun(gun_s)
+        for nat in nations:
+            for rng in range(41):
+                for colour in COLOURS:
+                    for given_hit in (False, True):
+                        try:
+                            basic = to_kill_tables().basic_tk(gun, ammo, nat)
+                            cd = 0 if ammo in ("HEAT", "HE") else to_kill_tables().case_d(gun, ammo, rng)
+                            th = None if given_hit else (to_hit_tables().basic_th(colour, rng)
+                                                         + to_hit_tables().modification(gun, ammo, rng))
+                            want = (basic, cd, th, None if given_hit else gun.calibre)
+                        except TableError as exc:
+                            want = ("error", str(exc))
+                        try:
+                            got = odds._table_figures(gun_s, ammo, nat, None, rng, colour, given_hit)
+                        except TableError as exc:
+                            got = ("error", str(exc))
+                        assert got == want, (gun_s, ammo, nat, rng, colour, given_hit)
+                        compared += 1
+    assert compared > 1000
