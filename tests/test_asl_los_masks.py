@@ -83,10 +83,13 @@ def test_masks_match_the_definition_on_random_boards():
         for block in ("block", "hinder"):
             b = _random_board(rng, shape, n, block)
             cells = sorted(b.map.cells)
+            ent = [{}, None, RULES._los_grid(b)]   # a LOS entry as a battle's: the masks path for this board
             for a in cells:
                 for c in cells[rng.randrange(3)::3]:
                     want = _by_hex(b, a, c)
                     assert RULES.los(b, a, c) == want, (a, c)
+                    if a != c:
+                        assert RULES._los(b, *sorted((Hex(*a), Hex(*c))), ent) == want, (a, c)
                     if not want[0]:
                         kinds["blocked" if RULES._los_line(b, *sorted((Hex(*a), Hex(*c)))) is None
                               else "blocked_by_occupants"] += 1

@@ -844,7 +844,11 @@ class ASL(Ruleset):
             return False, 0
         hm = ent[1] if ent is not None else None
         if hm is None:
-            hm = self._hind_masks(self._hindrances(battle), g)
+            table = self._hindrances(battle)
+            if ent is None and type(battle) is not HypoView:
+                # another board builds its table afresh on every ask: read it along the line (no masks to build)
+                return self._hind_along(table, hex_line(p, q)[1:-1])
+            hm = self._hind_masks(table, g)
             if ent is not None:
                 ent[1] = hm
         if not (hm.any >> sh) & mask:
@@ -864,7 +868,13 @@ class ASL(Ruleset):
         line = self._los_line(battle, p, q)
         if line is None:
             return False, 0
-        table = self._hindrances(battle)
+        return self._hind_along(self._hindrances(battle), line)
+
+    @staticmethod
+    def _hind_along(table: Mapping[Hex, tuple[tuple[int, int | None], ...]], line: tuple[Hex, ...]
+                    ) -> tuple[bool, int]:
+        """``(clear, hindrance)`` of an unblocked line's interior ``line`` through the Case R ``table``, hex by hex
+        in line order (a hex's occupants in id order; a blocking one ends the count where it stands)."""
         if not table or table.keys().isdisjoint(line):   # no hindering occupant on the line (the common case)
             return True, 0
         hind = 0
