@@ -124,6 +124,13 @@ def test_los_tables_match_the_definition_through_a_real_battle():
                 seen["checks"] += 1
         for a, c in pairs:
             assert RULES.los(b, a, c) == _by_hex(b, a, c)
+        live = [t.tank_id for t in b.tanks if t.hex is not None]
+        if live:   # a what-if view over the battle (its masks path): a tank placed on a sample cell
+            tid = live[seen["events"] % len(live)]
+            view = HypoView(b, tid, cells[(seen["events"] * 11) % len(cells)], 0)
+            for a in hexes:
+                for c in cells[seen["events"] % 9::9]:
+                    assert RULES.los(view, a, c) == _by_hex(view, a, c)
 
     b.listeners.append(check)
     m.run(max_turns=3)

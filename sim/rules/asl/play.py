@@ -672,11 +672,9 @@ class ASL(Ruleset):
                 else:
                     ent = self._los_memo(base, state)
                 g = ent[2]
-            else:
-                g = self._los_grid(battle)
-            idx = g.cells
-            ip, iq = idx.get(p), idx.get(q)
-            if ip is None or iq is None:
+                idx = g.cells
+                ip, iq = idx.get(p), idx.get(q)
+            if ent is None or ip is None or iq is None:   # over another board, or an end off the map: by hex
                 line = self._los_line(battle, p, q)
                 if line is None:
                     return False, 0
@@ -694,8 +692,6 @@ class ASL(Ruleset):
                     i = idx.get(h)
                     if i is None or (i >= sh and (mask >> (i - sh)) & 1):
                         return self._los(battle, p, q)
-            if ent is None:
-                return self.los(base, p, q)
             battle = base
         elif type(battle) is BattleState:
             # a battle: the answer depends on the board only, so it holds until the next event (and longer,
@@ -706,8 +702,8 @@ class ASL(Ruleset):
                 ent = last[2]
             else:
                 ent = self._los_memo(battle, state)
-        else:
-            return self._los(battle, p, q)
+        else:   # another board (a search copy, a stand-in): by hex, its Case R table built afresh
+            return self._los_by_hex(battle, p, q)
         got = ent[0].get((p, q))
         if got is None:
             got = ent[0][(p, q)] = self._los(battle, p, q, ent)
@@ -813,7 +809,6 @@ class ASL(Ruleset):
                 _HIND_LAST[:] = [weakref.ref(battle), state, ent[1], ent[2]]
                 return ent[1]
         out: dict[Hex, tuple[tuple[int, int | None], ...]] = {}
-        content = []
         for o in battle.tanks:
             h = o.hex
             if h is None:
@@ -821,15 +816,15 @@ class ASL(Ruleset):
             x = _hindrance_of(o, block)
             if x is not False:
                 out[h] = out.get(h, ()) + ((o.tank_id, x),)
-                content.append((o.tank_id, h, x))
         if type(battle) is BattleState:
-            key = tuple(content)
+            key = tuple(sorted((e[0], h, e[1]) for h, entries in out.items() for e in entries))
             _HIND_MEMO[battle] = (state, out, key)
             _HIND_LAST[:] = [weakref.ref(battle), state, out, key]
         return out
 
     def _los(self, battle: BoardView, p: Hex, q: Hex, ent: list[Any] | None = None) -> tuple[bool, int]:
-        """:meth:`los` of ``p <= q`` computed: the line's interior (:func:`~sim.rules.asl.sight.line_mask`) tested
+        """:meth:`los` of ``p <= q`` on a battle (``ent`` its entry of :meth:`_los_memo`) or a what-if view over one,
+        computed: the line's interior (:func:`~sim.rules.asl.sight.line_mask`) tested
         at once against the obstacle bits of the map (:meth:`_los_grid`) and the Case R table's bits
         (:meth:`_hind_masks`: hindrance = the popcounts of its bit planes; ``ent`` an entry of :meth:`_los_memo`
         whose masks are these); a line through a blocking occupant, or ends or occupants off the grid, are read hex
@@ -844,11 +839,7 @@ class ASL(Ruleset):
             return False, 0
         hm = ent[1] if ent is not None else None
         if hm is None:
-            table = self._hindrances(battle)
-            if ent is None and type(battle) is not HypoView:
-                # another board builds its table afresh on every ask: read it along the line (no masks to build)
-                return self._hind_along(table, hex_line(p, q)[1:-1])
-            hm = self._hind_masks(table, g)
+            hm = self._hind_masks(self._hindrances(battle), g)
             if ent is not None:
                 ent[1] = hm
         if not (hm.any >> sh) & mask:
