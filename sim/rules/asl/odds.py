@@ -22,7 +22,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
-from typing import Any, Mapping, NamedTuple
+from typing import Any, Hashable, Mapping, NamedTuple, cast
 
 from sim.dice import DiceSource
 from sim.rules.asl.tables import (
@@ -251,6 +251,13 @@ def _preference(name: str, v: Any) -> tuple[str, ...]:
     return items
 
 
+@lru_cache(maxsize=8192)
+def _parse_value(name: str, kind: Hashable, v: Any) -> Any:
+    """``_PARSERS[name](name, v)``, cached on the name, the value and its type (``True`` and ``1`` are equal keys
+    otherwise; the parsers are pure and return immutable values).  A refusal is raised again on every ask."""
+    return _PARSERS[name](name, v)
+
+
 def parse_params(params: Mapping[str, Any]) -> ShotKey:
     """Parse ``tanksim odds asl`` parameters (strings or YAML scalars) into a :class:`ShotKey`.
 
@@ -271,7 +278,10 @@ def parse_params(params: Mapping[str, Any]) -> ShotKey:
             raise CaseError(f"unknown asl odds parameter {name!r}; known: {', '.join(PARAM_NAMES)}")
         if v is None:
             raise CaseError(f"parameter {name} has no value")
-        vals[name] = _PARSERS[name](name, v)
+        try:
+            vals[name] = _parse_value(name, cast(Hashable, type(v)), v)
+        except TypeError:   # an unhashable value (a YAML list): parsed directly
+            vals[name] = _PARSERS[name](name, v)
     hull = vals.pop("af_hull", None)
     turret = vals.pop("af_turret", None)
     for face in ("front", "side"):
@@ -388,31 +398,51 @@ def _gun(key: ShotKey) -> Gun:
 
 
 @lru_cache(maxsize=4096)
+def _table_figures(gun_s: str | None, ammo: str, nationality: str | None, basic_given: int | None,
+                   range_hexes: int | None, colour: str, given_hit: bool
+                   ) -> tuple[int, int | None, int | None, Fraction | None]:
+    """The table look-ups of :func:`derive`: ``(Basic TK#, Case D, Modified TH#, calibre mm)`` of the gun
+    designation ``gun_s`` firing ``ammo`` at ``range_hexes`` (the Basic TK# given, or read by ``nationality``,
+    C7.31-C7.34; Case D, C7.21; Basic TH# of ``colour`` plus the gun's modification, C3-C4), the TH figures
+    ``None`` for a ``given_hit`` key.  Cached on exactly these inputs (the tables are immutable): keys that
+    differ in anything else share them.  Raises :class:`CaseError` or :class:`TableError` as :func:`derive`
+    does, in its order."""
+    gun = parse_gun(gun_s) if gun_s is not None else None
+    basic = basic_given
+    if basic is None:
+        assert gun is not None
+        basic = to_kill_tables().basic_tk(gun, ammo, nationality)
+    cd: int | None = 0
+    if ammo not in ("HEAT", "HE"):
+        if range_hexes is None:
+            raise CaseError(f"Case D for {ammo} needs range_hexes=...")
+        if gun is None:
+            raise CaseError("Case D needs gun=... (calibre)")
+        cd = to_kill_tables().case_d(gun, ammo, range_hexes)
+    if given_hit:
+        return basic, cd, None, None
+    assert gun is not None and range_hexes is not None
+    tht = to_hit_tables()
+    th = tht.basic_th(colour, range_hexes) + tht.modification(gun, ammo, range_hexes)
+    return basic, cd, th, gun.calibre
+
+
+@lru_cache(maxsize=4096)
 def derive(key: ShotKey) -> Derived:
-    """The :class:`Derived` figures of ``key`` (cached).  Raises :class:`CaseError` for a table miss."""
+    """The :class:`Derived` figures of ``key`` (cached; its table look-ups are shared between keys,
+    :func:`_table_figures`).  Raises :class:`CaseError` for a table miss."""
     try:
         if key.mode == "final_tk":
             return Derived(None, None, False, None, False, None, 0, False)
-        gun = _gun(key) if key.gun is not None else None
-        basic = key.basic_tk
-        if basic is None:
-            assert gun is not None
-            basic = to_kill_tables().basic_tk(gun, key.ammo, key.nationality)
-        cd: int | None = 0
-        if key.ammo not in ("HEAT", "HE"):
-            if key.range_hexes is None:
-                raise CaseError(f"Case D for {key.ammo} needs range_hexes=...")
-            if gun is None:
-                raise CaseError("Case D needs gun=... (calibre)")
-            cd = to_kill_tables().case_d(gun, key.ammo, key.range_hexes)
-        if key.mode == "given_hit":
+        given_hit = key.mode == "given_hit"
+        basic, cd, th, calibre = _table_figures(key.gun, key.ammo, key.nationality, key.basic_tk,
+                                                key.range_hexes, key.colour, given_hit)
+        if given_hit:
             return Derived(None, None, False, None, False, basic, cd, cd is None)
-        assert gun is not None and key.range_hexes is not None
-        tht = to_hit_tables()
-        th = tht.basic_th(key.colour, key.range_hexes) + tht.modification(gun, key.ammo, key.range_hexes)
+        assert th is not None and calibre is not None
         drm, double_low = th_drm(key)
         low = (3 if double_low else 2) + drm
-        multiple_ok = key.multiple_hits and 15 <= gun.calibre <= 40
+        multiple_ok = key.multiple_hits and 15 <= calibre <= 40
         return Derived(th, drm, double_low, low, multiple_ok, basic, cd, cd is None)
     except TableError as exc:
         raise CaseError(str(exc)) from None

@@ -87,7 +87,16 @@ from sim.events import (
 from sim.hexgrid import Hex, as_hex, bounded_dijkstra, distance, hex_line
 from sim.rules.asl import tables as asl_tables
 from sim.rules.asl.odds import DEFAULT_PREFERENCE, ShotKey, odds_json, parse_params, resolve_key, shot_odds
-from sim.rules.asl.sight import ca_turns, geometry_case, hull_down_hexsides, target_face, turn_vertex
+from sim.rules.asl.sight import (
+    HindMasks,
+    LosGrid,
+    ca_turns,
+    geometry_case,
+    hull_down_hexsides,
+    line_mask,
+    target_face,
+    turn_vertex,
+)
 from sim.rules.base import (
     CaseError,
     Decision,
@@ -151,17 +160,27 @@ class Options(RulesOptions):
         return str(v)
 
 
-#: Per battle: (battle version and hidden tanks, {(hex, hex): LOS answer}) -- LOS changes only with an event.
-_LOS_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
-#: The battle :meth:`ASL.los` asked last: [weak reference, its state key, its table of ``_LOS_MEMO``] (checked
+#: Per battle: {(terrain version, Case R content): [{(hex, hex): LOS answer}, masks]} (:meth:`ASL._los_memo`).
+_LOS_MEMO: "weakref.WeakKeyDictionary[BattleState, dict[Hashable, list[Any]]]" = weakref.WeakKeyDictionary()
+#: LOS tables kept per battle (the last ones used), and answers per table before it is emptied (bounds on memory).
+_LOS_CONTENTS = 16
+_LOS_MEMO_SIZE = 200_000
+#: :meth:`ASL._hind_masks` by the Case R table's identity: ``id(table) -> (table, grid, masks)`` (holding the
+#: table, so its id is not reused while the entry lives); the oldest goes at the size below.
+_HIND_MASKS: "dict[int, tuple[Mapping, LosGrid, HindMasks]]" = {}
+_HIND_MASKS_SIZE = 256
+#: The map :meth:`ASL._los_grid` read last: [weak reference, its terrain version, its grid].
+_GRID_LAST: list[Any] = []
+#: The battle :meth:`ASL.los` asked last: [weak reference, its state key, its entry of ``_LOS_MEMO``] (checked
 #: before the dictionary: the what-if views of one decision all read through to one battle).
 _LOS_LAST: list[Any] = []
-#: Per battle: (battle version and hidden tanks, the Case R table of :meth:`ASL._hindrances`).
-_HIND_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict]]" = weakref.WeakKeyDictionary()
+#: Per battle: (battle version and hidden tanks, the Case R table of :meth:`ASL._hindrances`, its content: the
+#: hindering tanks' ``(id, hex, contribution)`` in id order, which determine the table).
+_HIND_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict, tuple]]" = weakref.WeakKeyDictionary()
 #: Per what-if view (a view never changes): the Case R table of :meth:`ASL._hindrances`.
 _HIND_VIEW_MEMO: "weakref.WeakKeyDictionary[HypoView, dict]" = weakref.WeakKeyDictionary()
-#: The board asked last: [weak reference, its state key (``None`` for a view), its table] (a what-if view is asked
-#: once per enemy in a row, so this is checked before the dictionaries).
+#: The board asked last: [weak reference, its state key (``None`` for a view), its table, its content (``None`` for
+#: a view)] (a what-if view is asked once per enemy in a row, so this is checked before the dictionaries).
 _HIND_LAST: list[Any] = []
 
 
@@ -629,9 +648,9 @@ class ASL(Ruleset):
 
         DECISION: the hex line is traced from the lower to the higher hex name, so LOS is symmetric.
 
-        Speed (issue 14): the terrain part (the line's interior, or that an obstacle blocks it) is kept per pair
-        until the terrain changes; the Case R part reads one table of the board's hindering occupants
-        (:meth:`_hindrances`, built once per board state); the answer is kept per pair until the next event; a
+        Speed (issue 14): the line's interior is a bit mask (:func:`~sim.rules.asl.sight.line_mask`, per offset)
+        tested against the map's obstacle bits and the bits of the board's hindering occupants (:meth:`_los`); the
+        answer is kept per pair for as long as the terrain and the hindering occupants stay (:meth:`_los_memo`); a
         what-if view answers as its base board where the tank it places is on neither of its hexes' line interiors."""
         if type(a) is not Hex:
             a = as_hex(a)
@@ -640,31 +659,104 @@ class ASL(Ruleset):
         if a == c:
             return True, 0
         p, q = (a, c) if a <= c else (c, a)
-        if type(battle) is BattleState:   # the answer depends on the board only, so it holds until the next event
-            state = (battle.version, battle.hidden_tanks)
-            last = _LOS_LAST
-            if last and last[0]() is battle and last[1] == state:
-                memo = last[2]
-            else:
-                ent = _LOS_MEMO.get(battle)
-                if ent is None or ent[0] != state:
-                    ent = _LOS_MEMO[battle] = (state, {})
-                memo = ent[1]
-                _LOS_LAST[:] = [weakref.ref(battle), state, memo]
-            got = memo.get((p, q))
-            if got is None:
-                got = memo[(p, q)] = self._los(battle, p, q)
-            return got
         if type(battle) is HypoView:
             # the view's Case R table is its base's but at the placed tank's two hexes, so off them it answers as
             # its base does (whose answers are kept per battle version: shared by every view of that version)
-            line = self._los_line(battle, p, q)
-            if line is None:
+            base = battle.base
+            ent = None
+            if type(base) is BattleState:   # its LOS entry (see below) holds the grid
+                state = (base.version, base.hidden_tanks)
+                last = _LOS_LAST
+                if last and last[0]() is base and last[1] == state:
+                    ent = last[2]
+                else:
+                    ent = self._los_memo(base, state)
+                g = ent[2]
+                idx = g.cells
+                ip, iq = idx.get(p), idx.get(q)
+            if ent is None or ip is None or iq is None:   # over another board, or an end off the map: by hex
+                line = self._los_line(battle, p, q)
+                if line is None:
+                    return False, 0
+                _tid, old, new = battle.moved
+                if old not in line and new not in line:
+                    return self.los(battle.base, p, q)
+                return self._los_by_hex(battle, p, q)
+            low, mask = line_mask(q[0] - p[0], q[1] - p[1], g.w)
+            sh = ip + low
+            if (g.obstacles >> sh) & mask:
                 return False, 0
             _tid, old, new = battle.moved
-            if old not in line and new not in line:
-                return self.los(battle.base, p, q)
-        return self._los(battle, p, q)
+            for h in (old, new):
+                if h is not None:
+                    i = idx.get(h)
+                    if i is None or (i >= sh and (mask >> (i - sh)) & 1):
+                        return self._los(battle, p, q)
+            battle = base
+        elif type(battle) is BattleState:
+            # a battle: the answer depends on the board only, so it holds until the next event (and longer,
+            # :meth:`_los_memo`)
+            state = (battle.version, battle.hidden_tanks)
+            last = _LOS_LAST
+            if last and last[0]() is battle and last[1] == state:
+                ent = last[2]
+            else:
+                ent = self._los_memo(battle, state)
+        else:   # another board (a search copy, a stand-in): by hex, its Case R table built afresh
+            return self._los_by_hex(battle, p, q)
+        got = ent[0].get((p, q))
+        if got is None:
+            got = ent[0][(p, q)] = self._los(battle, p, q, ent)
+        return got
+
+    def _los_memo(self, battle: BattleState, state: Hashable) -> list[Any]:
+        """``[answers, masks, grid]`` of ``battle`` in its present state ``state`` (version, hidden tanks): the
+        table of LOS answers ``{(hex, hex): (clear, hindrance)}``, the :class:`~sim.rules.asl.sight.HindMasks` of
+        its Case R table (``None`` until a miss needs them) and the map's :meth:`_los_grid`.  One entry per
+        terrain version and content of the Case R table (:meth:`_hindrances`: the hindering tanks' ids, hexes and
+        contributions, which every answer reads besides the terrain's obstacles), so an event that moves no
+        hindering occupant (a turn, a state change, a tank in motion moving, a side's view hiding the same tanks)
+        keeps the answers.  The last :data:`_LOS_CONTENTS` entries are kept per battle, each table emptied at
+        :data:`_LOS_MEMO_SIZE` answers."""
+        per = _LOS_MEMO.get(battle)
+        if per is None:
+            per = _LOS_MEMO[battle] = {}
+        self._hindrances(battle)
+        key = (battle.map.terrain_version, _HIND_LAST[3])
+        ent: list[Any] | None = per.pop(key, None)
+        if ent is None:
+            if len(per) >= _LOS_CONTENTS:
+                per.pop(next(iter(per)))
+            ent = [{}, None, self._los_grid(battle)]
+        elif len(ent[0]) >= _LOS_MEMO_SIZE:
+            ent[0] = {}
+        per[key] = ent
+        _LOS_LAST[:] = [weakref.ref(battle), state, ent]
+        return ent
+
+    def _los_grid(self, battle: BoardView) -> LosGrid:
+        """The map's :class:`~sim.rules.asl.sight.LosGrid` (its obstacles as bits), kept until the terrain changes
+        (it reads the map's cells and their sight terrain only)."""
+        m = battle.map
+        last = _GRID_LAST
+        if last and last[0]() is m and last[1] == m.terrain_version:
+            return last[2]
+        g = m.terrain_cached("asl_los_grid", lambda: LosGrid(m.cells, lambda h: self.sight_terrain(battle, h).obstacle))
+        _GRID_LAST[:] = [weakref.ref(m), m.terrain_version, g]
+        return g
+
+    @staticmethod
+    def _hind_masks(table: Mapping[Hex, tuple[tuple[int, int | None], ...]], grid: LosGrid) -> HindMasks:
+        """:class:`~sim.rules.asl.sight.HindMasks` of the Case R ``table`` on ``grid``, kept by the identity of
+        both (a table is never changed once built: :meth:`_hindrances`)."""
+        got = _HIND_MASKS.get(id(table))
+        if got is not None and got[0] is table and got[1] is grid:
+            return got[2]
+        hm = HindMasks(table, grid)
+        if len(_HIND_MASKS) >= _HIND_MASKS_SIZE:
+            _HIND_MASKS.pop(next(iter(_HIND_MASKS)))
+        _HIND_MASKS[id(table)] = (table, grid, hm)
+        return hm
 
     def _los_line(self, battle: BoardView, p: Hex, q: Hex) -> tuple[Hex, ...] | None:
         """The interior hexes of the line ``p`` -> ``q`` (:func:`~sim.hexgrid.hex_line`), or ``None`` if terrain
@@ -705,7 +797,7 @@ class ASL(Ruleset):
                 if o.hex is not None and x is not False:
                     got[o.hex] = tuple(sorted(got.get(o.hex, ()) + ((tid, x),)))
                 _HIND_VIEW_MEMO[battle] = got
-            _HIND_LAST[:] = [weakref.ref(battle), None, got]
+            _HIND_LAST[:] = [weakref.ref(battle), None, got, None]
             return got
         state: Hashable = None
         if type(battle) is BattleState:
@@ -714,7 +806,7 @@ class ASL(Ruleset):
                 return last[2]
             ent = _HIND_MEMO.get(battle)
             if ent is not None and ent[0] == state:
-                _HIND_LAST[:] = [weakref.ref(battle), state, ent[1]]
+                _HIND_LAST[:] = [weakref.ref(battle), state, ent[1], ent[2]]
                 return ent[1]
         out: dict[Hex, tuple[tuple[int, int | None], ...]] = {}
         for o in battle.tanks:
@@ -725,15 +817,55 @@ class ASL(Ruleset):
             if x is not False:
                 out[h] = out.get(h, ()) + ((o.tank_id, x),)
         if type(battle) is BattleState:
-            _HIND_MEMO[battle] = (state, out)
-            _HIND_LAST[:] = [weakref.ref(battle), state, out]
+            key = tuple(sorted((e[0], h, e[1]) for h, entries in out.items() for e in entries))
+            _HIND_MEMO[battle] = (state, out, key)
+            _HIND_LAST[:] = [weakref.ref(battle), state, out, key]
         return out
 
-    def _los(self, battle: BoardView, p: Hex, q: Hex) -> tuple[bool, int]:
+    def _los(self, battle: BoardView, p: Hex, q: Hex, ent: list[Any] | None = None) -> tuple[bool, int]:
+        """:meth:`los` of ``p <= q`` on a battle (``ent`` its entry of :meth:`_los_memo`) or a what-if view over one,
+        computed: the line's interior (:func:`~sim.rules.asl.sight.line_mask`) tested
+        at once against the obstacle bits of the map (:meth:`_los_grid`) and the Case R table's bits
+        (:meth:`_hind_masks`: hindrance = the popcounts of its bit planes; ``ent`` an entry of :meth:`_los_memo`
+        whose masks are these); a line through a blocking occupant, or ends or occupants off the grid, are read hex
+        by hex (:meth:`_los_by_hex`, the definition)."""
+        g = ent[2] if ent is not None else self._los_grid(battle)
+        ip, iq = g.cells.get(p), g.cells.get(q)
+        if ip is None or iq is None:
+            return self._los_by_hex(battle, p, q)
+        low, mask = line_mask(q[0] - p[0], q[1] - p[1], g.w)
+        sh = ip + low
+        if (g.obstacles >> sh) & mask:
+            return False, 0
+        hm = ent[1] if ent is not None else None
+        if hm is None:
+            hm = self._hind_masks(self._hindrances(battle), g)
+            if ent is not None:
+                ent[1] = hm
+        if not (hm.any >> sh) & mask:
+            return True, 0
+        if not hm.ok or (hm.block >> sh) & mask:
+            return self._los_by_hex(battle, p, q)
+        hind = 0
+        j = 0
+        for plane in hm.planes:
+            hind += ((plane >> sh) & mask).bit_count() << j
+            j += 1
+        return (hind < 6), hind
+
+    def _los_by_hex(self, battle: BoardView, p: Hex, q: Hex) -> tuple[bool, int]:
+        """:meth:`_los` read hex by hex along :func:`~sim.hexgrid.hex_line` (the definition; in line order, a
+        hex's occupants in id order, so a blocking occupant ends the count where it stands)."""
         line = self._los_line(battle, p, q)
         if line is None:
             return False, 0
-        table = self._hindrances(battle)
+        return self._hind_along(self._hindrances(battle), line)
+
+    @staticmethod
+    def _hind_along(table: Mapping[Hex, tuple[tuple[int, int | None], ...]], line: tuple[Hex, ...]
+                    ) -> tuple[bool, int]:
+        """``(clear, hindrance)`` of an unblocked line's interior ``line`` through the Case R ``table``, hex by hex
+        in line order (a hex's occupants in id order; a blocking one ends the count where it stands)."""
         if not table or table.keys().isdisjoint(line):   # no hindering occupant on the line (the common case)
             return True, 0
         hind = 0
