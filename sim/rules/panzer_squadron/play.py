@@ -70,7 +70,7 @@ from sim.rules.panzer_squadron.odds import (
     resolve_key,
     shot_odds,
 )
-from sim.rules.panzer_squadron.sight import SightRules, shot_geometry, turret_facing_for
+from sim.rules.panzer_squadron.sight import SightRules, clear_lines, shot_geometry, turret_facing_for
 from sim.victory import draw, most_tanks, standard_outcome
 
 MODES = ("hold", "fire", "move", "move_and_fire", "ambush")
@@ -369,8 +369,11 @@ class PanzerSquadron(Ruleset):
             gun = facing if s.turret_facing is None else s.turret_facing
         assert t.hex is not None  # shot() checked
         opts = battle.options
-        g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, self.obstacles(battle),
-                          self.sight_rules(opts), opts.exceptional_modifier)
+        obstacles = self.obstacles(battle)
+        rules = self.sight_rules(opts)
+        lines = None if opts.live_tanks_block_los else _pair_lines(battle.map, obstacles, rules)
+        g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
+                          opts.exceptional_modifier, lines)
         if not g["shot_allowed"]:
             refused = GeometryIllegal(g["reason"])
             refused.los = g["los"]
@@ -873,6 +876,22 @@ def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[
     if box[0] is not options:
         box[0], box[1] = options, {}
     return box[1], hexmap.changes
+
+
+def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) -> Callable[[Hex, int, Hex], int]:
+    """The ``lines`` of :func:`shot_geometry` for a board whose obstacles are ``obstacles`` (its terrain and wrecks:
+    live tanks do not block sight): :func:`clear_lines` kept per pair of hexes by
+    :meth:`sim.hexgrid.HexMap.pair_cached`.  The count reads only the two hexes, the line origin (the firer's
+    facing when ``los_origin`` is ``front_vertex``), ``hexside_blocks`` and the obstacles of the pair's sight
+    ellipse (every line and blocking hexside lies within it), so it survives a pivot of either tank, a change of
+    the target's facing and any wreck outside the ellipse: the key holds the rest."""
+    front = rules.los_origin != "centre"
+    hs = rules.hexside_blocks
+
+    def lines(a: Hex, facing: int, b: Hex) -> int:
+        key = ("ps_lines", a, b, facing % 6 if front else None, hs)
+        return hexmap.pair_cached(key, a, b, lambda: clear_lines(a, facing, b, obstacles, rules))
+    return lines
 
 
 def _still_valid(front: dict, key: tuple, ent: tuple[Any, int], changes: list, a: Hex, b: Hex) -> bool:
