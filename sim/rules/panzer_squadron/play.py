@@ -56,7 +56,7 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
-from sim.hexgrid import PAIR_CACHE_MAX, Hex, HexMap, as_hex, bounded_dijkstra
+from sim.hexgrid import DIRECTIONS, PAIR_CACHE_MAX, Hex, HexMap, as_hex, bounded_dijkstra, sight_lines
 from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, RulesOptions, Shot
 from sim.rules.panzer_squadron import data as ps_data
 from sim.rules.panzer_squadron.data import DEFAULT_TILES, Tile, Vehicle, catalog, find_vehicle
@@ -316,7 +316,7 @@ class PanzerSquadron(Ruleset):
                 out.append(ent[0])
                 continue
             v = self._pair_shot(battle, shooter, target, as_if, hx, facing, gun, th, status, key[8])
-            _front_put(front, key, v, n)
+            _front_put(front, key, v, n, _footprint(v, hx, facing, th, opts))
             out.append(v)
         return out
 
@@ -352,7 +352,7 @@ class PanzerSquadron(Ruleset):
                 out.append(ent[0])
                 continue
             v = self._pair_shot(battle, shooter, target, None, hx, facing, gun, th, status, tm)
-            _front_put(front, key, v, n)
+            _front_put(front, key, v, n, _footprint(v, hx, facing, th, opts))
             out.append(v)
         return out
 
@@ -859,16 +859,17 @@ def _armour_key(vehicle: Vehicle) -> tuple:
 _SLACK = 3
 
 
-def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[Any, int]], list]:
+def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[Any, int, Any]], list]:
     """The front cache of :meth:`PanzerSquadron.shots` / :meth:`~PanzerSquadron.shots_at` for one board and options
     object, and the board's change log (:meth:`sim.hexgrid.HexMap.bump`).
 
     It maps a pair's key -- ``(shooter, target, firer hex, facing, gun facing, target hex, target facing, firer
     status, target moving)``, all :meth:`PanzerSquadron.shot` reads besides the options (the cache is per options
     object), the tanks' fixed vehicles, the terrain and the obstacles of the pair's sight ellipse -- to ``(shot,
-    len(changes) when it was last known valid)``.  It is the board's own (:meth:`HexMap.local_cached`: dropped when
+    len(changes) when it was last known valid, footprint)`` (the hexes the shot read, :func:`_footprint`).
+    It is the board's own (:meth:`HexMap.local_cached`: dropped when
     the terrain changes, not shared with a fork or another battle's board), an entry is reused only while no
-    change logged since falls in the pair's ellipse (:func:`_still_valid`, the test of ``pair_cached``), and it
+    change logged since falls in its footprint, else in the pair's ellipse (:func:`_still_valid`), and it
     holds at most ``PAIR_CACHE_MAX`` entries (emptied when full).  A miss asks :meth:`PanzerSquadron.shot`, which
     keeps its own ``pair_cached`` answers (read through to a fork's parent): this cache only saves the per-pair
     work of reaching them."""
@@ -894,11 +895,21 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
     return lines
 
 
-def _still_valid(front: dict, key: tuple, ent: tuple[Any, int], changes: list, a: Hex, b: Hex) -> bool:
-    """Whether the front-cache entry ``ent`` of the pair ``a``-``b`` survives the changes logged since it was
-    stored (none unlocated and none in the pair's sight ellipse: ``distance(c, a) + distance(c, b) <= distance(a,
-    b) + slack``, the hex distances written out); if so it is marked valid up to now."""
+def _still_valid(front: dict, key: tuple, ent: tuple[Any, int, frozenset[tuple[int, int]] | None], changes: list,
+                 a: Hex, b: Hex) -> bool:
+    """Whether the front-cache entry ``ent`` ``(shot, changes seen, footprint)`` of the pair ``a``-``b`` survives
+    the changes logged since it was stored (none unlocated and none in the hexes the shot read,
+    :func:`_footprint`; without a footprint, none in the pair's sight ellipse: ``distance(c, a) + distance(c, b) <=
+    distance(a, b) + slack``, the hex distances written out, the test of ``pair_cached``); if so it is marked valid
+    up to now."""
     aq, ar = a
+    fp = ent[2]
+    if fp is not None:
+        for c in changes[ent[1]:]:
+            if c is None or (c[0] - aq, c[1] - ar) in fp:
+                return False
+        front[key] = (ent[0], len(changes), fp)
+        return True
     bq, br = b
     x, y = bq - aq, br - ar
     lim = abs(x) + abs(y) + abs(x + y) + 2 * _SLACK  # twice distance(a, b) + slack: a hex distance is half the sum
@@ -908,14 +919,54 @@ def _still_valid(front: dict, key: tuple, ent: tuple[Any, int], changes: list, a
         x, y, u, w = c[0] - aq, c[1] - ar, c[0] - bq, c[1] - br
         if abs(x) + abs(y) + abs(x + y) + abs(u) + abs(w) + abs(u + w) <= lim:
             return False
-    front[key] = (ent[0], len(changes))
+    front[key] = (ent[0], len(changes), None)
     return True
 
 
-def _front_put(front: dict, key: tuple, value: Any, n: int) -> None:
+def _front_put(front: dict, key: tuple, value: Any, n: int, fp: frozenset[tuple[int, int]] | None) -> None:
     if len(front) >= PAIR_CACHE_MAX:
         front.clear()
-    front[key] = (value, n)
+    front[key] = (value, n, fp)
+
+
+def _footprint(shot: Shot | Illegal, a: Hex, facing: int, b: Hex, options: PSOptions
+               ) -> frozenset[tuple[int, int]] | None:
+    """The obstacle hexes the shot ``a`` -> ``b`` (firer facing ``facing``) of :meth:`PanzerSquadron._shot` read, as
+    offsets from ``a`` (:func:`_line_footprint`), or ``None`` (test the whole sight ellipse) when its geometry also
+    counted the exceptional lines of a masked side (7.2 step 3, lines from another origin: rare).
+
+    Why that is everything: :func:`shot_geometry` reads the obstacles only through the side-masking test (the
+    target's neighbours), the clear-line count of 6.4 (:func:`sim.hexgrid.count_clear_lines`: the hexes each line
+    enters and the blockable hexes beside the hexsides it runs along, :func:`sim.hexgrid.sight_footprint`) and the
+    exceptional lines; the firer's and target's own hexes are added too.  A wreck appearing or leaving elsewhere
+    cannot change the answer, so the front cache keeps the entry (the terrain and an unlocated change still flush
+    it)."""
+    if isinstance(shot, Shot):
+        if "exceptional_face" in shot.info:
+            return None
+    elif not isinstance(shot, GeometryIllegal) or shot.startswith("masked side"):
+        return None
+    origin = None if options.los_origin == "centre" else facing % 6
+    return _line_footprint(b[0] - a[0], b[1] - a[1], origin)
+
+
+@lru_cache(maxsize=20_000)
+def _line_footprint(dq: int, dr: int, origin: int | None) -> frozenset[tuple[int, int]]:
+    """Offsets (from the firer at ``(0, 0)``) of the hexes an obstacle in which could change a shot's geometry at
+    ``(dq, dr)`` with sight lines from ``origin`` (``None`` the centre, else a vertex), the exceptional lines
+    aside: every hex and blockable hexside hex of the seven lines (:func:`sim.hexgrid.sight_lines`), the target's
+    six neighbours (side masking, 7.2) and the two hexes themselves.  Pure geometry, shared by every board."""
+    out: set[tuple[int, int]] = {(0, 0), (dq, dr)}
+    out.update((dq + x, dr + y) for x, y in DIRECTIONS)
+    lines = sight_lines(dq, dr, origin)
+    for hexes, sides in zip(lines.hexes, lines.hexsides):
+        out.update((x, y) for x, y in hexes)
+        for x1, y1, x2, y2, ok1, ok2 in sides:
+            if ok1:
+                out.add((x1, y1))
+            if ok2:
+                out.add((x2, y2))
+    return frozenset(out)
 
 
 def _sees(battle: BoardView, s: int, e: int) -> bool:
