@@ -881,17 +881,42 @@ def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[
 
 def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) -> Callable[[Hex, int, Hex], int]:
     """The ``lines`` of :func:`shot_geometry` for a board whose obstacles are ``obstacles`` (its terrain and wrecks:
-    live tanks do not block sight): :func:`clear_lines` kept per pair of hexes by
-    :meth:`sim.hexgrid.HexMap.pair_cached`.  The count reads only the two hexes, the line origin (the firer's
-    facing when ``los_origin`` is ``front_vertex``), ``hexside_blocks`` and the obstacles of the pair's sight
-    ellipse (every line and blocking hexside lies within it), so it survives a pivot of either tank, a change of
-    the target's facing and any wreck outside the ellipse: the key holds the rest."""
+    live tanks do not block sight): :func:`clear_lines`, kept per pair of hexes in a dict of the board's own
+    (:meth:`sim.hexgrid.HexMap.local_cached`: dropped when the terrain changes, not shared with a fork), at most
+    ``PAIR_CACHE_MAX`` entries (emptied when full).
+
+    Its key ``(firer hex, target hex, line origin, hexside_blocks)`` -- the origin the firer's facing when
+    ``los_origin`` is ``front_vertex``, else the centre -- is everything the count reads besides the obstacles,
+    and an entry is reused only while no change logged since (:meth:`sim.hexgrid.HexMap.bump`) is unlocated or
+    falls in the pair's footprint (:func:`_line_footprint`, which holds every hex a line enters and every
+    blockable hex beside a hexside it runs along).  So a count survives a pivot of either tank, a turn of the
+    target and any wreck off its lines."""
     front = rules.los_origin != "centre"
     hs = rules.hexside_blocks
+    box: dict[tuple, tuple[int, int]] = hexmap.local_cached(("ps_lines",), dict)
+    changes = hexmap.changes
 
     def lines(a: Hex, facing: int, b: Hex) -> int:
-        key = ("ps_lines", a, b, facing % 6 if front else None, hs)
-        return hexmap.pair_cached(key, a, b, lambda: clear_lines(a, facing, b, obstacles, rules))
+        origin = facing % 6 if front else None
+        key = (a, b, origin, hs)
+        n = len(changes)
+        ent = box.get(key)
+        if ent is not None:
+            if ent[1] == n:
+                return ent[0]
+            aq, ar = a
+            fp = _line_footprint(b[0] - aq, b[1] - ar, origin)
+            for c in changes[ent[1]:]:
+                if c is None or (c[0] - aq, c[1] - ar) in fp:
+                    break
+            else:
+                box[key] = (ent[0], n)
+                return ent[0]
+        v = clear_lines(a, facing, b, obstacles, rules)
+        if len(box) >= PAIR_CACHE_MAX:
+            box.clear()
+        box[key] = (v, n)
+        return v
     return lines
 
 
