@@ -103,7 +103,7 @@ def test_a_change_off_the_footprint_never_changes_the_geometry():
     import random
 
     from sim.hexgrid import Hex
-    from sim.rules.panzer_squadron.play import _line_footprint
+    from sim.rules.panzer_squadron.play import _in_footprint, _line_footprint
     from sim.rules.panzer_squadron.sight import SightRules, shot_geometry
 
     rnd = random.Random(7)
@@ -125,7 +125,7 @@ def test_a_change_off_the_footprint_never_changes_the_geometry():
                     if "exceptional_face" in g0:
                         continue
                     g1 = shot_geometry(a, ff, ff, True, b, tf, armour, obstacles | {c}, rules)
-                    if (c[0] - a[0], c[1] - a[1]) in fp:
+                    if _in_footprint(fp, c[0] - a[0], c[1] - a[1]):
                         changed_in += g0 != g1
                     else:
                         assert g0 == g1, (a, b, ff, tf, origin, sorted(obstacles), c)

@@ -907,7 +907,7 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
             aq, ar = a
             fp = _line_footprint(b[0] - aq, b[1] - ar, origin)
             for c in changes[ent[1]:]:
-                if c is None or (c[0] - aq, c[1] - ar) in fp:
+                if c is None or _in_footprint(fp, c[0] - aq, c[1] - ar):
                     break
             else:
                 box[key] = (ent[0], n)
@@ -920,7 +920,7 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
     return lines
 
 
-def _still_valid(front: dict, key: tuple, ent: tuple[Any, int, frozenset[tuple[int, int]] | None], changes: list,
+def _still_valid(front: dict, key: tuple, ent: tuple[Any, int, tuple[int, int] | None], changes: list,
                  a: Hex, b: Hex) -> bool:
     """Whether the front-cache entry ``ent`` ``(shot, changes seen, footprint)`` of the pair ``a``-``b`` survives
     the changes logged since it was stored (none unlocated and none in the hexes the shot read,
@@ -931,7 +931,7 @@ def _still_valid(front: dict, key: tuple, ent: tuple[Any, int, frozenset[tuple[i
     fp = ent[2]
     if fp is not None:
         for c in changes[ent[1]:]:
-            if c is None or (c[0] - aq, c[1] - ar) in fp:
+            if c is None or _in_footprint(fp, c[0] - aq, c[1] - ar):
                 return False
         front[key] = (ent[0], len(changes), fp)
         return True
@@ -948,14 +948,14 @@ def _still_valid(front: dict, key: tuple, ent: tuple[Any, int, frozenset[tuple[i
     return True
 
 
-def _front_put(front: dict, key: tuple, value: Any, n: int, fp: frozenset[tuple[int, int]] | None) -> None:
+def _front_put(front: dict, key: tuple, value: Any, n: int, fp: tuple[int, int] | None) -> None:
     if len(front) >= PAIR_CACHE_MAX:
         front.clear()
     front[key] = (value, n, fp)
 
 
 def _footprint(shot: Shot | Illegal, a: Hex, facing: int, b: Hex, options: PSOptions
-               ) -> frozenset[tuple[int, int]] | None:
+               ) -> tuple[int, int] | None:
     """The obstacle hexes the shot ``a`` -> ``b`` (firer facing ``facing``) of :meth:`PanzerSquadron._shot` read, as
     offsets from ``a`` (:func:`_line_footprint`), or ``None`` (test the whole sight ellipse) when its geometry also
     counted the exceptional lines of a masked side (7.2 step 3, lines from another origin: rare).
@@ -975,23 +975,48 @@ def _footprint(shot: Shot | Illegal, a: Hex, facing: int, b: Hex, options: PSOpt
     return _line_footprint(b[0] - a[0], b[1] - a[1], origin)
 
 
+#: The row stride of the footprints' flat hex indices ``q + _FP_W * r`` (:func:`_line_footprint`).
+_FP_W = 64
+
+
 @lru_cache(maxsize=20_000)
-def _line_footprint(dq: int, dr: int, origin: int | None) -> frozenset[tuple[int, int]]:
-    """Offsets (from the firer at ``(0, 0)``) of the hexes an obstacle in which could change a shot's geometry at
-    ``(dq, dr)`` with sight lines from ``origin`` (``None`` the centre, else a vertex), the exceptional lines
-    aside: every hex and blockable hexside hex of the seven lines (:func:`sim.hexgrid.sight_lines`), the target's
-    six neighbours (side masking, 7.2) and the two hexes themselves.  Pure geometry, shared by every board."""
-    out: set[tuple[int, int]] = {(0, 0), (dq, dr)}
-    out.update((dq + x, dr + y) for x, y in DIRECTIONS)
+def _line_footprint(dq: int, dr: int, origin: int | None) -> tuple[int, int]:
+    """The hexes (offsets ``(q, r)`` from the firer at ``(0, 0)``) an obstacle in which could change a shot's
+    geometry at ``(dq, dr)`` with sight lines from ``origin`` (``None`` the centre, else a vertex), the exceptional
+    lines aside: every hex and blockable hexside hex of the seven lines (:func:`sim.hexgrid.sight_lines`), the
+    target's six neighbours (side masking, 7.2) and the two hexes themselves.  Pure geometry, shared by every board.
+
+    Kept small (the lines' own bit masks, :meth:`sim.hexgrid.SightLines.masks`): ``(low, bits)``, bit ``i`` set for
+    the flat index ``q + _FP_W * r == low + i`` of each such hex; test an offset with :func:`_in_footprint`.  Two
+    offsets may share a flat index (far apart on a wide board): that only makes the test say "in" more often,
+    never less, so a cache using it may recompute an answer but never keeps a stale one."""
     lines = sight_lines(dq, dr, origin)
-    for hexes, sides in zip(lines.hexes, lines.hexsides):
-        out.update((x, y) for x, y in hexes)
+    low, masks = lines.masks(_FP_W)
+    bits = 0
+    for m in masks:
+        bits |= m
+    extra = [(0, 0), (dq, dr)] + [(dq + x, dr + y) for x, y in DIRECTIONS]
+    for sides in lines.hexsides:
         for x1, y1, x2, y2, ok1, ok2 in sides:
             if ok1:
-                out.add((x1, y1))
+                extra.append((x1, y1))
             if ok2:
-                out.add((x2, y2))
-    return frozenset(out)
+                extra.append((x2, y2))
+    flat = [x + _FP_W * y for x, y in extra]
+    if not bits:
+        low = min(flat)
+    elif min(flat) < low:
+        bits <<= low - min(flat)
+        low = min(flat)
+    for f in flat:
+        bits |= 1 << (f - low)
+    return low, bits
+
+
+def _in_footprint(fp: tuple[int, int], x: int, y: int) -> bool:
+    """Whether the offset ``(x, y)`` may be in the footprint ``fp`` of :func:`_line_footprint`."""
+    i = x + _FP_W * y - fp[0]
+    return i >= 0 and (fp[1] >> i) & 1 == 1
 
 
 def _sees(battle: BoardView, s: int, e: int) -> bool:
