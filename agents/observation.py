@@ -796,7 +796,11 @@ class Observation(StateQueries):
                 for e, eh, ef in self._remembered():
                     if eh == h:
                         continue
-                    ghost = HypoView(HypoView(self._b, e, eh, ef), tid, h, facing)
+                    # the enemy where it was last seen: one view per board version and side view (the key: what
+                    # the view copies), shared by every threat query
+                    seen = self._shared_memo(("ghost", hidden, e, eh, ef),
+                                             lambda e=e, eh=eh, ef=ef: HypoView(self._b, e, eh, ef))
+                    ghost = HypoView(seen, tid, h, facing)
                     shot = self._rs.shots_at(ghost, (e,), tid)[0]
                     if not isinstance(shot, Illegal):
                         total.add(self._rs.odds(shot.key).p_kill)

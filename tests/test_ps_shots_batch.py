@@ -29,7 +29,19 @@ def _scenario() -> Any:
 
 
 def _direct(rs: Any, b: Any, s: int, t: int, as_if: Hypo | None = None) -> Any:
-    """The shot computed from scratch: the same checks as ``shot``, then ``_shot`` (no cache read)."""
+    """The shot computed from scratch: the same checks as ``shot``, then ``_shot`` with the clear lines counted
+    directly (no cache read)."""
+    import sim.rules.panzer_squadron.play as play
+
+    saved = play._pair_lines
+    play._pair_lines = lambda *_a: None  # type: ignore[assignment]
+    try:
+        return _direct_shot(rs, b, s, t, as_if)
+    finally:
+        play._pair_lines = saved
+
+
+def _direct_shot(rs: Any, b: Any, s: int, t: int, as_if: Hypo | None = None) -> Any:
     ts, tt = b.tanks[s], b.tanks[t]
     if not tt.alive or tt.hex is None:
         return Illegal("target is not a live tank")
@@ -82,6 +94,43 @@ def test_batched_shots_equal_the_direct_computation_through_a_battle():
                     assert _same(got, _direct(rs, view, e, s.tank_id))
                 hypo += 1
     assert checked > 2000 and kills >= 3 and hypo > 50, (checked, kills, hypo)
+
+
+def test_a_change_off_the_footprint_never_changes_the_geometry():
+    """``_line_footprint`` (what the front cache and the clear-line cache watch) holds every hex an obstacle in
+    which could change a shot's geometry (exceptional lines aside): on random obstacle sets, adding an obstacle
+    off the footprint leaves ``shot_geometry`` as it was, for every facing of both tanks and both line origins."""
+    import random
+
+    from sim.hexgrid import Hex
+    from sim.rules.panzer_squadron.play import _in_footprint, _line_footprint
+    from sim.rules.panzer_squadron.sight import SightRules, shot_geometry
+
+    rnd = random.Random(7)
+    armour = {"front": 8, "side": 5, "rear": 3}
+    tried = changed_in = 0
+    for _ in range(120):
+        a, b = Hex(0, 0), Hex(rnd.randint(-7, 7), rnd.randint(-7, 7))
+        if a == b:
+            continue
+        cells = [Hex(q, r) for q in range(-10, 11) for r in range(-10, 11) if Hex(q, r) not in (a, b)]
+        obstacles = frozenset(rnd.sample(cells, rnd.randint(0, 25)))
+        c = rnd.choice([h for h in cells if h not in obstacles])
+        for origin in ("centre", "front_vertex"):
+            rules = SightRules(origin, "both", None)
+            for ff in range(6):
+                fp = _line_footprint(b[0] - a[0], b[1] - a[1], None if origin == "centre" else ff)
+                for tf in range(6):
+                    g0 = shot_geometry(a, ff, ff, True, b, tf, armour, obstacles, rules)
+                    if "exceptional_face" in g0:
+                        continue
+                    g1 = shot_geometry(a, ff, ff, True, b, tf, armour, obstacles | {c}, rules)
+                    if _in_footprint(fp, c[0] - a[0], c[1] - a[1]):
+                        changed_in += g0 != g1
+                    else:
+                        assert g0 == g1, (a, b, ff, tf, origin, sorted(obstacles), c)
+                        tried += 1
+    assert tried > 5_000 and changed_in > 50, (tried, changed_in)
 
 
 def test_odds_many_equals_odds_one_at_a_time():

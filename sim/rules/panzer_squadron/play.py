@@ -56,7 +56,7 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
-from sim.hexgrid import PAIR_CACHE_MAX, Hex, HexMap, as_hex, bounded_dijkstra
+from sim.hexgrid import DIRECTIONS, PAIR_CACHE_MAX, Hex, HexMap, as_hex, bounded_dijkstra, sight_lines
 from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, RulesOptions, Shot
 from sim.rules.panzer_squadron import data as ps_data
 from sim.rules.panzer_squadron.data import DEFAULT_TILES, Tile, Vehicle, catalog, find_vehicle
@@ -70,7 +70,7 @@ from sim.rules.panzer_squadron.odds import (
     resolve_key,
     shot_odds,
 )
-from sim.rules.panzer_squadron.sight import SightRules, shot_geometry, turret_facing_for
+from sim.rules.panzer_squadron.sight import SightRules, clear_lines, shot_geometry, turret_facing_for
 from sim.victory import draw, most_tanks, standard_outcome
 
 MODES = ("hold", "fire", "move", "move_and_fire", "ambush")
@@ -316,7 +316,7 @@ class PanzerSquadron(Ruleset):
                 out.append(ent[0])
                 continue
             v = self._pair_shot(battle, shooter, target, as_if, hx, facing, gun, th, status, key[8])
-            _front_put(front, key, v, n)
+            _front_put(front, key, v, n, _footprint(v, hx, facing, th, opts))
             out.append(v)
         return out
 
@@ -352,7 +352,7 @@ class PanzerSquadron(Ruleset):
                 out.append(ent[0])
                 continue
             v = self._pair_shot(battle, shooter, target, None, hx, facing, gun, th, status, tm)
-            _front_put(front, key, v, n)
+            _front_put(front, key, v, n, _footprint(v, hx, facing, th, opts))
             out.append(v)
         return out
 
@@ -369,8 +369,11 @@ class PanzerSquadron(Ruleset):
             gun = facing if s.turret_facing is None else s.turret_facing
         assert t.hex is not None  # shot() checked
         opts = battle.options
-        g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, self.obstacles(battle),
-                          self.sight_rules(opts), opts.exceptional_modifier)
+        obstacles = self.obstacles(battle)
+        rules = self.sight_rules(opts)
+        lines = None if opts.live_tanks_block_los else _pair_lines(battle.map, obstacles, rules)
+        g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
+                          opts.exceptional_modifier, lines)
         if not g["shot_allowed"]:
             refused = GeometryIllegal(g["reason"])
             refused.los = g["los"]
@@ -856,16 +859,17 @@ def _armour_key(vehicle: Vehicle) -> tuple:
 _SLACK = 3
 
 
-def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[Any, int]], list]:
+def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[Any, int, Any]], list]:
     """The front cache of :meth:`PanzerSquadron.shots` / :meth:`~PanzerSquadron.shots_at` for one board and options
     object, and the board's change log (:meth:`sim.hexgrid.HexMap.bump`).
 
     It maps a pair's key -- ``(shooter, target, firer hex, facing, gun facing, target hex, target facing, firer
     status, target moving)``, all :meth:`PanzerSquadron.shot` reads besides the options (the cache is per options
     object), the tanks' fixed vehicles, the terrain and the obstacles of the pair's sight ellipse -- to ``(shot,
-    len(changes) when it was last known valid)``.  It is the board's own (:meth:`HexMap.local_cached`: dropped when
+    len(changes) when it was last known valid, footprint)`` (the hexes the shot read, :func:`_footprint`).
+    It is the board's own (:meth:`HexMap.local_cached`: dropped when
     the terrain changes, not shared with a fork or another battle's board), an entry is reused only while no
-    change logged since falls in the pair's ellipse (:func:`_still_valid`, the test of ``pair_cached``), and it
+    change logged since falls in its footprint, else in the pair's ellipse (:func:`_still_valid`), and it
     holds at most ``PAIR_CACHE_MAX`` entries (emptied when full).  A miss asks :meth:`PanzerSquadron.shot`, which
     keeps its own ``pair_cached`` answers (read through to a fork's parent): this cache only saves the per-pair
     work of reaching them."""
@@ -875,11 +879,62 @@ def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[
     return box[1], hexmap.changes
 
 
-def _still_valid(front: dict, key: tuple, ent: tuple[Any, int], changes: list, a: Hex, b: Hex) -> bool:
-    """Whether the front-cache entry ``ent`` of the pair ``a``-``b`` survives the changes logged since it was
-    stored (none unlocated and none in the pair's sight ellipse: ``distance(c, a) + distance(c, b) <= distance(a,
-    b) + slack``, the hex distances written out); if so it is marked valid up to now."""
+def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) -> Callable[[Hex, int, Hex], int]:
+    """The ``lines`` of :func:`shot_geometry` for a board whose obstacles are ``obstacles`` (its terrain and wrecks:
+    live tanks do not block sight): :func:`clear_lines`, kept per pair of hexes in a dict of the board's own
+    (:meth:`sim.hexgrid.HexMap.local_cached`: dropped when the terrain changes, not shared with a fork), at most
+    ``PAIR_CACHE_MAX`` entries (emptied when full).
+
+    Its key ``(firer hex, target hex, line origin, hexside_blocks)`` -- the origin the firer's facing when
+    ``los_origin`` is ``front_vertex``, else the centre -- is everything the count reads besides the obstacles,
+    and an entry is reused only while no change logged since (:meth:`sim.hexgrid.HexMap.bump`) is unlocated or
+    falls in the pair's footprint (:func:`_line_footprint`, which holds every hex a line enters and every
+    blockable hex beside a hexside it runs along).  So a count survives a pivot of either tank, a turn of the
+    target and any wreck off its lines."""
+    front = rules.los_origin != "centre"
+    hs = rules.hexside_blocks
+    box: dict[tuple, tuple[int, int]] = hexmap.local_cached(("ps_lines",), dict)
+    changes = hexmap.changes
+
+    def lines(a: Hex, facing: int, b: Hex) -> int:
+        origin = facing % 6 if front else None
+        key = (a, b, origin, hs)
+        n = len(changes)
+        ent = box.get(key)
+        if ent is not None:
+            if ent[1] == n:
+                return ent[0]
+            aq, ar = a
+            fp = _line_footprint(b[0] - aq, b[1] - ar, origin)
+            for c in changes[ent[1]:]:
+                if c is None or _in_footprint(fp, c[0] - aq, c[1] - ar):
+                    break
+            else:
+                box[key] = (ent[0], n)
+                return ent[0]
+        v = clear_lines(a, facing, b, obstacles, rules)
+        if len(box) >= PAIR_CACHE_MAX:
+            box.clear()
+        box[key] = (v, n)
+        return v
+    return lines
+
+
+def _still_valid(front: dict, key: tuple, ent: tuple[Any, int, tuple[int, int] | None], changes: list,
+                 a: Hex, b: Hex) -> bool:
+    """Whether the front-cache entry ``ent`` ``(shot, changes seen, footprint)`` of the pair ``a``-``b`` survives
+    the changes logged since it was stored (none unlocated and none in the hexes the shot read,
+    :func:`_footprint`; without a footprint, none in the pair's sight ellipse: ``distance(c, a) + distance(c, b) <=
+    distance(a, b) + slack``, the hex distances written out, the test of ``pair_cached``); if so it is marked valid
+    up to now."""
     aq, ar = a
+    fp = ent[2]
+    if fp is not None:
+        for c in changes[ent[1]:]:
+            if c is None or _in_footprint(fp, c[0] - aq, c[1] - ar):
+                return False
+        front[key] = (ent[0], len(changes), fp)
+        return True
     bq, br = b
     x, y = bq - aq, br - ar
     lim = abs(x) + abs(y) + abs(x + y) + 2 * _SLACK  # twice distance(a, b) + slack: a hex distance is half the sum
@@ -889,14 +944,79 @@ def _still_valid(front: dict, key: tuple, ent: tuple[Any, int], changes: list, a
         x, y, u, w = c[0] - aq, c[1] - ar, c[0] - bq, c[1] - br
         if abs(x) + abs(y) + abs(x + y) + abs(u) + abs(w) + abs(u + w) <= lim:
             return False
-    front[key] = (ent[0], len(changes))
+    front[key] = (ent[0], len(changes), None)
     return True
 
 
-def _front_put(front: dict, key: tuple, value: Any, n: int) -> None:
+def _front_put(front: dict, key: tuple, value: Any, n: int, fp: tuple[int, int] | None) -> None:
     if len(front) >= PAIR_CACHE_MAX:
         front.clear()
-    front[key] = (value, n)
+    front[key] = (value, n, fp)
+
+
+def _footprint(shot: Shot | Illegal, a: Hex, facing: int, b: Hex, options: PSOptions
+               ) -> tuple[int, int] | None:
+    """The obstacle hexes the shot ``a`` -> ``b`` (firer facing ``facing``) of :meth:`PanzerSquadron._shot` read, as
+    offsets from ``a`` (:func:`_line_footprint`), or ``None`` (test the whole sight ellipse) when its geometry also
+    counted the exceptional lines of a masked side (7.2 step 3, lines from another origin: rare).
+
+    Why that is everything: :func:`shot_geometry` reads the obstacles only through the side-masking test (the
+    target's neighbours), the clear-line count of 6.4 (:func:`sim.hexgrid.count_clear_lines`: the hexes each line
+    enters and the blockable hexes beside the hexsides it runs along, :func:`sim.hexgrid.sight_footprint`) and the
+    exceptional lines; the firer's and target's own hexes are added too.  A wreck appearing or leaving elsewhere
+    cannot change the answer, so the front cache keeps the entry (the terrain and an unlocated change still flush
+    it)."""
+    if isinstance(shot, Shot):
+        if "exceptional_face" in shot.info:
+            return None
+    elif not isinstance(shot, GeometryIllegal) or shot.startswith("masked side"):
+        return None
+    origin = None if options.los_origin == "centre" else facing % 6
+    return _line_footprint(b[0] - a[0], b[1] - a[1], origin)
+
+
+#: The row stride of the footprints' flat hex indices ``q + _FP_W * r`` (:func:`_line_footprint`).
+_FP_W = 64
+
+
+@lru_cache(maxsize=20_000)
+def _line_footprint(dq: int, dr: int, origin: int | None) -> tuple[int, int]:
+    """The hexes (offsets ``(q, r)`` from the firer at ``(0, 0)``) an obstacle in which could change a shot's
+    geometry at ``(dq, dr)`` with sight lines from ``origin`` (``None`` the centre, else a vertex), the exceptional
+    lines aside: every hex and blockable hexside hex of the seven lines (:func:`sim.hexgrid.sight_lines`), the
+    target's six neighbours (side masking, 7.2) and the two hexes themselves.  Pure geometry, shared by every board.
+
+    Kept small (the lines' own bit masks, :meth:`sim.hexgrid.SightLines.masks`): ``(low, bits)``, bit ``i`` set for
+    the flat index ``q + _FP_W * r == low + i`` of each such hex; test an offset with :func:`_in_footprint`.  Two
+    offsets may share a flat index (far apart on a wide board): that only makes the test say "in" more often,
+    never less, so a cache using it may recompute an answer but never keeps a stale one."""
+    lines = sight_lines(dq, dr, origin)
+    low, masks = lines.masks(_FP_W)
+    bits = 0
+    for m in masks:
+        bits |= m
+    extra = [(0, 0), (dq, dr)] + [(dq + x, dr + y) for x, y in DIRECTIONS]
+    for sides in lines.hexsides:
+        for x1, y1, x2, y2, ok1, ok2 in sides:
+            if ok1:
+                extra.append((x1, y1))
+            if ok2:
+                extra.append((x2, y2))
+    flat = [x + _FP_W * y for x, y in extra]
+    if not bits:
+        low = min(flat)
+    elif min(flat) < low:
+        bits <<= low - min(flat)
+        low = min(flat)
+    for f in flat:
+        bits |= 1 << (f - low)
+    return low, bits
+
+
+def _in_footprint(fp: tuple[int, int], x: int, y: int) -> bool:
+    """Whether the offset ``(x, y)`` may be in the footprint ``fp`` of :func:`_line_footprint`."""
+    i = x + _FP_W * y - fp[0]
+    return i >= 0 and (fp[1] >> i) & 1 == 1
 
 
 def _sees(battle: BoardView, s: int, e: int) -> bool:
