@@ -1047,19 +1047,30 @@ def _ellipse_arrays(dq: int, dr: int) -> tuple[Any, Any, Any, Any]:
 def _entered_many(dq: int, dr: int, o: tuple[int, int], ps: list[tuple[int, int]]) -> list[tuple[Hex, ...]]:
     """For each end point ``p`` of ``ps``: the hexes of the sight ellipse of ``(0, 0)``-``(dq, dr)``
     (:func:`_ellipse_offsets`, sorted) whose open interior the closed segment ``o``-``p`` enters --
-    :func:`segment_enters_hex` for all hexes, all segments and all six edges at once (numpy, int64, exact).
+    :func:`segment_enters_hex` for all hexes, all segments and all six edges at once (:func:`_entered_matrix`,
+    as hex tuples); :func:`_entered_many_clipped` is the reference it is tested against."""
+    arrays = _ellipse_arrays(dq, dr)
+    q, r = arrays[:2]
+    if not len(q):
+        return [() for _ in ps]
+    ql, rl = q.tolist(), r.tolist()
+    return [tuple(Hex(ql[i], rl[i]) for i in row.nonzero()[0].tolist()) for row in _entered_matrix(arrays, o, ps)]
+
+
+def _entered_matrix(arrays: tuple[Any, Any, Any, Any], o: tuple[int, int], ps: list[tuple[int, int]]) -> Any:
+    """The boolean matrix ``(len(ps), hexes)`` of :func:`_entered_many`: entry ``[j, i]`` says whether the closed
+    segment ``o``-``ps[j]`` enters the open interior of the candidate hex ``i`` of ``arrays``
+    (:func:`_ellipse_arrays`: ``(q, r, X, Y)``, at least one hex) -- numpy, int64, exact.
 
     The test is the separating-axis one: a closed segment misses an open convex hexagon exactly when a line
     separates them weakly, and such a line can be taken along a hexside or along the segment (the edges of the
     sum of the two shapes).  So the segment enters the hexagon iff, for each of its six edges, an end point lies
     strictly inside that edge's line, and some vertex lies strictly on each side of the segment's line (for a
     segment of one point: the point strictly inside every edge).  Only integer cross products of sight-frame
-    points, far below 2**63 on any map; :func:`_entered_many_clipped` is the reference it is tested against."""
+    points, far below 2**63 on any map."""
     import numpy as np
 
-    q, r, cx, cy = _ellipse_arrays(dq, dr)
-    if not len(q):
-        return [() for _ in ps]
+    cx, cy = arrays[2], arrays[3]
     ox, oy = o
     px = np.array([p[0] for p in ps], dtype=np.int64)[None, :, None]  # (1, segments, 1)
     py = np.array([p[1] for p in ps], dtype=np.int64)[None, :, None]
@@ -1076,8 +1087,27 @@ def _entered_many(dq: int, dr: int, o: tuple[int, int], ps: list[tuple[int, int]
     side = dx * (vy - oy) - dy * (vx - ox)       # (6, segments, hexes): the vertices against the segment's line
     point = ((dx == 0) & (dy == 0))[0]           # (segments, 1): a segment of one point
     ok &= ((side > 0).any(axis=0) & (side < 0).any(axis=0)) | point
-    ql, rl = q.tolist(), r.tolist()
-    return [tuple(Hex(ql[i], rl[i]) for i in row.nonzero()[0].tolist()) for row in ok]
+    return ok
+
+
+def _flat_masks(flat: Any, ok: Any) -> tuple[int, tuple[int, ...]]:
+    """``(low, masks)`` of :meth:`SightLines.masks` from the candidates' flat indices ``flat`` (int64, one per
+    hex) and the matrix ``ok`` (aims x hexes: which hexes each aim's line enters): mask ``k`` has bit
+    ``flat[i] - low`` set for each ``i`` with ``ok[k, i]``, ``low`` the least such index (0 if none).  Made with
+    numpy (one bit array per aim, packed little-endian into bytes), not bit by bit: a line across a big map has
+    hundreds of hexes over a mask of thousands of bits."""
+    import numpy as np
+
+    rows, cols = np.nonzero(ok)
+    if not len(cols):
+        return 0, (0,) * len(ok)
+    idx = flat[cols]
+    low = int(idx.min())
+    span = int(idx.max()) - low + 1
+    bits = np.zeros((len(ok), (span + 7) // 8 * 8), dtype=np.bool_)
+    bits[rows, idx - low] = True
+    packed = np.packbits(bits, axis=1, bitorder="little")
+    return low, tuple(int.from_bytes(row.tobytes(), "little") for row in packed)
 
 
 def _entered_many_clipped(dq: int, dr: int, o: tuple[int, int], ps: list[tuple[int, int]]) -> list[tuple[Hex, ...]]:
@@ -1126,20 +1156,22 @@ def _entered_many_clipped(dq: int, dr: int, o: tuple[int, int], ps: list[tuple[i
     return [tuple(Hex(ql[i], rl[i]) for i in row.nonzero()[0].tolist()) for row in ok]
 
 
-def _hexsides_along(dq: int, dr: int, o: tuple[int, int], p: tuple[int, int]
+def _hexsides_along(dq: int, dr: int, o: tuple[int, int], p: tuple[int, int],
+                    arrays: tuple[Any, Any, Any, Any] | None = None
                     ) -> tuple[tuple[int, int, int, int, bool, bool], ...]:
     """The hexsides the segment ``o``-``p`` runs along over a positive length, between two hexes of which at
     least one is a candidate of :func:`_ellipse_offsets` (:func:`sight_footprint`'s ``hexsides``), each once, in
     the order of the candidates and their sides ``k``.  Only a segment parallel to a hexside direction can
     (``(1, 0)``, ``(1, 1)``, ``(1, -1)`` in the sight frame); others get ``()`` at once.  The collinearity and
-    overlap tests run on all candidates' sides at once (numpy, exact integers)."""
+    overlap tests run on all candidates' sides at once (numpy, exact integers).  ``arrays``: the line's
+    :func:`_ellipse_arrays`, if the caller has them already."""
     import numpy as np
 
     ox, oy = o
     dx, dy = p[0] - ox, p[1] - oy
     if not (dy == 0 or dx == dy or dx == -dy):
         return ()
-    q, r, cx, cy = _ellipse_arrays(dq, dr)
+    q, r, cx, cy = arrays if arrays is not None else _ellipse_arrays(dq, dr)
     fv = np.array(FRAME_VERTICES, dtype=np.int64)
     ax, ay = cx[:, None] + fv[:, 0][None, :], cy[:, None] + fv[:, 1][None, :]                  # (hexes, 6)
     bx, by = cx[:, None] + np.roll(fv[:, 0], -1)[None, :], cy[:, None] + np.roll(fv[:, 1], -1)[None, :]
@@ -1148,19 +1180,27 @@ def _hexsides_along(dq: int, dr: int, o: tuple[int, int], p: tuple[int, int]
     tb = (bx - ox) * dx + (by - oy) * dy
     den = dx * dx + dy * dy
     hit = col & (np.minimum(den, np.maximum(ta, tb)) > np.maximum(0, np.minimum(ta, tb)))
-    a, b = Hex(0, 0), Hex(dq, dr)
+    hi, hk = np.nonzero(hit)  # candidate i's side k, in the order of the candidates and their sides
+    if not len(hi):
+        return ()
+    dirs = np.array(DIRECTIONS, dtype=np.int64)
+    hq, hr = q[hi], r[hi]
+    nq, nr = hq + dirs[hk, 0], hr + dirs[hk, 1]  # the hex across side k (Hex.neighbour)
+    # a candidate may block (it is in the ellipse and neither end); its neighbour may iff the same holds for it
+    u, w = nq - dq, nr - dr
+    d = max(abs(dq), abs(dr), abs(dq + dr))
+    n_ok = ((np.maximum(np.maximum(np.abs(nq), np.abs(nr)), np.abs(nq + nr))
+             + np.maximum(np.maximum(np.abs(u), np.abs(w)), np.abs(u + w)) <= d + 3)
+            & ~(((nq == 0) & (nr == 0)) | ((nq == dq) & (nr == dr))))
     done = set()
     sides = []
-    for i, k in zip(*np.nonzero(hit)):
-        h = Hex(int(q[i]), int(r[i]))
-        n = h.neighbour(int(k))
-        pair = (min(h, n), max(h, n))
+    for x, y, nx_, ny_, ok in zip(hq.tolist(), hr.tolist(), nq.tolist(), nr.tolist(), n_ok.tolist()):
+        side = (x, y, nx_, ny_, True, ok) if (x, y) <= (nx_, ny_) else (nx_, ny_, x, y, ok, True)
+        pair = side[:4]
         if pair in done:
             continue
         done.add(pair)
-        h1, h2 = pair
-        sides.append((h1.q, h1.r, h2.q, h2.r, h1 not in (a, b) and _in_ellipse(h1, dq, dr),
-                      h2 not in (a, b) and _in_ellipse(h2, dq, dr)))
+        sides.append(side)
     return tuple(sides)
 
 
@@ -1183,18 +1223,26 @@ class SightLines:
     makes it the image of the lines ``base`` under a symmetry of the grid (:func:`_symmetry`'s ``matrix``), aim
     ``i`` being the image of the base's aim ``aims[i]``: its hexes are then mapped only when asked for."""
 
-    __slots__ = ("_hexes", "hexsides", "_by_stride", "_image")
+    __slots__ = ("_hexes", "hexsides", "_by_stride", "_image", "_q", "_r", "_ok")
 
     def __init__(self, dq: int, dr: int, origin: int | None,
                  image: tuple[SightLines, tuple[int, int, int, int], tuple[int, ...]] | None = None):
         self._image = image
         self._hexes: tuple[tuple[Hex, ...], ...] | None = None
+        self._q: Any = None  # a line made directly: its candidates (int64 arrays) and which each aim enters
+        self._r: Any = None
+        self._ok: Any = None
         if image is None:
             o = frame_centre((0, 0)) if origin is None else frame_vertex((0, 0), origin)
             ps = [frame_centre((dq, dr)) if aim is None else frame_vertex((dq, dr), aim) for aim in AIMS]
-            self._hexes = tuple(_entered_many(dq, dr, o, ps))
+            arrays = _ellipse_arrays(dq, dr)
+            if len(arrays[0]):
+                self._q, self._r = arrays[0], arrays[1]
+                self._ok = _entered_matrix(arrays, o, ps)
+            else:
+                self._hexes = tuple(() for _ in ps)
             self.hexsides: tuple[tuple[tuple[int, int, int, int, bool, bool], ...], ...] = tuple(
-                _canonical_sides(_hexsides_along(dq, dr, o, p)) for p in ps)
+                _canonical_sides(_hexsides_along(dq, dr, o, p, arrays)) for p in ps)
         else:
             base, (a, b, c, d), aims = image
             self.hexsides = tuple(
@@ -1204,33 +1252,35 @@ class SightLines:
 
     @property
     def hexes(self) -> tuple[tuple[Hex, ...], ...]:
-        """Per aim, the hexes (offsets from the firer) whose interior its line enters, sorted."""
+        """Per aim, the hexes (offsets from the firer) whose interior its line enters, sorted (made when first
+        asked: the seven-line count reads only :meth:`masks` and :attr:`hexsides`)."""
         if self._hexes is None:
-            assert self._image is not None
-            base, (a, b, c, d), aims = self._image
-            self._hexes = tuple(tuple(sorted(Hex(a * x + b * y, c * x + d * y) for x, y in base.hexes[j]))
-                                for j in aims)
+            if self._image is None:
+                ql, rl = self._q.tolist(), self._r.tolist()
+                self._hexes = tuple(tuple(Hex(ql[i], rl[i]) for i in row.nonzero()[0].tolist()) for row in self._ok)
+            else:
+                base, (a, b, c, d), aims = self._image
+                self._hexes = tuple(tuple(sorted(Hex(a * x + b * y, c * x + d * y) for x, y in base.hexes[j]))
+                                    for j in aims)
         return self._hexes
 
     def masks(self, w: int) -> tuple[int, tuple[int, ...]]:
         """``(lowest flat offset, one bit mask per aim)`` for a grid of row stride ``w`` (cached); an aim whose
-        line enters no hex has mask 0."""
+        line enters no hex has mask 0.  Bit ``x + w * y - low`` of mask ``k`` is set for each hex ``(x, y)`` of
+        ``hexes[k]`` (:func:`_flat_masks`, from the candidates' arrays; ``tests/test_hexgrid.py`` checks it
+        against that formula)."""
         got = self._by_stride.get(w)
         if got is None:
             if self._image is None:
-                flat = [[x + w * y for x, y in hs] for hs in self.hexes]
+                got = (0, (0,) * len(AIMS)) if self._ok is None else _flat_masks(self._q + w * self._r, self._ok)
             else:
                 base, (a, b, c, d), aims = self._image
-                ea, eb = a + w * c, b + w * d  # flat index of the image of ``(x, y)``: ``ea x + eb y``
-                flat = [[ea * x + eb * y for x, y in base.hexes[j]] for j in aims]
-            low = min((min(f) for f in flat if f), default=0)
-            masks = []
-            for f in flat:
-                m = 0
-                for i in f:
-                    m |= 1 << (i - low)
-                masks.append(m)
-            got = self._by_stride[w] = (low, tuple(masks))
+                if base._ok is None:
+                    got = (0, (0,) * len(AIMS))
+                else:
+                    ea, eb = a + w * c, b + w * d  # flat index of the image of ``(x, y)``: ``ea x + eb y``
+                    got = _flat_masks(ea * base._q + eb * base._r, base._ok[list(aims)])
+            self._by_stride[w] = got
         return got
 
 

@@ -189,6 +189,28 @@ def test_entered_hexes_by_separating_axes_equal_the_clipping():
         entered += sum(map(len, got))
     assert entered > 1000
 
+
+def test_sight_line_masks_equal_the_bit_by_bit_formula():
+    """SightLines.masks (made with numpy from the candidates' arrays) sets exactly bit ``x + w * y - low`` for each
+    hex ``(x, y)`` an aim's line enters, ``low`` the least such index: long lines of a big map (directly made and
+    derived by symmetry) and short ones, for several row strides (fixed seed)."""
+    import random
+
+    from sim.hexgrid import SightLines, sight_lines
+
+    rng = random.Random(24)
+    offsets = [(99, -49), (99, 0), (0, 99), (-60, 20), (2, 0), (1, 1)] + [
+        (rng.randint(-110, 110), rng.randint(-110, 110)) for _ in range(12)]
+    for dq, dr in offsets:
+        for origin in (None, rng.randrange(6)):
+            for lines in (SightLines(dq, dr, origin), sight_lines(dq, dr, origin)):
+                for w in (16, 128, 256):
+                    flat = [[x + w * y for x, y in hs] for hs in lines.hexes]
+                    low = min((min(f) for f in flat if f), default=0)
+                    want = tuple(sum(1 << (i - low) for i in set(f)) for f in flat)
+                    assert lines.masks(w) == (low, want), (dq, dr, origin, w)
+
+
 def test_lazy_graph_and_adjacency_agree_with_networkx_built_the_plain_way():
     """HexMap builds its networkx graph only when asked: the graph then equals one built with add_nodes_from /
     add_edge (nodes, terrain and neighbour order), and adjacency() made without the graph gives the same order."""
