@@ -228,6 +228,29 @@ def _hex_line_direct(a: tuple[int, int], b: tuple[int, int]) -> tuple[Hex, ...]:
     return tuple(out)
 
 
+def _hex_line_array(dq: int, dr: int) -> Any:
+    """:func:`_hex_line_direct` from ``(0, 0)`` to ``(dq, dr)`` as an int64 array ``(n + 1, 2)`` of ``(q, r)``,
+    computed with numpy: the same IEEE double operations in the same order (``i / n``, ``a + (b - a) * t``, round
+    half to even, the same comparisons), element by element, so the same hexes (tests/test_hexgrid.py compares
+    them); for the long lines of a big map, where the Python loop costs a rounding call per hex."""
+    import numpy as np
+
+    n = max(abs(dq), abs(dr), abs(dq + dr))
+    if n == 0:
+        return np.zeros((1, 2), dtype=np.int64)
+    ax, ay, az = _NUDGE
+    bx, by, bz = dq + _NUDGE[0], dr + _NUDGE[1], -dq - dr + _NUDGE[2]
+    t = np.arange(n + 1, dtype=np.int64) / n
+    x, y, z = ax + (bx - ax) * t, ay + (by - ay) * t, az + (bz - az) * t
+    rx, ry, rz = np.rint(x), np.rint(y), np.rint(z)
+    ex, ey, ez = np.abs(rx - x), np.abs(ry - y), np.abs(rz - z)
+    fix_x = (ex > ey) & (ex > ez)
+    fix_y = ~fix_x & (ey > ez)
+    qx = np.where(fix_x, -ry - rz, rx)
+    qy = np.where(fix_y, -rx - rz, ry)
+    return np.stack([qx, qy], axis=1).astype(np.int64)
+
+
 # --- exact sight frame (integer coordinates; panzer_squadron.md 6.2) -----------------------------------------
 
 #: Vertex offsets ``k = 0..5`` in the integer sight frame (x doubled, y scaled by 2/sqrt(3)).
@@ -1028,7 +1051,7 @@ def _ellipse_arrays(dq: int, dr: int) -> tuple[Any, Any, Any, Any]:
     computed with numpy: the band around the line, deduplicated and sorted by ``(q, r)``, ellipse-filtered."""
     import numpy as np
 
-    line = np.array(hex_line((0, 0), (dq, dr)), dtype=np.int64)
+    line = _hex_line_array(dq, dr)  # hex_line((0, 0), (dq, dr)), without a Python call per hex
     band = np.array(_BAND, dtype=np.int64)
     cells = (line[:, None, :] + band[None, :, :]).reshape(-1, 2)
     span = 2 * (abs(dq) + abs(dr)) + 8

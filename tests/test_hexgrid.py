@@ -211,6 +211,21 @@ def test_sight_line_masks_equal_the_bit_by_bit_formula():
                     assert lines.masks(w) == (low, want), (dq, dr, origin, w)
 
 
+def test_hex_line_array_equals_the_direct_interpolation():
+    """sim.hexgrid._hex_line_array (numpy, used for the sight ellipse's band) gives exactly the hexes of
+    _hex_line_direct from (0, 0): every offset within 20 hexes and random long ones up to 400 (fixed seed)."""
+    import random
+
+    from sim.hexgrid import _hex_line_array, _hex_line_direct
+
+    rng = random.Random(24)
+    offsets = [(dq, dr) for dq in range(-20, 21) for dr in range(-20, 21)]
+    offsets += [(rng.randint(-400, 400), rng.randint(-400, 400)) for _ in range(400)]
+    for dq, dr in offsets:
+        got = [tuple(h) for h in _hex_line_array(dq, dr).tolist()]
+        assert got == [tuple(h) for h in _hex_line_direct((0, 0), (dq, dr))], (dq, dr)
+
+
 def test_lazy_graph_and_adjacency_agree_with_networkx_built_the_plain_way():
     """HexMap builds its networkx graph only when asked: the graph then equals one built with add_nodes_from /
     add_edge (nodes, terrain and neighbour order), and adjacency() made without the graph gives the same order."""
