@@ -507,6 +507,18 @@ class HexMap:
         """Terrain name of ``h``; raises ``KeyError`` if off the map (movement and set-up must not ask)."""
         return self._terrain[h]
 
+    def cells_with_terrain(self, names: Collection[str]) -> frozenset[Hex]:
+        """The cells whose terrain (now) is one of ``names`` (kept until the terrain changes, per set of names:
+        what it reads is the terrain only).  One pass over the terrain mapping, no call per cell: how a rule set
+        that knows which terrains block sight or movement gets those cells on a big map."""
+        key = frozenset(names)
+        if not key:
+            return frozenset()
+
+        def compute() -> frozenset[Hex]:
+            return frozenset([h for h, t in self._terrain.items() if t in key])  # type: ignore[misc] # Hex keys
+        return self.terrain_cached(("cells_with_terrain", key), compute)
+
     def sight_terrain(self, h: tuple[int, int]) -> str:
         """Terrain name of ``h`` for every sight, LOS, hindrance and cover rule: a cell off the map (a line between
         two hexes on the map may pass one, e.g. along a ``rectangle`` board's ragged edge) is open ground,
@@ -652,7 +664,8 @@ class HexMap:
         return list(self.adjacency()[as_hex(h)])
 
     def distance_field(self, sources: Iterable[tuple[int, int]], passable: Callable[[Hex], bool] | None = None,
-                       passable_key: Hashable = None, static: bool = False) -> "DistanceField":
+                       passable_key: Hashable = None, static: bool = False,
+                       blocked_terrains: Collection[str] | None = None) -> "DistanceField":
         """Steps from the nearest source over passable cells (every step costs 1), as a :class:`DistanceField`:
         a read-only ``{hex: steps}`` mapping that answers a lookup without searching the whole map.
 
@@ -663,11 +676,18 @@ class HexMap:
         cell asked.  Otherwise (``passable`` may read wrecks) the search is run to the end now, so the answer is
         that of this map version even if the board changes later.  Iterating the field gives every reachable cell
         in breadth-first order from the sources (sources first, layer by layer, neighbours in graph order): the
-        order of networkx's ``bfs_layers`` on the passable subgraph, which this replaces."""
+        order of networkx's ``bfs_layers`` on the passable subgraph, which this replaces.
+
+        ``blocked_terrains`` (with ``static``): the caller's word that ``passable(h)`` is exactly "``h`` is a cell
+        whose terrain is not one of these" -- then the impassable cells come from the terrain
+        (:meth:`cells_with_terrain`) instead of one ``passable`` call per cell (the same set)."""
         if passable is not None and passable_key is not None and static:
             blocked: frozenset[Hex]
-            blocked = self.terrain_cached(("impassable", passable_key), lambda: frozenset(
-                filterfalse(passable, self._order)))
+            if blocked_terrains is not None:
+                blocked = self.cells_with_terrain(blocked_terrains)
+            else:
+                blocked = self.terrain_cached(("impassable", passable_key), lambda: frozenset(
+                    filterfalse(passable, self._order)))
             return DistanceField(sources, self.adjacency(), self._cells, blocked, self.convex())
         adj = self.adjacency()
         cells = self._cells if passable is None else frozenset(h for h in self._cells if passable(h))
