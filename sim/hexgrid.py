@@ -1100,6 +1100,17 @@ def _entered_many(dq: int, dr: int, o: tuple[int, int], ps: list[tuple[int, int]
     return [tuple(Hex(ql[i], rl[i]) for i in row.nonzero()[0].tolist()) for row in _entered_matrix(arrays, o, ps)]
 
 
+@lru_cache(maxsize=1)
+def _frame_arrays() -> tuple[Any, Any, Any, Any, Any]:
+    """numpy constants of the sight frame: ``(fx, fy, ex, ey, dirs)``, the vertex offsets ``FRAME_VERTICES`` as
+    columns ``(6, 1)``, the edges ``k`` (vertex ``k`` to ``k + 1``) likewise, and ``DIRECTIONS`` ``(6, 2)``."""
+    import numpy as np
+
+    fv = np.array(FRAME_VERTICES, dtype=np.int64)
+    nxt = np.roll(fv, -1, axis=0) - fv
+    return fv[:, 0:1], fv[:, 1:2], nxt[:, 0:1], nxt[:, 1:2], np.array(DIRECTIONS, dtype=np.int64)
+
+
 def _entered_matrix(arrays: tuple[Any, Any, Any, Any], o: tuple[int, int], ps: list[tuple[int, int]]) -> Any:
     """The boolean matrix ``(len(ps), hexes)`` of :func:`_entered_many`: entry ``[j, i]`` says whether the closed
     segment ``o``-``ps[j]`` enters the open interior of the candidate hex ``i`` of ``arrays``
@@ -1115,21 +1126,21 @@ def _entered_matrix(arrays: tuple[Any, Any, Any, Any], o: tuple[int, int], ps: l
 
     cx, cy = arrays[2], arrays[3]
     ox, oy = o
-    px = np.array([p[0] for p in ps], dtype=np.int64)[None, :, None]  # (1, segments, 1)
-    py = np.array([p[1] for p in ps], dtype=np.int64)[None, :, None]
-    fv = np.array(FRAME_VERTICES, dtype=np.int64)
-    vx = (cx[None, :] + fv[:, 0:1])[:, None, :]  # (6, 1, hexes): vertex k of each hex
-    vy = (cy[None, :] + fv[:, 1:2])[:, None, :]
-    nxt = np.roll(fv, -1, axis=0) - fv          # edge k runs from vertex k to vertex k + 1
-    ex, ey = nxt[:, 0:1, None], nxt[:, 1:2, None]  # (6, 1, 1)
-    # inside edge k strictly: ex (y - vy) - ey (x - vx) > 0 (the vertices run counter-clockwise)
-    o_in = ex * (oy - vy) - ey * (ox - vx) > 0   # (6, 1, hexes)
-    p_in = ex * (py - vy) - ey * (px - vx) > 0   # (6, segments, hexes)
-    ok = (o_in | p_in).all(axis=0)               # no hexside line separates
-    dx, dy = px - ox, py - oy                    # (1, segments, 1)
-    side = dx * (vy - oy) - dy * (vx - ox)       # (6, segments, hexes): the vertices against the segment's line
-    point = ((dx == 0) & (dy == 0))[0]           # (segments, 1): a segment of one point
-    ok &= ((side > 0).any(axis=0) & (side < 0).any(axis=0)) | point
+    px = np.array([p[0] for p in ps], dtype=np.int64)  # (segments,)
+    py = np.array([p[1] for p in ps], dtype=np.int64)
+    fx, fy, ex, ey = _frame_arrays()[:4]          # (6, 1): vertex k of the hex at (0, 0), edge k (to vertex k + 1)
+    # point (x, y) strictly inside edge k of the hex at (cx, cy): ex (y - cy - fy) - ey (x - cx - fx) > 0 (the
+    # vertices run counter-clockwise), i.e. ex y - ey x > lim[k, hex]; inside for o or p: the larger one is
+    lim = ex * cy[None, :] - ey * cx[None, :] + (ex * fy - ey * fx)  # (6, hexes)
+    best = np.maximum(ex * oy - ey * ox, ex * py[None, :] - ey * px[None, :])  # (6, segments)
+    ok = (best[:, :, None] > lim[:, None, :]).all(axis=0)  # (segments, hexes): no hexside line separates
+    # vertex k of a hex against the segment's line: dx (cy + fy - oy) - dy (cx + fx - ox) = base + turn[k]; some
+    # vertex strictly on each side iff base + max(turn) > 0 and base + min(turn) < 0
+    dx, dy = (px - ox)[:, None], (py - oy)[:, None]  # (segments, 1)
+    base = dx * (cy[None, :] - oy) - dy * (cx[None, :] - ox)  # (segments, hexes)
+    turn = dx * fy.T - dy * fx.T                   # (segments, 6)
+    point = (dx == 0) & (dy == 0)                  # (segments, 1): a segment of one point
+    ok &= ((base > -turn.max(axis=1, keepdims=True)) & (base < -turn.min(axis=1, keepdims=True))) | point
     return ok
 
 
@@ -1215,9 +1226,9 @@ def _hexsides_along(dq: int, dr: int, o: tuple[int, int], p: tuple[int, int],
     if not (dy == 0 or dx == dy or dx == -dy):
         return ()
     q, r, cx, cy = arrays if arrays is not None else _ellipse_arrays(dq, dr)
-    fv = np.array(FRAME_VERTICES, dtype=np.int64)
-    ax, ay = cx[:, None] + fv[:, 0][None, :], cy[:, None] + fv[:, 1][None, :]                  # (hexes, 6)
-    bx, by = cx[:, None] + np.roll(fv[:, 0], -1)[None, :], cy[:, None] + np.roll(fv[:, 1], -1)[None, :]
+    fx, fy, ex, ey, dirs = _frame_arrays()
+    ax, ay = cx[:, None] + fx.T, cy[:, None] + fy.T                  # (hexes, 6): vertex k and k + 1 of each hex
+    bx, by = ax + ex.T, ay + ey.T
     col = (dx * (ay - oy) - dy * (ax - ox) == 0) & (dx * (by - oy) - dy * (bx - ox) == 0)
     ta = (ax - ox) * dx + (ay - oy) * dy
     tb = (bx - ox) * dx + (by - oy) * dy
@@ -1226,7 +1237,6 @@ def _hexsides_along(dq: int, dr: int, o: tuple[int, int], p: tuple[int, int],
     hi, hk = np.nonzero(hit)  # candidate i's side k, in the order of the candidates and their sides
     if not len(hi):
         return ()
-    dirs = np.array(DIRECTIONS, dtype=np.int64)
     hq, hr = q[hi], r[hi]
     nq, nr = hq + dirs[hk, 0], hr + dirs[hk, 1]  # the hex across side k (Hex.neighbour)
     # a candidate may block (it is in the ellipse and neither end); its neighbour may iff the same holds for it
