@@ -1430,11 +1430,14 @@ class _ObstacleGrid:
         # the row stride is a power of two, so that grids of one map share a stride (and the lines' masks per
         # stride, :meth:`SightLines.masks`) although their boxes differ
         self.w, self.h = 1 << (hi[0] - lo[0]).bit_length(), hi[1] - lo[1] + 1
-        bits = 0
+        # the bits set in a byte array, then made one integer (not one big-integer ``|`` per obstacle)
+        buf = bytearray((self.w * self.h + 7) // 8)
+        q0, r0, w = self.q0, self.r0, self.w
         for q, r in obstacles:
             if lo[0] <= q <= hi[0] and lo[1] <= r <= hi[1]:
-                bits |= 1 << ((q - self.q0) + self.w * (r - self.r0))
-        self.bits = bits
+                i = (q - q0) + w * (r - r0)
+                buf[i >> 3] |= 1 << (i & 7)
+        self.bits = int.from_bytes(buf, "little")
 
     def covers(self, q1: int, r1: int, q2: int, r2: int) -> bool:
         return self.q0 <= q1 and self.r0 <= r1 and q2 < self.q0 + self.w and r2 < self.r0 + self.h

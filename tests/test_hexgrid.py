@@ -250,3 +250,23 @@ def test_lazy_graph_and_adjacency_agree_with_networkx_built_the_plain_way():
     assert other._graph is None and other.adjacency() is adj and other.terrain(cells[10]) == "water"
     other.set_terrain(cells[0], "woods")
     assert m.terrain(cells[0]) == "open" and other.graph.nodes[cells[0]]["terrain"] == "woods"
+
+
+def test_obstacle_grid_bits_equal_the_bit_by_bit_formula():
+    """sim.hexgrid._ObstacleGrid (bits set in a byte array) has exactly bit ``(q - q0) + w * (r - r0)`` for each
+    obstacle inside its box and no other: random obstacle sets and boxes (fixed seed)."""
+    import random
+
+    from sim.hexgrid import _ObstacleGrid
+
+    rng = random.Random(24)
+    for _ in range(200):
+        obs = {(rng.randint(-20, 120), rng.randint(-60, 120)) for _ in range(rng.randint(0, 300))}
+        lo = (rng.randint(-30, 10), rng.randint(-70, 10))
+        hi = (lo[0] + rng.randint(0, 140), lo[1] + rng.randint(0, 190))
+        g = _ObstacleGrid(obs, lo, hi)
+        want = 0
+        for q, r in obs:
+            if lo[0] <= q <= hi[0] and lo[1] <= r <= hi[1]:
+                want |= 1 << ((q - g.q0) + g.w * (r - g.r0))
+        assert g.bits == want
