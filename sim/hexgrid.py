@@ -1072,12 +1072,16 @@ def _ellipse_arrays(dq: int, dr: int) -> tuple[Any, Any, Any, Any]:
     import numpy as np
 
     line = _hex_line_array(dq, dr)  # hex_line((0, 0), (dq, dr)), without a Python call per hex
-    band = np.array(_BAND, dtype=np.int64)
-    cells = (line[:, None, :] + band[None, :, :]).reshape(-1, 2)
-    span = 2 * (abs(dq) + abs(dr)) + 8
-    code = np.unique((cells[:, 0] + span) * (2 * span + 1) + (cells[:, 1] + span))  # sorted by (q, r)
-    q = code // (2 * span + 1) - span
-    r = code % (2 * span + 1) - span
+    # the band's cells marked on a grid over its box: the marked cells, read in row-major order, are the band
+    # deduplicated and sorted by (q, r) (no sort of the 19 n cells); the line's q and r lie between the ends'
+    # (within one, whatever the rounding), so a margin of 3 holds every band cell
+    q0, r0 = min(0, dq) - 3, min(0, dr) - 3
+    grid = np.zeros((abs(dq) + 7, abs(dr) + 7), dtype=np.bool_)
+    lq, lr = line[:, 0] - q0, line[:, 1] - r0
+    for bq, br in _BAND:
+        grid[lq + bq, lr + br] = True
+    q, r = np.nonzero(grid)
+    q, r = q.astype(np.int64) + q0, r.astype(np.int64) + r0
     u, w = q - dq, r - dr
     d = max(abs(dq), abs(dr), abs(dq + dr))
     ok = (np.maximum(np.maximum(np.abs(q), np.abs(r)), np.abs(q + r))

@@ -270,3 +270,23 @@ def test_obstacle_grid_bits_equal_the_bit_by_bit_formula():
             if lo[0] <= q <= hi[0] and lo[1] <= r <= hi[1]:
                 want |= 1 << ((q - g.q0) + g.w * (r - g.r0))
         assert g.bits == want
+
+
+def test_ellipse_arrays_equal_the_band_filtered_directly():
+    """sim.hexgrid._ellipse_arrays (the band marked on a grid) lists exactly the hexes within 2 of hex_line of
+    the ellipse (slack 3), ends left out, sorted by (q, r): every offset within 12 and random ones up to 150."""
+    import random
+
+    from sim.hexgrid import _BAND, _ellipse_arrays, hex_line
+
+    rng = random.Random(24)
+    offsets = [(a, b) for a in range(-12, 13) for b in range(-12, 13) if (a, b) != (0, 0)]
+    offsets += [(rng.randint(-150, 150), rng.randint(-150, 150)) for _ in range(150)]
+    for dq, dr in offsets:
+        d = distance((0, 0), (dq, dr))
+        cells = {(h[0] + a, h[1] + b) for h in hex_line((0, 0), (dq, dr)) for a, b in _BAND}
+        want = sorted(c for c in cells if distance(c, (0, 0)) + distance(c, (dq, dr)) <= d + 3
+                      and c not in ((0, 0), (dq, dr)))
+        q, r, x, y = _ellipse_arrays(dq, dr)
+        assert list(zip(q.tolist(), r.tolist())) == want, (dq, dr)
+        assert x.tolist() == [3 * a for a in q.tolist()] and y.tolist() == [-(a + 2 * b) for a, b in want]
