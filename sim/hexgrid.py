@@ -414,12 +414,19 @@ class HexMap:
         self._cells = frozenset(hexes)
         #: Each cell's terrain name (the graph's node attribute ``terrain``, kept as a plain dict: it is read many
         #: times per decision, and networkx's node views cost several times a dict lookup).
-        self._terrain: dict[tuple[int, int], str] = dict.fromkeys(hexes, "open")
+        #: Made from the frozenset (whose stored hashes the dict reuses); its order is never read (only sorted).
+        self._terrain: dict[tuple[int, int], str] = dict.fromkeys(self._cells, "open")
+        #: The cells whose terrain is not ``open`` with their terrain (the terrain index: kept with ``_terrain``).
+        self._marked: dict[Hex, str] = {}
         for cell, t in (terrain or {}).items():
             h = as_hex(cell)
             if h not in self._terrain:
                 raise KeyError(f"terrain given for {tuple(h)}, which is not a cell of the map")
             self._terrain[h] = t
+            if t != "open":
+                self._marked[h] = t
+            else:
+                self._marked.pop(h, None)
         self._graph: nx.Graph[tuple[int, int]] | None = None
         self._adj: Mapping[Hex, tuple[Hex, ...]] | None = None
         #: Whether the cells form a :func:`convex_shape` (``None``: not worked out yet; see :meth:`convex`).
@@ -500,8 +507,7 @@ class HexMap:
 
     def terrain_cells(self) -> dict[Hex, str]:
         """``{cell: terrain}`` of the cells whose terrain is not ``open``, sorted by ``(q, r)`` (the terrain now)."""
-        marked = cast("list[tuple[Hex, str]]", [(h, t) for h, t in self._terrain.items() if t != "open"])  # Hex keys
-        return dict(sorted(marked))
+        return dict(sorted(self._marked.items()))
 
     def terrain(self, h: tuple[int, int]) -> str:
         """Terrain name of ``h``; raises ``KeyError`` if off the map (movement and set-up must not ask)."""
@@ -509,14 +515,17 @@ class HexMap:
 
     def cells_with_terrain(self, names: Collection[str]) -> frozenset[Hex]:
         """The cells whose terrain (now) is one of ``names`` (kept until the terrain changes, per set of names:
-        what it reads is the terrain only).  One pass over the terrain mapping, no call per cell: how a rule set
-        that knows which terrains block sight or movement gets those cells on a big map."""
+        what it reads is the terrain only).  From the terrain index (the cells that are not ``open``) unless
+        ``open`` is named, no call per cell: how a rule set that knows which terrains block sight or movement gets
+        those cells on a big map."""
         key = frozenset(names)
         if not key:
             return frozenset()
 
         def compute() -> frozenset[Hex]:
-            return frozenset([h for h, t in self._terrain.items() if t in key])  # type: ignore[misc] # Hex keys
+            if "open" in key:
+                return frozenset([h for h, t in self._terrain.items() if t in key])  # type: ignore[misc] # Hex keys
+            return frozenset([h for h, t in self._marked.items() if t in key])
         return self.terrain_cached(("cells_with_terrain", key), compute)
 
     def sight_terrain(self, h: tuple[int, int]) -> str:
@@ -534,11 +543,17 @@ class HexMap:
             if self._graph is not None:
                 self._graph = self._graph.copy()
             self._terrain = dict(self._terrain)
+            self._marked = dict(self._marked)
             self._static = {}
             self._forked = False
         if self._graph is not None:
             self._graph.nodes[h]["terrain"] = name
-        self._terrain[as_hex(h)] = name
+        h = as_hex(h)
+        self._terrain[h] = name
+        if name != "open":
+            self._marked[h] = name
+        else:
+            self._marked.pop(h, None)
         self.terrain_version += 1
         self.bump(None)  # a terrain change may change any rule-set answer (tile costs, cover): recompute them all
 
@@ -655,6 +670,7 @@ class HexMap:
             raise ValueError("for_another_battle: the template board's terrain has changed (use a pristine board)")
         new = HexMap((), shape_key=self.shape_key, description=self.description)
         new._order, new._cells, new._terrain = self._order, self._cells, dict(self._terrain)
+        new._marked = dict(self._marked)
         new._adj, new._convex = self._adj, self._convex
         new._static = self._static
         return new

@@ -128,3 +128,15 @@ def test_terrain_index_sets_equal_the_pass_over_cells():
             assert blocked and rs.static_obstacles(b)
             m.set_terrain(next(h for h in m.sorted_cells() if m.terrain(h) == "open"), "water")
     assert boards[0].cells_with_terrain(()) == frozenset()
+    fresh = HexMap(rectangle_hexes(9, 7), {Hex(2, 1): "water", Hex(3, 0): "open"}).for_another_battle()
+    assert fresh.terrain_cells() == {Hex(2, 1): "water"} and fresh.cells_with_terrain(["water"]) == {Hex(2, 1)}
+    m = boards[1]
+    m.set_terrain(next(iter(m.terrain_cells())), "open")  # back to open: out of the index
+    f = m.fork()
+    f.set_terrain(next(h for h in f.sorted_cells() if f.terrain(h) == "open"), "building")
+    for x in (m, f):
+        direct = {h: x.terrain(h) for h in x.sorted_cells() if x.terrain(h) != "open"}
+        assert x.terrain_cells() == direct and list(x.terrain_cells()) == sorted(direct)
+        for names in (["water"], ["building", "woods"], ["open"], ["open", "water"]):
+            assert x.cells_with_terrain(names) == frozenset(h for h in x.cells if x.terrain(h) in names)
+    assert f.terrain_cells() != m.terrain_cells()
