@@ -1151,16 +1151,18 @@ def _entered_matrix(arrays: tuple[Any, Any, Any, Any], o: tuple[int, int], ps: l
     fx, fy, ex, ey = _frame_arrays()[:4]          # (6, 1): vertex k of the hex at (0, 0), edge k (to vertex k + 1)
     # point (x, y) strictly inside edge k of the hex at (cx, cy): ex (y - cy - fy) - ey (x - cx - fx) > 0 (the
     # vertices run counter-clockwise), i.e. ex y - ey x > lim[k, hex]; inside for o or p: the larger one is
-    lim = ex * cy[None, :] - ey * cx[None, :] + (ex * fy - ey * fx)  # (6, hexes)
-    best = np.maximum(ex * oy - ey * ox, ex * py[None, :] - ey * px[None, :])  # (6, segments)
-    ok = (best[:, :, None] > lim[:, None, :]).all(axis=0)  # (segments, hexes): no hexside line separates
     # vertex k of a hex against the segment's line: dx (cy + fy - oy) - dy (cx + fx - ox) = base + turn[k]; some
-    # vertex strictly on each side iff base + max(turn) > 0 and base + min(turn) < 0
+    # vertex strictly on each side iff base + max(turn) > 0 and base + min(turn) < 0 (tested first: it leaves
+    # only the hexes along the lines, and the edge test below runs on those)
     dx, dy = (px - ox)[:, None], (py - oy)[:, None]  # (segments, 1)
     base = dx * (cy[None, :] - oy) - dy * (cx[None, :] - ox)  # (segments, hexes)
     turn = dx * fy.T - dy * fx.T                   # (segments, 6)
     point = (dx == 0) & (dy == 0)                  # (segments, 1): a segment of one point
-    ok &= ((base > -turn.max(axis=1, keepdims=True)) & (base < -turn.min(axis=1, keepdims=True))) | point
+    ok = ((base > -turn.max(axis=1, keepdims=True)) & (base < -turn.min(axis=1, keepdims=True))) | point
+    cols = ok.any(axis=0).nonzero()[0]
+    lim = ex * cy[cols][None, :] - ey * cx[cols][None, :] + (ex * fy - ey * fx)  # (6, hexes left)
+    best = np.maximum(ex * oy - ey * ox, ex * py[None, :] - ey * px[None, :])  # (6, segments)
+    ok[:, cols] &= (best[:, :, None] > lim[:, None, :]).all(axis=0)  # no hexside line separates
     return ok
 
 
