@@ -662,6 +662,12 @@ class Observation(StateQueries):
         """Whether static terrain lets a tank enter ``h`` at all."""
         return self._rs.passable(self._b, as_hex(h))
 
+    def _blocked_terrains(self, static: bool) -> Any:
+        """The rule set's impassable terrain names when its static ``passable`` reads nothing else
+        (``Ruleset.impassable_terrains``; ``None`` if it does not say)."""
+        hint = getattr(self._rs, "impassable_terrains", None) if static else None
+        return hint(self._b) if hint is not None else None
+
     #: Most distance fields kept per board and cache version (:meth:`distance_field`).
     _DFIELD_CACHE = 64
 
@@ -684,7 +690,7 @@ class Observation(StateQueries):
         if field is None:
             # a partial, not a lambda: called once per cell when the impassable set is made (one frame less each)
             field = b.map.distance_field(srcs, functools.partial(self._rs.passable, b), passable_key=self._rs.name,
-                                         static=static)
+                                         static=static, blocked_terrains=self._blocked_terrains(static))
             if len(lru) >= self._DFIELD_CACHE:
                 del lru[next(iter(lru))]
         lru[srcs] = field

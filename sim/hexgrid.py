@@ -228,6 +228,29 @@ def _hex_line_direct(a: tuple[int, int], b: tuple[int, int]) -> tuple[Hex, ...]:
     return tuple(out)
 
 
+def _hex_line_array(dq: int, dr: int) -> Any:
+    """:func:`_hex_line_direct` from ``(0, 0)`` to ``(dq, dr)`` as an int64 array ``(n + 1, 2)`` of ``(q, r)``,
+    computed with numpy: the same IEEE double operations in the same order (``i / n``, ``a + (b - a) * t``, round
+    half to even, the same comparisons), element by element, so the same hexes (tests/test_hexgrid.py compares
+    them); for the long lines of a big map, where the Python loop costs a rounding call per hex."""
+    import numpy as np
+
+    n = max(abs(dq), abs(dr), abs(dq + dr))
+    if n == 0:
+        return np.zeros((1, 2), dtype=np.int64)
+    ax, ay, az = _NUDGE
+    bx, by, bz = dq + _NUDGE[0], dr + _NUDGE[1], -dq - dr + _NUDGE[2]
+    t = np.arange(n + 1, dtype=np.int64) / n
+    x, y, z = ax + (bx - ax) * t, ay + (by - ay) * t, az + (bz - az) * t
+    rx, ry, rz = np.rint(x), np.rint(y), np.rint(z)
+    ex, ey, ez = np.abs(rx - x), np.abs(ry - y), np.abs(rz - z)
+    fix_x = (ex > ey) & (ex > ez)
+    fix_y = ~fix_x & (ey > ez)
+    qx = np.where(fix_x, -ry - rz, rx)
+    qy = np.where(fix_y, -rx - rz, ry)
+    return np.stack([qx, qy], axis=1).astype(np.int64)
+
+
 # --- exact sight frame (integer coordinates; panzer_squadron.md 6.2) -----------------------------------------
 
 #: Vertex offsets ``k = 0..5`` in the integer sight frame (x doubled, y scaled by 2/sqrt(3)).
@@ -391,12 +414,19 @@ class HexMap:
         self._cells = frozenset(hexes)
         #: Each cell's terrain name (the graph's node attribute ``terrain``, kept as a plain dict: it is read many
         #: times per decision, and networkx's node views cost several times a dict lookup).
-        self._terrain: dict[tuple[int, int], str] = dict.fromkeys(hexes, "open")
+        #: Made from the frozenset (whose stored hashes the dict reuses); its order is never read (only sorted).
+        self._terrain: dict[tuple[int, int], str] = dict.fromkeys(self._cells, "open")
+        #: The cells whose terrain is not ``open`` with their terrain (the terrain index: kept with ``_terrain``).
+        self._marked: dict[Hex, str] = {}
         for cell, t in (terrain or {}).items():
             h = as_hex(cell)
             if h not in self._terrain:
                 raise KeyError(f"terrain given for {tuple(h)}, which is not a cell of the map")
             self._terrain[h] = t
+            if t != "open":
+                self._marked[h] = t
+            else:
+                self._marked.pop(h, None)
         self._graph: nx.Graph[tuple[int, int]] | None = None
         self._adj: Mapping[Hex, tuple[Hex, ...]] | None = None
         #: Whether the cells form a :func:`convex_shape` (``None``: not worked out yet; see :meth:`convex`).
@@ -477,12 +507,26 @@ class HexMap:
 
     def terrain_cells(self) -> dict[Hex, str]:
         """``{cell: terrain}`` of the cells whose terrain is not ``open``, sorted by ``(q, r)`` (the terrain now)."""
-        marked = cast("list[tuple[Hex, str]]", [(h, t) for h, t in self._terrain.items() if t != "open"])  # Hex keys
-        return dict(sorted(marked))
+        return dict(sorted(self._marked.items()))
 
     def terrain(self, h: tuple[int, int]) -> str:
         """Terrain name of ``h``; raises ``KeyError`` if off the map (movement and set-up must not ask)."""
         return self._terrain[h]
+
+    def cells_with_terrain(self, names: Collection[str]) -> frozenset[Hex]:
+        """The cells whose terrain (now) is one of ``names`` (kept until the terrain changes, per set of names:
+        what it reads is the terrain only).  From the terrain index (the cells that are not ``open``) unless
+        ``open`` is named, no call per cell: how a rule set that knows which terrains block sight or movement gets
+        those cells on a big map."""
+        key = frozenset(names)
+        if not key:
+            return frozenset()
+
+        def compute() -> frozenset[Hex]:
+            if "open" in key:
+                return frozenset([h for h, t in self._terrain.items() if t in key])  # type: ignore[misc] # Hex keys
+            return frozenset([h for h, t in self._marked.items() if t in key])
+        return self.terrain_cached(("cells_with_terrain", key), compute)
 
     def sight_terrain(self, h: tuple[int, int]) -> str:
         """Terrain name of ``h`` for every sight, LOS, hindrance and cover rule: a cell off the map (a line between
@@ -499,11 +543,17 @@ class HexMap:
             if self._graph is not None:
                 self._graph = self._graph.copy()
             self._terrain = dict(self._terrain)
+            self._marked = dict(self._marked)
             self._static = {}
             self._forked = False
         if self._graph is not None:
             self._graph.nodes[h]["terrain"] = name
-        self._terrain[as_hex(h)] = name
+        h = as_hex(h)
+        self._terrain[h] = name
+        if name != "open":
+            self._marked[h] = name
+        else:
+            self._marked.pop(h, None)
         self.terrain_version += 1
         self.bump(None)  # a terrain change may change any rule-set answer (tile costs, cover): recompute them all
 
@@ -620,6 +670,7 @@ class HexMap:
             raise ValueError("for_another_battle: the template board's terrain has changed (use a pristine board)")
         new = HexMap((), shape_key=self.shape_key, description=self.description)
         new._order, new._cells, new._terrain = self._order, self._cells, dict(self._terrain)
+        new._marked = dict(self._marked)
         new._adj, new._convex = self._adj, self._convex
         new._static = self._static
         return new
@@ -629,7 +680,8 @@ class HexMap:
         return list(self.adjacency()[as_hex(h)])
 
     def distance_field(self, sources: Iterable[tuple[int, int]], passable: Callable[[Hex], bool] | None = None,
-                       passable_key: Hashable = None, static: bool = False) -> "DistanceField":
+                       passable_key: Hashable = None, static: bool = False,
+                       blocked_terrains: Collection[str] | None = None) -> "DistanceField":
         """Steps from the nearest source over passable cells (every step costs 1), as a :class:`DistanceField`:
         a read-only ``{hex: steps}`` mapping that answers a lookup without searching the whole map.
 
@@ -640,11 +692,18 @@ class HexMap:
         cell asked.  Otherwise (``passable`` may read wrecks) the search is run to the end now, so the answer is
         that of this map version even if the board changes later.  Iterating the field gives every reachable cell
         in breadth-first order from the sources (sources first, layer by layer, neighbours in graph order): the
-        order of networkx's ``bfs_layers`` on the passable subgraph, which this replaces."""
+        order of networkx's ``bfs_layers`` on the passable subgraph, which this replaces.
+
+        ``blocked_terrains`` (with ``static``): the caller's word that ``passable(h)`` is exactly "``h`` is a cell
+        whose terrain is not one of these" -- then the impassable cells come from the terrain
+        (:meth:`cells_with_terrain`) instead of one ``passable`` call per cell (the same set)."""
         if passable is not None and passable_key is not None and static:
             blocked: frozenset[Hex]
-            blocked = self.terrain_cached(("impassable", passable_key), lambda: frozenset(
-                filterfalse(passable, self._order)))
+            if blocked_terrains is not None:
+                blocked = self.cells_with_terrain(blocked_terrains)
+            else:
+                blocked = self.terrain_cached(("impassable", passable_key), lambda: frozenset(
+                    filterfalse(passable, self._order)))
             return DistanceField(sources, self.adjacency(), self._cells, blocked, self.convex())
         adj = self.adjacency()
         cells = self._cells if passable is None else frozenset(h for h in self._cells if passable(h))
@@ -1028,13 +1087,17 @@ def _ellipse_arrays(dq: int, dr: int) -> tuple[Any, Any, Any, Any]:
     computed with numpy: the band around the line, deduplicated and sorted by ``(q, r)``, ellipse-filtered."""
     import numpy as np
 
-    line = np.array(hex_line((0, 0), (dq, dr)), dtype=np.int64)
-    band = np.array(_BAND, dtype=np.int64)
-    cells = (line[:, None, :] + band[None, :, :]).reshape(-1, 2)
-    span = 2 * (abs(dq) + abs(dr)) + 8
-    code = np.unique((cells[:, 0] + span) * (2 * span + 1) + (cells[:, 1] + span))  # sorted by (q, r)
-    q = code // (2 * span + 1) - span
-    r = code % (2 * span + 1) - span
+    line = _hex_line_array(dq, dr)  # hex_line((0, 0), (dq, dr)), without a Python call per hex
+    # the band's cells marked on a grid over its box: the marked cells, read in row-major order, are the band
+    # deduplicated and sorted by (q, r) (no sort of the 19 n cells); the line's q and r lie between the ends'
+    # (within one, whatever the rounding), so a margin of 3 holds every band cell
+    q0, r0 = min(0, dq) - 3, min(0, dr) - 3
+    grid = np.zeros((abs(dq) + 7, abs(dr) + 7), dtype=np.bool_)
+    lq, lr = line[:, 0] - q0, line[:, 1] - r0
+    for bq, br in _BAND:
+        grid[lq + bq, lr + br] = True
+    q, r = np.nonzero(grid)
+    q, r = q.astype(np.int64) + q0, r.astype(np.int64) + r0
     u, w = q - dq, r - dr
     d = max(abs(dq), abs(dr), abs(dq + dr))
     ok = (np.maximum(np.maximum(np.abs(q), np.abs(r)), np.abs(q + r))
@@ -1047,37 +1110,80 @@ def _ellipse_arrays(dq: int, dr: int) -> tuple[Any, Any, Any, Any]:
 def _entered_many(dq: int, dr: int, o: tuple[int, int], ps: list[tuple[int, int]]) -> list[tuple[Hex, ...]]:
     """For each end point ``p`` of ``ps``: the hexes of the sight ellipse of ``(0, 0)``-``(dq, dr)``
     (:func:`_ellipse_offsets`, sorted) whose open interior the closed segment ``o``-``p`` enters --
-    :func:`segment_enters_hex` for all hexes, all segments and all six edges at once (numpy, int64, exact).
+    :func:`segment_enters_hex` for all hexes, all segments and all six edges at once (:func:`_entered_matrix`,
+    as hex tuples); :func:`_entered_many_clipped` is the reference it is tested against."""
+    arrays = _ellipse_arrays(dq, dr)
+    q, r = arrays[:2]
+    if not len(q):
+        return [() for _ in ps]
+    ql, rl = q.tolist(), r.tolist()
+    return [tuple(Hex(ql[i], rl[i]) for i in row.nonzero()[0].tolist()) for row in _entered_matrix(arrays, o, ps)]
+
+
+@lru_cache(maxsize=1)
+def _frame_arrays() -> tuple[Any, Any, Any, Any, Any]:
+    """numpy constants of the sight frame: ``(fx, fy, ex, ey, dirs)``, the vertex offsets ``FRAME_VERTICES`` as
+    columns ``(6, 1)``, the edges ``k`` (vertex ``k`` to ``k + 1``) likewise, and ``DIRECTIONS`` ``(6, 2)``."""
+    import numpy as np
+
+    fv = np.array(FRAME_VERTICES, dtype=np.int64)
+    nxt = np.roll(fv, -1, axis=0) - fv
+    return fv[:, 0:1], fv[:, 1:2], nxt[:, 0:1], nxt[:, 1:2], np.array(DIRECTIONS, dtype=np.int64)
+
+
+def _entered_matrix(arrays: tuple[Any, Any, Any, Any], o: tuple[int, int], ps: list[tuple[int, int]]) -> Any:
+    """The boolean matrix ``(len(ps), hexes)`` of :func:`_entered_many`: entry ``[j, i]`` says whether the closed
+    segment ``o``-``ps[j]`` enters the open interior of the candidate hex ``i`` of ``arrays``
+    (:func:`_ellipse_arrays`: ``(q, r, X, Y)``, at least one hex) -- numpy, int64, exact.
 
     The test is the separating-axis one: a closed segment misses an open convex hexagon exactly when a line
     separates them weakly, and such a line can be taken along a hexside or along the segment (the edges of the
     sum of the two shapes).  So the segment enters the hexagon iff, for each of its six edges, an end point lies
     strictly inside that edge's line, and some vertex lies strictly on each side of the segment's line (for a
     segment of one point: the point strictly inside every edge).  Only integer cross products of sight-frame
-    points, far below 2**63 on any map; :func:`_entered_many_clipped` is the reference it is tested against."""
+    points, far below 2**63 on any map."""
     import numpy as np
 
-    q, r, cx, cy = _ellipse_arrays(dq, dr)
-    if not len(q):
-        return [() for _ in ps]
+    cx, cy = arrays[2], arrays[3]
     ox, oy = o
-    px = np.array([p[0] for p in ps], dtype=np.int64)[None, :, None]  # (1, segments, 1)
-    py = np.array([p[1] for p in ps], dtype=np.int64)[None, :, None]
-    fv = np.array(FRAME_VERTICES, dtype=np.int64)
-    vx = (cx[None, :] + fv[:, 0:1])[:, None, :]  # (6, 1, hexes): vertex k of each hex
-    vy = (cy[None, :] + fv[:, 1:2])[:, None, :]
-    nxt = np.roll(fv, -1, axis=0) - fv          # edge k runs from vertex k to vertex k + 1
-    ex, ey = nxt[:, 0:1, None], nxt[:, 1:2, None]  # (6, 1, 1)
-    # inside edge k strictly: ex (y - vy) - ey (x - vx) > 0 (the vertices run counter-clockwise)
-    o_in = ex * (oy - vy) - ey * (ox - vx) > 0   # (6, 1, hexes)
-    p_in = ex * (py - vy) - ey * (px - vx) > 0   # (6, segments, hexes)
-    ok = (o_in | p_in).all(axis=0)               # no hexside line separates
-    dx, dy = px - ox, py - oy                    # (1, segments, 1)
-    side = dx * (vy - oy) - dy * (vx - ox)       # (6, segments, hexes): the vertices against the segment's line
-    point = ((dx == 0) & (dy == 0))[0]           # (segments, 1): a segment of one point
-    ok &= ((side > 0).any(axis=0) & (side < 0).any(axis=0)) | point
-    ql, rl = q.tolist(), r.tolist()
-    return [tuple(Hex(ql[i], rl[i]) for i in row.nonzero()[0].tolist()) for row in ok]
+    px = np.array([p[0] for p in ps], dtype=np.int64)  # (segments,)
+    py = np.array([p[1] for p in ps], dtype=np.int64)
+    fx, fy, ex, ey = _frame_arrays()[:4]          # (6, 1): vertex k of the hex at (0, 0), edge k (to vertex k + 1)
+    # point (x, y) strictly inside edge k of the hex at (cx, cy): ex (y - cy - fy) - ey (x - cx - fx) > 0 (the
+    # vertices run counter-clockwise), i.e. ex y - ey x > lim[k, hex]; inside for o or p: the larger one is
+    # vertex k of a hex against the segment's line: dx (cy + fy - oy) - dy (cx + fx - ox) = base + turn[k]; some
+    # vertex strictly on each side iff base + max(turn) > 0 and base + min(turn) < 0 (tested first: it leaves
+    # only the hexes along the lines, and the edge test below runs on those)
+    dx, dy = (px - ox)[:, None], (py - oy)[:, None]  # (segments, 1)
+    base = dx * (cy[None, :] - oy) - dy * (cx[None, :] - ox)  # (segments, hexes)
+    turn = dx * fy.T - dy * fx.T                   # (segments, 6)
+    point = (dx == 0) & (dy == 0)                  # (segments, 1): a segment of one point
+    ok = ((base > -turn.max(axis=1, keepdims=True)) & (base < -turn.min(axis=1, keepdims=True))) | point
+    cols = ok.any(axis=0).nonzero()[0]
+    lim = ex * cy[cols][None, :] - ey * cx[cols][None, :] + (ex * fy - ey * fx)  # (6, hexes left)
+    best = np.maximum(ex * oy - ey * ox, ex * py[None, :] - ey * px[None, :])  # (6, segments)
+    ok[:, cols] &= (best[:, :, None] > lim[:, None, :]).all(axis=0)  # no hexside line separates
+    return ok
+
+
+def _flat_masks(flat: Any, ok: Any) -> tuple[int, tuple[int, ...]]:
+    """``(low, masks)`` of :meth:`SightLines.masks` from the candidates' flat indices ``flat`` (int64, one per
+    hex) and the matrix ``ok`` (aims x hexes: which hexes each aim's line enters): mask ``k`` has bit
+    ``flat[i] - low`` set for each ``i`` with ``ok[k, i]``, ``low`` the least such index (0 if none).  Made with
+    numpy (one bit array per aim, packed little-endian into bytes), not bit by bit: a line across a big map has
+    hundreds of hexes over a mask of thousands of bits."""
+    import numpy as np
+
+    rows, cols = np.nonzero(ok)
+    if not len(cols):
+        return 0, (0,) * len(ok)
+    idx = flat[cols]
+    low = int(idx.min())
+    span = int(idx.max()) - low + 1
+    bits = np.zeros((len(ok), (span + 7) // 8 * 8), dtype=np.bool_)
+    bits[rows, idx - low] = True
+    packed = np.packbits(bits, axis=1, bitorder="little")
+    return low, tuple(int.from_bytes(row.tobytes(), "little") for row in packed)
 
 
 def _entered_many_clipped(dq: int, dr: int, o: tuple[int, int], ps: list[tuple[int, int]]) -> list[tuple[Hex, ...]]:
@@ -1126,41 +1232,50 @@ def _entered_many_clipped(dq: int, dr: int, o: tuple[int, int], ps: list[tuple[i
     return [tuple(Hex(ql[i], rl[i]) for i in row.nonzero()[0].tolist()) for row in ok]
 
 
-def _hexsides_along(dq: int, dr: int, o: tuple[int, int], p: tuple[int, int]
+def _hexsides_along(dq: int, dr: int, o: tuple[int, int], p: tuple[int, int],
+                    arrays: tuple[Any, Any, Any, Any] | None = None
                     ) -> tuple[tuple[int, int, int, int, bool, bool], ...]:
     """The hexsides the segment ``o``-``p`` runs along over a positive length, between two hexes of which at
     least one is a candidate of :func:`_ellipse_offsets` (:func:`sight_footprint`'s ``hexsides``), each once, in
     the order of the candidates and their sides ``k``.  Only a segment parallel to a hexside direction can
     (``(1, 0)``, ``(1, 1)``, ``(1, -1)`` in the sight frame); others get ``()`` at once.  The collinearity and
-    overlap tests run on all candidates' sides at once (numpy, exact integers)."""
+    overlap tests run on all candidates' sides at once (numpy, exact integers).  ``arrays``: the line's
+    :func:`_ellipse_arrays`, if the caller has them already."""
     import numpy as np
 
     ox, oy = o
     dx, dy = p[0] - ox, p[1] - oy
     if not (dy == 0 or dx == dy or dx == -dy):
         return ()
-    q, r, cx, cy = _ellipse_arrays(dq, dr)
-    fv = np.array(FRAME_VERTICES, dtype=np.int64)
-    ax, ay = cx[:, None] + fv[:, 0][None, :], cy[:, None] + fv[:, 1][None, :]                  # (hexes, 6)
-    bx, by = cx[:, None] + np.roll(fv[:, 0], -1)[None, :], cy[:, None] + np.roll(fv[:, 1], -1)[None, :]
+    q, r, cx, cy = arrays if arrays is not None else _ellipse_arrays(dq, dr)
+    fx, fy, ex, ey, dirs = _frame_arrays()
+    ax, ay = cx[:, None] + fx.T, cy[:, None] + fy.T                  # (hexes, 6): vertex k and k + 1 of each hex
+    bx, by = ax + ex.T, ay + ey.T
     col = (dx * (ay - oy) - dy * (ax - ox) == 0) & (dx * (by - oy) - dy * (bx - ox) == 0)
     ta = (ax - ox) * dx + (ay - oy) * dy
     tb = (bx - ox) * dx + (by - oy) * dy
     den = dx * dx + dy * dy
     hit = col & (np.minimum(den, np.maximum(ta, tb)) > np.maximum(0, np.minimum(ta, tb)))
-    a, b = Hex(0, 0), Hex(dq, dr)
+    hi, hk = np.nonzero(hit)  # candidate i's side k, in the order of the candidates and their sides
+    if not len(hi):
+        return ()
+    hq, hr = q[hi], r[hi]
+    nq, nr = hq + dirs[hk, 0], hr + dirs[hk, 1]  # the hex across side k (Hex.neighbour)
+    # a candidate may block (it is in the ellipse and neither end); its neighbour may iff the same holds for it
+    u, w = nq - dq, nr - dr
+    d = max(abs(dq), abs(dr), abs(dq + dr))
+    n_ok = ((np.maximum(np.maximum(np.abs(nq), np.abs(nr)), np.abs(nq + nr))
+             + np.maximum(np.maximum(np.abs(u), np.abs(w)), np.abs(u + w)) <= d + 3)
+            & ~(((nq == 0) & (nr == 0)) | ((nq == dq) & (nr == dr))))
     done = set()
     sides = []
-    for i, k in zip(*np.nonzero(hit)):
-        h = Hex(int(q[i]), int(r[i]))
-        n = h.neighbour(int(k))
-        pair = (min(h, n), max(h, n))
+    for x, y, nx_, ny_, ok in zip(hq.tolist(), hr.tolist(), nq.tolist(), nr.tolist(), n_ok.tolist()):
+        side = (x, y, nx_, ny_, True, ok) if (x, y) <= (nx_, ny_) else (nx_, ny_, x, y, ok, True)
+        pair = side[:4]
         if pair in done:
             continue
         done.add(pair)
-        h1, h2 = pair
-        sides.append((h1.q, h1.r, h2.q, h2.r, h1 not in (a, b) and _in_ellipse(h1, dq, dr),
-                      h2 not in (a, b) and _in_ellipse(h2, dq, dr)))
+        sides.append(side)
     return tuple(sides)
 
 
@@ -1183,18 +1298,26 @@ class SightLines:
     makes it the image of the lines ``base`` under a symmetry of the grid (:func:`_symmetry`'s ``matrix``), aim
     ``i`` being the image of the base's aim ``aims[i]``: its hexes are then mapped only when asked for."""
 
-    __slots__ = ("_hexes", "hexsides", "_by_stride", "_image")
+    __slots__ = ("_hexes", "hexsides", "_by_stride", "_image", "_q", "_r", "_ok")
 
     def __init__(self, dq: int, dr: int, origin: int | None,
                  image: tuple[SightLines, tuple[int, int, int, int], tuple[int, ...]] | None = None):
         self._image = image
         self._hexes: tuple[tuple[Hex, ...], ...] | None = None
+        self._q: Any = None  # a line made directly: its candidates (int64 arrays) and which each aim enters
+        self._r: Any = None
+        self._ok: Any = None
         if image is None:
             o = frame_centre((0, 0)) if origin is None else frame_vertex((0, 0), origin)
             ps = [frame_centre((dq, dr)) if aim is None else frame_vertex((dq, dr), aim) for aim in AIMS]
-            self._hexes = tuple(_entered_many(dq, dr, o, ps))
+            arrays = _ellipse_arrays(dq, dr)
+            if len(arrays[0]):
+                self._q, self._r = arrays[0], arrays[1]
+                self._ok = _entered_matrix(arrays, o, ps)
+            else:
+                self._hexes = tuple(() for _ in ps)
             self.hexsides: tuple[tuple[tuple[int, int, int, int, bool, bool], ...], ...] = tuple(
-                _canonical_sides(_hexsides_along(dq, dr, o, p)) for p in ps)
+                _canonical_sides(_hexsides_along(dq, dr, o, p, arrays)) for p in ps)
         else:
             base, (a, b, c, d), aims = image
             self.hexsides = tuple(
@@ -1204,33 +1327,35 @@ class SightLines:
 
     @property
     def hexes(self) -> tuple[tuple[Hex, ...], ...]:
-        """Per aim, the hexes (offsets from the firer) whose interior its line enters, sorted."""
+        """Per aim, the hexes (offsets from the firer) whose interior its line enters, sorted (made when first
+        asked: the seven-line count reads only :meth:`masks` and :attr:`hexsides`)."""
         if self._hexes is None:
-            assert self._image is not None
-            base, (a, b, c, d), aims = self._image
-            self._hexes = tuple(tuple(sorted(Hex(a * x + b * y, c * x + d * y) for x, y in base.hexes[j]))
-                                for j in aims)
+            if self._image is None:
+                ql, rl = self._q.tolist(), self._r.tolist()
+                self._hexes = tuple(tuple(Hex(ql[i], rl[i]) for i in row.nonzero()[0].tolist()) for row in self._ok)
+            else:
+                base, (a, b, c, d), aims = self._image
+                self._hexes = tuple(tuple(sorted(Hex(a * x + b * y, c * x + d * y) for x, y in base.hexes[j]))
+                                    for j in aims)
         return self._hexes
 
     def masks(self, w: int) -> tuple[int, tuple[int, ...]]:
         """``(lowest flat offset, one bit mask per aim)`` for a grid of row stride ``w`` (cached); an aim whose
-        line enters no hex has mask 0."""
+        line enters no hex has mask 0.  Bit ``x + w * y - low`` of mask ``k`` is set for each hex ``(x, y)`` of
+        ``hexes[k]`` (:func:`_flat_masks`, from the candidates' arrays; ``tests/test_hexgrid.py`` checks it
+        against that formula)."""
         got = self._by_stride.get(w)
         if got is None:
             if self._image is None:
-                flat = [[x + w * y for x, y in hs] for hs in self.hexes]
+                got = (0, (0,) * len(AIMS)) if self._ok is None else _flat_masks(self._q + w * self._r, self._ok)
             else:
                 base, (a, b, c, d), aims = self._image
-                ea, eb = a + w * c, b + w * d  # flat index of the image of ``(x, y)``: ``ea x + eb y``
-                flat = [[ea * x + eb * y for x, y in base.hexes[j]] for j in aims]
-            low = min((min(f) for f in flat if f), default=0)
-            masks = []
-            for f in flat:
-                m = 0
-                for i in f:
-                    m |= 1 << (i - low)
-                masks.append(m)
-            got = self._by_stride[w] = (low, tuple(masks))
+                if base._ok is None:
+                    got = (0, (0,) * len(AIMS))
+                else:
+                    ea, eb = a + w * c, b + w * d  # flat index of the image of ``(x, y)``: ``ea x + eb y``
+                    got = _flat_masks(ea * base._q + eb * base._r, base._ok[list(aims)])
+            self._by_stride[w] = got
         return got
 
 
@@ -1327,11 +1452,14 @@ class _ObstacleGrid:
         # the row stride is a power of two, so that grids of one map share a stride (and the lines' masks per
         # stride, :meth:`SightLines.masks`) although their boxes differ
         self.w, self.h = 1 << (hi[0] - lo[0]).bit_length(), hi[1] - lo[1] + 1
-        bits = 0
+        # the bits set in a byte array, then made one integer (not one big-integer ``|`` per obstacle)
+        buf = bytearray((self.w * self.h + 7) // 8)
+        q0, r0, w = self.q0, self.r0, self.w
         for q, r in obstacles:
             if lo[0] <= q <= hi[0] and lo[1] <= r <= hi[1]:
-                bits |= 1 << ((q - self.q0) + self.w * (r - self.r0))
-        self.bits = bits
+                i = (q - q0) + w * (r - r0)
+                buf[i >> 3] |= 1 << (i & 7)
+        self.bits = int.from_bytes(buf, "little")
 
     def covers(self, q1: int, r1: int, q2: int, r2: int) -> bool:
         return self.q0 <= q1 and self.r0 <= r1 and q2 < self.q0 + self.w and r2 < self.r0 + self.h

@@ -100,3 +100,43 @@ def test_board_block_and_its_json_equal_the_direct_ones():
         assert _setup_json(ev, model.setup_board) == plain
         other = dict(ev.map, cells=list(ev.map["cells"][:-1]))  # not this board's block: written the plain way
         assert _setup_json(type(ev)(**{**ev.__dict__, "map": other}), model.setup_board) is None
+
+
+def test_terrain_index_sets_equal_the_pass_over_cells():
+    """HexMap.cells_with_terrain (the cells of some terrains, from the terrain mapping) gives Panzer Squadron's
+    sight obstacles and impassable cells exactly as the pass over cells with the Tiles and ``passable`` does: the
+    bundled ``default`` battle (woods, building, water) and random PS terrain on a rectangle, before and after a
+    terrain change (fixed seed)."""
+    from itertools import filterfalse
+
+    from sim.model import build_battle
+
+    rng = random.Random(24)
+    spec = load_scenario("default")
+    b = build_battle(spec)
+    rs = b.ruleset
+    names = list(rs.tiles(b.options))
+    boards = [b.map, HexMap(rectangle_hexes(30, 20),
+                            {h: rng.choice(names) for h in rectangle_hexes(30, 20) if rng.random() < 0.3})]
+    for m in boards:
+        b.map = m
+        for _ in range(2):
+            tiles = rs.tiles(b.options)
+            assert rs.static_obstacles(b) == frozenset(h for h in m.cells if tiles[m.terrain(h)].blocks_los)
+            blocked = m.cells_with_terrain(rs.impassable_terrains(b))
+            assert blocked == frozenset(filterfalse(lambda h: rs.passable(b, h), m.sorted_cells()))
+            assert blocked and rs.static_obstacles(b)
+            m.set_terrain(next(h for h in m.sorted_cells() if m.terrain(h) == "open"), "water")
+    assert boards[0].cells_with_terrain(()) == frozenset()
+    fresh = HexMap(rectangle_hexes(9, 7), {Hex(2, 1): "water", Hex(3, 0): "open"}).for_another_battle()
+    assert fresh.terrain_cells() == {Hex(2, 1): "water"} and fresh.cells_with_terrain(["water"]) == {Hex(2, 1)}
+    m = boards[1]
+    m.set_terrain(next(iter(m.terrain_cells())), "open")  # back to open: out of the index
+    f = m.fork()
+    f.set_terrain(next(h for h in f.sorted_cells() if f.terrain(h) == "open"), "building")
+    for x in (m, f):
+        direct = {h: x.terrain(h) for h in x.sorted_cells() if x.terrain(h) != "open"}
+        assert x.terrain_cells() == direct and list(x.terrain_cells()) == sorted(direct)
+        for names in (["water"], ["building", "woods"], ["open"], ["open", "water"]):
+            assert x.cells_with_terrain(names) == frozenset(h for h in x.cells if x.terrain(h) in names)
+    assert f.terrain_cells() != m.terrain_cells()

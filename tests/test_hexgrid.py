@@ -189,6 +189,43 @@ def test_entered_hexes_by_separating_axes_equal_the_clipping():
         entered += sum(map(len, got))
     assert entered > 1000
 
+
+def test_sight_line_masks_equal_the_bit_by_bit_formula():
+    """SightLines.masks (made with numpy from the candidates' arrays) sets exactly bit ``x + w * y - low`` for each
+    hex ``(x, y)`` an aim's line enters, ``low`` the least such index: long lines of a big map (directly made and
+    derived by symmetry) and short ones, for several row strides (fixed seed)."""
+    import random
+
+    from sim.hexgrid import SightLines, sight_lines
+
+    rng = random.Random(24)
+    offsets = [(99, -49), (99, 0), (0, 99), (-60, 20), (2, 0), (1, 1)] + [
+        (rng.randint(-110, 110), rng.randint(-110, 110)) for _ in range(12)]
+    for dq, dr in offsets:
+        for origin in (None, rng.randrange(6)):
+            for lines in (SightLines(dq, dr, origin), sight_lines(dq, dr, origin)):
+                for w in (16, 128, 256):
+                    flat = [[x + w * y for x, y in hs] for hs in lines.hexes]
+                    low = min((min(f) for f in flat if f), default=0)
+                    want = tuple(sum(1 << (i - low) for i in set(f)) for f in flat)
+                    assert lines.masks(w) == (low, want), (dq, dr, origin, w)
+
+
+def test_hex_line_array_equals_the_direct_interpolation():
+    """sim.hexgrid._hex_line_array (numpy, used for the sight ellipse's band) gives exactly the hexes of
+    _hex_line_direct from (0, 0): every offset within 20 hexes and random long ones up to 400 (fixed seed)."""
+    import random
+
+    from sim.hexgrid import _hex_line_array, _hex_line_direct
+
+    rng = random.Random(24)
+    offsets = [(dq, dr) for dq in range(-20, 21) for dr in range(-20, 21)]
+    offsets += [(rng.randint(-400, 400), rng.randint(-400, 400)) for _ in range(400)]
+    for dq, dr in offsets:
+        got = [tuple(h) for h in _hex_line_array(dq, dr).tolist()]
+        assert got == [tuple(h) for h in _hex_line_direct((0, 0), (dq, dr))], (dq, dr)
+
+
 def test_lazy_graph_and_adjacency_agree_with_networkx_built_the_plain_way():
     """HexMap builds its networkx graph only when asked: the graph then equals one built with add_nodes_from /
     add_edge (nodes, terrain and neighbour order), and adjacency() made without the graph gives the same order."""
@@ -213,3 +250,43 @@ def test_lazy_graph_and_adjacency_agree_with_networkx_built_the_plain_way():
     assert other._graph is None and other.adjacency() is adj and other.terrain(cells[10]) == "water"
     other.set_terrain(cells[0], "woods")
     assert m.terrain(cells[0]) == "open" and other.graph.nodes[cells[0]]["terrain"] == "woods"
+
+
+def test_obstacle_grid_bits_equal_the_bit_by_bit_formula():
+    """sim.hexgrid._ObstacleGrid (bits set in a byte array) has exactly bit ``(q - q0) + w * (r - r0)`` for each
+    obstacle inside its box and no other: random obstacle sets and boxes (fixed seed)."""
+    import random
+
+    from sim.hexgrid import _ObstacleGrid
+
+    rng = random.Random(24)
+    for _ in range(200):
+        obs = {(rng.randint(-20, 120), rng.randint(-60, 120)) for _ in range(rng.randint(0, 300))}
+        lo = (rng.randint(-30, 10), rng.randint(-70, 10))
+        hi = (lo[0] + rng.randint(0, 140), lo[1] + rng.randint(0, 190))
+        g = _ObstacleGrid(obs, lo, hi)
+        want = 0
+        for q, r in obs:
+            if lo[0] <= q <= hi[0] and lo[1] <= r <= hi[1]:
+                want |= 1 << ((q - g.q0) + g.w * (r - g.r0))
+        assert g.bits == want
+
+
+def test_ellipse_arrays_equal_the_band_filtered_directly():
+    """sim.hexgrid._ellipse_arrays (the band marked on a grid) lists exactly the hexes within 2 of hex_line of
+    the ellipse (slack 3), ends left out, sorted by (q, r): every offset within 12 and random ones up to 150."""
+    import random
+
+    from sim.hexgrid import _BAND, _ellipse_arrays, hex_line
+
+    rng = random.Random(24)
+    offsets = [(a, b) for a in range(-12, 13) for b in range(-12, 13) if (a, b) != (0, 0)]
+    offsets += [(rng.randint(-150, 150), rng.randint(-150, 150)) for _ in range(150)]
+    for dq, dr in offsets:
+        d = distance((0, 0), (dq, dr))
+        cells = {(h[0] + a, h[1] + b) for h in hex_line((0, 0), (dq, dr)) for a, b in _BAND}
+        want = sorted(c for c in cells if distance(c, (0, 0)) + distance(c, (dq, dr)) <= d + 3
+                      and c not in ((0, 0), (dq, dr)))
+        q, r, x, y = _ellipse_arrays(dq, dr)
+        assert list(zip(q.tolist(), r.tolist())) == want, (dq, dr)
+        assert x.tolist() == [3 * a for a in q.tolist()] and y.tolist() == [-(a + 2 * b) for a, b in want]

@@ -206,6 +206,13 @@ class Ruleset:
         """Whether static terrain lets a tank enter ``h`` at all (used for long-range path guidance only)."""
         return h in b.map
 
+    def impassable_terrains(self, b: BoardView) -> frozenset[str] | None:
+        """The terrain names a tank may never enter on ``b``, when :meth:`passable` is static and exactly "on the
+        map and its terrain not one of these" (then a distance field gets the impassable cells from the terrain,
+        :meth:`sim.hexgrid.HexMap.cells_with_terrain`, instead of asking :meth:`passable` cell by cell); ``None``
+        (the default) when :meth:`passable` reads more than the terrain name, e.g. per-hex state."""
+        return None
+
     # --- play ------------------------------------------------------------------------------------------------
     def setup(self, b: Battle) -> None:
         """Fill in initial rule-set state (no dice, no events)."""

@@ -155,6 +155,10 @@ class PanzerSquadron(Ruleset):
     def passable(self, battle: BoardView, h: Hex) -> bool:
         return h in battle.map and not self.tile(battle, h).blocks_move
 
+    def impassable_terrains(self, battle: BoardView) -> frozenset[str]:
+        """The terrains whose Tile has ``blocks_move`` (:meth:`passable` reads nothing else)."""
+        return frozenset(name for name, t in self.tiles(battle.options).items() if t.blocks_move)
+
     def tile(self, battle: BoardView, h: Hex) -> Tile:
         return self.tiles(battle.options)[battle.map.terrain(h)]
 
@@ -181,10 +185,9 @@ class PanzerSquadron(Ruleset):
         return base
 
     def static_obstacles(self, battle: BoardView) -> frozenset[Hex]:
-        """The Tiles that block sight (kept until the terrain changes)."""
-        tiles = self.tiles(battle.options)
-        return battle.map.terrain_cached(("ps_tile_obstacles",), lambda: frozenset(
-            h for h in battle.map.cells if tiles[battle.map.terrain(h)].blocks_los))
+        """The cells whose Tile blocks sight: from the terrain names of the ``blocks_los`` Tiles
+        (:meth:`sim.hexgrid.HexMap.cells_with_terrain`, kept until the terrain changes), not a pass over cells."""
+        return battle.map.cells_with_terrain([name for name, t in self.tiles(battle.options).items() if t.blocks_los])
 
     def sight_rules(self, options: PSOptions) -> SightRules:
         return _sight_rules(options.los_origin, options.hexside_blocks, options.max_range_hexes)
