@@ -5,7 +5,7 @@ fractions only.  Used by play (through :func:`shot_geometry`) and by the geometr
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Collection, Mapping
+from typing import Callable, Collection, Mapping
 
 from sim.hexgrid import (
     FRONT,
@@ -173,53 +173,19 @@ def shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_turret: bo
     out["boundary"] = boundary
     if boundary:
         face = thicker(armour, cands0)
-    masked = False
-    if face == SIDE:
-        side_dir = (target_facing + 1) % 6 if c > b else (target_facing + 4) % 6
-        across = target.neighbour(side_dir)
-        masked = across in (obstacles if isinstance(obstacles, (set, frozenset)) else set(obstacles)) \
-            and across != firer
-    out["side_masked"] = masked
-    allowed = True
-    reason = ""
-    if masked:
-        cands = [FRONT] if a > 0 else [REAR] if a < 0 else [FRONT, REAR]
-        elines = {f: exceptional_lines(firer, firer_facing, target, target_facing, f, obstacles, rules)
-                  for f in cands}
-        passing = [f for f in cands if elines[f] >= 2]
-        if passing:
-            face = thicker(armour, passing)
-        else:
-            face = sorted(cands, key=lambda f: (-elines[f], -armour[f]))[0]
-        out.update(exceptional_face=face, exceptional_clear_lines=elines[face], exceptional_legal=bool(passing))
-        out["los"] = "partial" if passing else "blocked"
-        cover = exceptional_modifier if passing else 0
-        if not passing:
-            allowed, reason = False, "masked side and fewer than 2 lines from the front point"
-    else:
+    side_dir = ((target_facing + 1) % 6 if c > b else (target_facing + 4) % 6) if face == SIDE else None
+
+    def count() -> int:
         if lines:
-            n = lines(firer, firer_facing, target)
-        elif rng <= 1:
-            n = 7
-        else:
-            obs = obstacles if isinstance(obstacles, (set, frozenset)) else frozenset(obstacles)
-            n = count_clear_lines(firer, target, obs, firer_facing % 6 if rules.los_origin != "centre" else None,
-                                  hexside_blocks=rules.hexside_blocks) if obs else 7
-        out["clear_lines"] = n
-        out["los"] = "clear" if n == 7 else "partial" if n >= 2 else "blocked"
-        cover = -1 if 2 <= n <= 6 else 0
-        if n <= 1:
-            allowed, reason = False, f"no line of sight ({n} of 7 lines clear)"
-    if allowed and rules.max_range_hexes is not None and rng > rules.max_range_hexes:
-        allowed, reason = False, f"range {rng} exceeds the maximum {rules.max_range_hexes}"
-    if allowed and out["turret_rotation"] and not has_turret:
-        allowed, reason = False, "target outside the hull arc of a turretless vehicle"
-    out["shot_allowed"] = allowed
-    if allowed:
-        out.update(cover_modifier=cover, face=face, armour=int(armour[face]))
-    else:
-        out["reason"] = reason
-    return out
+            return lines(firer, firer_facing, target)
+        if rng <= 1:
+            return 7
+        obs = obstacles if isinstance(obstacles, (set, frozenset)) else frozenset(obstacles)
+        return count_clear_lines(firer, target, obs, firer_facing % 6 if rules.los_origin != "centre" else None,
+                                 hexside_blocks=rules.hexside_blocks) if obs else 7
+
+    return _decide(out, rng, face, side_dir, a, has_turret, firer, firer_facing, target, target_facing, armour,
+                   obstacles, rules, exceptional_modifier, count)
 
 
 def reference_shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_turret: bool, target: Hex,
@@ -241,9 +207,24 @@ def reference_shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_
     asp = aspect(target, target_facing, firer)
     out["boundary"] = asp.boundary
     face = thicker(armour, asp.candidates) if asp.boundary else asp.face
+    side_dir = ((target_facing + 1) % 6 if asp.delta_sign > 0 else (target_facing + 4) % 6) if face == SIDE \
+        else None
+    return _decide(out, rng, face, side_dir, asp.a, has_turret, firer, firer_facing, target, target_facing, armour,
+                   obstacles, rules, exceptional_modifier,
+                   lambda: lines(firer, firer_facing, target) if lines
+                   else clear_lines(firer, firer_facing, target, obstacles, rules))
+
+
+def _decide(out: dict, rng: int, face: str, side_dir: int | None, a: int, has_turret: bool, firer: Hex,
+            firer_facing: int, target: Hex, target_facing: int, armour: Mapping[str, int], obstacles: Obstacles,
+            rules: SightRules, exceptional_modifier: int, count: Callable[[], int]) -> dict:
+    """The part of :func:`shot_geometry` after the face is known (sections 7, 8 step 1): side masking
+    (``side_dir`` the target's hexside beside the struck side, ``None`` unless the face is the side), the
+    exceptional lines from the front point or the seven lines (``count()``), the cover modifier, range and hull-arc
+    limits (``has_turret``: whether the gun may leave the hull arc).  ``a`` is the aspect's front component (its
+    sign picks the exceptional faces).  Fills ``out`` and returns it."""
     masked = False
-    if face == SIDE:
-        side_dir = (target_facing + 1) % 6 if asp.delta_sign > 0 else (target_facing + 4) % 6
+    if side_dir is not None:
         across = target.neighbour(side_dir)
         masked = across in (obstacles if isinstance(obstacles, (set, frozenset)) else set(obstacles)) \
             and across != firer
@@ -251,20 +232,21 @@ def reference_shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_
     allowed = True
     reason = ""
     if masked:
-        cands = [FRONT] if asp.a > 0 else [REAR] if asp.a < 0 else [FRONT, REAR]
-        lines = {f: exceptional_lines(firer, firer_facing, target, target_facing, f, obstacles, rules) for f in cands}
-        passing = [f for f in cands if lines[f] >= 2]
+        cands = [FRONT] if a > 0 else [REAR] if a < 0 else [FRONT, REAR]
+        elines = {f: exceptional_lines(firer, firer_facing, target, target_facing, f, obstacles, rules)
+                  for f in cands}
+        passing = [f for f in cands if elines[f] >= 2]
         if passing:
             face = thicker(armour, passing)
         else:
-            face = sorted(cands, key=lambda f: (-lines[f], -armour[f]))[0]
-        out.update(exceptional_face=face, exceptional_clear_lines=lines[face], exceptional_legal=bool(passing))
+            face = sorted(cands, key=lambda f: (-elines[f], -armour[f]))[0]
+        out.update(exceptional_face=face, exceptional_clear_lines=elines[face], exceptional_legal=bool(passing))
         out["los"] = "partial" if passing else "blocked"
         cover = exceptional_modifier if passing else 0
         if not passing:
             allowed, reason = False, "masked side and fewer than 2 lines from the front point"
     else:
-        n = lines(firer, firer_facing, target) if lines else clear_lines(firer, firer_facing, target, obstacles, rules)
+        n = count()
         out["clear_lines"] = n
         out["los"] = "clear" if n == 7 else "partial" if n >= 2 else "blocked"
         cover = -1 if 2 <= n <= 6 else 0
