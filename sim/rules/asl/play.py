@@ -940,6 +940,196 @@ class ASL(Ruleset):
         v = memo[key] = self._shot_geometry(battle, s, t, ammo, los[1], pre)
         return v
 
+    def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
+              ) -> list[Shot | Illegal]:
+        """``[shot(battle, shooter, t, None, as_if) for t in targets]`` (the same answers in that order), the
+        firer's part done once (:meth:`_shots_batch`; one what-if view for all when ``as_if`` is given)."""
+        if as_if is not None:
+            view = HypoView(battle, shooter, as_hex(as_if.hex), int(as_if.facing))
+            return self._shots_batch(view, [(shooter, t) for t in targets], "hypo_moved" if as_if.moved else None)
+        return self._shots_batch(battle, [(shooter, t) for t in targets], None)
+
+    def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
+        """``[shot(battle, s, target) for s in shooters]`` (the same answers in that order), the target's part
+        done once (:meth:`_shots_batch`)."""
+        return self._shots_batch(battle, [(s, target) for s in shooters], None)
+
+    def _shots_batch(self, battle: BoardView, pairs: list[tuple[int, Any]], kind: str | None
+                     ) -> list[Shot | Illegal]:
+        """``[_shot(battle, s, t, None, kind) for s, t in pairs]``, the same answers in that order, with what
+        :meth:`_shot` and :func:`_shot_memo_key` read of one tank or of the board asked once per batch: the table
+        (:class:`_ShotMemo`) and the battle part, each tank's interned part (a view's placed tank from the view's
+        copy, as :func:`_shot_memo_key` takes it), each firer's :func:`able_to_fire`, and the LOS entry of the base
+        battle (:meth:`los`, inlined for a battle and for a view over one).  Nothing here changes the board, so
+        these hold for the whole batch; a table that fills up mid-batch is handed to :meth:`_shot` (which empties
+        it), as is every ask this path does not take (bad or friendly targets, off-board tanks, another kind of
+        board)."""
+        out: list[Shot | Illegal] = []
+        if not pairs:
+            return out
+        root = battle
+        while type(root) is HypoView:
+            root = root.base
+        if type(root) is not BattleState:
+            return [self._shot(battle, s, t, None, kind) for s, t in pairs]
+        if not isinstance(root, BattleState):   # (for the type checker: the test above)
+            return [self._shot(battle, s, t, None, kind) for s, t in pairs]
+        state_root: BattleState = root
+        # the table and the battle's part, as _shot_memo_key sets them up
+        last = _SHOT_LAST
+        if last and last[0]() is root:
+            memo = last[1]
+        else:
+            memo = _SHOT_MEMO.get(root)
+            if memo is None:
+                memo = _SHOT_MEMO[root] = _ShotMemo()
+            _SHOT_LAST[:] = [weakref.ref(root), memo]
+        if len(memo.shots) >= _SHOT_MEMO_SIZE:
+            memo.clear()
+        try:
+            if memo.version != root.version:
+                memo.version = root.version
+                memo.parts = {}
+                brs = root.rules_state
+                memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
+            # the tanks the views place (outermost first, as _shot_memo_key walks them): their parts
+            placed: dict[int, int] = {}
+            b = battle
+            while type(b) is HypoView:
+                moved = b.moved[0]
+                if moved not in placed:
+                    pid = memo.views.get(b)
+                    if pid is None:
+                        pid = memo.views[b] = _tank_part(memo, b.tanks[moved])
+                    placed[moved] = pid
+                b = b.base
+        except TypeError:
+            return [self._shot(battle, s, t, None, kind) for s, t in pairs]
+        # the LOS: a battle's answers table, or a view over the battle itself (one tank placed) inlined
+        view_moved = None
+        inline = True
+        if type(battle) is HypoView and battle.base is root:
+            view_moved = battle.moved
+        elif battle is not root:
+            inline = False   # a view over a view: los() itself
+        ent: list[Any] | None = None
+        if inline:
+            state = (root.version, root.hidden_tanks)
+            lst = _LOS_LAST
+            if lst and lst[0]() is root and lst[1] == state:
+                ent = lst[2]
+            else:
+                ent = self._los_memo(state_root, state)
+        tanks = battle.tanks
+        n = len(tanks)
+        parts = memo.parts
+        shots = memo.shots
+        pre_tab = memo.pre
+        bpart = memo.battle_part
+        tv = root.map.terrain_version
+        able: dict[int, str | None] = {}
+        no = "?"
+        pids: dict[int, int | None] = {}
+        shot = self._shot
+        los = self.los
+        if ent is not None:
+            g = ent[2]
+            idx = g.cells
+            w = g.w
+            obstacles = g.obstacles
+            if view_moved is not None:
+                old = view_moved[1]
+                i_old = idx.get(old) if old is not None else None
+        for sid, tid in pairs:
+            if len(shots) >= _SHOT_MEMO_SIZE or isinstance(tid, bool) or not isinstance(tid, int) \
+                    or not 0 <= tid < n:
+                out.append(shot(battle, sid, tid, None, kind))
+                continue
+            s, t = tanks[sid], tanks[tid]
+            sh_, th = s.hex, t.hex
+            if t.side == s.side or th is None or sh_ is None or not t.alive:
+                out.append(shot(battle, sid, tid, None, kind))
+                continue
+            why = able.get(sid, no)
+            if why is no:
+                why = able[sid] = able_to_fire(s)
+            if why:
+                out.append(Illegal(f"firer cannot fire: {why}"))
+                continue
+            # los(battle, s.hex, t.hex)
+            if ent is None or sh_ == th or type(sh_) is not Hex or type(th) is not Hex:
+                lo = los(battle, sh_, th)
+            else:
+                p, q = (sh_, th) if sh_ <= th else (th, sh_)
+                ip, iq = idx.get(p), idx.get(q)
+                if ip is None or iq is None:
+                    lo = los(battle, sh_, th)
+                elif view_moved is None:
+                    answers = ent[0]
+                    lo = answers.get((p, q))
+                    if lo is None:
+                        lo = answers[(p, q)] = self._los(root, p, q, ent)
+                else:
+                    low, mask = line_mask(q[0] - p[0], q[1] - p[1], w)
+                    sh = ip + low
+                    if (obstacles >> sh) & mask:
+                        lo = (False, 0)
+                    else:
+                        new = view_moved[2]
+                        on_line = False
+                        for h in (old, new):
+                            if h is not None:
+                                i = i_old if h is old else idx.get(h)
+                                if i is None or (i >= sh and (mask >> (i - sh)) & 1):
+                                    on_line = True
+                                    break
+                        if on_line:
+                            lo = self._los(battle, p, q)
+                        else:
+                            answers = ent[0]
+                            lo = answers.get((p, q))
+                            if lo is None:
+                                lo = answers[(p, q)] = self._los(root, p, q, ent)
+            if not lo[0]:
+                out.append(Illegal("no LOS"))
+                continue
+            spid = placed.get(sid)
+            if spid is None:
+                spid = pids.get(sid)
+                if spid is None:
+                    spid = parts.get(sid)
+                    if spid is None:
+                        try:
+                            spid = parts[sid] = _tank_part(memo, s)
+                        except TypeError:
+                            spid = None
+                    pids[sid] = spid
+            tpid = placed.get(tid)
+            if tpid is None:
+                tpid = pids.get(tid)
+                if tpid is None:
+                    tpid = parts.get(tid)
+                    if tpid is None:
+                        try:
+                            tpid = parts[tid] = _tank_part(memo, t)
+                        except TypeError:
+                            tpid = None
+                    pids[tid] = tpid
+            if spid is None or tpid is None:
+                out.append(self._shot_now(battle, sid, tid, None, kind, lo))
+                continue
+            key = (sid, tid, "AP", kind, spid, tpid, bpart, sh_, s.facing, s.turret_facing, th, t.facing,
+                   t.turret_facing, lo[0], lo[1], tv)
+            got = shots.get(key)
+            if got is None:
+                pre_key = key[:10] + key[15:]
+                pre = pre_tab.get(pre_key)
+                if pre is None:
+                    pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", kind)
+                got = shots[key] = self._shot_geometry(battle, s, t, "AP", lo[1], pre)
+            out.append(got)
+        return out
+
     def _shot_now(self, battle: BoardView, shooter: int, target: int, fire: Action | None, kind: str | None,
                   los: tuple[bool, int] | None = None) -> Shot | Illegal:
         """The shot ``shooter`` -> ``target`` (a tank id) on ``battle`` now, computed (:meth:`shot`); ``los`` is
