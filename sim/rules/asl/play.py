@@ -201,10 +201,13 @@ class _ShotMemo:
     fast); ``parts`` holds each tank's id for the battle ``version`` it was read at (``battle_part`` likewise the
     battle's); ``views`` the id of the one tank a what-if view places (its values are the view's own copy);
     ``pre`` the :meth:`ASL._shot_pre` answers of missed shots, keyed on the shot key without the target's place and
-    the LOS (it holds at most one entry per miss of ``shots``).  All are emptied together when ``shots`` reaches
+    the LOS (it holds at most one entry per miss of ``shots``); ``able`` the :func:`able_to_fire` answers of the
+    battle's tanks on the board at ``version`` (it reads their status, hex and ``rules_state``, which change
+    only by events, but for hiding, which sets a hex to ``None``: such a tank is never looked up; emptied with
+    ``parts``; never a view's placed copy).  All are emptied together when ``shots`` reaches
     :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
 
-    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre")
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able")
 
     def __init__(self) -> None:
         self.version = -1
@@ -214,6 +217,7 @@ class _ShotMemo:
         self.shots: dict[tuple, Shot | Illegal] = {}
         self.views: "weakref.WeakKeyDictionary[HypoView, int]" = weakref.WeakKeyDictionary()
         self.pre: dict[tuple, tuple | Illegal] = {}
+        self.able: dict[int, str | None] = {}
 
     def clear(self) -> None:
         self.version = -1
@@ -223,6 +227,7 @@ class _ShotMemo:
         self.shots = {}
         self.views = weakref.WeakKeyDictionary()
         self.pre = {}
+        self.able = {}
 
     def intern(self, values: tuple) -> int:
         ids = self.ids
@@ -286,6 +291,7 @@ def _shot_memo_key(battle: BoardView, s: TankState, t: TankState, ammo: str, kin
         if memo.version != root.version:
             memo.version = root.version
             memo.parts = {}
+            memo.able = {}
             brs = root.rules_state
             memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
         parts = memo.parts
@@ -990,6 +996,7 @@ class ASL(Ruleset):
             if memo.version != root.version:
                 memo.version = root.version
                 memo.parts = {}
+                memo.able = {}
                 brs = root.rules_state
                 memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
             # the tanks the views place (outermost first, as _shot_memo_key walks them): their parts
@@ -1027,7 +1034,8 @@ class ASL(Ruleset):
         pre_tab = memo.pre
         bpart = memo.battle_part
         tv = root.map.terrain_version
-        able: dict[int, str | None] = {}
+        able = memo.able   # the battle's tanks' answers (at this version)
+        able_here: dict[int, str | None] = {}   # and the placed tanks' (in this batch)
         no = "?"
         pids: dict[int, int | None] = {}
         shot = self._shot
@@ -1050,9 +1058,10 @@ class ASL(Ruleset):
             if t.side == s.side or th is None or sh_ is None or not t.alive:
                 out.append(shot(battle, sid, tid, None, kind))
                 continue
-            why = able.get(sid, no)
+            fire_tab = able_here if sid in placed else able
+            why = fire_tab.get(sid, no)
             if why is no:
-                why = able[sid] = able_to_fire(s)
+                why = fire_tab[sid] = able_to_fire(s)
             if why:
                 out.append(Illegal(f"firer cannot fire: {why}"))
                 continue
@@ -1213,7 +1222,7 @@ class ASL(Ruleset):
         free_turn = bool(battle.rules_state.get("free_turn"))
         stuck = bool(rs.get("immobilized") or rs.get("bogged"))
         return (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
-                acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck)
+                acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, {})
 
     def _shot_geometry(self, battle: BoardView, s: TankState, t: TankState, ammo: str, hind: int,
                        pre: tuple | Illegal) -> Shot | Illegal:
@@ -1222,7 +1231,7 @@ class ASL(Ruleset):
         if isinstance(pre, Illegal):
             return pre
         (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
-         acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck) = pre
+         acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, keys) = pre
         assert s.hex is not None and t.hex is not None
         af = tv.af
         tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
@@ -1245,7 +1254,6 @@ class ASL(Ruleset):
                 pivot_to, ca_change = new_vertex, turns
         if isinstance(basic, Illegal):
             return basic
-        opts = battle.options
         trs = t.rules_state
         tem = self.terrain(battle, t.hex).tem
         hull_down = False
@@ -1254,7 +1262,31 @@ class ASL(Ruleset):
             hull_down = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
                              and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
         # The ShotKey of these values, built once (parse_params) per distinct set: every other parameter is a
-        # value of the two vehicles, the ammunition or the options (asl.md 10.1).
+        # value of the two vehicles, the ammunition or the options (asl.md 10.1).  The values that are not part
+        # of ``pre`` (the ones read from the two hexes, the facings and the LOS) key ``keys``, the table of
+        # ShotKeys ``pre`` carries (``pre`` is kept per battle, whose options never change, and per ammunition).
+        sub = (rng, ca_change, tem, hind, hull_down, aspect, turret_aspect)
+        key = keys.get(sub)
+        if key is None:
+            key = keys[sub] = self._key_for(battle, veh, tv, ammo, basic, fm, firer_obstacle, firer_plus1, tstate,
+                                            acquisition, target_plus1, target_shocked, depletion, firer_los_mp,
+                                            target_los_mp, sub)
+        if isinstance(key, str):
+            return Illegal(key)
+        info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
+                "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
+                "phase": battle.rules_state.get("phase")}
+        return Shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
+
+    @staticmethod
+    def _key_for(battle: BoardView, veh: asl_tables.Vehicle, tv: asl_tables.Vehicle, ammo: str, basic: int,
+                 fm: str, firer_obstacle: Any, firer_plus1: bool, tstate: str, acquisition: int,
+                 target_plus1: bool, target_shocked: bool, depletion: Any, firer_los_mp: Any, target_los_mp: Any,
+                 sub: tuple) -> ShotKey | str:
+        """:func:`_shot_key` of a board shot's values (:meth:`_shot_geometry`'s, ``sub`` the geometric ones)."""
+        rng, ca_change, tem, hind, hull_down, aspect, turret_aspect = sub
+        opts = battle.options
+        af = tv.af
         memo_key = (veh.gun, veh.th_colour, ammo, basic, rng, veh.turret_type, ca_change, firer_obstacle, fm,
                     veh.gyro, firer_plus1, tstate, acquisition, tv.size, tem, hind, af["hull_front"],
                     af["hull_side"], af["turret_front"], af["turret_side"], veh.rof, veh.breakdown,
@@ -1262,13 +1294,7 @@ class ASL(Ruleset):
                     opts.red_cs_burn_needs_kill, opts.multiple_hit_preference, veh.nationality, depletion,
                     opts.crew_checks, tv.cs, tv.crew_morale, hull_down, aspect, turret_aspect, firer_los_mp,
                     target_los_mp)
-        key = _shot_key(memo_key)
-        if isinstance(key, str):
-            return Illegal(key)
-        info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
-                "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
-                "phase": battle.rules_state.get("phase")}
-        return Shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
+        return _shot_key(memo_key)
 
     def odds(self, key: Hashable | Mapping[str, Any]) -> Odds:
         """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10), or of its odds
@@ -1508,8 +1534,11 @@ class ASL(Ruleset):
         t = battle.tanks[tid]
         if able_to_fire(t):
             return ()
-        return tuple(e.tank_id for e in battle.enemies_of(t.side)
-                     if not isinstance(self.shot(battle, tid, e.tank_id, fire), Illegal))
+        enemies = [e.tank_id for e in battle.enemies_of(t.side)]
+        if fire is None or (isinstance(fire, Fire) and not fire.ammo):   # AP: one batch (_shots_batch)
+            got = self._shots_batch(battle, [(tid, e) for e in enemies], None)
+            return tuple(e for e, sh in zip(enemies, got) if not isinstance(sh, Illegal))
+        return tuple(e for e in enemies if not isinstance(self.shot(battle, tid, e, fire), Illegal))
 
     def has_target(self, battle: BoardView, tid: int) -> bool:
         """``bool(self.targets(battle, tid))``, stopping at the first legal shot (the phase loops ask it often)."""
