@@ -201,10 +201,13 @@ class _ShotMemo:
     fast); ``parts`` holds each tank's id for the battle ``version`` it was read at (``battle_part`` likewise the
     battle's); ``views`` the id of the one tank a what-if view places (its values are the view's own copy);
     ``pre`` the :meth:`ASL._shot_pre` answers of missed shots, keyed on the shot key without the target's place and
-    the LOS (it holds at most one entry per miss of ``shots``).  All are emptied together when ``shots`` reaches
+    the LOS (it holds at most one entry per miss of ``shots``); ``able`` the :func:`able_to_fire` answers of the
+    battle's tanks on the board at ``version`` (it reads their status, hex and ``rules_state``, which change
+    only by events, but for hiding, which sets a hex to ``None``: such a tank is never looked up; emptied with
+    ``parts``; never a view's placed copy).  All are emptied together when ``shots`` reaches
     :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
 
-    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre")
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able")
 
     def __init__(self) -> None:
         self.version = -1
@@ -214,6 +217,7 @@ class _ShotMemo:
         self.shots: dict[tuple, Shot | Illegal] = {}
         self.views: "weakref.WeakKeyDictionary[HypoView, int]" = weakref.WeakKeyDictionary()
         self.pre: dict[tuple, tuple | Illegal] = {}
+        self.able: dict[int, str | None] = {}
 
     def clear(self) -> None:
         self.version = -1
@@ -223,6 +227,7 @@ class _ShotMemo:
         self.shots = {}
         self.views = weakref.WeakKeyDictionary()
         self.pre = {}
+        self.able = {}
 
     def intern(self, values: tuple) -> int:
         ids = self.ids
@@ -286,6 +291,7 @@ def _shot_memo_key(battle: BoardView, s: TankState, t: TankState, ammo: str, kin
         if memo.version != root.version:
             memo.version = root.version
             memo.parts = {}
+            memo.able = {}
             brs = root.rules_state
             memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
         parts = memo.parts
@@ -940,6 +946,199 @@ class ASL(Ruleset):
         v = memo[key] = self._shot_geometry(battle, s, t, ammo, los[1], pre)
         return v
 
+    def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
+              ) -> list[Shot | Illegal]:
+        """``[shot(battle, shooter, t, None, as_if) for t in targets]`` (the same answers in that order), the
+        firer's part done once (:meth:`_shots_batch`; one what-if view for all when ``as_if`` is given)."""
+        if as_if is not None:
+            view = HypoView(battle, shooter, as_hex(as_if.hex), int(as_if.facing))
+            return self._shots_batch(view, [(shooter, t) for t in targets], "hypo_moved" if as_if.moved else None)
+        return self._shots_batch(battle, [(shooter, t) for t in targets], None)
+
+    def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
+        """``[shot(battle, s, target) for s in shooters]`` (the same answers in that order), the target's part
+        done once (:meth:`_shots_batch`)."""
+        return self._shots_batch(battle, [(s, target) for s in shooters], None)
+
+    def _shots_batch(self, battle: BoardView, pairs: list[tuple[int, Any]], kind: str | None
+                     ) -> list[Shot | Illegal]:
+        """``[_shot(battle, s, t, None, kind) for s, t in pairs]``, the same answers in that order, with what
+        :meth:`_shot` and :func:`_shot_memo_key` read of one tank or of the board asked once per batch: the table
+        (:class:`_ShotMemo`) and the battle part, each tank's interned part (a view's placed tank from the view's
+        copy, as :func:`_shot_memo_key` takes it), each firer's :func:`able_to_fire`, and the LOS entry of the base
+        battle (:meth:`los`, inlined for a battle and for a view over one).  Nothing here changes the board, so
+        these hold for the whole batch; a table that fills up mid-batch is handed to :meth:`_shot` (which empties
+        it), as is every ask this path does not take (bad or friendly targets, off-board tanks, another kind of
+        board)."""
+        out: list[Shot | Illegal] = []
+        if not pairs:
+            return out
+        root = battle
+        while type(root) is HypoView:
+            root = root.base
+        if type(root) is not BattleState:
+            return [self._shot(battle, s, t, None, kind) for s, t in pairs]
+        if not isinstance(root, BattleState):   # (for the type checker: the test above)
+            return [self._shot(battle, s, t, None, kind) for s, t in pairs]
+        state_root: BattleState = root
+        # the table and the battle's part, as _shot_memo_key sets them up
+        last = _SHOT_LAST
+        if last and last[0]() is root:
+            memo = last[1]
+        else:
+            memo = _SHOT_MEMO.get(root)
+            if memo is None:
+                memo = _SHOT_MEMO[root] = _ShotMemo()
+            _SHOT_LAST[:] = [weakref.ref(root), memo]
+        if len(memo.shots) >= _SHOT_MEMO_SIZE:
+            memo.clear()
+        try:
+            if memo.version != root.version:
+                memo.version = root.version
+                memo.parts = {}
+                memo.able = {}
+                brs = root.rules_state
+                memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
+            # the tanks the views place (outermost first, as _shot_memo_key walks them): their parts
+            placed: dict[int, int] = {}
+            b = battle
+            while type(b) is HypoView:
+                moved = b.moved[0]
+                if moved not in placed:
+                    pid = memo.views.get(b)
+                    if pid is None:
+                        pid = memo.views[b] = _tank_part(memo, b.tanks[moved])
+                    placed[moved] = pid
+                b = b.base
+        except TypeError:
+            return [self._shot(battle, s, t, None, kind) for s, t in pairs]
+        # the LOS: a battle's answers table, or a view over the battle itself (one tank placed) inlined
+        view_moved = None
+        inline = True
+        if type(battle) is HypoView and battle.base is root:
+            view_moved = battle.moved
+        elif battle is not root:
+            inline = False   # a view over a view: los() itself
+        ent: list[Any] | None = None
+        if inline:
+            state = (root.version, root.hidden_tanks)
+            lst = _LOS_LAST
+            if lst and lst[0]() is root and lst[1] == state:
+                ent = lst[2]
+            else:
+                ent = self._los_memo(state_root, state)
+        tanks = battle.tanks
+        n = len(tanks)
+        parts = memo.parts
+        shots = memo.shots
+        pre_tab = memo.pre
+        bpart = memo.battle_part
+        tv = root.map.terrain_version
+        able = memo.able   # the battle's tanks' answers (at this version)
+        able_here: dict[int, str | None] = {}   # and the placed tanks' (in this batch)
+        no = "?"
+        pids: dict[int, int | None] = {}
+        shot = self._shot
+        los = self.los
+        if ent is not None:
+            g = ent[2]
+            idx = g.cells
+            w = g.w
+            obstacles = g.obstacles
+            if view_moved is not None:
+                old = view_moved[1]
+                i_old = idx.get(old) if old is not None else None
+        for sid, tid in pairs:
+            if len(shots) >= _SHOT_MEMO_SIZE or isinstance(tid, bool) or not isinstance(tid, int) \
+                    or not 0 <= tid < n:
+                out.append(shot(battle, sid, tid, None, kind))
+                continue
+            s, t = tanks[sid], tanks[tid]
+            sh_, th = s.hex, t.hex
+            if t.side == s.side or th is None or sh_ is None or not t.alive:
+                out.append(shot(battle, sid, tid, None, kind))
+                continue
+            fire_tab = able_here if sid in placed else able
+            why = fire_tab.get(sid, no)
+            if why is no:
+                why = fire_tab[sid] = able_to_fire(s)
+            if why:
+                out.append(Illegal(f"firer cannot fire: {why}"))
+                continue
+            # los(battle, s.hex, t.hex)
+            if ent is None or sh_ == th or type(sh_) is not Hex or type(th) is not Hex:
+                lo = los(battle, sh_, th)
+            else:
+                p, q = (sh_, th) if sh_ <= th else (th, sh_)
+                ip, iq = idx.get(p), idx.get(q)
+                if ip is None or iq is None:
+                    lo = los(battle, sh_, th)
+                elif view_moved is None:
+                    answers = ent[0]
+                    lo = answers.get((p, q))
+                    if lo is None:
+                        lo = answers[(p, q)] = self._los(root, p, q, ent)
+                else:
+                    low, mask = line_mask(q[0] - p[0], q[1] - p[1], w)
+                    sh = ip + low
+                    if (obstacles >> sh) & mask:
+                        lo = (False, 0)
+                    else:
+                        new = view_moved[2]
+                        on_line = False
+                        for h in (old, new):
+                            if h is not None:
+                                i = i_old if h is old else idx.get(h)
+                                if i is None or (i >= sh and (mask >> (i - sh)) & 1):
+                                    on_line = True
+                                    break
+                        if on_line:
+                            lo = self._los(battle, p, q)
+                        else:
+                            answers = ent[0]
+                            lo = answers.get((p, q))
+                            if lo is None:
+                                lo = answers[(p, q)] = self._los(root, p, q, ent)
+            if not lo[0]:
+                out.append(Illegal("no LOS"))
+                continue
+            spid = placed.get(sid)
+            if spid is None:
+                spid = pids.get(sid)
+                if spid is None:
+                    spid = parts.get(sid)
+                    if spid is None:
+                        try:
+                            spid = parts[sid] = _tank_part(memo, s)
+                        except TypeError:
+                            spid = None
+                    pids[sid] = spid
+            tpid = placed.get(tid)
+            if tpid is None:
+                tpid = pids.get(tid)
+                if tpid is None:
+                    tpid = parts.get(tid)
+                    if tpid is None:
+                        try:
+                            tpid = parts[tid] = _tank_part(memo, t)
+                        except TypeError:
+                            tpid = None
+                    pids[tid] = tpid
+            if spid is None or tpid is None:
+                out.append(self._shot_now(battle, sid, tid, None, kind, lo))
+                continue
+            key = (sid, tid, "AP", kind, spid, tpid, bpart, sh_, s.facing, s.turret_facing, th, t.facing,
+                   t.turret_facing, lo[0], lo[1], tv)
+            got = shots.get(key)
+            if got is None:
+                pre_key = key[:10] + key[15:]
+                pre = pre_tab.get(pre_key)
+                if pre is None:
+                    pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", kind)
+                got = shots[key] = self._shot_geometry(battle, s, t, "AP", lo[1], pre)
+            out.append(got)
+        return out
+
     def _shot_now(self, battle: BoardView, shooter: int, target: int, fire: Action | None, kind: str | None,
                   los: tuple[bool, int] | None = None) -> Shot | Illegal:
         """The shot ``shooter`` -> ``target`` (a tank id) on ``battle`` now, computed (:meth:`shot`); ``los`` is
@@ -1023,7 +1222,7 @@ class ASL(Ruleset):
         free_turn = bool(battle.rules_state.get("free_turn"))
         stuck = bool(rs.get("immobilized") or rs.get("bogged"))
         return (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
-                acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck)
+                acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, {})
 
     def _shot_geometry(self, battle: BoardView, s: TankState, t: TankState, ammo: str, hind: int,
                        pre: tuple | Illegal) -> Shot | Illegal:
@@ -1032,7 +1231,7 @@ class ASL(Ruleset):
         if isinstance(pre, Illegal):
             return pre
         (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
-         acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck) = pre
+         acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, keys) = pre
         assert s.hex is not None and t.hex is not None
         af = tv.af
         tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
@@ -1055,7 +1254,6 @@ class ASL(Ruleset):
                 pivot_to, ca_change = new_vertex, turns
         if isinstance(basic, Illegal):
             return basic
-        opts = battle.options
         trs = t.rules_state
         tem = self.terrain(battle, t.hex).tem
         hull_down = False
@@ -1064,7 +1262,31 @@ class ASL(Ruleset):
             hull_down = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
                              and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
         # The ShotKey of these values, built once (parse_params) per distinct set: every other parameter is a
-        # value of the two vehicles, the ammunition or the options (asl.md 10.1).
+        # value of the two vehicles, the ammunition or the options (asl.md 10.1).  The values that are not part
+        # of ``pre`` (the ones read from the two hexes, the facings and the LOS) key ``keys``, the table of
+        # ShotKeys ``pre`` carries (``pre`` is kept per battle, whose options never change, and per ammunition).
+        sub = (rng, ca_change, tem, hind, hull_down, aspect, turret_aspect)
+        key = keys.get(sub)
+        if key is None:
+            key = keys[sub] = self._key_for(battle, veh, tv, ammo, basic, fm, firer_obstacle, firer_plus1, tstate,
+                                            acquisition, target_plus1, target_shocked, depletion, firer_los_mp,
+                                            target_los_mp, sub)
+        if isinstance(key, str):
+            return Illegal(key)
+        info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
+                "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
+                "phase": battle.rules_state.get("phase")}
+        return Shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
+
+    @staticmethod
+    def _key_for(battle: BoardView, veh: asl_tables.Vehicle, tv: asl_tables.Vehicle, ammo: str, basic: int,
+                 fm: str, firer_obstacle: Any, firer_plus1: bool, tstate: str, acquisition: int,
+                 target_plus1: bool, target_shocked: bool, depletion: Any, firer_los_mp: Any, target_los_mp: Any,
+                 sub: tuple) -> ShotKey | str:
+        """:func:`_shot_key` of a board shot's values (:meth:`_shot_geometry`'s, ``sub`` the geometric ones)."""
+        rng, ca_change, tem, hind, hull_down, aspect, turret_aspect = sub
+        opts = battle.options
+        af = tv.af
         memo_key = (veh.gun, veh.th_colour, ammo, basic, rng, veh.turret_type, ca_change, firer_obstacle, fm,
                     veh.gyro, firer_plus1, tstate, acquisition, tv.size, tem, hind, af["hull_front"],
                     af["hull_side"], af["turret_front"], af["turret_side"], veh.rof, veh.breakdown,
@@ -1072,13 +1294,7 @@ class ASL(Ruleset):
                     opts.red_cs_burn_needs_kill, opts.multiple_hit_preference, veh.nationality, depletion,
                     opts.crew_checks, tv.cs, tv.crew_morale, hull_down, aspect, turret_aspect, firer_los_mp,
                     target_los_mp)
-        key = _shot_key(memo_key)
-        if isinstance(key, str):
-            return Illegal(key)
-        info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
-                "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
-                "phase": battle.rules_state.get("phase")}
-        return Shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
+        return _shot_key(memo_key)
 
     def odds(self, key: Hashable | Mapping[str, Any]) -> Odds:
         """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10), or of its odds
@@ -1318,8 +1534,11 @@ class ASL(Ruleset):
         t = battle.tanks[tid]
         if able_to_fire(t):
             return ()
-        return tuple(e.tank_id for e in battle.enemies_of(t.side)
-                     if not isinstance(self.shot(battle, tid, e.tank_id, fire), Illegal))
+        enemies = [e.tank_id for e in battle.enemies_of(t.side)]
+        if fire is None or (isinstance(fire, Fire) and not fire.ammo):   # AP: one batch (_shots_batch)
+            got = self._shots_batch(battle, [(tid, e) for e in enemies], None)
+            return tuple(e for e, sh in zip(enemies, got) if not isinstance(sh, Illegal))
+        return tuple(e for e in enemies if not isinstance(self.shot(battle, tid, e, fire), Illegal))
 
     def has_target(self, battle: BoardView, tid: int) -> bool:
         """``bool(self.targets(battle, tid))``, stopping at the first legal shot (the phase loops ask it often)."""
