@@ -257,6 +257,31 @@ def _tank_part(memo: _ShotMemo, t: TankState) -> int:
     return memo.intern((t.status,) + tuple([rs.get(f) for f in _SHOT_TANK_FIELDS]))
 
 
+def _shot_table(root: Any) -> _ShotMemo | None:
+    """The shot table of battle ``root`` (``None`` unless ``root`` is a :class:`~sim.battle.BattleState`), emptied
+    when full (:data:`_SHOT_MEMO_SIZE`), its per-version parts (tank parts, fire checks, the battle part of the
+    key) renewed when the battle's version moved on.  Raises ``TypeError`` for an unhashable battle
+    ``rules_state`` value (the callers then compute the shot without the table)."""
+    last = _SHOT_LAST
+    if last and last[0]() is root:
+        memo: _ShotMemo = last[1]
+    else:
+        if type(root) is not BattleState:
+            return None
+        got = _SHOT_MEMO.get(root)
+        memo = _SHOT_MEMO[root] = _ShotMemo() if got is None else got
+        _SHOT_LAST[:] = [weakref.ref(root), memo]
+    if len(memo.shots) >= _SHOT_MEMO_SIZE:
+        memo.clear()
+    if memo.version != root.version:
+        memo.version = root.version
+        memo.parts = {}
+        memo.able = {}
+        brs = root.rules_state
+        memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
+    return memo
+
+
 def _shot_memo_key(battle: BoardView, s: TankState, t: TankState, ammo: str, kind: str | None,
                    los: tuple[bool, int]) -> tuple[_ShotMemo, tuple] | None:
     """``(memo, key)`` (the battle's :class:`_ShotMemo` and the key in its ``shots``) for the shot of ``s`` at
@@ -275,25 +300,10 @@ def _shot_memo_key(battle: BoardView, s: TankState, t: TankState, ammo: str, kin
     root = battle
     while type(root) is HypoView:
         root = root.base
-    last = _SHOT_LAST
-    if last and last[0]() is root:
-        memo = last[1]
-    else:
-        if type(root) is not BattleState:
-            return None
-        memo = _SHOT_MEMO.get(root)
-        if memo is None:
-            memo = _SHOT_MEMO[root] = _ShotMemo()
-        _SHOT_LAST[:] = [weakref.ref(root), memo]
-    if len(memo.shots) >= _SHOT_MEMO_SIZE:
-        memo.clear()
     try:
-        if memo.version != root.version:
-            memo.version = root.version
-            memo.parts = {}
-            memo.able = {}
-            brs = root.rules_state
-            memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
+        memo = _shot_table(root)
+        if memo is None:
+            return None
         parts = memo.parts
         sid, tid = s.tank_id, t.tank_id
         spid = tpid = None
@@ -982,23 +992,10 @@ class ASL(Ruleset):
             return [self._shot(battle, s, t, None, kind) for s, t in pairs]
         state_root: BattleState = root
         # the table and the battle's part, as _shot_memo_key sets them up
-        last = _SHOT_LAST
-        if last and last[0]() is root:
-            memo = last[1]
-        else:
-            memo = _SHOT_MEMO.get(root)
-            if memo is None:
-                memo = _SHOT_MEMO[root] = _ShotMemo()
-            _SHOT_LAST[:] = [weakref.ref(root), memo]
-        if len(memo.shots) >= _SHOT_MEMO_SIZE:
-            memo.clear()
         try:
-            if memo.version != root.version:
-                memo.version = root.version
-                memo.parts = {}
-                memo.able = {}
-                brs = root.rules_state
-                memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
+            memo = _shot_table(state_root)
+            if memo is None:   # (not reached: the root is a battle)
+                return [self._shot(battle, s, t, None, kind) for s, t in pairs]
             # the tanks the views place (outermost first, as _shot_memo_key walks them): their parts
             placed: dict[int, int] = {}
             b = battle

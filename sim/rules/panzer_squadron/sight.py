@@ -191,16 +191,9 @@ def shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_turret: bo
 def reference_shot_geometry(firer: Hex, firer_facing: int, gun_facing: int, has_turret: bool, target: Hex,
                   target_facing: int, armour: Mapping[str, int], obstacles: Obstacles,
                   rules: SightRules = SightRules(), exceptional_modifier: int = -1, lines=None) -> dict:
-    """Everything a shot's geometry decides (sections 5.3, 6, 7, 8 step 1) as a dict with the geometry golden-case
-    keys: ``range``, ``range_bonus``, ``turret_rotation``, ``boundary``, ``side_masked``, ``clear_lines`` or the
-    ``exceptional_*`` keys, ``los`` (clear / partial / blocked), ``shot_allowed``, and for allowed shots
-    ``cover_modifier``, ``face``, ``armour``.  ``gun_facing`` is the turret facing (the hull facing if turretless);
-    ``obstacles`` the obstacle hexes (the firer's and target's own hexes are ignored).  Adds ``reason`` when the
-    shot is not allowed.  ``lines(firer, target)``, if given, replaces :func:`clear_lines` (a cache).
-
-    The helpers (:func:`sim.hexgrid.aspect`, :func:`sim.hexgrid.in_arc`) called one by one: the reference that
-    :func:`shot_geometry`, which writes them out, is tested against.
-    """
+    """The same dict as :func:`shot_geometry` (same arguments), with the helpers (:func:`sim.hexgrid.aspect`,
+    :func:`sim.hexgrid.in_arc`, :func:`clear_lines`) called one by one: the reference that :func:`shot_geometry`,
+    which writes them out, is tested against (``tests/test_ps_sight.py``)."""
     rng = distance(firer, target)
     out: dict = {"range": rng, "range_bonus": 1 if rng <= 5 else 0,
                  "turret_rotation": not in_arc(firer, target, gun_facing)}
