@@ -1034,7 +1034,18 @@ class ASL(Ruleset):
         able = memo.able   # the battle's tanks' answers (at this version)
         able_here: dict[int, str | None] = {}   # and the placed tanks' (in this batch)
         no = "?"
-        pids: dict[int, int | None] = {}
+        pids: dict[int, int | None] = {}   # each tank's interned part in this batch (None: unhashable state)
+
+        def part_of(tank_id: int, tank: TankState) -> int | None:
+            pid = parts.get(tank_id)
+            if pid is None:
+                try:
+                    pid = parts[tank_id] = _tank_part(memo, tank)
+                except TypeError:
+                    pid = None
+            pids[tank_id] = pid
+            return pid
+
         shot = self._shot
         los = self.los
         if ent is not None:
@@ -1101,26 +1112,10 @@ class ASL(Ruleset):
                 continue
             spid = placed.get(sid)
             if spid is None:
-                spid = pids.get(sid)
-                if spid is None:
-                    spid = parts.get(sid)
-                    if spid is None:
-                        try:
-                            spid = parts[sid] = _tank_part(memo, s)
-                        except TypeError:
-                            spid = None
-                    pids[sid] = spid
+                spid = pids[sid] if sid in pids else part_of(sid, s)
             tpid = placed.get(tid)
             if tpid is None:
-                tpid = pids.get(tid)
-                if tpid is None:
-                    tpid = parts.get(tid)
-                    if tpid is None:
-                        try:
-                            tpid = parts[tid] = _tank_part(memo, t)
-                        except TypeError:
-                            tpid = None
-                    pids[tid] = tpid
+                tpid = pids[tid] if tid in pids else part_of(tid, t)
             if spid is None or tpid is None:
                 out.append(self._shot_now(battle, sid, tid, None, kind, lo))
                 continue
