@@ -681,12 +681,7 @@ class ASL(Ruleset):
             base = battle.base
             ent = None
             if type(base) is BattleState:   # its LOS entry (see below) holds the grid
-                state = (base.version, base.hidden_tanks)
-                last = _LOS_LAST
-                if last and last[0]() is base and last[1] == state:
-                    ent = last[2]
-                else:
-                    ent = self._los_memo(base, state)
+                ent = self._los_entry(base)
                 g = ent[2]
                 idx = g.cells
                 ip, iq = idx.get(p), idx.get(q)
@@ -712,18 +707,22 @@ class ASL(Ruleset):
         elif type(battle) is BattleState:
             # a battle: the answer depends on the board only, so it holds until the next event (and longer,
             # :meth:`_los_memo`)
-            state = (battle.version, battle.hidden_tanks)
-            last = _LOS_LAST
-            if last and last[0]() is battle and last[1] == state:
-                ent = last[2]
-            else:
-                ent = self._los_memo(battle, state)
+            ent = self._los_entry(battle)
         else:   # another board (a search copy, a stand-in): by hex, its Case R table built afresh
             return self._los_by_hex(battle, p, q)
         got = ent[0].get((p, q))
         if got is None:
             got = ent[0][(p, q)] = self._los(battle, p, q, ent)
         return got
+
+    def _los_entry(self, battle: BattleState) -> list[Any]:
+        """:meth:`_los_memo` of ``battle`` in its present state (version, hidden tanks), the last one asked for
+        answered without a look-up (:data:`_LOS_LAST`)."""
+        state = (battle.version, battle.hidden_tanks)
+        last = _LOS_LAST
+        if last and last[0]() is battle and last[1] == state:
+            return last[2]
+        return self._los_memo(battle, state)
 
     def _los_memo(self, battle: BattleState, state: Hashable) -> list[Any]:
         """``[answers, masks, grid]`` of ``battle`` in its present state ``state`` (version, hidden tanks): the
@@ -1018,12 +1017,7 @@ class ASL(Ruleset):
             inline = False   # a view over a view: los() itself
         ent: list[Any] | None = None
         if inline:
-            state = (root.version, root.hidden_tanks)
-            lst = _LOS_LAST
-            if lst and lst[0]() is root and lst[1] == state:
-                ent = lst[2]
-            else:
-                ent = self._los_memo(state_root, state)
+            ent = self._los_entry(state_root)
         tanks = battle.tanks
         n = len(tanks)
         parts = memo.parts
