@@ -54,8 +54,9 @@ VEHICLES = {"panzer_squadron": ("t34_85", "pz_iv_h"), "asl": ("t34_m41", "pzkpfw
             "hummel_quest": ("hq_example_medium", "hq_example_medium")}
 #: The rule set's pair sight test (the floor's "sight" calls).
 SIGHT = {"panzer_squadron": "geometry", "asl": "los", "hummel_quest": "sight"}
-#: Pure sight tests the floor records and times instead of the rule-set method of :data:`SIGHT` (their callers
-#: look them up in their module's globals): ``rule set -> (module, function, key of a call's arguments)``.
+#: Pure sight tests the floor records and times instead of the rule-set method of :data:`SIGHT` (recorded in
+#: every ``sim`` module that binds them; no call recorded is an error):
+#: ``rule set -> (module, function, key of a call's arguments)``.
 #: Panzer Squadron's exact seven-line count is keyed by its arguments; Hummel Quest's terrain part of a pair's
 #: sight (``_crossed(board, frm, to, los_rule)``, which the battle keeps per pair until the terrain changes) by
 #: the two hexes, the rule and the board's sight grid (one per terrain version).
@@ -199,13 +200,16 @@ def floor(spec: Scenario, seed: int = 1) -> dict[str, Any]:
     pure = None  # the rule set's pure sight test (PURE_SIGHT), recorded by what it reads
     if rs.name in PURE_SIGHT:
         mod, fn, key_of = PURE_SIGHT[rs.name]
-        g = vars(importlib.import_module(mod))
-        pure = g[fn]  # a KeyError here means the sight module moved: the floor must not fall back
+        pure = vars(importlib.import_module(mod))[fn]  # a KeyError: the sight module moved (no silent fallback)
 
         def lines(*args: Any, **kw: Any) -> Any:
             calls["sight"].setdefault((key_of(args), _freeze(tuple(sorted(kw.items())))), (None, args, kw))
             return pure(*args, **kw)
-        g[fn] = lines
+        # every module of the project that binds the function (its own and those that imported it by name)
+        bound = [vars(m) for name, m in list(sys.modules.items())
+                 if (name == "sim" or name.startswith("sim.")) and vars(m).get(fn) is pure]
+        for g in bound:
+            g[fn] = lines
         kinds.pop("sight")
     for k, m in kinds.items():
         wrap(k, m)
@@ -215,8 +219,12 @@ def floor(spec: Scenario, seed: int = 1) -> dict[str, Any]:
         for m in originals:
             delattr(rs, m)  # the instance attribute goes; the class method shows through again
         if pure is not None:
-            g[fn] = pure
+            for g in bound:
+                g[fn] = pure
             kinds["sight"] = fn
+    if pure is not None and not calls["sight"]:
+        raise RuntimeError(f"floor: no call of {mod}.{fn} recorded; its callers bind it where the floor does not "
+                           "look (PURE_SIGHT)")
     for c in _memo_caches():
         c.cache_clear()
     for snap in snaps.values():  # cold boards: no answer of the battle left in them
