@@ -175,7 +175,7 @@ def check_params(kind: str, params: Mapping[str, Any] | GeneratorParams, where: 
         try:
             p = GeneratorParams.model_validate(dict(params))
         except ValidationError as exc:
-            raise GeneratorError([line.removeprefix(": ") for line in _fmt_validation("", exc, f"{where}.params")]
+            raise GeneratorError([line.removeprefix(": ") for line in _fmt_validation("", exc, f"{where}.params", model=GeneratorParams)]
                                  ) from None
     errors = []
     if p.ruleset not in PROFILES:

@@ -49,7 +49,7 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
-from sim.messages import clip, error_message, expected_fields, match_name, short, unknown_field_message
+from sim.messages import clip, match_name, short, validation_lines
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -644,51 +644,10 @@ class Scenario(_Model):
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part == "[key]":
-            out += " (a key)"
-        else:
-            out += ("." if out else "") + clip(str(part), 40)
-    return out or "(top level)"
-
-
 def _fmt_validation(src: str, exc: ValidationError, prefix: str = "", model: Any = None) -> list[str]:
-    """One ``src: field.path: message (got VALUE)`` line per pydantic error (VALUE cut short, never expanded).
-    With the validated ``model`` class, a field it does not know says which fields it expects there
-    (:func:`sim.messages.unknown_field_message`)."""
-    lines: list[str] = []
-    alike: dict[tuple[Any, ...], int] = {}  # the same problem at other indexes of a list is counted, not repeated
-    counts: list[int] = []
-    other = 0
-    for e in exc.errors(include_url=False, include_context=False):
-        loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "tuple[", "list["))))
-        msg = error_message(e)
-        if e.get("type") == "extra_forbidden" and model is not None and loc:
-            allowed = expected_fields(model, loc)
-            if allowed:
-                msg = unknown_field_message(loc[-1], allowed)
-                e = {**e, "input": None}  # the misspelt field's value says nothing more
-        pattern = (tuple("#" if isinstance(x, int) else x for x in loc), msg)
-        if pattern in alike:
-            counts[alike[pattern]] += 1
-            continue
-        if len(lines) >= MAX_ERRORS - 1:
-            other += 1
-            continue
-        path = _loc(loc)
-        if prefix:
-            path = prefix + ("" if path.startswith("[") else ".") + path if path != "(top level)" else prefix
-        got = e.get("input")
-        got_txt = "" if isinstance(got, (dict, list, tuple)) or got is None else f" (got {short(got)})"
-        alike[pattern] = len(lines)
-        lines.append(f"{src}: {path}: {clip(msg, 300)}{got_txt}")
-        counts.append(0)
-    out = [line + (f" (and {n:,} more like it)" if n else "") for line, n in zip(lines, counts)]
-    return out + ([f"{src}: ... and {other:,} more problems"] if other else [])
+    """:func:`sim.messages.validation_lines` with this module's :data:`MAX_ERRORS` (kept for the callers that
+    import it from here)."""
+    return validation_lines(src, exc, prefix, model=model, limit=MAX_ERRORS)
 
 
 def _check_block(value: Any, path: str, limit: float, errors: list[str], src: str, depth: int = 0) -> None:
@@ -855,7 +814,7 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
             try:
                 rs.HexExt(**rest)
             except ValidationError as exc:
-                errors += _fmt_validation(src, exc, where)
+                errors += _fmt_validation(src, exc, where, model=rs.HexExt)
     for i, o in enumerate(sc.objectives):
         if o.hex not in columns:
             errors.append(f"{src}: objectives[{i}].hex: {list(o.hex)} is off the map ({size})")
