@@ -7,7 +7,7 @@ checks of ``agents/``, so it imports nothing of the project.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -116,11 +116,17 @@ def unknown_field_message(name: Any, allowed: Sequence[str]) -> str:
     """``unknown field 'X'; expected one of a, b, c`` with the closest name first when one is close
     (:func:`difflib.get_close_matches`): what a misspelt field's error says instead of pydantic's "Extra inputs are
     not permitted"."""
+    return f"unknown field {short(name)}{did_you_mean(name, allowed)}; expected one of {', '.join(sorted(allowed))}"
+
+
+def did_you_mean(name: Any, names: Iterable[str]) -> str:
+    """`` (did you mean 'X'?)`` naming the one of ``names`` closest to a user's misspelt ``name``
+    (:func:`difflib.get_close_matches`, its default cut-off 0.6), or ``""`` when none is close: the hint every
+    "unknown field / parameter" message carries."""
     import difflib
 
-    close = difflib.get_close_matches(str(name), list(allowed), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown field {short(name)}{hint}; expected one of {', '.join(sorted(allowed))}"
+    close = difflib.get_close_matches(str(name), list(names), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
 
 
 def field_path(loc: Sequence[Any]) -> str:
