@@ -282,13 +282,13 @@ def _validate_one(f: str) -> str:
         load_experiment(f)
         return f"{f}: ok (experiment)"
     if kind == "tournament":
-        from sim.tournaments.tournament import entrant_problems, load_tournament
+        from sim.tournaments.tournament import entrant_problems, load_tournament, plural
 
         t = load_tournament(f)
         problems = entrant_problems(t)
         if problems:
             raise ScenarioError(problems)
-        return f"{f}: ok (tournament, {len(getattr(t, 'entrants', []))} entrants)"
+        return f"{f}: ok (tournament, {plural(len(getattr(t, 'entrants', [])), 'entrant')})"
     from sim.scenario import load_scenario
 
     sc = load_scenario(f)
