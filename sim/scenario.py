@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -1159,6 +1160,14 @@ def bundled_dir() -> Any:
     return resources.files("tanksim_scenarios")
 
 
+def bundled_scenarios() -> list[str]:
+    """The file names of the bundled scenarios, sorted: the bundled ``.yaml`` files with a top-level ``sides:``
+    (every scenario has one; the bundled experiment, tournament and rule-set comparison files, which sit in the same
+    folder as examples, have none and are left out)."""
+    return sorted(x.name for x in bundled_dir().iterdir()
+                  if x.name.endswith(".yaml") and re.search(r"(?m)^sides\s*:", x.read_text(encoding="utf-8")))
+
+
 def find_scenario(name_or_path: str | Path) -> tuple[str, str]:
     """Resolve a path or a bundled scenario name to ``(source name, YAML text)``.
 
@@ -1173,7 +1182,7 @@ def find_scenario(name_or_path: str | Path) -> tuple[str, str]:
     cand = bundled_dir().joinpath(stem)
     if len(stem) < 256 and "\0" not in stem and cand.is_file():
         return f"scenarios/{stem}", cand.read_text(encoding="utf-8")
-    known = sorted(x.name for x in bundled_dir().iterdir() if x.name.endswith(".yaml"))
+    known = bundled_scenarios()
     raise FileNotFoundError(f"{clip(str(name_or_path), 300)}: no such file, and no bundled scenario of that name "
                             f"(bundled: {', '.join(known)})")
 
