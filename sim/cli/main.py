@@ -300,7 +300,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     comparisons, tournaments; see :func:`_file_kind`), each with its own loader.  Runs no code from a file: plug-in
     doctrines are checked statically (never imported), no command is started, no entrant probed; every field a
     battle reads is checked.  ``--json``: one object
-    ``{"ok", "files": [{"file", "ok", "kind", "summary" | "errors"}]}`` on stdout instead of the lines."""
+    ``{"ok", "files": [{"file", "ok", "kind", "summary" | "errors"}]}`` on stdout instead of the lines.  Returns 0,
+    or 2 (bad input, as ``tanksim run`` on the same file) when any file is invalid."""
     from agents.plugins import source_budget
 
     bad = 0
@@ -322,7 +323,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(line)
     if args.json:
         print(json.dumps({"ok": not bad, "files": rows}))
-    return 1 if bad else 0
+    return 2 if bad else 0   # bad input, as `run` on the same file (README: exit statuses)
 
 
 class StdoutClosed(BaseException):
