@@ -173,7 +173,9 @@ def cmd_odds(args: argparse.Namespace) -> int:
             raise ValueError("give a rule set and name=value parameters, or --scenario/--shooter/--target")
         name, *rest = args.params
         params = _kv(rest)
-    out = rules_base.get(name).odds_from_params(params)
+    ruleset = rules_base.get(name)
+    # every rule set's answer names its rule set first (Panzer Squadron's already did; ASL's and Hummel Quest's not)
+    out = {"ruleset": ruleset.name, **ruleset.odds_from_params(params)}
     if args.json:
         print(json.dumps(out))
     else:
