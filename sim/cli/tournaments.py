@@ -32,7 +32,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +135,7 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
           f"{summary.wall_s:.1f} s"
           + where
           + f"; ratings and tables in {analysed:.1f} s")
-    print(f"results in {args.out}: " + ", ".join(sorted({p.name for p in written if p.suffix != '.csv'})))
+    print(f"results in {args.out}: {file_list([*written, Path(args.out) / T.MANIFEST])}")
     if as_json is not None:
         h2h = res.head_to_head
         as_json.update(tournament=t.spec.name, format=t.spec.format, games=len(games), played=summary.played,
@@ -147,6 +147,15 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
         print("interrupted: run the same command again to finish", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_VERDICT
+
+
+def file_list(paths: Iterable[Path]) -> str:
+    """Every file written, once, names sharing a stem grouped: ``leaderboard.csv/.parquet, tournament.json``
+    (the tournament's last line: the CSV copies and the JSON are named as well as the Parquet tables)."""
+    stems: dict[str, set[str]] = {}
+    for p in paths:
+        stems.setdefault(p.stem, set()).add(p.suffix)
+    return ", ".join(stem + "/".join(sorted(exts)) for stem, exts in sorted(stems.items()))
 
 
 # --- match ----------------------------------------------------------------------------------------------------------
