@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 import yaml
-from conftest import ROOT, tanksim_cmd
 from test_sprt import DUEL
 
+from conftest import ROOT, tanksim_cmd
 from sim.scenario import ScenarioError
 
 
