@@ -85,7 +85,7 @@ def test_validate_good_and_bad(tmp_path):
     f = tmp_path / "bad.yaml"
     f.write_text(yaml.safe_dump(d))
     bad = tanksim("validate", str(f))
-    assert bad.returncode == 1 and "sides[1].tanks[0].hex: [40, 2] is off the map (12 x 12)" in bad.stderr
+    assert bad.returncode == 2 and "sides[1].tanks[0].hex: [40, 2] is off the map (12 x 12)" in bad.stderr
     f.write_text("sides: [unclosed")
     assert "not valid YAML" in tanksim("validate", str(f)).stderr
 
