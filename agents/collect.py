@@ -84,12 +84,12 @@ def check_collect(collect: Mapping[str, Any]) -> CollectSpec:
     """Validate a ``collect`` mapping.  Raises :class:`ReporterError` (``collect.agents.NAME: what``)."""
     from pydantic import ValidationError
 
-    from sim.messages import error_message
+    from sim.messages import problem_message
 
     try:
         return CollectSpec.model_validate(dict(collect))
     except ValidationError as exc:
-        lines = [f"collect.{'.'.join(str(x) for x in e['loc'])}: {error_message(e)}"
+        lines = [f"collect.{'.'.join(str(x) for x in e['loc'])}: {problem_message(e, CollectSpec)}"
                  for e in exc.errors()]
         raise ReporterError("; ".join(lines)) from None
 

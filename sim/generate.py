@@ -175,8 +175,8 @@ def check_params(kind: str, params: Mapping[str, Any] | GeneratorParams, where: 
         try:
             p = GeneratorParams.model_validate(dict(params))
         except ValidationError as exc:
-            raise GeneratorError([line.removeprefix(": ") for line in _fmt_validation("", exc, f"{where}.params")]
-                                 ) from None
+            lines = _fmt_validation("", exc, f"{where}.params", model=GeneratorParams)
+            raise GeneratorError([line.removeprefix(": ") for line in lines]) from None
     errors = []
     if p.ruleset not in PROFILES:
         errors.append(f"{where}.params.ruleset: no generator profile for rule set {short(p.ruleset)}; expected one "

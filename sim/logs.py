@@ -44,14 +44,26 @@ class _StderrHandler(logging.StreamHandler):
 
 def log_level(text: str | None = None) -> str:
     """The level name for ``text`` (default: the ``TANKSIM_LOG`` environment variable, else ``ERROR``), upper
-    case.  An unknown name gives ``ERROR`` and one line on standard error."""
-    raw = os.environ.get(ENV, "") if text is None else text
+    case.  An unknown name gives ``ERROR`` and one line on standard error -- once: the set-up runs at ``import sim``
+    and again in the CLI, so a value already reported is not reported again, and a bad ``TANKSIM_LOG`` is replaced
+    in ``os.environ`` by ``error`` so that worker processes started later (which import ``sim`` anew) inherit the
+    fallback rather than repeat the line."""
+    from_env = text is None
+    raw = os.environ.get(ENV, "") if from_env else str(text)
     name = raw.strip().upper() or DEFAULT
     if name not in _NAMES:
-        print(f"tanksim: {ENV}={raw[:40]!r}: expected one of {', '.join(n.lower() for n in _NAMES)}; using error",
-              file=sys.stderr)
+        if raw not in _reported:
+            _reported.add(raw)
+            print(f"tanksim: {ENV}={raw[:40]!r}: expected one of {', '.join(n.lower() for n in _NAMES)}; using error",
+                  file=sys.stderr)
+        if from_env:
+            os.environ[ENV] = DEFAULT.lower()
         return DEFAULT
     return name
+
+
+#: The bad level names already reported on standard error (each is reported once per process).
+_reported: set[str] = set()
 
 
 def configure_logging(level: str | None = None) -> str:

@@ -7,7 +7,7 @@ checks of ``agents/``, so it imports nothing of the project.
 from __future__ import annotations
 
 import reprlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -116,8 +116,76 @@ def unknown_field_message(name: Any, allowed: Sequence[str]) -> str:
     """``unknown field 'X'; expected one of a, b, c`` with the closest name first when one is close
     (:func:`difflib.get_close_matches`): what a misspelt field's error says instead of pydantic's "Extra inputs are
     not permitted"."""
+    return f"unknown field {short(name)}{did_you_mean(name, allowed)}; expected one of {', '.join(sorted(allowed))}"
+
+
+def did_you_mean(name: Any, names: Iterable[str]) -> str:
+    """`` (did you mean 'X'?)`` naming the one of ``names`` closest to a user's misspelt ``name``
+    (:func:`difflib.get_close_matches`, its default cut-off 0.6), or ``""`` when none is close: the hint every
+    "unknown field / parameter" message carries."""
     import difflib
 
-    close = difflib.get_close_matches(str(name), list(allowed), n=1)
-    hint = f" (did you mean {close[0]!r}?)" if close else ""
-    return f"unknown field {short(name)}{hint}; expected one of {', '.join(sorted(allowed))}"
+    close = difflib.get_close_matches(str(name), list(names), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def field_path(loc: Sequence[Any]) -> str:
+    """A pydantic error location written as a user reads it: ``sides[0].tanks[2].hex`` (a dict key's own error
+    says ``(a key)``; each name cut to 40 characters); ``(top level)`` for an empty location."""
+    out = ""
+    for part in loc:
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif part == "[key]":
+            out += " (a key)"
+        else:
+            out += ("." if out else "") + clip(str(part), 40)
+    return out or "(top level)"
+
+
+def problem_message(error: Mapping[str, Any], model: Any = None) -> str:
+    """The text of one pydantic error as every input file prints it: :func:`error_message`, except that a field the
+    schema does not know (``extra_forbidden``) says :func:`unknown_field_message` -- with the closest valid name and
+    the valid names when the validated ``model`` class is given (:func:`expected_fields`), ``unknown field 'X'``
+    alone when not."""
+    loc = tuple(x for x in error.get("loc", ()) if not (isinstance(x, str) and x.startswith(("function-", "tuple[",
+                                                                                             "list["))))
+    if error.get("type") == "extra_forbidden" and loc:
+        allowed = expected_fields(model, loc) if model is not None else None
+        if allowed:
+            return unknown_field_message(loc[-1], allowed)
+        return f"unknown field {short(loc[-1])}"
+    return error_message(error)
+
+
+def validation_lines(src: str, exc: Any, prefix: str = "", *, model: Any = None, limit: int = 40) -> list[str]:
+    """One ``src: field.path: message (got VALUE)`` line per error of the pydantic ``ValidationError`` ``exc``
+    (VALUE cut short, never expanded; a misspelt field says the closest valid name, :func:`problem_message`, given
+    the validated ``model`` class).  The same problem at other indexes of a list is counted, not repeated; at most
+    ``limit`` lines (the last counts the others).  ``prefix`` is the path of the validated value inside the file.
+    The one formatter of every pydantic-validated input file (scenario, experiment, tournament, play case,
+    generator parameters)."""
+    lines: list[str] = []
+    alike: dict[tuple[Any, ...], int] = {}
+    counts: list[int] = []
+    other = 0
+    for e in exc.errors(include_url=False, include_context=False):
+        loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "tuple[", "list["))))
+        msg = problem_message(e, model)
+        got = None if e.get("type") == "extra_forbidden" else e.get("input")  # a misspelt field's value says nothing
+        pattern = (tuple("#" if isinstance(x, int) else x for x in loc), msg)
+        if pattern in alike:
+            counts[alike[pattern]] += 1
+            continue
+        if len(lines) >= limit - 1:
+            other += 1
+            continue
+        path = field_path(loc)
+        if prefix:
+            path = prefix + ("" if path.startswith("[") else ".") + path if path != "(top level)" else prefix
+        got_txt = "" if isinstance(got, (dict, list, tuple)) or got is None else f" (got {short(got)})"
+        alike[pattern] = len(lines)
+        lines.append(f"{src}: {path}: {clip(msg, 300)}{got_txt}")
+        counts.append(0)
+    out = [line + (f" (and {n:,} more like it)" if n else "") for line, n in zip(lines, counts)]
+    return out + ([f"{src}: ... and {other:,} more problems"] if other else [])

@@ -546,13 +546,13 @@ def prepare_play_case(ruleset: str, case: Mapping[str, Any], src: str = "<cases>
     try:
         given = PlayGiven(**case["given"]) if isinstance(case.get("given"), Mapping) else None
     except ValidationError as exc:
-        raise PlayCaseError(_fmt_validation(src, exc, f"cases[{index}].given")) from None
+        raise PlayCaseError(_fmt_validation(src, exc, f"cases[{index}].given", model=PlayGiven)) from None
     if given is None:
         raise PlayCaseError([f"{gw}: expected a mapping (map or scenario, tanks, dice, answers, ...)"])
     try:
         expect = PlayExpect(**case["expect"]) if isinstance(case.get("expect"), Mapping) else None
     except ValidationError as exc:
-        raise PlayCaseError(_fmt_validation(src, exc, f"cases[{index}].expect")) from None
+        raise PlayCaseError(_fmt_validation(src, exc, f"cases[{index}].expect", model=PlayExpect)) from None
     if expect is None:
         raise PlayCaseError([f"{where}.expect: expected a mapping (decisions, events, final, outcome, ...)"])
     if (given.map is None) == (given.scenario is None):

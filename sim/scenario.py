@@ -16,6 +16,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import stat
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
-from sim.messages import clip, error_message, expected_fields, match_name, short, unknown_field_message
+from sim.messages import clip, match_name, short, validation_lines
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -644,51 +645,10 @@ class Scenario(_Model):
         return hashlib.sha256(json.dumps(d, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
-def _loc(loc: tuple[Any, ...]) -> str:
-    out = ""
-    for part in loc:
-        if isinstance(part, int):
-            out += f"[{part}]"
-        elif part == "[key]":
-            out += " (a key)"
-        else:
-            out += ("." if out else "") + clip(str(part), 40)
-    return out or "(top level)"
-
-
 def _fmt_validation(src: str, exc: ValidationError, prefix: str = "", model: Any = None) -> list[str]:
-    """One ``src: field.path: message (got VALUE)`` line per pydantic error (VALUE cut short, never expanded).
-    With the validated ``model`` class, a field it does not know says which fields it expects there
-    (:func:`sim.messages.unknown_field_message`)."""
-    lines: list[str] = []
-    alike: dict[tuple[Any, ...], int] = {}  # the same problem at other indexes of a list is counted, not repeated
-    counts: list[int] = []
-    other = 0
-    for e in exc.errors(include_url=False, include_context=False):
-        loc = tuple(x for x in e["loc"] if not (isinstance(x, str) and x.startswith(("function-", "tuple[", "list["))))
-        msg = error_message(e)
-        if e.get("type") == "extra_forbidden" and model is not None and loc:
-            allowed = expected_fields(model, loc)
-            if allowed:
-                msg = unknown_field_message(loc[-1], allowed)
-                e = {**e, "input": None}  # the misspelt field's value says nothing more
-        pattern = (tuple("#" if isinstance(x, int) else x for x in loc), msg)
-        if pattern in alike:
-            counts[alike[pattern]] += 1
-            continue
-        if len(lines) >= MAX_ERRORS - 1:
-            other += 1
-            continue
-        path = _loc(loc)
-        if prefix:
-            path = prefix + ("" if path.startswith("[") else ".") + path if path != "(top level)" else prefix
-        got = e.get("input")
-        got_txt = "" if isinstance(got, (dict, list, tuple)) or got is None else f" (got {short(got)})"
-        alike[pattern] = len(lines)
-        lines.append(f"{src}: {path}: {clip(msg, 300)}{got_txt}")
-        counts.append(0)
-    out = [line + (f" (and {n:,} more like it)" if n else "") for line, n in zip(lines, counts)]
-    return out + ([f"{src}: ... and {other:,} more problems"] if other else [])
+    """:func:`sim.messages.validation_lines` with this module's :data:`MAX_ERRORS` (kept for the callers that
+    import it from here)."""
+    return validation_lines(src, exc, prefix, model=model, limit=MAX_ERRORS)
 
 
 def _check_block(value: Any, path: str, limit: float, errors: list[str], src: str, depth: int = 0) -> None:
@@ -855,7 +815,7 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
             try:
                 rs.HexExt(**rest)
             except ValidationError as exc:
-                errors += _fmt_validation(src, exc, where)
+                errors += _fmt_validation(src, exc, where, model=rs.HexExt)
     for i, o in enumerate(sc.objectives):
         if o.hex not in columns:
             errors.append(f"{src}: objectives[{i}].hex: {list(o.hex)} is off the map ({size})")
@@ -1200,6 +1160,14 @@ def bundled_dir() -> Any:
     return resources.files("tanksim_scenarios")
 
 
+def bundled_scenarios() -> list[str]:
+    """The file names of the bundled scenarios, sorted: the bundled ``.yaml`` files with a top-level ``sides:``
+    (every scenario has one; the bundled experiment, tournament and rule-set comparison files, which sit in the same
+    folder as examples, have none and are left out)."""
+    return sorted(x.name for x in bundled_dir().iterdir()
+                  if x.name.endswith(".yaml") and re.search(r"(?m)^sides\s*:", x.read_text(encoding="utf-8")))
+
+
 def find_scenario(name_or_path: str | Path) -> tuple[str, str]:
     """Resolve a path or a bundled scenario name to ``(source name, YAML text)``.
 
@@ -1214,7 +1182,7 @@ def find_scenario(name_or_path: str | Path) -> tuple[str, str]:
     cand = bundled_dir().joinpath(stem)
     if len(stem) < 256 and "\0" not in stem and cand.is_file():
         return f"scenarios/{stem}", cand.read_text(encoding="utf-8")
-    known = sorted(x.name for x in bundled_dir().iterdir() if x.name.endswith(".yaml"))
+    known = bundled_scenarios()
     raise FileNotFoundError(f"{clip(str(name_or_path), 300)}: no such file, and no bundled scenario of that name "
                             f"(bundled: {', '.join(known)})")
 

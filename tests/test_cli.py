@@ -85,7 +85,7 @@ def test_validate_good_and_bad(tmp_path):
     f = tmp_path / "bad.yaml"
     f.write_text(yaml.safe_dump(d))
     bad = tanksim("validate", str(f))
-    assert bad.returncode == 1 and "sides[1].tanks[0].hex: [40, 2] is off the map (12 x 12)" in bad.stderr
+    assert bad.returncode == 2 and "sides[1].tanks[0].hex: [40, 2] is off the map (12 x 12)" in bad.stderr
     f.write_text("sides: [unclosed")
     assert "not valid YAML" in tanksim("validate", str(f)).stderr
 
@@ -122,7 +122,7 @@ def test_cases_unknown_ruleset_fails(tmp_path):
 def test_validate_and_cases_json(capsys, root):
     from sim.cli.main import main
 
-    assert main(["validate", "default", "doctrine_experiment", "no_such_scenario_file", "--json"]) == 1
+    assert main(["validate", "default", "doctrine_experiment", "no_such_scenario_file", "--json"]) == 2
     doc = json.loads(capsys.readouterr().out)
     assert doc["ok"] is False
     assert [(f["file"], f["ok"], f["kind"]) for f in doc["files"]] == [
@@ -158,7 +158,7 @@ def test_validation_messages_drop_pydantics_value_error_prefix(tmp_path, capsys)
     f = tmp_path / "exp.yaml"  # a validator's own error (ValueError in a model_validator)
     f.write_text(yaml.safe_dump({"name": "x", "scenario": "default", "generator": {"kind": "meeting"},
                                  "factors": [{"path": "seed", "levels": [1, 2]}]}))
-    assert main(["validate", str(f)]) == 1
+    assert main(["validate", str(f)]) == 2
     err = capsys.readouterr().err
     assert f"{f}: (top level): give exactly one of scenario" in err and "Value error" not in err
 

@@ -366,7 +366,7 @@ def test_a_match_without_a_verdict_says_so_and_exits_3(duel, capsys):
     from sim.cli.tournaments import EXIT_NO_VERDICT, match_main
 
     rc = match_main(["hold", "advance", "--scenario", duel, "--max-games", "2", "--workers", "1",
-                     "--decision-timeout", "0", "--quiet"])
+                     "--decision-timeout", "0"])
     out = capsys.readouterr().out
     assert rc == EXIT_NO_VERDICT == 3, out
     assert "verdict: none -- no verdict after 2 games (game limit reached)" in out

@@ -173,7 +173,9 @@ def cmd_odds(args: argparse.Namespace) -> int:
             raise ValueError("give a rule set and name=value parameters, or --scenario/--shooter/--target")
         name, *rest = args.params
         params = _kv(rest)
-    out = rules_base.get(name).odds_from_params(params)
+    ruleset = rules_base.get(name)
+    # every rule set's answer names its rule set first (Panzer Squadron's already did; ASL's and Hummel Quest's not)
+    out = {"ruleset": ruleset.name, **ruleset.odds_from_params(params)}
     if args.json:
         print(json.dumps(out))
     else:
@@ -282,13 +284,13 @@ def _validate_one(f: str) -> str:
         load_experiment(f)
         return f"{f}: ok (experiment)"
     if kind == "tournament":
-        from sim.tournaments.tournament import entrant_problems, load_tournament
+        from sim.tournaments.tournament import entrant_problems, load_tournament, plural
 
         t = load_tournament(f)
         problems = entrant_problems(t)
         if problems:
             raise ScenarioError(problems)
-        return f"{f}: ok (tournament, {len(getattr(t, 'entrants', []))} entrants)"
+        return f"{f}: ok (tournament, {plural(len(getattr(t, 'entrants', [])), 'entrant')})"
     from sim.scenario import load_scenario
 
     sc = load_scenario(f)
@@ -300,7 +302,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     comparisons, tournaments; see :func:`_file_kind`), each with its own loader.  Runs no code from a file: plug-in
     doctrines are checked statically (never imported), no command is started, no entrant probed; every field a
     battle reads is checked.  ``--json``: one object
-    ``{"ok", "files": [{"file", "ok", "kind", "summary" | "errors"}]}`` on stdout instead of the lines."""
+    ``{"ok", "files": [{"file", "ok", "kind", "summary" | "errors"}]}`` on stdout instead of the lines.  Returns 0,
+    or 2 (bad input, as ``tanksim run`` on the same file) when any file is invalid."""
     from agents.plugins import source_budget
 
     bad = 0
@@ -322,7 +325,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
             print(line)
     if args.json:
         print(json.dumps({"ok": not bad, "files": rows}))
-    return 1 if bad else 0
+    return 2 if bad else 0   # bad input, as `run` on the same file (README: exit statuses)
 
 
 class StdoutClosed(BaseException):

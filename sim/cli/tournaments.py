@@ -32,7 +32,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -135,7 +135,7 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
           f"{summary.wall_s:.1f} s"
           + where
           + f"; ratings and tables in {analysed:.1f} s")
-    print(f"results in {args.out}: " + ", ".join(sorted({p.name for p in written if p.suffix != '.csv'})))
+    print(f"results in {args.out}: {file_list([*written, Path(args.out) / T.MANIFEST])}")
     if as_json is not None:
         h2h = res.head_to_head
         as_json.update(tournament=t.spec.name, format=t.spec.format, games=len(games), played=summary.played,
@@ -147,6 +147,15 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
         print("interrupted: run the same command again to finish", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_VERDICT
+
+
+def file_list(paths: Iterable[Path]) -> str:
+    """Every file written, once, names sharing a stem grouped: ``leaderboard.csv/.parquet, tournament.json``
+    (the tournament's last line: the CSV copies and the JSON are named as well as the Parquet tables)."""
+    stems: dict[str, set[str]] = {}
+    for p in paths:
+        stems.setdefault(p.stem, set()).add(p.suffix)
+    return ", ".join(stem + "/".join(sorted(exts)) for stem, exts in sorted(stems.items()))
 
 
 # --- match ----------------------------------------------------------------------------------------------------------
@@ -191,7 +200,8 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--decision-timeout", type=float, default=30.0, help="seconds per decision (0 = off)")
     p.add_argument("--battle-timeout", type=float, default=600.0, help="watchdog seconds per battle (0 = off)")
     p.add_argument("--out", help="folder for the match's games (Parquet + CSV) and summary JSON")
-    p.add_argument("--quiet", action="store_true", help="print only the verdict")
+    p.add_argument("--quiet", action="store_true", help="print only the verdict line (errors and warnings still go "
+                   "to stderr; --json and --out are unchanged)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object (report to stderr)")
     _executor_args(p)
     args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -214,7 +224,7 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
         b = parse_entrant(args.b, args.isolation, name=nb)
         problems = T.check_entrants([a, b])
         if problems:
-            raise T.EntrantLoadFailure(problems)
+            raise T.EntrantLoadFailure([f"tanksim match: {p}" for p in problems])
     except (T.TournamentError, ScenarioError) as exc:
         print("\n".join(exc.errors), file=sys.stderr)
         return 2
@@ -225,10 +235,13 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
     n_pairs = args.max_games // 2
     if args.max_games % 2:
         print(f"tanksim match: --max-games {args.max_games} is odd; games are played in mirrored pairs, so it is "
-              f"rounded down to {n_pairs} pairs ({2 * n_pairs} games)", file=sys.stderr)
-    print(f"match {na} v {nb} on {sc.name} [{sc.ruleset.name}]: SPRT {test.sprt.text()}, LLR bounds "
-          f"({lo:.3f}, {hi:.3f}), at most {n_pairs} pairs ({2 * n_pairs} games)")
-    print(f"  {_typical(test.sprt)}")
+              f"rounded down to {T.plural(n_pairs, 'pair')} ({2 * n_pairs} games)", file=sys.stderr)
+    # --quiet: the verdict line alone on stdout (as a script reading Fishtest's result wants); errors and warnings
+    # still go to stderr
+    say = _silent if args.quiet else print
+    say(f"match {na} v {nb} on {sc.name} [{sc.ruleset.name}]: SPRT {test.sprt.text()}, LLR bounds "
+        f"({lo:.3f}, {hi:.3f}), at most {T.plural(n_pairs, 'pair')} ({T.plural(2 * n_pairs, 'game')})")
+    say(f"  {_typical(test.sprt)}")
     t0 = time.perf_counter()
     interrupted = False
     results: dict[int, list[dict]] = {}
@@ -248,13 +261,13 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
                 if g1["status"] != "ok" or g2["status"] != "ok":
                     skipped += 1
                     bad = g1 if g1["status"] != "ok" else g2
-                    print(f"pair {cursor:4d}: not scored ({bad['status']}: {bad.get('error')})")
+                    say(f"pair {cursor:4d}: not scored ({bad['status']}: {bad.get('error')})")
                     continue
                 s = g1["score1"] + (1 - g2["score1"])
                 try:
                     test.add(s)
                 except S.SPRTError as exc:   # a statistic that cannot be computed: say so, no traceback
-                    print(f"tanksim match: {exc} (after {test.pairs} pairs, pentanomial {test.counts})",
+                    print(f"tanksim match: {exc} (after {T.plural(test.pairs, 'pair')}, pentanomial {test.counts})",
                           file=sys.stderr)
                     return 2
                 if not args.quiet:
@@ -275,10 +288,11 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
     nelo, nelo_lo, nelo_hi = S.nelo_estimate(test.counts)
     n_games = 2 * test.pairs
     score = (sum(i * c for i, c in enumerate(test.counts)) / 4 / test.pairs) if test.pairs else float("nan")
-    print(f"{test.pairs} pairs ({n_games} games{f', {skipped} pairs not scored' if skipped else ''}) in {wall:.1f} s "
-          f"on {info.get('kind', '?')} x {info.get('workers', '?')}: {na} scored {score:.3f}, pentanomial "
-          f"{test.counts}, LLR {test.llr:+.3f}")
-    print(f"  Elo {_elo(elo)} [{_elo(elo_lo)}, {_elo(elo_hi)}] (95 %: Bradley-Terry with {R.PRIOR_DRAWS:g} virtual "
+    not_scored = f", {T.plural(skipped, 'pair')} not scored" if skipped else ""
+    say(f"{T.plural(test.pairs, 'pair')} ({T.plural(n_games, 'game')}{not_scored}) in {wall:.1f} s "
+        f"on {info.get('kind', '?')} x {info.get('workers', '?')}: {na} scored {score:.3f}, pentanomial "
+        f"{test.counts}, LLR {test.llr:+.3f}")
+    say(f"  Elo {_elo(elo)} [{_elo(elo_lo)}, {_elo(elo_hi)}] (95 %: Bradley-Terry with {R.PRIOR_DRAWS:g} virtual "
           f"draws, profile likelihood -- the leaderboard's method); nElo "
           + (f"{_elo(nelo)} [{_elo(nelo_lo)}, {_elo(nelo_hi)}]" if not math.isnan(nelo) else
              "undefined (every pair scored the same: no variance)"))
@@ -294,14 +308,18 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
         why = "interrupted" if interrupted else "game limit reached"
         print(f"verdict: none -- no verdict after {n_games} games ({why}): the LLR {test.llr:+.3f} stayed inside "
               f"({lo:+.3f}, {hi:+.3f})")
-        print(f"  {_typical(e, test.counts if test.pairs else None)}")
+        say(f"  {_typical(e, test.counts if test.pairs else None)}")
         rate = test.llr / test.pairs if test.pairs else 0.0
         if rate:
             bound = hi if rate > 0 else lo
             more = 2 * math.ceil((bound - test.llr) / rate)
-            print(f"  at the rate so far (LLR {rate:+.3f} per pair) the bound {bound:+.3f} is about {more} more games "
+            say(f"  at the rate so far (LLR {rate:+.3f} per pair) the bound {bound:+.3f} is about {more} more games "
                   f"away")
-        print(f"  raise --max-games to go on (exit code {EXIT_INTERRUPTED if interrupted else EXIT_NO_VERDICT})")
+        if interrupted:   # the match is not resumable: its pairs are replayed from the first (same seeds, same games)
+            say(f"  interrupted before a verdict: run the same command again to play the match to its end (it "
+                f"starts again from pair 1; exit code {EXIT_INTERRUPTED})")
+        else:
+            say(f"  raise --max-games (now {2 * n_pairs}) to go on (exit code {EXIT_NO_VERDICT})")
     match_summary = {"a": na, "b": nb, "scenario": sc.name, "ruleset": sc.ruleset.name,
                      "sprt": e.text(), "bounds": [lo, hi], "pairs": test.pairs,
                      "pentanomial": test.counts, "llr": test.llr, "verdict": test.result,
@@ -313,10 +331,14 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
         as_json.update(json_safe({**match_summary, "games": n_games, "skipped_pairs": skipped, "score": score}))
     if args.out:
         _write_match(Path(args.out), games, match_summary)
-        print(f"games and summary in {args.out}")
+        say(f"games and summary in {args.out}")
     if test.result:
         return EXIT_VERDICT
     return EXIT_INTERRUPTED if interrupted else EXIT_NO_VERDICT
+
+
+def _silent(*_args: Any, **_kwargs: Any) -> None:
+    """``print`` under ``--quiet``: nothing."""
 
 
 def _typical(sprt: Any, counts: Sequence[float] | None = None) -> str:

@@ -1237,7 +1237,7 @@ def _schema_digest(data: Mapping[str, Any], src: str) -> str:
     try:
         return Scenario(**{k: v for k, v in data.items() if k != "source"}, source=src).digest()
     except ValidationError as exc:
-        raise store.CorruptResults(_fmt_validation(src, exc)[:10]) from None
+        raise store.CorruptResults(_fmt_validation(src, exc, model=Scenario)[:10]) from None
     except (TypeError, ValueError) as exc:
         raise store.CorruptResults([f"{src}: not a scenario mapping ({type(exc).__name__})"]) from None
 

@@ -429,7 +429,7 @@ def experiment_from_mapping(data: Any, src: str = "<experiment>", base_dir: str 
     try:
         spec = ExperimentSpec.model_validate(data)
     except ValidationError as exc:
-        raise ScenarioError(scn._fmt_validation(src, exc)) from None
+        raise ScenarioError(scn._fmt_validation(src, exc, model=ExperimentSpec)) from None
     with source_budget():
         return resolve(spec, src, Path(base_dir))
 

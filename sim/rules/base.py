@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from sim.actions import Action, Pass
 from sim.battle import Battle, BoardView
 from sim.dice import DiceSource
-from sim.messages import error_message
+from sim.messages import problem_message
 
 
 class Illegal(str):
@@ -131,9 +131,10 @@ class VehicleError(ValueError):
         super().__init__(f"vehicle {vid}: {text}" if vid is not None else text)
 
 
-def validation_problems(exc: ValidationError, limit: int = 20) -> list[tuple[str, str]]:
+def validation_problems(exc: ValidationError, limit: int = 20, model: Any = None) -> list[tuple[str, str]]:
     """``(field path, message)`` pairs of a pydantic error, paths written ``a.b[0].c`` (at most ``limit``; a
-    message never repeats the input value, so an unbounded value is never echoed)."""
+    message never repeats the input value, so an unbounded value is never echoed).  Messages are
+    :func:`sim.messages.problem_message`'s: a misspelt field names the closest of the validated ``model``'s fields."""
     out: list[tuple[str, str]] = []
     for e in exc.errors(include_url=False, include_context=False, include_input=False):
         path = ""
@@ -143,7 +144,7 @@ def validation_problems(exc: ValidationError, limit: int = 20) -> list[tuple[str
             else:
                 text = str(part)
                 path += ("." if path else "") + (text if len(text) <= 40 else text[:37] + "...")
-        msg = error_message(e)
+        msg = problem_message(e, model)
         out.append((path, msg if len(msg) <= 300 else msg[:297] + "..."))
         if len(out) >= limit:
             break

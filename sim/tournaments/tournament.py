@@ -372,7 +372,7 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
     try:
         spec = TournamentSpec.model_validate(data)
     except ValidationError as exc:
-        raise TournamentError(_fmt_validation(src, exc)) from None
+        raise TournamentError(_fmt_validation(src, exc, model=TournamentSpec)) from None
     errors: list[str] = []
     scenarios: list[tuple[str, Scenario]] = []
     for i, ref in enumerate(spec.scenarios):

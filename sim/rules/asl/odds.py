@@ -25,6 +25,7 @@ from functools import lru_cache
 from typing import Any, Hashable, Mapping, NamedTuple, cast
 
 from sim.dice import DiceSource
+from sim.messages import did_you_mean
 from sim.rules.asl.tables import (
     AMMO_TYPES,
     COLOURS,
@@ -275,7 +276,8 @@ def parse_params(params: Mapping[str, Any]) -> ShotKey:
     for raw_name, v in params.items():
         name = str(raw_name).strip()
         if name not in _PARSERS:
-            raise CaseError(f"unknown asl odds parameter {name!r}; known: {', '.join(PARAM_NAMES)}")
+            raise CaseError(f"unknown asl odds parameter {name!r}{did_you_mean(name, PARAM_NAMES)}; known: "
+                            f"{', '.join(PARAM_NAMES)}")
         if v is None:
             raise CaseError(f"parameter {name} has no value")
         try:

@@ -554,7 +554,7 @@ def vehicle_from_record(vid: str, rec: Mapping[str, Any], strict: bool = False) 
     try:
         r = VehicleRecord.model_validate(rec)
     except ValidationError as exc:
-        raise CatalogError(validation_problems(exc), vid) from None
+        raise CatalogError(validation_problems(exc, model=VehicleRecord), vid) from None
     if r.id is not None and r.id != vid:
         raise CatalogError([("id", f"{r.id[:60]!r} differs from the vehicle's key {vid[:60]!r}")], vid)
     defaulted = []

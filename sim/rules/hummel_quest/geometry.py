@@ -44,7 +44,7 @@ def geometry_case(g: Mapping[str, Any]) -> dict[str, Any]:
         o = HQOptions.model_validate(optnames)
     except ValidationError as exc:
         raise CaseError("bad option in geometry case: " + "; ".join(
-            f"{p}: {m}" if p else m for p, m in validation_problems(exc))) from None
+            f"{p}: {m}" if p else m for p, m in validation_problems(exc, model=HQOptions))) from None
     hs = o.hex_size_m
     tanks_raw = list(g.get("tanks") or [])
     tanks = {str(t["id"]): as_hex(t["hex"]) for t in tanks_raw}

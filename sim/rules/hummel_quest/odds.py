@@ -26,7 +26,7 @@ from math import comb
 from typing import TYPE_CHECKING
 
 from sim.dice import DiceSource
-from sim.messages import error_message
+from sim.messages import did_you_mean, error_message
 
 if TYPE_CHECKING:
     from sim.rules.hummel_quest.stats import HQOptions
@@ -783,7 +783,8 @@ def parse_params(params: Mapping[str, object], *, outcome: bool = False
             overrides[name] = raw.strip() if isinstance(raw, str) else raw
         else:
             known = sorted(set(spec) | {"mode"})
-            raise CaseError(f"unknown parameter {name!r} for mode={mode}; known: {', '.join(known)} "
+            raise CaseError(f"unknown parameter {name!r} for mode={mode}"
+                            f"{did_you_mean(name, [*known, *option_fields])}; known: {', '.join(known)} "
                             f"(and the options of hummel_quest.md §16)")
     for name, (_kind, default) in spec.items():
         if name not in values:

@@ -177,7 +177,7 @@ def vehicle_from_record(vid: str, record: Mapping[str, Any], *, origin: str = "<
     try:
         v = Vehicle.model_validate({**record, "id": vid})
     except ValidationError as exc:
-        problems = validation_problems(exc)
+        problems = validation_problems(exc, model=Vehicle)
         msgs = "; ".join(f"{p or '<block>'}: {m}" for p, m in problems)
         raise StatBlockError(f"{origin}: vehicle {vid}: {msgs}", problems, vid) from None
     if v.speed_m % hex_size_m:

@@ -94,7 +94,7 @@ def vehicle_from_record(vid: str, record: Mapping[str, Any]) -> Vehicle:
     try:
         rec = VehicleRecord.model_validate(record)
     except ValidationError as exc:
-        raise VehicleError(validation_problems(exc), vid) from None
+        raise VehicleError(validation_problems(exc, model=VehicleRecord), vid) from None
     if rec.id is not None and rec.id != vid:
         raise VehicleError([("id", f"{rec.id[:60]!r} differs from the vehicle's key {vid[:60]!r}")], vid)
     derived = {path for path, card in (("penetration", rec.penetration), ("movement_restriction",

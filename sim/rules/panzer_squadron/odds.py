@@ -12,6 +12,7 @@ from functools import lru_cache
 from typing import Any, Final, Mapping, NamedTuple
 
 from sim.dice import DiceSource
+from sim.messages import did_you_mean
 from sim.rules.base import CaseError, Odds, fraction_str
 from sim.rules.panzer_squadron.data import FACES, find_vehicle
 
@@ -150,7 +151,8 @@ def key_from_params(params: Mapping[str, Any]) -> tuple[PSKey, dict[str, Any]]:
     Raises :class:`CaseError` for unknown names, malformed values or conflicting sources."""
     unknown = [k for k in params if k not in _PARAMS]
     if unknown:
-        raise CaseError(f"unknown parameter(s) {', '.join(unknown)}; expected: {', '.join(_PARAMS)}")
+        hints = "; ".join(f"{k!r}{did_you_mean(k, _PARAMS) or ' (no close name)'}" for k in unknown)
+        raise CaseError(f"unknown parameter(s) {hints}; expected: {', '.join(_PARAMS)}")
     if "penetration" in params and "firer" in params:
         raise CaseError("give either penetration or firer, not both")
     if "armour" in params and "target" in params:
