@@ -156,3 +156,34 @@ def test_a_real_sobol_batch_reports_sobol_indices(tmp_path):
     assert set(imp["method"]) <= {"Sobol (SALib)"} and len(imp)
     assert set(imp["term"]) >= {"red_odds", "blue_odds", "red_odds x blue_odds"}
     assert {"total", "total_lo", "total_hi"} <= set(imp.columns)
+
+
+def test_power_on_a_pilot_whose_paired_differences_do_not_vary_prints_a_line_and_exits_0(tmp_path, capsys):
+    """A factor that does not change play (the scenario's ``name``) under common random numbers: every paired
+    difference is 0, so the paired count is undefined; ``tanksim power`` says so on the factor's line (no
+    traceback) and exits 0, as do ``tanksim report`` and the batch; without common random numbers too."""
+    from sim.cli import main as cli_main
+
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=3)), encoding="utf-8")
+    for crn in (True, False):
+        exp = {"name": f"flat_{crn}", "scenario": "small.yaml", "seed": 6, "replications": 3,
+               "common_random_numbers": crn,
+               "factors": [{"name": "label", "path": "name", "levels": ["east", "west"]}]}
+        (tmp_path / "exp.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+        out = tmp_path / f"out_{crn}"
+        assert cli_main(["batch", str(tmp_path / "exp.yaml"), "--out", str(out), "--workers", "1",
+                         "--no-progress"]) == 0
+        capsys.readouterr()
+        assert cli_main(["power", str(out), "--delta", "0.3", "--power", "0.8"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == 2 and lines[1].startswith("  label (")
+        assert "nan" not in lines[1].lower() and "inf" not in lines[1]
+        if crn:
+            assert "paired (common random numbers): - (no variance among the pilot's per-replication paired " \
+                   "differences" in lines[1]
+        unpaired = int(lines[1].split("= ")[1].split(" replications")[0])
+        assert lines[1].endswith(f"-> recommended {unpaired}")
+        assert cli_main(["power", str(out), "--delta", "0.3", "--json"]) == 0
+        capsys.readouterr()
+        assert cli_main(["report", str(out)]) == 0
+        assert "needed (paired)" in capsys.readouterr().out

@@ -650,8 +650,8 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
             if gap >= 0.01:
                 pt = analysis.power_table(b, min(gap, 1.0), power, alpha)
                 row = pt[pt["factor"] == fac.name]
-                if len(row):
-                    need = int(row["recommended"].iloc[0])
+                need = _count(row["recommended"].iloc[0]) if len(row) else None
+                if need is not None:
                     msg += (f"; to detect a difference of {_pc(gap)} points with power {power:g} you need about "
                             f"{need} replications per design point (now {int(row['replications'].iloc[0])}; "
                             f"tanksim power DIR --delta {gap:.2f})")
@@ -797,7 +797,7 @@ def print_sections(rep: Report) -> None:
         t = rep.power
         print(pd.DataFrame({"factor": t["factor"], "side": t["side"], "now": t["replications"],
                             "needed (unpaired)": t["replications_needed"],
-                            "needed (paired)": ["-" if (isinstance(x, float) and math.isnan(x)) else int(x)
+                            "needed (paired)": ["-" if _count(x) is None else _count(x)
                                                 for x in t["replications_needed_paired"]],
                             "detectable now": [_pc(x) for x in t["detectable_now"]],
                             "detectable now (paired)": [_detectable(x) for x in t["detectable_now_paired"]]}
@@ -887,6 +887,36 @@ def plot_more(path: str | Path, rep: Report) -> list[Path]:
 
 # --- tanksim power ---------------------------------------------------------------------------------------------------
 
+def _count(x: object) -> int | None:
+    """A count of battles or replications for printing: ``None`` for ``None``, ``NaN`` or an infinite value."""
+    if x is None or not isinstance(x, (int, float, np.integer, np.floating)):
+        return None
+    v = float(x)
+    return math.ceil(v) if math.isfinite(v) else None
+
+
+def _power_line(r: _PowerRow, crn: bool) -> str:
+    """One factor's line of ``tanksim power``.  Every figure that the pilot cannot give (``NaN`` or infinite in
+    :func:`sim.experiments.analysis.power_table`) is printed as ``-`` with the reason, never as a number."""
+    unpaired, per_point = _count(r.battles_per_level), _count(r.replications_needed)
+    line = (f"  {r.factor} ({_poss(r.side)} win rate, pilot {_pc(r.win_rate)}%, {r.points_per_level} design points "
+            f"per level): unpaired "
+            + (f"{unpaired} battles per level = {per_point} replications per point" if unpaired is not None
+               and per_point is not None else "- (the pilot gives no finite count)"))
+    paired = _count(r.replications_needed_paired)
+    if paired is not None:
+        line += (f"; paired (common random numbers, pilot sd of per-replication differences {r.sd_paired:.3f}): "
+                 f"{paired} replications")
+    elif crn and isinstance(r.sd_paired, float) and r.sd_paired == 0:
+        line += ("; paired (common random numbers): - (no variance among the pilot's per-replication paired "
+                 "differences, so they say nothing about their spread; the unpaired count is recommended)")
+    elif crn:
+        line += ("; paired (common random numbers): - (fewer than two replications with matched battles at two "
+                 "levels)")
+    rec = _count(r.recommended)
+    return line + (f" -> recommended {rec}" if rec is not None else " -> recommended: - (run a larger pilot)")
+
+
 def power_main(argv: Sequence[str] | None = None) -> int:
     """``tanksim power DIR --delta 0.1 [--power 0.8] [--alpha 0.05] [--side S] [--json]``: from a pilot folder,
     the replications per design point needed to detect a difference ``delta`` in each factor's side's win rate
@@ -932,12 +962,5 @@ def power_main(argv: Sequence[str] | None = None) -> int:
           + (", common random numbers" if b.crn else "") + f"); to detect a difference of {_pc(args.delta)} points "
           f"in win rate with power {args.power:g} at alpha {args.alpha:g} (two-sided):")
     for r in _Rows[_PowerRow](table):
-        line = (f"  {r.factor} ({_poss(r.side)} win rate, pilot {_pc(r.win_rate)}%, {r.points_per_level} design points "
-                f"per level): unpaired {math.ceil(r.battles_per_level)} battles per level = {r.replications_needed} "
-                f"replications per point")
-        if not math.isnan(r.sd_paired):
-            line += (f"; paired (common random numbers, pilot sd of per-replication differences {r.sd_paired:.3f}): "
-                     f"{int(r.replications_needed_paired)} replications")
-        line += f" -> recommended {int(r.recommended)}"
-        print(line)
+        print(_power_line(r, b.crn))
     return 0
