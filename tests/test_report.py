@@ -1,6 +1,7 @@
 """``tanksim report``: per-point win rates with Wilson intervals (checked against scipy), main effects, files."""
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -187,3 +188,33 @@ def test_power_on_a_pilot_whose_paired_differences_do_not_vary_prints_a_line_and
         capsys.readouterr()
         assert cli_main(["report", str(out)]) == 0
         assert "needed (paired)" in capsys.readouterr().out
+
+
+def test_duration_intervals_stay_within_one_and_the_turn_limit(tmp_path):
+    """A real batch with a turn limit of 3: the runs store each battle's limit, and every interval of the
+    duration (level values, effects, differences between levels, paired and unpaired) lies inside what a battle
+    can last, 1..3 turns (differences within +-2); a folder without the column (written before it) still reads,
+    with the upper end unknown."""
+    from sim.experiments import analysis
+
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=3)), encoding="utf-8")
+    exp = {"name": "limit_check", "scenario": "small.yaml", "seed": 7, "replications": 3,
+           "common_random_numbers": True,
+           "factors": [{"name": "red", "path": "sides.Red.policy.name", "levels": ["advance", "hold", "flank"]}]}
+    out = tmp_path / "out"
+    res = run_experiment(exp, out, workers=1, base_dir=tmp_path)
+    assert res.runs["battle_turn_limit"].tolist() == [3] * 9
+    doc = report.analyse(out).to_json()
+    dur = [r for r in doc["effects"] if r["outcome"] == "duration"]
+    assert len(dur) == 4
+    for r in dur:
+        assert 1 <= r["lo"] <= r["value"] <= r["hi"] <= 3
+        assert -2 <= r["effect_lo"] <= r["effect_hi"] <= 2
+    diffs = [r for r in doc["differences"] if r["outcome"] == "duration"]
+    assert len(diffs) == 3
+    for r in diffs:
+        assert all(-2 <= r[k] <= 2 for k in ("lo", "hi", "unpaired_lo", "unpaired_hi") if r[k] is not None)
+    old = res.runs.drop(columns=["battle_turn_limit"])
+    b = analysis.outcomes(old, json.loads((out / "manifest.json").read_text()))
+    assert analysis.outcome_bounds(b.frame, "duration") == (1.0, math.inf)
+    assert analysis.outcome_bounds(analysis.outcomes(res.runs, b.manifest).frame, "duration") == (1.0, 3.0)
