@@ -218,3 +218,18 @@ def test_duration_intervals_stay_within_one_and_the_turn_limit(tmp_path):
     b = analysis.outcomes(old, json.loads((out / "manifest.json").read_text()))
     assert analysis.outcome_bounds(b.frame, "duration") == (1.0, math.inf)
     assert analysis.outcome_bounds(analysis.outcomes(res.runs, b.manifest).frame, "duration") == (1.0, 3.0)
+
+
+def test_power_without_a_factor_of_two_levels_is_refused_with_exit_2(tmp_path, capsys):
+    """A pilot whose only factor has one level gives no power table: a clear message and exit 2 (was a first
+    line with "nan replications per point" and exit 0)."""
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=2)), encoding="utf-8")
+    exp = {"name": "one_level", "scenario": "small.yaml", "seed": 8, "replications": 2,
+           "factors": [{"name": "red", "path": "sides.Red.policy.name", "levels": ["hold"]}]}
+    out = tmp_path / "out"
+    run_experiment(exp, out, workers=1, base_dir=tmp_path)
+    capsys.readouterr()
+    assert report.power_main([str(out), "--delta", "0.3"]) == 2
+    io = capsys.readouterr()
+    assert io.out == "" and io.err == f"tanksim power: {out}: needs a factor with at least two levels among its " \
+                                     "finished battles\n"

@@ -983,6 +983,10 @@ def power_main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     table = analysis.power_table(b, args.delta, args.power, args.alpha)
+    if not len(table):
+        print(f"tanksim power: {args.dir}: needs a factor with at least two levels among its finished battles",
+              file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(_jsonable({"delta": args.delta, "power": args.power, "alpha": args.alpha,
                                     "common_random_numbers": b.crn, "pilot_battles": len(b.frame),
