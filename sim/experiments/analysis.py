@@ -18,8 +18,8 @@ battles, ``effect = (1 - n_level / n) (level - rest)``, and its interval is that
 Every interval is kept inside the possible range of its quantity (:func:`outcome_bounds`, :func:`clip_interval`):
 Wilson and Newcombe intervals are so by construction; a t interval (a paired difference over three replications
 can reach -155 points, a mean of survivors below 0) is clipped to [-1, 1] for a difference of rates, [0, tanks]
-for survivors, [1, turn limit] for turns (the battles' own limit, stored per battle), and a Sobol' index's to [0, 1].  Clipping keeps the coverage, since the true
-value lies in the range; the report's legend says so (:data:`INTERVALS_NOTE`).
+for survivors, [1, turn limit] for turns (the battles' own limit, stored per battle), and a Sobol' index's to
+[0, 1].  Clipping keeps the coverage, since the true value lies in the range; the report's legend says so (:data:`INTERVALS_NOTE`).
 
 **Differences** between two levels of a factor: with common random numbers (``common_random_numbers: true``:
 replication ``r`` uses one seed at every design point) they are *paired*: battle ``(level a, levels c of the other
@@ -94,8 +94,8 @@ OUTCOMES = ("win", "loss_exchange", "survivors", "enemy_survivors", "duration")
 #: What the report's legend says about the possible range of every interval (see :func:`clip_interval`).
 INTERVALS_NOTE = ("intervals stay inside what is possible: a rate within 0-100 %, a difference of rates within "
                   "+-100 points (Wilson and Newcombe intervals are so by construction; a t interval over few "
-                  "replications is clipped), survivors within 0 and the side's tanks, turns within 1 and the turn limit (differences of turns within "
-                  "+-(limit - 1)), ratios at least 0")
+                  "replications is clipped), survivors within 0 and the side's tanks, turns within 1 and the turn "
+                  "limit (differences of turns within +-(limit - 1)), ratios at least 0")
 #: The runs column with each battle's turn limit (turns), written by the batch (:mod:`sim.experiments.batch`).
 TURN_LIMIT_COLUMN = "battle_turn_limit"
 #: Quantiles of the distribution tables.
