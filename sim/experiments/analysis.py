@@ -19,7 +19,8 @@ Every interval is kept inside the possible range of its quantity (:func:`outcome
 Wilson and Newcombe intervals are so by construction; a t interval (a paired difference over three replications
 can reach -155 points, a mean of survivors below 0) is clipped to [-1, 1] for a difference of rates, [0, tanks]
 for survivors, [1, turn limit] for turns (the battles' own limit, stored per battle), and a Sobol' index's to
-[0, 1].  Clipping keeps the coverage, since the true value lies in the range; the report's legend says so (:data:`INTERVALS_NOTE`).
+[0, 1].  Clipping keeps the coverage, since the true value lies in the range; the report's legend says so
+(:data:`INTERVALS_NOTE`).
 
 **Differences** between two levels of a factor: with common random numbers (``common_random_numbers: true``:
 replication ``r`` uses one seed at every design point) they are *paired*: battle ``(level a, levels c of the other
