@@ -493,3 +493,30 @@ def test_clip_interval_keeps_nans_and_an_interval_wholly_outside_becomes_the_nea
     assert A.clip_interval(-0.07, -0.03, 0, 1) == (0, 0)
     lo, hi = A.clip_interval(math.nan, math.nan, 0, 1)
     assert math.isnan(lo) and math.isnan(hi)
+
+
+def test_importance_statements_agree_with_the_shares_shown():
+    """Under common random numbers the replication (seed) decides almost every battle; one battle of 160 differs,
+    so each factor's share is tiny but not 0.  The answer prints it with enough digits (never "0.0" for a nonzero
+    share) and makes no "matters more" claim, since neither share's interval excludes 0; a factor whose interval
+    does exclude 0 is still ranked."""
+    def draw(v, r, g):
+        w = r % 2
+        return (1 - w if (v["east"], v["west"], r) == ("a", "c", 0) else w, 5, 2, 2)
+
+    runs, man = synth({"east": ["a", "b"], "west": ["c", "d"]}, 40, draw, crn=True, seed=3)
+    rep = analyse_runs(runs, man)
+    text = rep.to_json()["answer"]["text"]
+    imp = rep.importance.set_index(["outcome", "term"])
+    share = imp.loc[("win", "east"), "share"]
+    assert 0 < share < 0.0005 and imp.loc[("win", "east"), "lo"] == 0
+    assert f"east {100 * share:.2g}% [0.0, " in text[0] and "east 0.0%" not in text[0]
+    assert not any("matters more" in t for t in text)
+    assert "neither east nor west is shown to matter for Red's wins" in " ".join(text)
+    from sim.experiments.report import importance_statement
+
+    lows = {"east": 0.2, "west": 0.0}
+    assert importance_statement("east", "west", 0.9, lows, "Red") == \
+        "east matters more than west for Red's wins with bootstrap probability 0.900"
+    assert importance_statement("east", "west", 0.671, {"east": 0.0, "west": 0.0}, "Red").startswith("neither")
+    assert "not told apart" in importance_statement("east", "west", 0.7, {"east": 0.0, "west": 0.1}, "Red")

@@ -1,6 +1,7 @@
 """``tanksim report``: per-point win rates with Wilson intervals (checked against scipy), main effects, files."""
 from __future__ import annotations
 
+import json
 import math
 
 import pandas as pd
@@ -156,3 +157,79 @@ def test_a_real_sobol_batch_reports_sobol_indices(tmp_path):
     assert set(imp["method"]) <= {"Sobol (SALib)"} and len(imp)
     assert set(imp["term"]) >= {"red_odds", "blue_odds", "red_odds x blue_odds"}
     assert {"total", "total_lo", "total_hi"} <= set(imp.columns)
+
+
+def test_power_on_a_pilot_whose_paired_differences_do_not_vary_prints_a_line_and_exits_0(tmp_path, capsys):
+    """A factor that does not change play (the scenario's ``name``) under common random numbers: every paired
+    difference is 0, so the paired count is undefined; ``tanksim power`` says so on the factor's line (no
+    traceback) and exits 0, as do ``tanksim report`` and the batch; without common random numbers too."""
+    from sim.cli import main as cli_main
+
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=3)), encoding="utf-8")
+    for crn in (True, False):
+        exp = {"name": f"flat_{crn}", "scenario": "small.yaml", "seed": 6, "replications": 3,
+               "common_random_numbers": crn,
+               "factors": [{"name": "label", "path": "name", "levels": ["east", "west"]}]}
+        (tmp_path / "exp.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+        out = tmp_path / f"out_{crn}"
+        assert cli_main(["batch", str(tmp_path / "exp.yaml"), "--out", str(out), "--workers", "1",
+                         "--no-progress"]) == 0
+        capsys.readouterr()
+        assert cli_main(["power", str(out), "--delta", "0.3", "--power", "0.8"]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert len(lines) == 2 and lines[1].startswith("  label (")
+        assert "nan" not in lines[1].lower() and "inf" not in lines[1]
+        if crn:
+            assert "paired (common random numbers): - (no variance among the pilot's per-replication paired " \
+                   "differences" in lines[1]
+        unpaired = int(lines[1].split("= ")[1].split(" replications")[0])
+        assert lines[1].endswith(f"-> recommended {unpaired}")
+        assert cli_main(["power", str(out), "--delta", "0.3", "--json"]) == 0
+        capsys.readouterr()
+        assert cli_main(["report", str(out)]) == 0
+        assert "needed (paired)" in capsys.readouterr().out
+
+
+def test_duration_intervals_stay_within_one_and_the_turn_limit(tmp_path):
+    """A real batch with a turn limit of 3: the runs store each battle's limit, and every interval of the
+    duration (level values, effects, differences between levels, paired and unpaired) lies inside what a battle
+    can last, 1..3 turns (differences within +-2); a folder without the column (written before it) still reads,
+    with the upper end unknown."""
+    from sim.experiments import analysis
+
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=3)), encoding="utf-8")
+    exp = {"name": "limit_check", "scenario": "small.yaml", "seed": 7, "replications": 3,
+           "common_random_numbers": True,
+           "factors": [{"name": "red", "path": "sides.Red.policy.name", "levels": ["advance", "hold", "flank"]}]}
+    out = tmp_path / "out"
+    res = run_experiment(exp, out, workers=1, base_dir=tmp_path)
+    assert res.runs["battle_turn_limit"].tolist() == [3] * 9
+    doc = report.analyse(out).to_json()
+    dur = [r for r in doc["effects"] if r["outcome"] == "duration"]
+    assert len(dur) == 4
+    for r in dur:
+        assert 1 <= r["lo"] <= r["value"] <= r["hi"] <= 3
+        assert -2 <= r["effect_lo"] <= r["effect_hi"] <= 2
+    diffs = [r for r in doc["differences"] if r["outcome"] == "duration"]
+    assert len(diffs) == 3
+    for r in diffs:
+        assert all(-2 <= r[k] <= 2 for k in ("lo", "hi", "unpaired_lo", "unpaired_hi") if r[k] is not None)
+    old = res.runs.drop(columns=["battle_turn_limit"])
+    b = analysis.outcomes(old, json.loads((out / "manifest.json").read_text()))
+    assert analysis.outcome_bounds(b.frame, "duration") == (1.0, math.inf)
+    assert analysis.outcome_bounds(analysis.outcomes(res.runs, b.manifest).frame, "duration") == (1.0, 3.0)
+
+
+def test_power_without_a_factor_of_two_levels_is_refused_with_exit_2(tmp_path, capsys):
+    """A pilot whose only factor has one level gives no power table: a clear message and exit 2 (was a first
+    line with "nan replications per point" and exit 0)."""
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=2)), encoding="utf-8")
+    exp = {"name": "one_level", "scenario": "small.yaml", "seed": 8, "replications": 2,
+           "factors": [{"name": "red", "path": "sides.Red.policy.name", "levels": ["hold"]}]}
+    out = tmp_path / "out"
+    run_experiment(exp, out, workers=1, base_dir=tmp_path)
+    capsys.readouterr()
+    assert report.power_main([str(out), "--delta", "0.3"]) == 2
+    io = capsys.readouterr()
+    assert io.out == "" and io.err == f"tanksim power: {out}: needs a factor with at least two levels among its " \
+                                     "finished battles\n"

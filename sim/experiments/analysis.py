@@ -18,8 +18,9 @@ battles, ``effect = (1 - n_level / n) (level - rest)``, and its interval is that
 Every interval is kept inside the possible range of its quantity (:func:`outcome_bounds`, :func:`clip_interval`):
 Wilson and Newcombe intervals are so by construction; a t interval (a paired difference over three replications
 can reach -155 points, a mean of survivors below 0) is clipped to [-1, 1] for a difference of rates, [0, tanks]
-for survivors, [0, inf) for turns, and a Sobol' index's to [0, 1].  Clipping keeps the coverage, since the true
-value lies in the range; the report's legend says so (:data:`INTERVALS_NOTE`).
+for survivors, [1, turn limit] for turns (the battles' own limit, stored per battle), and a Sobol' index's to
+[0, 1].  Clipping keeps the coverage, since the true value lies in the range; the report's legend says so
+(:data:`INTERVALS_NOTE`).
 
 **Differences** between two levels of a factor: with common random numbers (``common_random_numbers: true``:
 replication ``r`` uses one seed at every design point) they are *paired*: battle ``(level a, levels c of the other
@@ -94,7 +95,10 @@ OUTCOMES = ("win", "loss_exchange", "survivors", "enemy_survivors", "duration")
 #: What the report's legend says about the possible range of every interval (see :func:`clip_interval`).
 INTERVALS_NOTE = ("intervals stay inside what is possible: a rate within 0-100 %, a difference of rates within "
                   "+-100 points (Wilson and Newcombe intervals are so by construction; a t interval over few "
-                  "replications is clipped), survivors within 0 and the side's tanks, turns and ratios at least 0")
+                  "replications is clipped), survivors within 0 and the side's tanks, turns within 1 and the turn "
+                  "limit (differences of turns within +-(limit - 1)), ratios at least 0")
+#: The runs column with each battle's turn limit (turns), written by the batch (:mod:`sim.experiments.batch`).
+TURN_LIMIT_COLUMN = "battle_turn_limit"
 #: Quantiles of the distribution tables.
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
 #: An integer range with at most this many distinct values is a categorical factor.
@@ -170,7 +174,8 @@ class Battles:
 
     ``frame``: one row per battle with ``point_key``, ``rep``, one column per factor (categorical: the level label
     as text; continuous: float) and the outcome columns ``win``, ``loss``, ``draw``, ``win_side0``,
-    ``win_side1``, ``survivors``, ``enemy_survivors``, ``own_lost``, ``enemy_lost``, ``duration`` (floats);
+    ``win_side1``, ``survivors``, ``enemy_survivors``, ``own_lost``, ``enemy_lost``, ``duration`` (floats),
+    ``battle_turn_limit`` (turns; nan for folders written before the batch stored it);
     ``factors``; ``sides`` (the two names); ``focus`` (index of the focus side); ``crn`` (common random
     numbers); ``design`` (the manifest's design kind); ``manifest``."""
 
@@ -234,6 +239,9 @@ def outcomes(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0) -> 
                      ("own_lost", f"side{side + 1}_lost"), ("enemy_lost", f"side{other + 1}_lost"),
                      ("duration", "turns")):
         frame[col] = _floats(ok[src]) if len(ok) else np.array([])
+    # the battle's turn limit (folders written before the column existed: unknown, nan)
+    frame[TURN_LIMIT_COLUMN] = _floats(ok[TURN_LIMIT_COLUMN]) if len(ok) and TURN_LIMIT_COLUMN in ok.columns \
+        else np.full(len(frame), math.nan)
     if "policies" in ok.columns:
         frame["policies"] = ok["policies"].to_numpy()
     views = []
@@ -275,14 +283,26 @@ def wilson(k: int, n: int, confidence: float = CONFIDENCE) -> tuple[float, float
 def outcome_bounds(f: pd.DataFrame, outcome: str) -> tuple[float, float]:
     """``(low, high)``: the values one battle of ``f`` can give for ``outcome`` (the possible range every interval
     of it is clipped to): 0..1 for ``win``, ``loss``, ``draw``, ``win_side0`` / ``win_side1``; 0 to the most tanks
-    a side starts with in ``f`` (survivors plus tanks lost) for ``survivors`` / ``enemy_survivors``; 0..inf for
-    ``duration`` (turns) and ``loss_exchange``."""
+    a side starts with in ``f`` (survivors plus tanks lost) for ``survivors`` / ``enemy_survivors``; for
+    ``duration`` (turns) 1 to the longest turn limit of ``f``'s battles (the ``battle_turn_limit`` column, as
+    in the runs: a battle ends at the latest at the end of its last turn, and a finished battle has started its
+    first turn), the high end ``inf`` when a battle's limit is unknown (a folder written before the batch stored
+    it; decision: the low end is 0 if some battle of ``f`` did end before its first turn, since what happened is
+    possible); 0..inf for
+    ``loss_exchange``."""
     if outcome in ("win", "loss", "draw", "win_side0", "win_side1"):
         return 0.0, 1.0
     lost = {"survivors": "own_lost", "enemy_survivors": "enemy_lost"}.get(outcome)
     if lost is not None and len(f):
         start = (f[outcome] + f[lost]).to_numpy(dtype=float)
         return 0.0, float(np.nanmax(start)) if np.isfinite(start).any() else math.inf
+    if outcome == "duration":
+        played = f["duration"].to_numpy(dtype=float) if "duration" in f.columns else np.array([])
+        low = 0.0 if (np.isfinite(played) & (played < 1)).any() else 1.0
+        limits = f[TURN_LIMIT_COLUMN].to_numpy(dtype=float) if TURN_LIMIT_COLUMN in f.columns else np.array([])
+        # every battle's limit must be known, else one without it may have lasted longer
+        high = float(limits.max()) if len(limits) and np.isfinite(limits).all() else math.inf
+        return low, max(high, low)
     return 0.0, math.inf
 
 

@@ -183,7 +183,7 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
     row = dict(res.row)
     extra = {k: row.pop(k) for k in list(row) if k not in _KNOWN}
     row.update(base, status="ok", error=None, placement=placement, extra=_canon(extra) if extra else None,
-               wall_s=time.perf_counter() - t0)
+               wall_s=time.perf_counter() - t0, battle_turn_limit=spec.effective_turn_limit())
     evs = [{"run_key": task.run_key, **e} for e in res.events] if events else []
     if evs:  # the final state travels with the log: replays compare their last frame with it
         evs[-1]["final_state"] = _canon(res.final_state)

@@ -1115,6 +1115,6 @@ def place_tanks(data: Mapping[str, Any], candidates: Mapping[int, Sequence[tuple
 RESERVED_COLUMNS = frozenset({
     "run_key", "point_key", "rep", "seed", "params", "status", "error", "worker", "wall_s", "scenario", "ruleset",
     "scenario_hash", "winner", "winner_index", "reason", "turns", "decisions", "shots", "hits", "kills", "faults",
-    "points", "policies", "deciding_shot", "extra", "point", "placement",
+    "points", "policies", "deciding_shot", "extra", "point", "placement", "battle_turn_limit",
     *(f"side{i}_{k}" for i in (1, 2) for k in ("name", "tanks", "lost", "alive")),
 })

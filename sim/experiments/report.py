@@ -605,24 +605,17 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
                     "p_value": getattr(r, "p_value", math.nan)} for r in _Rows[_ImportanceRow](w)]
         resid = imp[(imp["outcome"] == "win") & (imp["term"] == "residual")]
         if ranking:
-            parts = [f"{r['term']} {_pc(r['share'])}% [{_pc(r['lo'])}, {_pc(r['hi'])}]" for r in ranking]
-            tail = f"; battle-to-battle chance {_pc(float(resid['share'].iloc[0]))}%" if len(resid) else ""
+            parts = [f"{r['term']} {_share(r['share'])}% [{_share(r['lo'])}, {_share(r['hi'])}]" for r in ranking]
+            tail = f"; battle-to-battle chance {_share(float(resid['share'].iloc[0]))}%" if len(resid) else ""
             text.append(f"what matters for {_poss(focus)} wins (share of the variance, 95% bootstrap interval): "
                         + ", ".join(parts) + tail)
     comps = []
     if len(rep.importance_comparisons):
         c = rep.importance_comparisons[rep.importance_comparisons["outcome"] == "win"]
-        upper = {str(r["term"]): float(r["hi"]) for r in ranking}
+        lows = {str(r["term"]): float(r["lo"]) for r in ranking if not math.isnan(float(r["lo"]))}
         for r in _Rows[_ComparisonRow](c):
             comps.append({"a": r.term_a, "b": r.term_b, "p_a_greater": r.p_a_greater})
-            if upper.get(str(r.term_a), 1.0) <= 0 and upper.get(str(r.term_b), 1.0) <= 0:
-                # both shares are 0 with intervals [0, 0]: neither matters, so neither "matters more"
-                text.append(f"neither {r.term_a} nor {r.term_b} shows any effect on {_poss(focus)} wins "
-                            f"(both shares 0, intervals [0, 0])")
-                continue
-            more, less, p = (r.term_a, r.term_b, r.p_a_greater) if r.p_a_greater >= 0.5 else (
-                r.term_b, r.term_a, 1 - r.p_a_greater)
-            text.append(f"{more} matters more than {less} for {_poss(focus)} wins with bootstrap probability {p:.3f}")
+            text.append(importance_statement(str(r.term_a), str(r.term_b), float(r.p_a_greater), lows, focus))
     best_out = []
     for fac in b.categorical:
         if len(fac.levels) < 2:
@@ -650,8 +643,8 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
             if gap >= 0.01:
                 pt = analysis.power_table(b, min(gap, 1.0), power, alpha)
                 row = pt[pt["factor"] == fac.name]
-                if len(row):
-                    need = int(row["recommended"].iloc[0])
+                need = _count(row["recommended"].iloc[0]) if len(row) else None
+                if need is not None:
                     msg += (f"; to detect a difference of {_pc(gap)} points with power {power:g} you need about "
                             f"{need} replications per design point (now {int(row['replications'].iloc[0])}; "
                             f"tanksim power DIR --delta {gap:.2f})")
@@ -693,6 +686,43 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
 
 _OUTCOME_TEXT = {"win": "win %", "loss_exchange": "loss exchange", "survivors": "survivors",
                  "enemy_survivors": "enemy survivors", "duration": "turns"}
+
+
+#: A variance share at or below this is printed and treated as exactly 0 (floating-point noise of the sums of squares).
+SHARE_ZERO = 1e-9
+
+
+def _share(x: float) -> str:
+    """A variance share (0..1) in percent, precise enough that a nonzero share never reads as 0: one decimal, or
+    two significant digits below 0.05 % (``0.016``); ``0.0`` only at or below :data:`SHARE_ZERO`; ``-`` for nan."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    if x <= SHARE_ZERO:
+        return "0.0"
+    return f"{100 * x:.1f}" if 100 * x >= 0.05 else f"{100 * x:.2g}"
+
+
+def _share_ci(v: float, lo: float, hi: float) -> str:
+    return f"{_share(v)} [{_share(lo)}, {_share(hi)}]"
+
+
+def importance_statement(a: str, b: str, p_a_greater: float, lo: Mapping[str, float], focus: str) -> str:
+    """The answer's sentence comparing two factors' shares of the variance of ``focus``'s wins, consistent with the
+    importance table.  Decision: "X matters more than Y" is said only when X's bootstrap interval excludes 0 (its
+    low end above :data:`SHARE_ZERO`) and the bootstrap favours X (``p`` of X's share exceeding Y's at least
+    0.5); when neither interval excludes 0 the sentence says that neither is shown to matter (no ranking); when
+    the bootstrap favours a factor whose interval reaches 0 the two are "not told apart".  ``lo``: each term's
+    interval's low end (a missing term counts as reaching 0)."""
+    if math.isnan(p_a_greater):
+        return f"{a} and {b}: no bootstrap comparison of their shares of {_poss(focus)} wins"
+    more, less, p = (a, b, p_a_greater) if p_a_greater >= 0.5 else (b, a, 1 - p_a_greater)
+    if lo.get(more, 0.0) > SHARE_ZERO:
+        return f"{more} matters more than {less} for {_poss(focus)} wins with bootstrap probability {p:.3f}"
+    if lo.get(less, 0.0) <= SHARE_ZERO:
+        return (f"neither {a} nor {b} is shown to matter for {_poss(focus)} wins (both shares' intervals reach 0), "
+                f"so neither is ranked above the other")
+    return (f"{a} and {b} are not told apart for {_poss(focus)} wins ({more}'s share exceeds {less}'s with "
+            f"bootstrap probability {p:.3f}, but {more}'s interval reaches 0)")
 
 
 def _ci(v: float, lo: float, hi: float, pct: bool, signed: bool = False) -> str:
@@ -757,7 +787,7 @@ def print_sections(rep: Report) -> None:
         print("\nimportance (share of each outcome's variance per term [95% bootstrap CI]; residual = chance):")
         imp = rep.importance
         t = pd.DataFrame({"outcome": [_OUTCOME_TEXT.get(o, o) for o in imp["outcome"]], "term": imp["term"],
-                          "share % [95% CI]": [_ci(r.share, r.lo, r.hi, True) for r in _Rows[_ImportanceRow](imp)],
+                          "share % [95% CI]": [_share_ci(r.share, r.lo, r.hi) for r in _Rows[_ImportanceRow](imp)],
                           "p": [("" if (isinstance(p, float) and math.isnan(p)) else f"{p:.3g}")
                                 for p in imp.get("p_value", pd.Series([math.nan] * len(imp)))]})
         print(t.to_string(index=False))
@@ -797,7 +827,7 @@ def print_sections(rep: Report) -> None:
         t = rep.power
         print(pd.DataFrame({"factor": t["factor"], "side": t["side"], "now": t["replications"],
                             "needed (unpaired)": t["replications_needed"],
-                            "needed (paired)": ["-" if (isinstance(x, float) and math.isnan(x)) else int(x)
+                            "needed (paired)": ["-" if _count(x) is None else _count(x)
                                                 for x in t["replications_needed_paired"]],
                             "detectable now": [_pc(x) for x in t["detectable_now"]],
                             "detectable now (paired)": [_detectable(x) for x in t["detectable_now_paired"]]}
@@ -887,6 +917,36 @@ def plot_more(path: str | Path, rep: Report) -> list[Path]:
 
 # --- tanksim power ---------------------------------------------------------------------------------------------------
 
+def _count(x: object) -> int | None:
+    """A count of battles or replications for printing: ``None`` for ``None``, ``NaN`` or an infinite value."""
+    if x is None or not isinstance(x, (int, float, np.integer, np.floating)):
+        return None
+    v = float(x)
+    return math.ceil(v) if math.isfinite(v) else None
+
+
+def _power_line(r: _PowerRow, crn: bool) -> str:
+    """One factor's line of ``tanksim power``.  Every figure that the pilot cannot give (``NaN`` or infinite in
+    :func:`sim.experiments.analysis.power_table`) is printed as ``-`` with the reason, never as a number."""
+    unpaired, per_point = _count(r.battles_per_level), _count(r.replications_needed)
+    line = (f"  {r.factor} ({_poss(r.side)} win rate, pilot {_pc(r.win_rate)}%, {r.points_per_level} design points "
+            f"per level): unpaired "
+            + (f"{unpaired} battles per level = {per_point} replications per point" if unpaired is not None
+               and per_point is not None else "- (the pilot gives no finite count)"))
+    paired = _count(r.replications_needed_paired)
+    if paired is not None:
+        line += (f"; paired (common random numbers, pilot sd of per-replication differences {r.sd_paired:.3f}): "
+                 f"{paired} replications")
+    elif crn and isinstance(r.sd_paired, float) and r.sd_paired == 0:
+        line += ("; paired (common random numbers): - (no variance among the pilot's per-replication paired "
+                 "differences, so they say nothing about their spread; the unpaired count is recommended)")
+    elif crn:
+        line += ("; paired (common random numbers): - (fewer than two replications with matched battles at two "
+                 "levels)")
+    rec = _count(r.recommended)
+    return line + (f" -> recommended {rec}" if rec is not None else " -> recommended: - (run a larger pilot)")
+
+
 def power_main(argv: Sequence[str] | None = None) -> int:
     """``tanksim power DIR --delta 0.1 [--power 0.8] [--alpha 0.05] [--side S] [--json]``: from a pilot folder,
     the replications per design point needed to detect a difference ``delta`` in each factor's side's win rate
@@ -923,6 +983,10 @@ def power_main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     table = analysis.power_table(b, args.delta, args.power, args.alpha)
+    if not len(table):
+        print(f"tanksim power: {args.dir}: needs a factor with at least two levels among its finished battles",
+              file=sys.stderr)
+        return 2
     if args.json:
         print(json.dumps(_jsonable({"delta": args.delta, "power": args.power, "alpha": args.alpha,
                                     "common_random_numbers": b.crn, "pilot_battles": len(b.frame),
@@ -932,12 +996,5 @@ def power_main(argv: Sequence[str] | None = None) -> int:
           + (", common random numbers" if b.crn else "") + f"); to detect a difference of {_pc(args.delta)} points "
           f"in win rate with power {args.power:g} at alpha {args.alpha:g} (two-sided):")
     for r in _Rows[_PowerRow](table):
-        line = (f"  {r.factor} ({_poss(r.side)} win rate, pilot {_pc(r.win_rate)}%, {r.points_per_level} design points "
-                f"per level): unpaired {math.ceil(r.battles_per_level)} battles per level = {r.replications_needed} "
-                f"replications per point")
-        if not math.isnan(r.sd_paired):
-            line += (f"; paired (common random numbers, pilot sd of per-replication differences {r.sd_paired:.3f}): "
-                     f"{int(r.replications_needed_paired)} replications")
-        line += f" -> recommended {int(r.recommended)}"
-        print(line)
+        print(_power_line(r, b.crn))
     return 0

@@ -722,7 +722,7 @@ RUN_FIELDS: tuple[tuple[str, pa.DataType], ...] = (
     ("side1_name", pa.string()), ("side1_tanks", pa.int16()), ("side1_lost", pa.int16()), ("side1_alive", pa.int16()),
     ("side2_name", pa.string()), ("side2_tanks", pa.int16()), ("side2_lost", pa.int16()), ("side2_alive", pa.int16()),
     ("points", pa.string()), ("policies", pa.string()), ("deciding_shot", pa.string()), ("placement", pa.string()),
-    ("extra", pa.string()), ("worker", pa.string()), ("wall_s", pa.float64()),
+    ("extra", pa.string()), ("worker", pa.string()), ("wall_s", pa.float64()), ("battle_turn_limit", pa.int32()),
 )
 #: The columns of an events part: the battle's id, :data:`EVENT_SCHEMA`, and the battle's final tank states
 #: (:func:`sim.runner.final_state`, JSON) on its last event row only (null elsewhere).
