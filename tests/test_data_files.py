@@ -92,7 +92,7 @@ def test_validate_refuses_an_isolated_entrant_and_never_runs_its_command(tmp_pat
     marker = tmp_path / "PWNED"
     f = _scenario_file(tmp_path, _remote(marker))
     r = _tanksim("validate", str(f), cwd=tmp_path)
-    assert r.returncode == 1 and "Traceback" not in r.stderr
+    assert r.returncode == 2 and "Traceback" not in r.stderr
     assert f"{f}: sides[0].policy: policy 'agents.isolation:RemotePolicy': params.entrant: a command or isolated " \
            f"entrant is allowed only in a tournament's entrant definitions" in r.stderr
     code, text = cli("run", f)
@@ -118,7 +118,7 @@ def test_an_experiment_level_and_an_override_cannot_start_a_command(tmp_path, cl
     f = tmp_path / "exp.yaml"
     f.write_text(yaml.safe_dump(exp), encoding="utf-8")
     code, text = cli("validate", f)
-    assert code == 1 and f"{f}: factors[0].levels[1]: policy 'agents.isolation:RemotePolicy': " \
+    assert code == 2 and f"{f}: factors[0].levels[1]: policy 'agents.isolation:RemotePolicy': " \
                          f"params.entrant: a command" in text
     exp = {"scenario": "small.yaml", "replications": 1,
            "overrides": {"sides.Red.policy.params.command": ["/bin/sh", "-c", f"id > {marker}"]}}
@@ -168,13 +168,13 @@ def test_policy_option_on_the_command_line_names_plugins_only(tmp_path, cli):
 def test_validate_imports_nothing_this_x_prints_no_zen(tmp_path, cli):
     f = _scenario_file(tmp_path, "this:x")
     r = _tanksim("validate", str(f), cwd=tmp_path)
-    assert r.returncode == 1 and ZEN not in r.stdout + r.stderr
+    assert r.returncode == 2 and ZEN not in r.stdout + r.stderr
     assert f"{f}: sides[0].policy: policy 'this:x': module 'this' has no class 'x'" in r.stderr
     code, text = cli("run", f)  # the static check comes first at run time too
     assert code == 2 and ZEN not in text and "module 'this' has no class 'x'" in text
     f2 = _scenario_file(tmp_path, "antigravity:Fly", "g.yaml")
     code, text = cli("validate", f2)
-    assert code == 1 and "module 'antigravity' has no class 'Fly'" in text
+    assert code == 2 and "module 'antigravity' has no class 'Fly'" in text
     assert "this" not in sys.modules and "antigravity" not in sys.modules
 
 
@@ -186,7 +186,7 @@ def test_validate_never_imports_a_plugin_but_run_does(plugins, tmp_path, cli):
     assert not imported.exists() and "noisy_bots" not in sys.modules
     f_bad = _scenario_file(tmp_path, {"name": "noisy_bots:Bot", "params": {"range": 5}}, "bad.yaml")
     code, text = cli("validate", f_bad)
-    assert code == 1 and "Bot has no parameter(s) range; parameters: min_odds, candidates, reach" in text
+    assert code == 2 and "Bot has no parameter(s) range; parameters: min_odds, candidates, reach" in text
     assert not imported.exists()
     code, text = cli("run", f)  # a battle is code the user chose to run
     assert code == 0, text
@@ -247,10 +247,10 @@ def test_validate_a_tournament_starts_no_entrant_and_imports_no_plugin(tmp_path,
     f = tmp_path / "t.yaml"
     f.write_text(yaml.safe_dump(t), encoding="utf-8")
     code, text = cli("validate", f)
-    assert code == 1 and f"{f}: entrants[1].policy: policy 'this:x': module 'this' has no class 'x'" in text
+    assert code == 2 and f"{f}: entrants[1].policy: policy 'this:x': module 'this' has no class 'x'" in text
     assert ZEN not in text and not marker.exists()
     t["entrants"][1] = {"name": "zen", "policy": "agents.isolation:RemotePolicy",
                         "params": {"entrant": {"command": ["/bin/sh", "-c", f"id > {marker}"]}}}
     f.write_text(yaml.safe_dump(t), encoding="utf-8")
     code, text = cli("validate", f)
-    assert code == 1 and "entrants[1].policy" in text and "command:" in text and not marker.exists()
+    assert code == 2 and "entrants[1].policy" in text and "command:" in text and not marker.exists()
