@@ -67,10 +67,11 @@ def build_battle(spec: Scenario, dice: DiceSource | None = None, board: HexMap |
 
     ``board``: a pristine board built from this scenario (``spec.build_map()``) to reuse: the battle plays on
     ``board.for_another_battle()``, which shares its terrain cache (batch workers, issue 14); the event log is the
-    same as with a board built afresh."""
+    same as with a board built afresh.  Without one, the battle plays on :meth:`Scenario.battle_board` (the same
+    reuse, from a template board the scenario keeps)."""
     rs = spec.rules()
     options = spec.options()
-    hexmap = spec.build_map() if board is None else board.for_another_battle()
+    hexmap = spec.battle_board() if board is None else board.for_another_battle()
     tanks = []
     tid = 0
     for si, side in enumerate(spec.sides):

@@ -570,6 +570,8 @@ class Scenario(_Model):
     source: str = ""
 
     _vehicles: dict[str, Any] = PrivateAttr(default_factory=dict)
+    #: The pristine board :meth:`battle_board` copies, with the key it was built under (:meth:`_board_key`).
+    _template: tuple[MapSpec, Board, tuple[Any, ...], HexMap] | None = PrivateAttr(None)
 
     @field_validator("ruleset", mode="before")
     @classmethod
@@ -581,6 +583,24 @@ class Scenario(_Model):
         spec})`` takes a Scenario as one value instead of expanding it field by field.  Use ``model_dump()`` for
         the fields.  Raises ``TypeError``."""
         raise TypeError("a Scenario is one value, not a sequence of fields (use model_dump())")
+
+    def __getstate__(self) -> dict[Any, Any]:
+        """Pickled without the template board of :meth:`battle_board` (a process that plays the copy builds its
+        own): a scenario sent to a worker stays the size of its fields."""
+        state = super().__getstate__()
+        private = state.get("__pydantic_private__")
+        if private and private.get("_template") is not None:
+            state["__pydantic_private__"] = {**private, "_template": None}
+        return state
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> "Scenario":
+        """A deep copy without the template board of :meth:`battle_board` (the copy builds its own)."""
+        got = self._template
+        self._template = None
+        try:
+            return super().__deepcopy__(memo)
+        finally:
+            self._template = got
 
     # --- derived ----------------------------------------------------------------------------------------------
     def rules(self) -> rules_base.Ruleset:
@@ -635,6 +655,33 @@ class Scenario(_Model):
         convex = True if self.map.shape in ("rectangle", "parallelogram", "hexagon") else None
         return HexMap(self.map.board().cells, terrain, shape_key=self.map.shape_key(),
                       description=self.map.size_text(), convex=convex)
+
+    def _board_key(self) -> tuple[Any, ...]:
+        """What :meth:`build_map` reads besides the map spec and its board of hexes (:meth:`MapSpec.board`, made
+        once per map spec; :meth:`battle_board` holds both and compares them by identity): the shape fields (the
+        convexity and the description) and every ``terrain`` entry's fields by value (a few per entry: a long
+        ``hexes`` list costs what painting it costs)."""
+        m = self.map
+        return (m.shape, m.width, m.height, m.radius,
+                tuple((t.tile, tuple(map(tuple, t.hexes)), None if t.center is None else tuple(t.center), t.radius,
+                       None if t.rect is None else tuple(sorted((k, tuple(v)) for k, v in t.rect.items())))
+                      for t in m.terrain))
+
+    def battle_board(self) -> HexMap:
+        """A fresh board for one battle of this scenario: :meth:`sim.hexgrid.HexMap.for_another_battle` of a
+        pristine board built once per scenario (:meth:`build_map`), so the battles of one scenario in one process
+        build the board, its set-up event block and its static geometry once (issue 14), as batch workers do with
+        their own board per point; the event log is the same as on a board built afresh.  The template is rebuilt
+        when anything :meth:`build_map` reads has changed (:meth:`_board_key`); it is never played on itself, so
+        it stays pristine.  One template per scenario object: its size is that of one board plus the static
+        answers its battles share."""
+        key = self._board_key()
+        m = self.map
+        got = self._template
+        if (got is None or got[0] is not m or got[1] is not m.board() or got[2] != key
+                or got[3].terrain_version):
+            got = self._template = (m, m.board(), key, self.build_map())
+        return got[3].for_another_battle()
 
     def digest(self) -> str:
         """A stable hash of the resolved scenario (without its source path)."""
