@@ -99,16 +99,18 @@ def _setup_hex(t: TankState) -> list[int]:
     return [t.hex.q, t.hex.r]
 
 
-def setup_board(b: BattleState) -> tuple[list[list[int]], dict[str, str], list[tuple[str, str]]]:
-    """The set-up event's board block of ``b`` now: ``cells`` (``[[q, r], ...]``, sorted), ``terrain``
-    (``{"q,r": name}`` of the cells that are not open, in that order) and a slot for their JSON text (empty until
-    :func:`sim.runner.log_rows` writes a log and fills it with ``(cells_json, terrain_json)``).  Kept until the
-    terrain changes (:meth:`sim.hexgrid.HexMap.terrain_cached`: the key reads nothing else), so the battles of one
-    board share it.  The lists and dicts are shared: nothing may change them."""
+def setup_board(b: BattleState) -> tuple[tuple[Hex, ...], dict[str, str], list[tuple[str, str]]]:
+    """The set-up event's board block of ``b`` now: ``cells`` (the board's own :class:`Hex` cells, sorted: a
+    tuple, so the event holds the board's description by reference instead of 10^4 new ``[q, r]`` lists on a
+    100 x 100 map, issue 14; a :class:`Hex` is a ``(q, r)`` pair, written ``[q, r]`` in the log as before),
+    ``terrain`` (``{"q,r": name}`` of the cells that are not open, in that order) and a slot for their JSON text
+    (empty until :func:`sim.runner.log_rows` writes a log and fills it with ``(cells_json, terrain_json)``).  Kept
+    until the terrain changes (:meth:`sim.hexgrid.HexMap.terrain_cached`: the key reads nothing else), so the
+    battles of one board share it.  The dict is shared: nothing may change it."""
     m = b.map
 
-    def board() -> tuple[list[list[int]], dict[str, str], list[tuple[str, str]]]:
-        return list(map(list, m.sorted_cells())), {f"{h.q},{h.r}": t for h, t in m.terrain_cells().items()}, []
+    def board() -> tuple[tuple[Hex, ...], dict[str, str], list[tuple[str, str]]]:
+        return tuple(m.sorted_cells()), {f"{h.q},{h.r}": t for h, t in m.terrain_cells().items()}, []
 
     return m.terrain_cached(("setup_event_board",), board)
 
@@ -116,13 +118,14 @@ def setup_board(b: BattleState) -> tuple[list[list[int]], dict[str, str], list[t
 def setup_event(spec: Scenario, b: BattleState) -> BattleStarted:
     """The first log event: everything needed to draw and replay the battle without its scenario file.  Its board
     block (``map.cells``, ``map.terrain``) is made once per board and terrain version (shared by the boards of
-    :meth:`sim.hexgrid.HexMap.for_another_battle`); :func:`setup_board` gives it with its JSON slot."""
+    :meth:`sim.hexgrid.HexMap.for_another_battle`); :func:`setup_board` gives it with its JSON slot.  ``map.cells``
+    is that block's immutable tuple of :class:`Hex` itself (``map.terrain`` a copy of its dict)."""
     cells, terrain, _json = setup_board(b)
     return BattleStarted(
         ruleset=b.ruleset.name,
         map={"shape": spec.map.shape, "width": spec.map.width, "height": spec.map.height,
              "radius": spec.map.radius, "hex_size_m": spec.map.hex_size_m,
-             "cells": list(cells), "terrain": dict(terrain)},
+             "cells": cells, "terrain": dict(terrain)},
         sides=tuple({"name": s.name, "role": s.role, "exit_edge": s.exit_edge} for s in b.sides),
         tanks=tuple({"tank_id": t.tank_id, "label": t.label, "side": t.side, "vehicle": t.vehicle_id,
                      "hex": _setup_hex(t), "facing": t.facing, "turret_facing": t.turret_facing,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Mapping
 
 from sim.events import ShotResolved, Status, to_json
+from sim.hexgrid import Hex
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -75,23 +76,23 @@ def _setup_json(ev: Any, block: Any) -> str | None:
     """``to_json(ev.payload())`` of the set-up event ``ev`` (a ``BattleStarted``), its board block written once per
     board: ``block`` is the model's :func:`sim.model.setup_board` ``(cells, terrain, json_slot)``, whose JSON is
     kept in ``json_slot`` for the next battle on that board (a 100 x 100 map's block holds 10^4 cells, and writing
-    it through :func:`sim.events.to_json` costs more than a short battle).  The same text: the board block is
-    plain lists of ``int`` pairs and ``str`` -> ``str`` (checked), which the payload's conversion leaves as they
-    are, and ``to_json`` sorts the keys at every level, so the block's text goes where its stand-in is.
+    it through :func:`sim.events.to_json` costs more than a short battle).  The same text: the board block is a
+    tuple of :class:`Hex` of two ``int`` and ``str`` -> ``str`` (checked), which ``json`` writes as the payload's
+    conversion would (a :class:`Hex` as ``[q, r]``), and ``to_json`` sorts the keys at every level, so the block's
+    text goes where its stand-in is.
     ``None`` (write it the plain way) when the event's block is not this one, or anything is not plain."""
     import json
-    from operator import is_
 
     cells, terrain, slot = block
     mp = getattr(ev, "map", None)
     if not isinstance(mp, Mapping):
         return None
     got_cells, got_terrain = mp.get("cells"), mp.get("terrain")
-    if not (type(got_cells) is list and len(got_cells) == len(cells) and all(map(is_, got_cells, cells))
-            and type(got_terrain) is dict and got_terrain == terrain):
+    if not (got_cells is cells and type(got_terrain) is dict and got_terrain == terrain):
         return None
     if not slot:
-        if not (all(type(c) is list and len(c) == 2 and type(c[0]) is int and type(c[1]) is int for c in cells)
+        # a Hex is a tuple of two ints, which json writes as [q, r], as the payload's conversion does
+        if not (type(cells) is tuple and all(type(c) is Hex and type(c.q) is int and type(c.r) is int for c in cells)
                 and all(type(k) is str and type(v) is str for k, v in terrain.items())):
             return None
         slot.append((json.dumps(cells, separators=(",", ":")),

@@ -3,6 +3,7 @@ computations: the lazy adjacency, the convexity a scenario gives its board, the 
 JSON written once per board."""
 from __future__ import annotations
 
+import json
 import random
 
 import pytest
@@ -92,7 +93,8 @@ def test_board_block_and_its_json_equal_the_direct_ones():
         m = model.battle.map
         ev = model.battle.log[0].event
         cells = sorted(m.cells)
-        assert ev.map["cells"] == [[h.q, h.r] for h in cells]
+        assert ev.map["cells"] == tuple(cells) and all(type(h) is Hex for h in ev.map["cells"])
+        assert ev.map["cells"] is model.setup_board[0]  # held by reference, not copied
         assert ev.map["terrain"] == {f"{h.q},{h.r}": t for h in cells if (t := m.terrain(h)) != "open"}
         plain = to_json(ev.payload())
         assert r.events[0]["data"] == plain
@@ -100,6 +102,10 @@ def test_board_block_and_its_json_equal_the_direct_ones():
         assert _setup_json(ev, model.setup_board) == plain
         other = dict(ev.map, cells=list(ev.map["cells"][:-1]))  # not this board's block: written the plain way
         assert _setup_json(type(ev)(**{**ev.__dict__, "map": other}), model.setup_board) is None
+        equal = dict(ev.map, cells=tuple(list(ev.map["cells"])))  # equal cells, another tuple: the plain way too
+        assert _setup_json(type(ev)(**{**ev.__dict__, "map": equal}), model.setup_board) is None
+        assert to_json(type(ev)(**{**ev.__dict__, "map": equal}).payload()) == plain
+        assert json.loads(plain)["map"]["cells"] == [[h.q, h.r] for h in cells]
 
 
 def test_terrain_index_sets_equal_the_pass_over_cells():
