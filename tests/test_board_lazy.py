@@ -146,3 +146,31 @@ def test_terrain_index_sets_equal_the_pass_over_cells():
         for names in (["water"], ["building", "woods"], ["open"], ["open", "water"]):
             assert x.cells_with_terrain(names) == frozenset(h for h in x.cells if x.terrain(h) in names)
     assert f.terrain_cells() != m.terrain_cells()
+
+
+def test_a_scenario_plays_its_battles_on_copies_of_one_template_board_rebuilt_when_its_map_changes():
+    """Scenario.battle_board (what run_battle plays on without a board): the battles of one scenario share one
+    pristine template's static cache and give the logs of a board built afresh; a battle's terrain change stays on
+    its own board; a terrain entry changed in place rebuilds the template; pickles and deep copies leave it out."""
+    import copy
+    import pickle
+
+    spec = load_scenario("default")
+    first = run_battle(spec, 5).events
+    tpl = spec._template[3]
+    assert tpl.terrain_version == 0 and run_battle(spec, 5).events == first and spec._template[3] is tpl
+    assert run_battle(spec, 5, board=spec.build_map()).events == first
+    a, b = spec.battle_board(), spec.battle_board()
+    assert a is not b and a._static is b._static is tpl._static and a._terrain is not tpl._terrain
+    assert a.terrain_cells() == tpl.terrain_cells() == spec.build_map().terrain_cells()
+    h = next(c for c in a.sorted_cells() if a.terrain(c) == "open")
+    a.set_terrain(h, "water")
+    assert tpl.terrain(h) == b.terrain(h) == spec.battle_board().terrain(h) == "open" and tpl.terrain_version == 0
+    for other in (pickle.loads(pickle.dumps(spec)), copy.deepcopy(spec)):
+        assert other._template is None and spec._template[3] is tpl
+        assert run_battle(other, 5).events == first
+    spec.map.terrain[0].tile = "water"  # changed in place: the template is built again
+    changed = spec.battle_board()
+    assert spec._template[3] is not tpl
+    assert changed.terrain_cells() == spec.build_map().terrain_cells() != tpl.terrain_cells()
+    assert run_battle(spec, 5).events != first
