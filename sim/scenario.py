@@ -555,6 +555,11 @@ class RulesetSpec(_Model):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
+#: Battles a :meth:`Scenario.battle_board` template serves before it is built afresh (its shared static answers
+#: then start empty): bounds what the battles of one scenario keep in one process (issue 14).
+TEMPLATE_BATTLES = 64
+
+
 class Scenario(_Model):
     """A validated scenario.  ``source`` is the file it came from (for messages)."""
 
@@ -571,7 +576,7 @@ class Scenario(_Model):
 
     _vehicles: dict[str, Any] = PrivateAttr(default_factory=dict)
     #: The pristine board :meth:`battle_board` copies, with the key it was built under (:meth:`_board_key`).
-    _template: tuple[MapSpec, Board, tuple[Any, ...], HexMap] | None = PrivateAttr(None)
+    _template: tuple[MapSpec, Board, tuple[Any, ...], HexMap, list[int]] | None = PrivateAttr(None)
 
     @field_validator("ruleset", mode="before")
     @classmethod
@@ -673,14 +678,16 @@ class Scenario(_Model):
         build the board, its set-up event block and its static geometry once (issue 14), as batch workers do with
         their own board per point; the event log is the same as on a board built afresh.  The template is rebuilt
         when anything :meth:`build_map` reads has changed (:meth:`_board_key`); it is never played on itself, so
-        it stays pristine.  One template per scenario object: its size is that of one board plus the static
-        answers its battles share."""
+        it stays pristine.  One template per scenario object, built afresh every :data:`TEMPLATE_BATTLES` battles:
+        its size is that of one board plus the static answers at most that many battles share (a rule set may keep
+        a per-pair answer dict there, e.g. ASL's lines of sight, which would otherwise grow with every battle)."""
         key = self._board_key()
         m = self.map
         got = self._template
         if (got is None or got[0] is not m or got[1] is not m.board() or got[2] != key
-                or got[3].terrain_version):
-            got = self._template = (m, m.board(), key, self.build_map())
+                or got[3].terrain_version or got[4][0] >= TEMPLATE_BATTLES):
+            got = self._template = (m, m.board(), key, self.build_map(), [0])
+        got[4][0] += 1
         return got[3].for_another_battle()
 
     def digest(self) -> str:

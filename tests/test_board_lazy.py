@@ -169,6 +169,13 @@ def test_a_scenario_plays_its_battles_on_copies_of_one_template_board_rebuilt_wh
     for other in (pickle.loads(pickle.dumps(spec)), copy.deepcopy(spec)):
         assert other._template is None and spec._template[3] is tpl
         assert run_battle(other, 5).events == first
+    from sim.scenario import TEMPLATE_BATTLES
+
+    served = spec._template[4][0]
+    for _ in range(TEMPLATE_BATTLES - served):
+        assert spec.battle_board()._static is tpl._static
+    assert spec.battle_board()._static is not tpl._static and spec._template[4] == [1]  # a fresh template
+    tpl = spec._template[3]
     spec.map.terrain[0].tile = "water"  # changed in place: the template is built again
     changed = spec.battle_board()
     assert spec._template[3] is not tpl
