@@ -600,13 +600,17 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
     imp = rep.importance
     ranking: list[dict[str, Any]] = []  # JSON records
     if len(imp):
-        w = imp[(imp["outcome"] == "win") & (imp["term"] != "residual")].sort_values("share", ascending=False)
+        not_terms = ["residual", analysis.SHARED_TERM]
+        w = imp[(imp["outcome"] == "win") & ~imp["term"].isin(not_terms)].sort_values("share", ascending=False)
         ranking = [{"term": r.term, "share": r.share, "lo": r.lo, "hi": r.hi,
                     "p_value": getattr(r, "p_value", math.nan)} for r in _Rows[_ImportanceRow](w)]
         resid = imp[(imp["outcome"] == "win") & (imp["term"] == "residual")]
         if ranking:
             parts = [f"{r['term']} {_share(r['share'])}% [{_share(r['lo'])}, {_share(r['hi'])}]" for r in ranking]
             tail = f"; battle-to-battle chance {_share(float(resid['share'].iloc[0]))}%" if len(resid) else ""
+            shared = imp[(imp["outcome"] == "win") & (imp["term"] == analysis.SHARED_TERM)]
+            if len(shared):
+                tail += (f"; shared by correlated terms (no single term's) {_share(float(shared['share'].iloc[0]))}%")
             text.append(f"what matters for {_poss(focus)} wins (share of the variance, 95% bootstrap interval): "
                         + ", ".join(parts) + tail)
     comps = []
@@ -784,7 +788,8 @@ def print_sections(rep: Report) -> None:
                                                    for r in _Rows[_InteractionRow](i)]})
         print(t.to_string(index=False))
     if len(rep.importance):
-        print("\nimportance (share of each outcome's variance per term [95% bootstrap CI]; residual = chance):")
+        print("\nimportance (share of each outcome's variance per term [95% bootstrap CI]; shared = overlap of "
+              "correlated terms; residual = chance; each outcome adds up to 100%):")
         imp = rep.importance
         t = pd.DataFrame({"outcome": [_OUTCOME_TEXT.get(o, o) for o in imp["outcome"]], "term": imp["term"],
                           "share % [95% CI]": [_share_ci(r.share, r.lo, r.hi) for r in _Rows[_ImportanceRow](imp)],
