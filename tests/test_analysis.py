@@ -581,3 +581,27 @@ def test_correlated_terms_get_a_shared_row_so_shares_add_up_to_one():
     runs2, man2 = synth({"a": ["x", "y"], "b": ["p", "q"]}, 10, imp_draw, crn=False, seed=9)
     imp2, _ = A.importance(A.outcomes(runs2, man2, 0), resamples=0)
     assert A.SHARED_TERM not in set(imp2["term"])
+
+
+def test_a_fitted_curve_never_leaves_the_possible_range():
+    # survivors jump from 0 to all 4 tanks: the spline overshoots 4 beside the jump; the reported fit stays at 4
+    xs = np.linspace(0, 1, 200)
+    pts = [{"x": float(v)} for v in xs]
+    runs, man = synth({"x": None}, 1, lambda v, r, gg: (0, 5, 1, 1), crn=False, points=pts, design="nolh")
+    runs["side1_alive"] = [4 if v > 0.35 else 0 for v in xs]
+    runs["side1_lost"] = 4 - runs["side1_alive"]
+    b = A.outcomes(runs, man, 0)
+    cv = A.curves(b)
+    sv = cv[cv["outcome"] == "survivors"]
+    raw = smf.ols("y ~ cr(x, df=4, constraints='center')",
+                  pd.DataFrame({"x": xs, "y": b.frame["survivors"]})).fit().predict(pd.DataFrame({"x": sv["x"]}))
+    assert raw.max() > 4.05 and raw.min() < -0.05  # the overshoot this guards against
+    assert sv["fit"].between(0, 4).all() and (sv["lo"] <= sv["fit"]).all() and (sv["fit"] <= sv["hi"]).all()
+    assert sv["fit"].to_numpy() == pytest.approx(np.clip(raw.to_numpy(), 0, 4))
+
+
+def test_a_negative_shared_share_prints_with_its_sign():
+    from sim.experiments.report import _share
+
+    assert (_share(-0.461), _share(-0.00001), _share(0.0), _share(-1e-12), _share(0.25)) == (
+        "-46.1", "-0.001", "0.0", "0.0", "25.0")

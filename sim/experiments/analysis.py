@@ -46,7 +46,7 @@ resamples; replications resampled whole with common random numbers, else battles
 balanced design the shares and the residual add up to 1.  In a non-orthogonal design (a Latin hypercube or NOLH
 sample, an unbalanced table, splines beside their interactions) the terms' columns overlap and type II sums of
 squares leave the overlap to no term: the ``shared`` row (``SS_model - sum SS_term``, over ``SS_total``) is that
-overlap (negative when terms suppress each other), so the rows always add up to 1; a large ``shared`` share says
+overlap (negative when the terms one by one claim more than the model explains together), so the rows always add up to 1; a large ``shared`` share says
 the design cannot tell those terms apart.  The probability that one factor's share exceeds
 another's comes from the same resamples.  A Sobol' design (``design: sobol``) is analysed with SALib's
 ``sobol.analyze`` on each design row's mean outcome instead: first-order ``S1`` as the share, total ``ST``, and
@@ -968,7 +968,9 @@ def distributions(b: Battles) -> pd.DataFrame:
 def curves(b: Battles, points: int = 25) -> pd.DataFrame:
     """Fitted curves of each per-battle outcome on each continuous factor (see the module docstring): ``points``
     rows per (factor, outcome) over the factor's observed range.  Columns: ``factor``, ``outcome``, ``x``, ``fit``,
-    ``lo``, ``hi`` (95 % confidence band of the mean), ``p_value`` (against no effect), ``model``."""
+    ``lo``, ``hi`` (95 % confidence band of the mean), ``p_value`` (against no effect), ``model``.  The fit and its
+    band stay inside the outcome's possible range (:func:`outcome_bounds`: an OLS spline of survivors or turns may
+    overshoot it near the ends; the fit is then the bound, like the band)."""
     import statsmodels.api as sm
     import statsmodels.formula.api as smf
 
@@ -1005,7 +1007,8 @@ def curves(b: Battles, points: int = 25) -> pd.DataFrame:
             low, high = outcome_bounds(f[ok], outcome)
             for gx, (_, pr) in zip(grid["x"], pred.iterrows()):
                 clo, chi = clip_interval(float(pr["mean_ci_lower"]), float(pr["mean_ci_upper"]), low, high)
-                rows.append({"factor": fac.name, "outcome": outcome, "x": float(gx), "fit": float(pr["mean"]),
+                fitted = min(max(float(pr["mean"]), low), high)  # an OLS spline may overshoot what is possible
+                rows.append({"factor": fac.name, "outcome": outcome, "x": float(gx), "fit": fitted,
                              "lo": clo, "hi": chi, "p_value": p, "model": model})
     return pd.DataFrame(rows, columns=["factor", "outcome", "x", "fit", "lo", "hi", "p_value", "model"])
 
