@@ -46,8 +46,9 @@ resamples; replications resampled whole with common random numbers, else battles
 balanced design the shares and the residual add up to 1.  In a non-orthogonal design (a Latin hypercube or NOLH
 sample, an unbalanced table, splines beside their interactions) the terms' columns overlap and type II sums of
 squares leave the overlap to no term: the ``shared`` row (``SS_model - sum SS_term``, over ``SS_total``) is that
-overlap (negative when the terms one by one claim more than the model explains together), so the rows always add up to 1; a large ``shared`` share says
-the design cannot tell those terms apart.  The probability that one factor's share exceeds
+overlap (negative when the terms one by one claim more than the model explains together), so the rows always
+add up to 1; a large ``shared`` share, either sign, says the design cannot tell those terms apart.
+The probability that one factor's share exceeds
 another's comes from the same resamples.  A Sobol' design (``design: sobol``) is analysed with SALib's
 ``sobol.analyze`` on each design row's mean outcome instead: first-order ``S1`` as the share, total ``ST``, and
 second-order ``S2`` for pairs, with SALib's 95 % intervals.
