@@ -520,3 +520,88 @@ def test_importance_statements_agree_with_the_shares_shown():
         "east matters more than west for Red's wins with bootstrap probability 0.900"
     assert importance_statement("east", "west", 0.671, {"east": 0.0, "west": 0.0}, "Red").startswith("neither")
     assert "not told apart" in importance_statement("east", "west", 0.7, {"east": 0.0, "west": 0.1}, "Red")
+
+
+def test_an_integer_range_is_levels_only_when_its_declared_span_is_small():
+    # a seed-like factor: an integer range [0, 9999] that the sample drew 8 values of (each 5 times)
+    g = np.random.default_rng(3)
+    seeds = [int(v) for v in g.choice(10_000, 8, replace=False)]
+    pts = [{"map_seed": s} for s in seeds]
+    runs, man = synth({"map_seed": None}, 5, lambda v, r, gg: (bern(0.5, gg), int(gg.integers(2, 9)), 2, 2),
+                      crn=False, points=pts, design="latin_hypercube", seed=2)
+    fac = man["design"]["factors"][0]
+    fac.update(integer=True, low=0, high=9999)
+    b = A.outcomes(runs, man, 0)
+    assert [(f.name, f.kind) for f in b.factors] == [("map_seed", "continuous")]
+    assert set(A.effects(b)["factor"]) == {"(all)"}  # no per-seed rows
+    assert not A.curves(b).empty and set(A.curves(b)["factor"]) == {"map_seed"}
+    assert A.factor_levels(runs, fac, man)[1] == []
+    # the same values under a declared span of 8 integers are levels, whatever the sample drew
+    narrow = {**fac, "low": 1, "high": 8}
+    runs2 = runs.assign(map_seed=runs["map_seed"].map(dict(zip(seeds, range(1, 9)))))
+    man2 = {"design": {**man["design"], "factors": [narrow]}}
+    b2 = A.outcomes(runs2, man2, 0)
+    assert [(f.name, f.kind, f.levels) for f in b2.factors] == [
+        ("map_seed", "categorical", tuple(str(i) for i in range(1, 9)))]
+    assert A.factor_levels(runs2, narrow, man2)[1] == list(range(1, 9))
+    # a span of 9 integers is continuous even if only 3 values were drawn
+    assert not A.integer_levels({"integer": True, "low": 0, "high": 8}, pd.Series([0, 4, 8]))
+    assert A.integer_levels({"integer": True, "low": 2, "high": 9}, pd.Series([2, 9]))
+    assert not A.integer_levels({"integer": False, "low": 1, "high": 3}, pd.Series([1, 2, 3]))
+    # a folder written without the bounds: the distinct stored values decide (as before)
+    assert A.integer_levels({"integer": True}, pd.Series([1, 5, 9]))
+    assert not A.integer_levels({"integer": True}, pd.Series(range(9)))
+
+
+def test_correlated_terms_get_a_shared_row_so_shares_add_up_to_one():
+    # two continuous factors sampled with a strong correlation (a poor space-filling sample): the outcome depends on
+    # their sum, so much of what the model explains is claimed by neither term alone under type II
+    g = np.random.default_rng(11)
+    u = g.random(300)
+    pts = [{"x": float(a), "z": float(min(1.0, max(0.0, a + 0.05 * g.standard_normal())))} for a in u]
+    runs, man = synth({"x": None, "z": None}, 1, lambda v, r, gg: (0, 1, 1, 1), crn=False, points=pts,
+                      design="latin_hypercube")
+    runs["turns"] = [int(round(3 + 6 * (p["x"] + p["z"]) + g.normal(0, 0.7))) for p in pts]
+    b = A.outcomes(runs, man, 0)
+    imp, _ = A.importance(b, resamples=0)
+    got = imp[imp["outcome"] == "duration"].set_index("term")
+    # type II by marginality, from statsmodels fits: a main effect is judged without the interaction containing it
+    def rss(formula: str) -> float:
+        return float(smf.ols(f"duration ~ {formula}", b.frame).fit().ssr)
+
+    fit = smf.ols("duration ~ bs(x, df=3) + bs(z, df=3) + x:z", b.frame).fit()
+    mains = rss("bs(x, df=3) + bs(z, df=3)")
+    terms_ss = (rss("bs(z, df=3)") - mains) + (rss("bs(x, df=3)") - mains) + (mains - fit.ssr)
+    sst = float(((b.frame["duration"] - b.frame["duration"].mean()) ** 2).sum())
+    assert got.loc[A.SHARED_TERM, "share"] == pytest.approx((fit.ess - terms_ss) / sst, rel=1e-6)
+    assert got.loc[A.SHARED_TERM, "share"] > 0.3  # the overlap is most of the explained variance
+    assert got["share"].sum() == pytest.approx(1.0)
+    assert got.loc["residual", "share"] == pytest.approx(fit.ssr / sst, rel=1e-9)
+    # a balanced full factorial has no overlap, hence no shared row
+    runs2, man2 = synth({"a": ["x", "y"], "b": ["p", "q"]}, 10, imp_draw, crn=False, seed=9)
+    imp2, _ = A.importance(A.outcomes(runs2, man2, 0), resamples=0)
+    assert A.SHARED_TERM not in set(imp2["term"])
+
+
+def test_a_fitted_curve_never_leaves_the_possible_range():
+    # survivors jump from 0 to all 4 tanks: the spline overshoots 4 beside the jump; the reported fit stays at 4
+    xs = np.linspace(0, 1, 200)
+    pts = [{"x": float(v)} for v in xs]
+    runs, man = synth({"x": None}, 1, lambda v, r, gg: (0, 5, 1, 1), crn=False, points=pts, design="nolh")
+    runs["side1_alive"] = [4 if v > 0.35 else 0 for v in xs]
+    runs["side1_lost"] = 4 - runs["side1_alive"]
+    b = A.outcomes(runs, man, 0)
+    cv = A.curves(b)
+    sv = cv[cv["outcome"] == "survivors"]
+    raw = smf.ols("y ~ cr(x, df=4, constraints='center')",
+                  pd.DataFrame({"x": xs, "y": b.frame["survivors"]})).fit().predict(pd.DataFrame({"x": sv["x"]}))
+    assert raw.max() > 4.05 and raw.min() < -0.05  # the overshoot this guards against
+    assert sv["fit"].between(0, 4).all() and (sv["lo"] <= sv["fit"]).all() and (sv["fit"] <= sv["hi"]).all()
+    assert sv["fit"].to_numpy() == pytest.approx(np.clip(raw.to_numpy(), 0, 4))
+
+
+def test_a_negative_shared_share_prints_with_its_sign():
+    from sim.experiments.report import _share
+
+    assert (_share(-0.461), _share(-0.00001), _share(0.0), _share(-1e-12), _share(0.25)) == (
+        "-46.1", "-0.001", "0.0", "0.0", "25.0")

@@ -205,3 +205,21 @@ def test_odds_help_names_every_parameter_of_every_rule_set_with_its_meaning():
     # the bundled odds of the README still answer with the parameter names the help gives
     r = tanksim("odds", "panzer_squadron", "penetration=118", "armour=177", "modifier=0", "--json")
     assert json.loads(r.stdout)["p_kill"] == "53/200"
+
+
+def test_run_says_how_each_side_lost_its_tanks(tmp_path):
+    # an ASL battle where one tank is lost without a killing shot (its crew fails the immobilization task check)
+    f = tmp_path / "asl.yaml"
+    tanksim("generate", "random", "--ruleset", "asl", "--size", "16", "--tanks", "5", "--seed", "3", "-o", str(f),
+            check=True)
+    row = json.loads(tanksim("run", str(f), "--seed", "1", "--json", check=True).stdout)
+    for side in (1, 2):
+        assert sum(row[f"side{side}_losses"].values()) == row[f"side{side}_lost"]
+    assert row["side1_losses"] == {"Immobilization TC failed": 1, "elim": 2, "burn": 2}
+    assert row["kills"] == row["side1_lost"] + row["side2_lost"] - 1
+    text = tanksim("run", str(f), "--seed", "1", check=True).stdout
+    assert "lost 5 of 5 (1 Immobilization TC failed, 2 elim, 2 burn)" in text
+    assert "kills 4 (1 more tank lost without a killing shot: see the sides above)" in text
+    # every lost tank is accounted for in a battle where all losses are shots: no extra remark
+    text2 = tanksim("run", str(f), "--seed", "2", check=True).stdout
+    assert "kills 5;" in text2 and "without a killing shot" not in text2

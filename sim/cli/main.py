@@ -73,6 +73,28 @@ def _kv(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
+def losses_by_cause(log: Sequence[Any], tanks: Sequence[Any]) -> list[dict[str, int]]:
+    """How each side's lost tanks were lost: per side (in side order) ``{reason: tanks}`` in order of first loss,
+    from the reason of each lost tank's last ``StatusChanged`` event (the rule set's words: a shot's result such as
+    ``KIA`` or ``destroyed``, ``unconfirmed kill`` (ASL C7.4 after possible shock), ``fled off the map``,
+    ``withdrawn``).  ``log``: the battle's log entries; ``tanks``: its tank states (``tank_id``, ``side``,
+    ``status``).  A shot's kill is counted in the run's ``kills``; a tank lost any other way is only here."""
+    from sim.events import Status, StatusChanged
+
+    last: dict[int, str] = {}
+    for entry in log:
+        e = entry.event
+        if isinstance(e, StatusChanged):
+            last[e.tank] = e.reason or e.status
+    sides = max((t.side for t in tanks), default=-1) + 1
+    out: list[dict[str, int]] = [{} for _ in range(sides)]
+    for t in sorted(tanks, key=lambda t: t.tank_id):
+        if t.status in Status.LOST:
+            why = last.get(t.tank_id, t.status)
+            out[t.side][why] = out[t.side].get(why, 0) + 1
+    return out
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from sim.events import RuleEvent
     from sim.experiments.store import write_battle
@@ -118,17 +140,24 @@ def cmd_run(args: argparse.Namespace) -> int:
         out["points"] = json.loads(out["points"])
         out["policies"] = json.loads(out["policies"])
         out["winner_side"] = None if out["winner_index"] < 0 else out["winner_index"] + 1
+        for si, lost_how in enumerate(losses_by_cause(model.battle.log, model.battle.tanks)):
+            out[f"side{si + 1}_losses"] = lost_how
         print(json.dumps(out, sort_keys=True))
         return 0
     b = model.battle
     print(f"{spec.name} ({b.ruleset.name}), seed {args.seed}")
     print(f"  result:  {row['winner'] + ' wins' if row['winner'] else 'draw'} - {row['reason']}")
     print(f"  turns:   {row['turns']} of {b.turn_limit}")
+    causes = losses_by_cause(b.log, b.tanks)
     for si, s in enumerate(b.sides):
         pol = model.resolved_policies[si]
+        how = ", ".join(f"{n} {why}" for why, n in causes[si].items()) if si < len(causes) else ""
         print(f"  {s.name:<10} ({s.role}, {pol['name']}): lost {row[f'side{si + 1}_lost']} of "
-              f"{row[f'side{si + 1}_tanks']}, {row[f'side{si + 1}_alive']} fighting")
-    print(f"  shots {row['shots']}, hits {row['hits']}, kills {row['kills']}; policy faults {row['faults']}")
+              f"{row[f'side{si + 1}_tanks']}{f' ({how})' if how else ''}, {row[f'side{si + 1}_alive']} fighting")
+    lost = sum(int(row[f"side{si + 1}_lost"]) for si in range(len(b.sides)))
+    other = lost - int(row["kills"])
+    more = f" ({plural(other, 'more tank')} lost without a killing shot: see the sides above)" if other > 0 else ""
+    print(f"  shots {row['shots']}, hits {row['hits']}, kills {row['kills']}{more}; policy faults {row['faults']}")
     rams = sum(1 for e in b.log if isinstance(e.event, RuleEvent) and e.event.name == "ram")
     panics = sum(1 for e in b.log if isinstance(e.event, RuleEvent) and e.event.name == "panic")
     if rams or panics:

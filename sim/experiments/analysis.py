@@ -43,7 +43,12 @@ dice explain).  ``share = SS_term / SS_total`` (eta squared; the ``residual`` ro
 the battle-to-battle chance), ``omega_sq = (SS_term - df_term MS_residual) / (SS_total + MS_residual)`` (less biased
 upward for small designs), the F test's ``p_value``, and a bootstrap interval of the share (:data:`BOOTSTRAP`
 resamples; replications resampled whole with common random numbers, else battles within each design point).  For a
-balanced design the shares and the residual add up to 1.  The probability that one factor's share exceeds
+balanced design the shares and the residual add up to 1.  In a non-orthogonal design (a Latin hypercube or NOLH
+sample, an unbalanced table, splines beside their interactions) the terms' columns overlap and type II sums of
+squares leave the overlap to no term: the ``shared`` row (``SS_model - sum SS_term``, over ``SS_total``) is that
+overlap (negative when the terms one by one claim more than the model explains together), so the rows always
+add up to 1; a large ``shared`` share, either sign, says the design cannot tell those terms apart.
+The probability that one factor's share exceeds
 another's comes from the same resamples.  A Sobol' design (``design: sobol``) is analysed with SALib's
 ``sobol.analyze`` on each design row's mean outcome instead: first-order ``S1`` as the share, total ``ST``, and
 second-order ``S2`` for pairs, with SALib's 95 % intervals.
@@ -56,7 +61,7 @@ that each level is the best, from :data:`BOOTSTRAP_BEST` resamples as above (a t
 a logistic regression of ``win`` (statsmodels GLM, binomial) or OLS of the other outcomes on a natural cubic spline
 of the factor (``cr(x, df=4)``; fewer knots for few distinct values), with its 95 % confidence band and the
 likelihood-ratio / F test against no effect.  Marginal: the other factors are averaged over, which the design's
-near-orthogonality makes fair.  An integer range with at most 8 distinct values is treated as categorical.
+near-orthogonality makes fair.  An integer range that spans at most 8 integers is treated as categorical.
 
 **Power** (:func:`power_table`): battles per design point to detect a difference ``delta`` in a side's win rate
 between two levels at a power and a two-sided level alpha: unpaired from the pilot's win rate (statsmodels
@@ -101,8 +106,23 @@ INTERVALS_NOTE = ("intervals stay inside what is possible: a rate within 0-100 %
 TURN_LIMIT_COLUMN = "battle_turn_limit"
 #: Quantiles of the distribution tables.
 QUANTILES = (0.05, 0.25, 0.5, 0.75, 0.95)
-#: An integer range with at most this many distinct values is a categorical factor.
+#: An integer range that spans at most this many integers is a categorical factor.
 MAX_INTEGER_LEVELS = 8
+
+
+def integer_levels(fac: Mapping[str, Any], x: pd.Series) -> bool:
+    """Whether a sampled range factor (a manifest factor record) is analysed level by level: an integer range whose
+    declared span ``high - low + 1`` is at most :data:`MAX_INTEGER_LEVELS` integers (e.g. ``[1, 4]``). The span
+    decides, not the values the sample happened to draw: a seed-like ``map_seed`` in ``[0, 9999]`` sampled 8 times
+    is continuous (a fitted curve), however few distinct values it shows.  A folder written without the declared
+    bounds falls back to the distinct values in ``x`` (the stored column)."""
+    if not fac.get("integer"):
+        return False
+    low, high = fac.get("low"), fac.get("high")
+    if isinstance(low, (int, float)) and isinstance(high, (int, float)) and math.isfinite(low) \
+            and math.isfinite(high) and high >= low:
+        return math.floor(high) - math.ceil(low) + 1 <= MAX_INTEGER_LEVELS
+    return int(pd.to_numeric(x, errors="coerce").nunique()) <= MAX_INTEGER_LEVELS
 
 
 # --- sides and factor levels of a folder -------------------------------------------------------------------------
@@ -139,8 +159,7 @@ def factor_levels(runs: pd.DataFrame, fac: Mapping[str, Any], manifest: Mapping[
     col = runs[fac["name"]] if fac["name"] in runs.columns else pd.Series([None] * len(runs), index=runs.index)
     values = list(fac.get("values") or [])
     if fac.get("is_range") and not values:  # sampled range: integers as they are if few, else no levels
-        x = col.astype("float64")
-        if fac.get("integer") and x.nunique() <= 8:
+        if integer_levels(fac, col):
             return col, sorted(col.dropna().unique())
         return col, []  # a continuous factor: fitted curves (sim.experiments.analysis.curves), never bins
     if values and (is_string_factor(manifest, fac)
@@ -250,7 +269,7 @@ def outcomes(runs: pd.DataFrame, manifest: Mapping[str, Any], side: int = 0) -> 
         column = ok[name] if name in ok.columns else pd.Series([None] * len(ok))
         if fac.get("is_range") and not fac.get("values"):  # a sampled range
             x = pd.to_numeric(column, errors="coerce")
-            if not (fac.get("integer") and x.nunique() <= MAX_INTEGER_LEVELS):
+            if not integer_levels(fac, x):
                 frame[name] = x.astype("float64").to_numpy()
                 views.append(FactorView(name, "continuous", (), _owner(fac.get("path"))))
                 continue
@@ -655,6 +674,8 @@ def interactions(b: Battles) -> pd.DataFrame:
 # --- importance ----------------------------------------------------------------------------------------------------
 
 SEED_TERM = "seed"
+#: The importance row of the variance the model explains but no single term claims (correlated terms).
+SHARED_TERM = "shared"
 
 
 @dataclass(frozen=True)
@@ -767,7 +788,8 @@ def type2_sums_of_squares(m: _Model, rows: np.ndarray | None = None) -> tuple[np
 def importance(b: Battles, resamples: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEED
                ) -> tuple[pd.DataFrame, pd.DataFrame]:
     """Share of each per-battle outcome's variance per factor, interaction and (with common random numbers) the
-    seed block, and the ``residual``; see the module docstring.  Returns ``(table, comparisons)``.
+    seed block, the ``shared`` overlap of correlated terms (only when there is one) and the ``residual``; the shares
+    of one outcome add up to 1; see the module docstring.  Returns ``(table, comparisons)``.
 
     ``table`` columns: ``outcome``, ``term``, ``df``, ``sum_sq``, ``share``, ``lo``, ``hi`` (bootstrap), ``omega_sq``,
     ``p_value``, ``method``; a Sobol' design adds ``total`` / ``total_lo`` / ``total_hi`` (ST).  ``comparisons``:
@@ -804,6 +826,11 @@ def importance(b: Battles, resamples: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEE
                          "lo": float(lo), "hi": float(hi),
                          "omega_sq": (ss[t] - dft * mse) / (total + mse) if total > 0 else math.nan,
                          "p_value": float(table.loc[label, "PR(>F)"]), "method": "OLS ANOVA type II"})
+        shared = total - resid - float(ss.sum())
+        if abs(shared) > 1e-9 * max(total, 1.0):  # a non-orthogonal design: the terms overlap
+            rows.append({"outcome": outcome, "term": SHARED_TERM, "df": math.nan, "sum_sq": shared,
+                         "share": shared / total, "lo": math.nan, "hi": math.nan, "omega_sq": math.nan,
+                         "p_value": math.nan, "method": "OLS ANOVA type II"})
         rows.append({"outcome": outcome, "term": "residual", "df": float(fit.df_resid), "sum_sq": resid,
                      "share": resid / total, "lo": math.nan, "hi": math.nan, "omega_sq": math.nan,
                      "p_value": math.nan, "method": "OLS ANOVA type II"})
@@ -942,7 +969,9 @@ def distributions(b: Battles) -> pd.DataFrame:
 def curves(b: Battles, points: int = 25) -> pd.DataFrame:
     """Fitted curves of each per-battle outcome on each continuous factor (see the module docstring): ``points``
     rows per (factor, outcome) over the factor's observed range.  Columns: ``factor``, ``outcome``, ``x``, ``fit``,
-    ``lo``, ``hi`` (95 % confidence band of the mean), ``p_value`` (against no effect), ``model``."""
+    ``lo``, ``hi`` (95 % confidence band of the mean), ``p_value`` (against no effect), ``model``.  The fit and its
+    band stay inside the outcome's possible range (:func:`outcome_bounds`: an OLS spline of survivors or turns may
+    overshoot it near the ends; the fit is then the bound, like the band)."""
     import statsmodels.api as sm
     import statsmodels.formula.api as smf
 
@@ -979,7 +1008,8 @@ def curves(b: Battles, points: int = 25) -> pd.DataFrame:
             low, high = outcome_bounds(f[ok], outcome)
             for gx, (_, pr) in zip(grid["x"], pred.iterrows()):
                 clo, chi = clip_interval(float(pr["mean_ci_lower"]), float(pr["mean_ci_upper"]), low, high)
-                rows.append({"factor": fac.name, "outcome": outcome, "x": float(gx), "fit": float(pr["mean"]),
+                fitted = min(max(float(pr["mean"]), low), high)  # an OLS spline may overshoot what is possible
+                rows.append({"factor": fac.name, "outcome": outcome, "x": float(gx), "fit": fitted,
                              "lo": clo, "hi": chi, "p_value": p, "model": model})
     return pd.DataFrame(rows, columns=["factor", "outcome", "x", "fit", "lo", "hi", "p_value", "model"])
 

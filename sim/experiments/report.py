@@ -600,13 +600,21 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
     imp = rep.importance
     ranking: list[dict[str, Any]] = []  # JSON records
     if len(imp):
-        w = imp[(imp["outcome"] == "win") & (imp["term"] != "residual")].sort_values("share", ascending=False)
+        not_terms = ["residual", analysis.SHARED_TERM]
+        w = imp[(imp["outcome"] == "win") & ~imp["term"].isin(not_terms)].sort_values("share", ascending=False)
         ranking = [{"term": r.term, "share": r.share, "lo": r.lo, "hi": r.hi,
                     "p_value": getattr(r, "p_value", math.nan)} for r in _Rows[_ImportanceRow](w)]
         resid = imp[(imp["outcome"] == "win") & (imp["term"] == "residual")]
         if ranking:
             parts = [f"{r['term']} {_share(r['share'])}% [{_share(r['lo'])}, {_share(r['hi'])}]" for r in ranking]
             tail = f"; battle-to-battle chance {_share(float(resid['share'].iloc[0]))}%" if len(resid) else ""
+            shared = imp[(imp["outcome"] == "win") & (imp["term"] == analysis.SHARED_TERM)]
+            over = float(shared["share"].iloc[0]) if len(shared) else 0.0
+            if over > SHARE_ZERO:
+                tail += f"; shared by correlated terms (no single term's) {_share(over)}%"
+            elif over < -SHARE_ZERO:
+                tail += (f"; the terms' shares overlap by {_share(-over)}% (correlated terms: the design cannot "
+                         "fully tell them apart)")
             text.append(f"what matters for {_poss(focus)} wins (share of the variance, 95% bootstrap interval): "
                         + ", ".join(parts) + tail)
     comps = []
@@ -693,10 +701,13 @@ SHARE_ZERO = 1e-9
 
 
 def _share(x: float) -> str:
-    """A variance share (0..1) in percent, precise enough that a nonzero share never reads as 0: one decimal, or
-    two significant digits below 0.05 % (``0.016``); ``0.0`` only at or below :data:`SHARE_ZERO`; ``-`` for nan."""
+    """A variance share (0..1; the ``shared`` row may be negative) in percent, precise enough that a nonzero share
+    never reads as 0: one decimal, or two significant digits below 0.05 % (``0.016``); ``0.0`` only within
+    :data:`SHARE_ZERO` of 0; ``-`` for nan."""
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
+    if x < -SHARE_ZERO:  # only the shared row of correlated terms can be negative
+        return f"{100 * x:.1f}" if 100 * x <= -0.05 else f"{100 * x:.2g}"
     if x <= SHARE_ZERO:
         return "0.0"
     return f"{100 * x:.1f}" if 100 * x >= 0.05 else f"{100 * x:.2g}"
@@ -784,7 +795,8 @@ def print_sections(rep: Report) -> None:
                                                    for r in _Rows[_InteractionRow](i)]})
         print(t.to_string(index=False))
     if len(rep.importance):
-        print("\nimportance (share of each outcome's variance per term [95% bootstrap CI]; residual = chance):")
+        print("\nimportance (share of each outcome's variance per term [95% bootstrap CI]; shared = overlap of "
+              "correlated terms; residual = chance; each outcome adds up to 100%):")
         imp = rep.importance
         t = pd.DataFrame({"outcome": [_OUTCOME_TEXT.get(o, o) for o in imp["outcome"]], "term": imp["term"],
                           "share % [95% CI]": [_share_ci(r.share, r.lo, r.hi) for r in _Rows[_ImportanceRow](imp)],
