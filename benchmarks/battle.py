@@ -6,7 +6,10 @@ apart and close), and the bundled ``default`` scenario.  Then two growth tables:
 25 x 25, 10 turns) and map sizes 10/25/50/100 (PS, 10 tanks a side, 10 turns).
 
 Figures are CPU seconds of this process (``time.process_time()``: the machine is shared, wall time is not a
-measure), after imports, the median of ``--reps`` battles at seeds 1..reps.
+measure), after imports, the median of ``--reps`` battles at seeds 1..reps, each after a full garbage collection
+(outside the timing: a full pass over the earlier battles' objects costs as much as a whole battle and would land on
+a random one).  The battles of one case share the scenario's board as a batch's do (``Scenario.battle_board``: built
+by the first, copied for the others).
 
 The floor ("what the battle cannot do without"), measured in the same run: one more battle at seed 1 records every
 *distinct* call of the rule set's three queries -- the pair sight test, the movement search ``reachable`` and the
@@ -32,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import gc
 import importlib
 import json
 import resource
@@ -108,6 +112,7 @@ def timed(spec: Scenario, seeds: list[int]) -> dict[str, Any]:
     """CPU s per battle, decisions and turns: the medians over the battles at ``seeds``."""
     cpu, dec, turns = [], [], []
     for s in seeds:
+        gc.collect()  # the last battle's garbage is collected outside the timing, not in a random later battle
         t0 = time.process_time()
         r = run_battle(spec, s, record_events=False, decision_timeout_s=0)
         cpu.append(time.process_time() - t0)
