@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, cast
@@ -126,7 +126,7 @@ from sim.rules.hummel_quest.odds import (
 )
 from sim.rules.hummel_quest.panic import FleePlan, flee_plan
 from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
-from sim.rules.hummel_quest.sight import Crossed, Sight, crossed, sight
+from sim.rules.hummel_quest.sight import Crossed, Sight, crossed, direct_shot, sight
 from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, Weapon, catalog
 from sim.victory import has_points_victory, victory_points
 
@@ -138,6 +138,17 @@ Options = HQOptions
 # --- the rule set ---------------------------------------------------------------------------------------------------
 
 _OUT = (Status.INCAPACITATED, Status.DESTROYED)
+
+#: The illegal answers of :meth:`HummelQuest.shot` that the batched queries give without building a shot (one
+#: object each: ``Illegal`` is a string, equal by value).
+_NO_SHOOTER = Illegal("shooter cannot attack (out or panicked)")
+_FRIENDLY = Illegal("target is a friendly tank")
+_GONE = Illegal("target has left the battle")
+_SAME_HEX = Illegal("same hex")
+_NO_WEAPON = Illegal("no ready weapon")
+_HIDDEN = Illegal("hidden")
+_BEYOND = Illegal("beyond_sight")
+_FP_LOW = Illegal("firepower_below_band")
 
 #: A queued §10 event: kind (``incapacitated`` / ``panicked``), the tank's id and its hex when it happened.
 _QueuedEvent = tuple[str, int, Hex]
@@ -549,6 +560,123 @@ class HummelQuest(Ruleset):
                     "aspect": None if indirect else face}
             return Shot(shooter, target, key, None if indirect else face, info)
         return Illegal(reason)
+
+    # --- batched shots (:meth:`sim.rules.base.Ruleset.shots` / ``shots_at``) -------------------------------------
+    def _firer_part(self, battle: BoardView, s: TankState, turn: int) -> Illegal | tuple[Weapon, ...] | None:
+        """The firer's part of :meth:`shot` with ``fire=None``: ``Illegal`` when it cannot attack (out or
+        panicked), ``None`` when it has an indirect weapon ready (then every pair takes :meth:`shot`, which tries
+        the indirect attack and location, §13), else its ready weapons (``()``: none ready, §7.4) -- the same
+        tests as :meth:`can_act` and :meth:`_weapon_pool`, read off the firer's state now."""
+        if not self.can_act(s):
+            return _NO_SHOOTER
+        rs = s.rules_state
+        pool = tuple(w for w in s.vehicle.weapons if int(rs.get(_ready_key(w.id), 1)) <= turn)
+        if any(w.indirect for w in pool):
+            return None
+        return pool
+
+    def _pair_filter(self, battle: BoardView) -> Callable[[TankState, Hex, tuple[Weapon, ...], TankState],
+                                                          Illegal | None]:
+        """For one batch on ``battle``: ``check(s, hx, pool, t)``, the answer of :meth:`shot` for firer ``s``
+        standing on ``hx`` (its hex, or the what-if one) with the direct-fire pool ``pool``
+        (:meth:`_firer_part`, not ``Illegal`` nor ``None``) at enemy-or-friend tank ``t`` when it is illegal for
+        a reason that needs no sight detail, else ``None`` (the shot may be legal: ask :meth:`shot`).
+
+        The tests are :meth:`shot`'s, in its order, for a firer without an indirect weapon ready: friendly
+        target, target gone, same hex, no ready weapon, then sight (only whether the shot is direct,
+        :func:`~sim.rules.hummel_quest.sight.direct_shot`: the terrain's lines, §7.5) and ``max_sight_m``
+        (``hidden`` / ``beyond_sight``), then the band's Firepower needed (§7.1; ``firepower_below_band``).  The
+        options, the scale and the sight grid (kept until the terrain changes) are read once per batch."""
+        o = self._opts(battle)
+        hs = self.hex_size(battle)
+        rule, max_m, edges = o.los_rule, o.max_sight_m, o.band_edges
+        no_damage = o.fp_requirement_mode == "no_damage"
+        grid = self.board(battle).sight_grid()
+        off_board = Status.OFF_BOARD
+
+        def check(s: TankState, hx: Hex, pool: tuple[Weapon, ...], t: TankState) -> Illegal | None:
+            if t.side == s.side:
+                return _FRIENDLY
+            th = t.hex
+            if th is None or t.status in off_board:
+                return _GONE
+            if hx == th:
+                return _SAME_HEX
+            if not pool:
+                return _NO_WEAPON
+            seen = direct_shot(grid, hx, th, rule)
+            if seen is None:
+                return None
+            rng_m = distance(hx, th) * hs
+            if not seen:
+                return _HIDDEN
+            if rng_m > max_m:
+                return _BEYOND
+            if no_damage:
+                return None
+            need = band_of(rng_m, edges).fp_needed
+            for w in pool:
+                if w.firepower >= need:
+                    return None
+            return _FP_LOW
+
+        return check
+
+    def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
+              ) -> list[Shot | Illegal]:
+        """``[shot(battle, shooter, t, None, as_if) for t in targets]``, the same answers in that order: the
+        firer's part (:meth:`_firer_part`) and the batch's options once, each tank target first through
+        :meth:`_pair_filter` (the common illegal answers without building a shot), the rest by :meth:`shot`."""
+        ts = list(targets)
+        tanks = battle.tanks
+        n = len(tanks)
+        if not isinstance(shooter, int) or not 0 <= shooter < n:
+            return [self.shot(battle, shooter, t, None, as_if) for t in ts]
+        s = tanks[shooter]
+        part = self._firer_part(battle, s, max(1, int(getattr(battle, "turn", 1) or 1)))
+        if isinstance(part, Illegal):
+            return [part] * len(ts)
+        if part is None:
+            return [self.shot(battle, shooter, t, None, as_if) for t in ts]
+        try:
+            hx = as_hex(as_if.hex) if as_if is not None else _hex(s)
+        except (TypeError, ValueError):   # a malformed what-if hex: :meth:`shot` says so where it reads it
+            return [self.shot(battle, shooter, t, None, as_if) for t in ts]
+        check = self._pair_filter(battle)
+        out: list[Shot | Illegal] = []
+        for t in ts:
+            if isinstance(t, int) and not isinstance(t, bool) and 0 <= t < n:
+                got = check(s, hx, part, tanks[t])
+                out.append(got if got is not None else self.shot(battle, shooter, t, None, as_if))
+            else:
+                out.append(self.shot(battle, shooter, t, None, as_if))
+        return out
+
+    def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
+        """``[shot(battle, s, target) for s in shooters]``, the same answers in that order: the batch's options
+        and the target once, each firer's part (:meth:`_firer_part`) and pair (:meth:`_pair_filter`) without
+        building a shot when the answer is one of the common illegal ones, the rest by :meth:`shot`."""
+        ss = list(shooters)
+        tanks = battle.tanks
+        n = len(tanks)
+        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < n:
+            return [self.shot(battle, x, target) for x in ss]
+        t = tanks[target]
+        turn = max(1, int(getattr(battle, "turn", 1) or 1))
+        check = self._pair_filter(battle)
+        out: list[Shot | Illegal] = []
+        for x in ss:
+            if not isinstance(x, int) or not 0 <= x < n:
+                out.append(self.shot(battle, x, target))
+                continue
+            s = tanks[x]
+            part = self._firer_part(battle, s, turn)
+            if isinstance(part, Illegal):
+                out.append(part)
+                continue
+            got = None if part is None else check(s, _hex(s), part, t)
+            out.append(got if got is not None else self.shot(battle, x, target))
+        return out
 
     def _weapon_pool(self, battle: BoardView, s: TankState, fire: Action | None) -> list[Weapon] | Illegal:
         ws = list(s.vehicle.weapons)
