@@ -1,7 +1,8 @@
 """Hummel Quest batched shots (issue 14): ``shots`` / ``shots_at`` give exactly the answers of ``shot`` one pair at a
-time (the same shots, the same illegal reasons), on a real battle played forward (tanks move, lose DT and OST,
-panic, flee and are knocked out), for real and what-if positions, bad ids and structure hexes; and the
-direct-shot bit the batch reads (``sight.direct_shot``) equals the full sight entry on random boards."""
+time (the same shots, the same illegal reasons), and ``visible`` equals ``los`` pair by pair, on a real battle
+played forward (tanks move, lose DT and OST, panic, flee and are knocked out), for real and what-if positions, bad
+ids and structure hexes; and the direct-shot bit the batch reads (``sight.direct_shot``) equals the full sight
+entry on random boards."""
 from __future__ import annotations
 
 import random
@@ -55,6 +56,7 @@ def test_batched_shots_equal_shot_one_pair_at_a_time_through_a_battle():
     reasons: set[str] = set()
     states: set[str] = set()
     checked = legal = hypo = 0
+    seen_any = False   # some enemy seen, some not
     for _step in range(80):
         if b.ended:
             break
@@ -77,6 +79,12 @@ def test_batched_shots_equal_shot_one_pair_at_a_time_through_a_battle():
                     legal += not isinstance(w, Illegal)
                     reasons |= {str(w)} if isinstance(w, Illegal) else set()
                 checked += len(ids)
+        for side in (0, 1):   # ``visible``: ``los`` of every pair of tanks not out, directly
+            own = [t.hex for t in b.tanks if t.side == side and not rs.is_out(t)]
+            want_v = tuple(e.tank_id for e in b.tanks if e.side != side and not rs.is_out(e)
+                           and any(rs.los(b, h, e.hex) for h in own))
+            assert rs.visible(b, side) == want_v
+            seen_any |= bool(want_v) and len(want_v) < sum(1 for e in b.tanks if e.side != side and not rs.is_out(e))
         shooters: list[Any] = [*range(n), -1, n]
         for t in [*range(n), -1, n, (6, 5)]:
             views: list[Any] = [b]
@@ -98,6 +106,7 @@ def test_batched_shots_equal_shot_one_pair_at_a_time_through_a_battle():
             "shooter cannot attack (out or panicked)", "no such shooter", "target is not a tank"} <= reasons, reasons
     assert checked > 20_000 and legal > 200 and hypo > 300, (checked, legal, hypo)
     assert {"fled", "incapacitated", "panicked"} <= states, states
+    assert seen_any
 
 
 def test_direct_shot_equals_the_sight_entry_on_random_boards():

@@ -149,6 +149,8 @@ _NO_WEAPON = Illegal("no ready weapon")
 _HIDDEN = Illegal("hidden")
 _BEYOND = Illegal("beyond_sight")
 _FP_LOW = Illegal("firepower_below_band")
+#: At most this many pairs in a battle's direct-shot memo (:meth:`HummelQuest._seen`) before it starts afresh.
+_SEEN_MAX = 1 << 20
 
 #: A queued §10 event: kind (``incapacitated`` / ``panicked``), the tank's id and its hex when it happened.
 _QueuedEvent = tuple[str, int, Hex]
@@ -379,32 +381,41 @@ class HummelQuest(Ruleset):
 
     def visible(self, battle: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order: :meth:`los` of
-        every own x enemy pair until one sees, with the range test and the terrain's answer inlined."""
-        own = [h for t in battle.tanks if t.side == side and (h := self.hex_in_play(t)) is not None]
-        board = self.board(battle)
+        every own x enemy pair until one sees, with the range test (``max_sight_m`` as whole hexes) and the
+        terrain's answer (:meth:`_seen`, else :func:`crossed` for an end off the sight grid) inlined."""
+        own = []
+        foes = []
+        off_board = Status.OFF_BOARD
+        for t in battle.tanks:
+            h = t.hex
+            st = t.status
+            if h is None or st in off_board or st in _OUT or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0:
+                continue   # not :meth:`hex_in_play`
+            if t.side == side:
+                own.append(h)
+            else:
+                foes.append((t.tank_id, h))
+        if not own or not foes:
+            return ()
         o = self._opts(battle)
-        hs = self.hex_size(battle)
+        max_h = o.max_sight_m // self.hex_size(battle)   # d * hs > max_m  <=>  d > max_m // hs (whole hexes)
         rule = o.los_rule
-        max_m = o.max_sight_m
-        memo = board.sight_memo
+        seen_of = self._seen(battle)
+        board: HQBoard | None = None
         out = []
-        for e in battle.tanks:
-            if e.side == side:
-                continue
-            eh = self.hex_in_play(e)
-            if eh is None:
-                continue
+        for tid, eh in foes:
             eq, er = eh
             for sh in own:
                 dq = sh[0] - eq
                 dr = sh[1] - er
-                if max(abs(dq), abs(dr), abs(dq + dr)) * hs > max_m:
+                if max(abs(dq), abs(dr), abs(dq + dr)) > max_h:
                     continue
-                ent = memo.get((sh, eh, rule)) if memo is not None else None
-                if ent is None:
-                    ent = crossed(board, sh, eh, rule)
-                if ent[2].direct_shot:
-                    out.append(e.tank_id)
+                seen = seen_of(sh, eh)
+                if seen is None:
+                    board = board or self.board(battle)
+                    seen = crossed(board, sh, eh, rule)[2].direct_shot
+                if seen:
+                    out.append(tid)
                     break
         return tuple(out)
 
@@ -566,14 +577,21 @@ class HummelQuest(Ruleset):
         """The firer's part of :meth:`shot` with ``fire=None``: ``Illegal`` when it cannot attack (out or
         panicked), ``None`` when it has an indirect weapon ready (then every pair takes :meth:`shot`, which tries
         the indirect attack and location, §13), else its ready weapons (``()``: none ready, §7.4) -- the same
-        tests as :meth:`can_act` and :meth:`_weapon_pool`, read off the firer's state now."""
-        if not self.can_act(s):
+        tests as :meth:`can_act` and :meth:`_weapon_pool` (inlined), read off the firer's state now."""
+        st = s.status
+        if s.hex is None or st in Status.OFF_BOARD or st in _OUT:
             return _NO_SHOOTER
         rs = s.rules_state
-        pool = tuple(w for w in s.vehicle.weapons if int(rs.get(_ready_key(w.id), 1)) <= turn)
-        if any(w.indirect for w in pool):
-            return None
-        return pool
+        v = s.vehicle
+        if int(rs.get("dt", v.dt)) <= 0 or int(rs.get("ost", v.ost)) <= 0:
+            return _NO_SHOOTER
+        pool = []
+        for w in v.weapons:
+            if int(rs.get(_ready_key(w.id), 1)) <= turn:
+                if w.indirect:
+                    return None
+                pool.append(w)
+        return tuple(pool)
 
     def _pair_filter(self, battle: BoardView) -> Callable[[TankState, Hex, tuple[Weapon, ...], TankState],
                                                           Illegal | None]:
@@ -589,9 +607,9 @@ class HummelQuest(Ruleset):
         options, the scale and the sight grid (kept until the terrain changes) are read once per batch."""
         o = self._opts(battle)
         hs = self.hex_size(battle)
-        rule, max_m, edges = o.los_rule, o.max_sight_m, o.band_edges
+        max_m, edges = o.max_sight_m, o.band_edges
         no_damage = o.fp_requirement_mode == "no_damage"
-        grid = self.board(battle).sight_grid()
+        seen_of = self._seen(battle)
         off_board = Status.OFF_BOARD
 
         def check(s: TankState, hx: Hex, pool: tuple[Weapon, ...], t: TankState) -> Illegal | None:
@@ -604,12 +622,12 @@ class HummelQuest(Ruleset):
                 return _SAME_HEX
             if not pool:
                 return _NO_WEAPON
-            seen = direct_shot(grid, hx, th, rule)
+            seen = seen_of(hx, th)
             if seen is None:
                 return None
-            rng_m = distance(hx, th) * hs
             if not seen:
                 return _HIDDEN
+            rng_m = distance(hx, th) * hs
             if rng_m > max_m:
                 return _BEYOND
             if no_damage:
@@ -621,6 +639,40 @@ class HummelQuest(Ruleset):
             return _FP_LOW
 
         return check
+
+    def _seen(self, battle: BoardView) -> Callable[[tuple[int, int], tuple[int, int]], bool | None]:
+        """``seen(frm, to)``: whether a direct shot ``frm`` -> ``to`` is possible by the terrain's lines (§7.5,
+        :func:`~sim.rules.hummel_quest.sight.direct_shot` on the battle's sight grid, ``los_rule`` of the
+        options), ``None`` for an end off the grid's box (ask :func:`crossed`).
+
+        Kept in a memo beside the sight grid, under the two hexes' grid indices: the answer reads only the
+        grid's blocking bits and the rule, and both memo and grid are the map's :meth:`~sim.hexgrid.HexMap.
+        local_cached` entries, renewed together when the terrain changes (a structure collapsing included, which
+        logs a terrain change).  Bounded: cleared past :data:`_SEEN_MAX` pairs."""
+        rule = self._opts(battle).los_rule
+        grid = self.board(battle).sight_grid()
+        memo: dict[int, bool] = battle.map.local_cached(("hq_seen", rule), dict)
+        p = SightGrid.PAD
+        q0, r0, span, q1, r1 = grid.q0, grid.r0, grid.span, grid.q1, grid.r1
+        qlo, rlo = q0 + p, r0 + p
+        size = len(grid.bits) + 1
+
+        def seen(frm: tuple[int, int], to: tuple[int, int]) -> bool | None:
+            aq, ar = frm[0], frm[1]
+            bq, br = to[0], to[1]
+            if not (qlo <= aq <= q1 and rlo <= ar <= r1 and qlo <= bq <= q1 and rlo <= br <= r1):
+                return None
+            i = (aq - q0) * span + ar - r0
+            key = i * size + (bq - q0) * span + br - r0
+            got = memo.get(key)
+            if got is None:
+                got = bool(direct_shot(grid, frm, to, rule))   # both ends in the box: never None
+                if len(memo) >= _SEEN_MAX:
+                    memo.clear()
+                memo[key] = got
+            return got
+
+        return seen
 
     def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
               ) -> list[Shot | Illegal]:
