@@ -151,6 +151,8 @@ _BEYOND = Illegal("beyond_sight")
 _FP_LOW = Illegal("firepower_below_band")
 #: At most this many pairs in a battle's direct-shot memo (:meth:`HummelQuest._seen`) before it starts afresh.
 _SEEN_MAX = 1 << 20
+#: At most this many enemy hexes (and known-unseeing hexes per enemy hex) in :meth:`HummelQuest.visible`'s facts.
+_SEEN_BY_MAX = 4096
 
 #: A queued §10 event: kind (``incapacitated`` / ``panicked``), the tank's id and its hex when it happened.
 _QueuedEvent = tuple[str, int, Hex]
@@ -382,7 +384,14 @@ class HummelQuest(Ruleset):
     def visible(self, battle: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order: :meth:`los` of
         every own x enemy pair until one sees, with the range test (``max_sight_m`` as whole hexes) and the
-        terrain's answer (:meth:`_seen`, else :func:`crossed` for an end off the sight grid) inlined."""
+        terrain's answer (:meth:`_seen`, else :func:`crossed` for an end off the sight grid) inlined.
+
+        Pair facts are kept per enemy hex: a hex seen to see it (a witness), or the hexes found not to.  A pair's
+        answer reads only the two hexes, the terrain's sight flags, ``los_rule`` and the range in whole hexes
+        (tanks never block sight, §7.5), so the facts live in a :meth:`~sim.hexgrid.HexMap.local_cached` dict
+        keyed by the rule and the range (renewed when the terrain changes); an enemy whose witness holds an own
+        tank not out is seen with no pair asked, and only own hexes not yet known to miss are asked.  Bounded:
+        cleared past :data:`_SEEN_BY_MAX` enemy hexes, a hex's misses past as many hexes."""
         own = []
         foes = []
         off_board = Status.OFF_BOARD
@@ -401,22 +410,41 @@ class HummelQuest(Ruleset):
         max_h = o.max_sight_m // self.hex_size(battle)   # d * hs > max_m  <=>  d > max_m // hs (whole hexes)
         rule = o.los_rule
         seen_of = self._seen(battle)
+        # per enemy hex: a hex that sees it, or the hexes known not to (pair facts of this terrain, rule, range)
+        facts: dict[Hex, Hex | set[Hex]] = battle.map.local_cached(("hq_seen_by", rule, max_h), dict)
+        if len(facts) > _SEEN_BY_MAX:
+            facts.clear()
         board: HQBoard | None = None
+        own_set = set(own)
         out = []
         for tid, eh in foes:
+            got = facts.get(eh)
+            if type(got) is Hex and got in own_set:   # noqa: E721  (a witness, not a set of misses)
+                out.append(tid)
+                continue
+            misses = got if isinstance(got, set) else set()
             eq, er = eh
             for sh in own:
+                if sh in misses:
+                    continue
                 dq = sh[0] - eq
                 dr = sh[1] - er
                 if max(abs(dq), abs(dr), abs(dq + dr)) > max_h:
-                    continue
-                seen = seen_of(sh, eh)
-                if seen is None:
-                    board = board or self.board(battle)
-                    seen = crossed(board, sh, eh, rule)[2].direct_shot
+                    seen: bool | None = False
+                else:
+                    seen = seen_of(sh, eh)
+                    if seen is None:
+                        board = board or self.board(battle)
+                        seen = crossed(board, sh, eh, rule)[2].direct_shot
                 if seen:
+                    facts[eh] = sh
                     out.append(tid)
                     break
+                misses.add(sh)
+            else:
+                if len(misses) > _SEEN_BY_MAX:
+                    misses = set()
+                facts[eh] = misses
         return tuple(out)
 
     # --- set-up -----------------------------------------------------------------------------------------------
