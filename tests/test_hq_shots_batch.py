@@ -1,8 +1,8 @@
 """Hummel Quest batched shots (issue 14): ``shots`` / ``shots_at`` give exactly the answers of ``shot`` one pair at a
 time (the same shots, the same illegal reasons), and ``visible`` equals ``los`` pair by pair, on a real battle
 played forward (tanks move, lose DT and OST, panic, flee and are knocked out), for real and what-if positions, bad
-ids and structure hexes; and the direct-shot bit the batch reads (``sight.direct_shot``) equals the full sight
-entry on random boards."""
+ids and structure hexes; the direct-shot bit the batch reads (``sight.direct_shot``) equals the full sight entry
+on random boards; and the flee search stopped once its goal is known gives the full search's path."""
 from __future__ import annotations
 
 import random
@@ -132,3 +132,67 @@ def test_direct_shot_equals_the_sight_entry_on_random_boards():
     # an end off the grid's box: no answer (the caller asks ``crossed``)
     assert direct_shot(grid, Hex(40, 40), Hex(0, 0), "two_lines") is None
     assert tried == 4800 and 200 < hidden < 4600, (tried, hidden)
+
+
+def _flee_full_search(board: Any, c: Hex, s: int, es: list[Hex]) -> tuple[Hex, ...] | None:
+    """The flee path of ``flee_plan`` with the breadth-first search run over every reachable hex (no early stop),
+    or ``None`` when the straight path is taken (no search)."""
+    from collections import deque
+
+    from sim.hexgrid import DIRECTIONS, distance
+    from sim.rules.hummel_quest.panic import sectors_of
+
+    counts = [0] * 6
+    for e in es:
+        for k in sectors_of((e.q - c.q, e.r - c.r)):
+            counts[k] += 1
+
+    def aim(k: int) -> Hex:
+        return Hex(c.q + s * DIRECTIONS[k].q, c.r + s * DIRECTIONS[k].r)
+
+    k = min((k for k in range(6) if counts[k] == min(counts)),
+            key=lambda k: (-min(distance(aim(k), e) for e in es), -sum(distance(aim(k), e) for e in es), k))
+    a = aim(k)
+    if all(board.enterable(Hex(c.q + i * DIRECTIONS[k].q, c.r + i * DIRECTIONS[k].r)) for i in range(1, s + 1)):
+        return None
+    pred, steps, queue = {c: c}, {c: 0}, deque([c])
+    while queue:
+        u = queue.popleft()
+        for n in u.neighbours():
+            if n not in pred and board.enterable(n):
+                pred[n], steps[n] = u, steps[u] + 1
+                queue.append(n)
+    goal = a if a in pred else min(pred, key=lambda h: (distance(h, a), steps[h], h.q, h.r))
+    rev = []
+    while goal != c:
+        rev.append(goal)
+        goal = pred[goal]
+    return tuple(reversed(rev))[:s]
+
+
+def test_flee_search_stopped_early_equals_the_full_search():
+    from sim.rules.hummel_quest.panic import flee_plan
+
+    rnd = random.Random(5)
+    searched = aim_blocked = 0
+    for _ in range(2000):
+        cells = {Hex(q, r) for q in range(-4, 5) for r in range(-4, 5)}
+        walls = set(rnd.sample(sorted(cells), rnd.randint(0, 30)))
+        tanks = set(rnd.sample(sorted(cells - walls), rnd.randint(1, 12)))
+        c = rnd.choice(sorted(tanks))
+        es = rnd.sample(sorted(tanks - {c}), min(len(tanks) - 1, rnd.randint(1, 4))) if len(tanks) > 1 else []
+        if not es:
+            continue
+
+        def flags_of(h: Hex, walls: set[Hex] = walls) -> Any:
+            return flags(passable=h not in walls)
+
+        board = HQBoard(cells, flags_of, lambda h, tanks=tanks: 0 if h in tanks else None)
+        s = rnd.randint(1, 5)
+        want = _flee_full_search(board, c, s, es)
+        plan = flee_plan(board, c, s, es)
+        if want is not None:
+            assert plan.path == want, (c, s, es, sorted(walls), sorted(tanks))
+            searched += 1
+            aim_blocked += plan.aim_hex is not None and not board.enterable(plan.aim_hex)
+    assert searched > 100 and aim_blocked > 50, (searched, aim_blocked)

@@ -269,16 +269,19 @@ class HummelQuest(Ruleset):
         return t.hex if t.status not in Status.OFF_BOARD else None
 
     def incapacitated(self, t: TankState) -> bool:
-        return t.status in _OUT or self.dt(t) <= 0
+        return t.status in _OUT or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0   # :meth:`dt`
 
     def is_out(self, t: TankState) -> bool:
-        """Out of the battle (§15): incapacitated (core destroyed included) or gone from the board."""
-        return not self.on_board(t) or self.incapacitated(t)
+        """Out of the battle (§15): incapacitated (core destroyed included) or gone from the board
+        (:meth:`on_board` and :meth:`incapacitated`, inlined)."""
+        st = t.status
+        return t.hex is None or st in Status.OFF_BOARD or st in _OUT or \
+            int(t.rules_state.get("dt", t.vehicle.dt)) <= 0
 
     def hex_in_play(self, t: TankState) -> Hex | None:
         """The hex of ``t`` while it is not out (§15), else ``None``: ``not is_out(t)`` with the hex."""
         h = t.hex
-        if h is None or t.status in Status.OFF_BOARD or self.incapacitated(t):
+        if h is None or self.is_out(t):
             return None
         return h
 
@@ -286,7 +289,13 @@ class HummelQuest(Ruleset):
         return not self.is_out(t) and self.ost(t) <= 0
 
     def can_act(self, t: TankState) -> bool:
-        return not self.is_out(t) and self.ost(t) > 0
+        """Not out and OST above 0 (:meth:`is_out`, :meth:`ost`, inlined)."""
+        st = t.status
+        if t.hex is None or st in Status.OFF_BOARD or st in _OUT:
+            return False
+        rs = t.rules_state
+        v = t.vehicle
+        return int(rs.get("dt", v.dt)) > 0 and int(rs.get("ost", v.ost)) > 0
 
     # --- board ------------------------------------------------------------------------------------------------
     def hex_flags(self, battle: BoardView, h: Hex) -> HexFlags:
