@@ -57,6 +57,7 @@ def test_batched_shots_equal_shot_one_pair_at_a_time_through_a_battle():
     states: set[str] = set()
     checked = legal = hypo = 0
     seen_any = False   # some enemy seen, some not
+    rams = 0
     for _step in range(80):
         if b.ended:
             break
@@ -85,6 +86,14 @@ def test_batched_shots_equal_shot_one_pair_at_a_time_through_a_battle():
                            and any(rs.los(b, h, e.hex) for h in own))
             assert rs.visible(b, side) == want_v
             seen_any |= bool(want_v) and len(want_v) < sum(1 for e in b.tanks if e.side != side and not rs.is_out(e))
+        for a in range(n):   # the ram targets listed: exactly those ``ram_shot`` allows, also next to an enemy
+            near = [HypoView(b, a, h, 0) for e in b.tanks[(a + 1) % n:][:3] if e.hex is not None
+                    for h in e.hex.neighbours()[:2] if h in b.map and not b.occupants(h)]
+            for v in (b, *near):
+                want_r = tuple(e.tank_id for e in v.tanks if e.side != v.tanks[a].side
+                               and not isinstance(rs.ram_shot(v, a, e.tank_id), Illegal))
+                assert rs._ram_targets(v, a) == want_r, a
+                rams += len(want_r)
         shooters: list[Any] = [*range(n), -1, n]
         for t in [*range(n), -1, n, (6, 5)]:
             views: list[Any] = [b]
@@ -106,7 +115,7 @@ def test_batched_shots_equal_shot_one_pair_at_a_time_through_a_battle():
             "shooter cannot attack (out or panicked)", "no such shooter", "target is not a tank"} <= reasons, reasons
     assert checked > 20_000 and legal > 200 and hypo > 300, (checked, legal, hypo)
     assert {"fled", "incapacitated", "panicked"} <= states, states
-    assert seen_any
+    assert seen_any and rams > 20, rams
 
 
 def test_direct_shot_equals_the_sight_entry_on_random_boards():

@@ -683,12 +683,17 @@ class HummelQuest(Ruleset):
         options), ``None`` for an end off the grid's box (ask :func:`crossed`).
 
         Kept in a memo beside the sight grid, under the two hexes' grid indices: the answer reads only the
-        grid's blocking bits and the rule, and both memo and grid are the map's :meth:`~sim.hexgrid.HexMap.
-        local_cached` entries, renewed together when the terrain changes (a structure collapsing included, which
-        logs a terrain change).  Bounded: cleared past :data:`_SEEN_MAX` pairs."""
+        grid's blocking bits and the rule.  The function (its memo and grid with it) is the map's
+        :meth:`~sim.hexgrid.HexMap.local_cached` entry under the rule, like the grid itself: renewed when the
+        terrain changes (a structure collapsing included, which logs a terrain change).  Bounded: the memo is
+        cleared past :data:`_SEEN_MAX` pairs."""
         rule = self._opts(battle).los_rule
+        return battle.map.local_cached(("hq_seen", rule), lambda: self._make_seen(battle, rule))
+
+    def _make_seen(self, battle: BoardView, rule: str) -> Callable[[tuple[int, int], tuple[int, int]], bool | None]:
+        """The function :meth:`_seen` keeps: over the battle's sight grid now, with an empty memo."""
         grid = self.board(battle).sight_grid()
-        memo: dict[int, bool] = battle.map.local_cached(("hq_seen", rule), dict)
+        memo: dict[int, bool] = {}
         p = SightGrid.PAD
         q0, r0, span, q1, r1 = grid.q0, grid.r0, grid.span, grid.q1, grid.r1
         qlo, rlo = q0 + p, r0 + p
@@ -699,8 +704,7 @@ class HummelQuest(Ruleset):
             bq, br = to[0], to[1]
             if not (qlo <= aq <= q1 and rlo <= ar <= r1 and qlo <= bq <= q1 and rlo <= br <= r1):
                 return None
-            i = (aq - q0) * span + ar - r0
-            key = i * size + (bq - q0) * span + br - r0
+            key = ((aq - q0) * span + ar - r0) * size + (bq - q0) * span + br - r0
             got = memo.get(key)
             if got is None:
                 got = bool(direct_shot(grid, frm, to, rule))   # both ends in the box: never None
@@ -1271,8 +1275,26 @@ class HummelQuest(Ruleset):
             battle.emit(TankStateSet(tid, "sights_focus", None))
 
     def _ram_targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
-        return tuple(e.tank_id for e in battle.tanks if e.side != battle.tanks[tid].side
-                     and not isinstance(self.ram_shot(battle, tid, e.tank_id), Illegal))
+        """The enemies ``tid`` may ram now: those for which :meth:`ram_shot` is legal, in id order.  The
+        attacker's tests (can act, has not moved, its Speed) are made once; an enemy off the board or outside the
+        half-Speed-to-Speed distance is passed over without asking :meth:`ram_shot` (it would be illegal)."""
+        a = battle.tanks[tid]
+        if not self.can_act(a) or int(a.rules_state.get("moved_hexes", 0)) > 0:
+            return ()
+        s = self.speed_hexes(battle, tid)
+        if s < 1:
+            return ()
+        lo = half_speed(s)
+        ah = _hex(a)
+        off_board = Status.OFF_BOARD
+        out = []
+        for e in battle.tanks:
+            th = e.hex
+            if e.side == a.side or th is None or e.status in off_board or not lo <= distance(ah, th) <= s:
+                continue
+            if not isinstance(self.ram_shot(battle, tid, e.tank_id), Illegal):
+                out.append(e.tank_id)
+        return tuple(out)
 
     def _targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
         """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed).
