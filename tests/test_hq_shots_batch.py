@@ -86,6 +86,10 @@ def test_batched_shots_equal_shot_one_pair_at_a_time_through_a_battle():
                            and any(rs.los(b, h, e.hex) for h in own))
             assert rs.visible(b, side) == want_v
             seen_any |= bool(want_v) and len(want_v) < sum(1 for e in b.tanks if e.side != side and not rs.is_out(e))
+        for a in range(n):   # the legal targets listed: the enemies not out with a legal shot
+            want_t = tuple(e.tank_id for e in b.tanks if e.side != b.tanks[a].side and not rs.is_out(e)
+                           and not isinstance(rs.shot(b, a, e.tank_id), Illegal)) if rs.can_act(b.tanks[a]) else ()
+            assert rs._targets(b, a) == want_t, a
         for a in range(n):   # the ram targets listed: exactly those ``ram_shot`` allows, also next to an enemy
             near = [HypoView(b, a, h, 0) for e in b.tanks[(a + 1) % n:][:3] if e.hex is not None
                     for h in e.hex.neighbours()[:2] if h in b.map and not b.occupants(h)]

@@ -1299,9 +1299,9 @@ class HummelQuest(Ruleset):
     def _targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
         """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed).
 
-        Exactly the enemies for which :meth:`shot` is legal; an enemy whose band needs more Firepower than any
-        ready weapon has (``fp_requirement_mode = cannot_fire``, §7.1) is passed over without asking it, since
-        every attack's weapons are a subset of the ready ones."""
+        Exactly the enemies for which :meth:`shot` is legal (asked in one :meth:`shots`); an enemy whose band
+        needs more Firepower than any ready weapon has (``fp_requirement_mode = cannot_fire``, §7.1) is passed
+        over without asking it, since every attack's weapons are a subset of the ready ones."""
         s = battle.tanks[tid]
         if not self.can_act(s):
             return ()
@@ -1312,15 +1312,15 @@ class HummelQuest(Ruleset):
         max_fp = max(w.firepower for w in pool) if o.fp_requirement_mode == "cannot_fire" else None
         sh = _hex(s)
         hs = self.hex_size(battle)
-        out = []
+        cands = []
         for e in battle.tanks:
             if e.side == s.side or self.is_out(e):
                 continue
             if max_fp is not None and band_of(distance(sh, _hex(e)) * hs, o.band_edges).fp_needed > max_fp:
                 continue
-            if not isinstance(self.shot(battle, tid, e.tank_id), Illegal):
-                out.append(e.tank_id)
-        return tuple(out)
+            cands.append(e.tank_id)
+        # :meth:`shots`: the same answers as :meth:`shot` pair by pair
+        return tuple(e for e, got in zip(cands, self.shots(battle, tid, cands)) if not isinstance(got, Illegal))
 
     def _modes(self, battle: BoardView, tid: int) -> tuple[str, ...]:
         modes = ["hold", "fire", "move", "move_and_fire"]
