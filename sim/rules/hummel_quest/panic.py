@@ -89,13 +89,28 @@ def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Ite
         pred: dict[Hex, Hex] = {c: c}   # the start is its own predecessor: the walk back below stops there
         steps = {c: 0}
         queue = deque([c])
+        # The search stops once the goal is known; the hexes reached by then have the full search's predecessors
+        # and steps (the same order, cut short).  The aim reached: it is the goal.  An aim that is not enterable
+        # is never reached, so no hex is nearer to it than 1: once a hex next to it is reached at s1 steps and
+        # every hex of at most s1 steps is reached (a hex of s1 or more steps is being taken from the queue), any
+        # hex reached later has more steps and loses the tie-break.
+        aim_open = board.enterable(a)
+        s1: int | None = None
         while queue:
             u = queue.popleft()
+            su = steps[u]
+            if s1 is not None and su >= s1:
+                break
             for n in u.neighbours():
                 if n not in pred and board.enterable(n):
                     pred[n] = u
-                    steps[n] = steps[u] + 1
+                    steps[n] = su + 1
                     queue.append(n)
+                    if n == a:
+                        queue.clear()
+                        break
+                    if s1 is None and not aim_open and distance(n, a) == 1:
+                        s1 = su + 1
         goal = a if a in pred else min(pred, key=lambda h: (distance(h, a), steps[h], h.q, h.r))
         rev = []
         h = goal

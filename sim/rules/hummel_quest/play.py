@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, cast
@@ -126,7 +126,7 @@ from sim.rules.hummel_quest.odds import (
 )
 from sim.rules.hummel_quest.panic import FleePlan, flee_plan
 from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
-from sim.rules.hummel_quest.sight import Crossed, Sight, crossed, sight
+from sim.rules.hummel_quest.sight import Crossed, Sight, crossed, direct_shot, sight
 from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, Weapon, catalog
 from sim.victory import has_points_victory, victory_points
 
@@ -138,6 +138,21 @@ Options = HQOptions
 # --- the rule set ---------------------------------------------------------------------------------------------------
 
 _OUT = (Status.INCAPACITATED, Status.DESTROYED)
+
+#: The illegal answers of :meth:`HummelQuest.shot` that the batched queries give without building a shot (one
+#: object each: ``Illegal`` is a string, equal by value).
+_NO_SHOOTER = Illegal("shooter cannot attack (out or panicked)")
+_FRIENDLY = Illegal("target is a friendly tank")
+_GONE = Illegal("target has left the battle")
+_SAME_HEX = Illegal("same hex")
+_NO_WEAPON = Illegal("no ready weapon")
+_HIDDEN = Illegal("hidden")
+_BEYOND = Illegal("beyond_sight")
+_FP_LOW = Illegal("firepower_below_band")
+#: At most this many pairs in a battle's direct-shot memo (:meth:`HummelQuest._seen`) before it starts afresh.
+_SEEN_MAX = 1 << 20
+#: At most this many enemy hexes (and known-unseeing hexes per enemy hex) in :meth:`HummelQuest.visible`'s facts.
+_SEEN_BY_MAX = 4096
 
 #: A queued §10 event: kind (``incapacitated`` / ``panicked``), the tank's id and its hex when it happened.
 _QueuedEvent = tuple[str, int, Hex]
@@ -254,16 +269,19 @@ class HummelQuest(Ruleset):
         return t.hex if t.status not in Status.OFF_BOARD else None
 
     def incapacitated(self, t: TankState) -> bool:
-        return t.status in _OUT or self.dt(t) <= 0
+        return t.status in _OUT or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0   # :meth:`dt`
 
     def is_out(self, t: TankState) -> bool:
-        """Out of the battle (§15): incapacitated (core destroyed included) or gone from the board."""
-        return not self.on_board(t) or self.incapacitated(t)
+        """Out of the battle (§15): incapacitated (core destroyed included) or gone from the board
+        (:meth:`on_board` and :meth:`incapacitated`, inlined)."""
+        st = t.status
+        return t.hex is None or st in Status.OFF_BOARD or st in _OUT or \
+            int(t.rules_state.get("dt", t.vehicle.dt)) <= 0
 
     def hex_in_play(self, t: TankState) -> Hex | None:
         """The hex of ``t`` while it is not out (§15), else ``None``: ``not is_out(t)`` with the hex."""
         h = t.hex
-        if h is None or t.status in Status.OFF_BOARD or self.incapacitated(t):
+        if h is None or self.is_out(t):
             return None
         return h
 
@@ -271,7 +289,13 @@ class HummelQuest(Ruleset):
         return not self.is_out(t) and self.ost(t) <= 0
 
     def can_act(self, t: TankState) -> bool:
-        return not self.is_out(t) and self.ost(t) > 0
+        """Not out and OST above 0 (:meth:`is_out`, :meth:`ost`, inlined)."""
+        st = t.status
+        if t.hex is None or st in Status.OFF_BOARD or st in _OUT:
+            return False
+        rs = t.rules_state
+        v = t.vehicle
+        return int(rs.get("dt", v.dt)) > 0 and int(rs.get("ost", v.ost)) > 0
 
     # --- board ------------------------------------------------------------------------------------------------
     def hex_flags(self, battle: BoardView, h: Hex) -> HexFlags:
@@ -368,33 +392,68 @@ class HummelQuest(Ruleset):
 
     def visible(self, battle: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order: :meth:`los` of
-        every own x enemy pair until one sees, with the range test and the terrain's answer inlined."""
-        own = [h for t in battle.tanks if t.side == side and (h := self.hex_in_play(t)) is not None]
-        board = self.board(battle)
+        every own x enemy pair until one sees, with the range test (``max_sight_m`` as whole hexes) and the
+        terrain's answer (:meth:`_seen`, else :func:`crossed` for an end off the sight grid) inlined.
+
+        Pair facts are kept per enemy hex: a hex seen to see it (a witness), or the hexes found not to.  A pair's
+        answer reads only the two hexes, the terrain's sight flags, ``los_rule`` and the range in whole hexes
+        (tanks never block sight, §7.5), so the facts live in a :meth:`~sim.hexgrid.HexMap.local_cached` dict
+        keyed by the rule and the range (renewed when the terrain changes); an enemy whose witness holds an own
+        tank not out is seen with no pair asked, and only own hexes not yet known to miss are asked.  Bounded:
+        cleared past :data:`_SEEN_BY_MAX` enemy hexes, a hex's misses past as many hexes."""
+        own = []
+        foes = []
+        off_board = Status.OFF_BOARD
+        for t in battle.tanks:
+            h = t.hex
+            st = t.status
+            if h is None or st in off_board or st in _OUT or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0:
+                continue   # not :meth:`hex_in_play`
+            if t.side == side:
+                own.append(h)
+            else:
+                foes.append((t.tank_id, h))
+        if not own or not foes:
+            return ()
         o = self._opts(battle)
-        hs = self.hex_size(battle)
+        max_h = o.max_sight_m // self.hex_size(battle)   # d * hs > max_m  <=>  d > max_m // hs (whole hexes)
         rule = o.los_rule
-        max_m = o.max_sight_m
-        memo = board.sight_memo
+        seen_of = self._seen(battle)
+        # per enemy hex: a hex that sees it, or the hexes known not to (pair facts of this terrain, rule, range)
+        facts: dict[Hex, Hex | set[Hex]] = battle.map.local_cached(("hq_seen_by", rule, max_h), dict)
+        if len(facts) > _SEEN_BY_MAX:
+            facts.clear()
+        board: HQBoard | None = None
+        own_set = set(own)
         out = []
-        for e in battle.tanks:
-            if e.side == side:
+        for tid, eh in foes:
+            got = facts.get(eh)
+            if type(got) is Hex and got in own_set:   # noqa: E721  (a witness, not a set of misses)
+                out.append(tid)
                 continue
-            eh = self.hex_in_play(e)
-            if eh is None:
-                continue
+            misses = got if isinstance(got, set) else set()
             eq, er = eh
             for sh in own:
+                if sh in misses:
+                    continue
                 dq = sh[0] - eq
                 dr = sh[1] - er
-                if max(abs(dq), abs(dr), abs(dq + dr)) * hs > max_m:
-                    continue
-                ent = memo.get((sh, eh, rule)) if memo is not None else None
-                if ent is None:
-                    ent = crossed(board, sh, eh, rule)
-                if ent[2].direct_shot:
-                    out.append(e.tank_id)
+                if max(abs(dq), abs(dr), abs(dq + dr)) > max_h:
+                    seen: bool | None = False
+                else:
+                    seen = seen_of(sh, eh)
+                    if seen is None:
+                        board = board or self.board(battle)
+                        seen = crossed(board, sh, eh, rule)[2].direct_shot
+                if seen:
+                    facts[eh] = sh
+                    out.append(tid)
                     break
+                misses.add(sh)
+            else:
+                if len(misses) > _SEEN_BY_MAX:
+                    misses = set()
+                facts[eh] = misses
         return tuple(out)
 
     # --- set-up -----------------------------------------------------------------------------------------------
@@ -549,6 +608,168 @@ class HummelQuest(Ruleset):
                     "aspect": None if indirect else face}
             return Shot(shooter, target, key, None if indirect else face, info)
         return Illegal(reason)
+
+    # --- batched shots (:meth:`sim.rules.base.Ruleset.shots` / ``shots_at``) -------------------------------------
+    def _firer_part(self, battle: BoardView, s: TankState, turn: int) -> Illegal | tuple[Weapon, ...] | None:
+        """The firer's part of :meth:`shot` with ``fire=None``: ``Illegal`` when it cannot attack (out or
+        panicked), ``None`` when it has an indirect weapon ready (then every pair takes :meth:`shot`, which tries
+        the indirect attack and location, §13), else its ready weapons (``()``: none ready, §7.4) -- the same
+        tests as :meth:`can_act` and :meth:`_weapon_pool` (inlined), read off the firer's state now."""
+        st = s.status
+        if s.hex is None or st in Status.OFF_BOARD or st in _OUT:
+            return _NO_SHOOTER
+        rs = s.rules_state
+        v = s.vehicle
+        if int(rs.get("dt", v.dt)) <= 0 or int(rs.get("ost", v.ost)) <= 0:
+            return _NO_SHOOTER
+        pool = []
+        for w in v.weapons:
+            if int(rs.get(_ready_key(w.id), 1)) <= turn:
+                if w.indirect:
+                    return None
+                pool.append(w)
+        return tuple(pool)
+
+    def _pair_filter(self, battle: BoardView) -> Callable[[TankState, Hex, tuple[Weapon, ...], TankState],
+                                                          Illegal | None]:
+        """For one batch on ``battle``: ``check(s, hx, pool, t)``, the answer of :meth:`shot` for firer ``s``
+        standing on ``hx`` (its hex, or the what-if one) with the direct-fire pool ``pool``
+        (:meth:`_firer_part`, not ``Illegal`` nor ``None``) at enemy-or-friend tank ``t`` when it is illegal for
+        a reason that needs no sight detail, else ``None`` (the shot may be legal: ask :meth:`shot`).
+
+        The tests are :meth:`shot`'s, in its order, for a firer without an indirect weapon ready: friendly
+        target, target gone, same hex, no ready weapon, then sight (only whether the shot is direct,
+        :func:`~sim.rules.hummel_quest.sight.direct_shot`: the terrain's lines, §7.5) and ``max_sight_m``
+        (``hidden`` / ``beyond_sight``), then the band's Firepower needed (§7.1; ``firepower_below_band``).  The
+        options, the scale and the sight grid (kept until the terrain changes) are read once per batch."""
+        o = self._opts(battle)
+        hs = self.hex_size(battle)
+        max_m, edges = o.max_sight_m, o.band_edges
+        no_damage = o.fp_requirement_mode == "no_damage"
+        seen_of = self._seen(battle)
+        off_board = Status.OFF_BOARD
+
+        def check(s: TankState, hx: Hex, pool: tuple[Weapon, ...], t: TankState) -> Illegal | None:
+            if t.side == s.side:
+                return _FRIENDLY
+            th = t.hex
+            if th is None or t.status in off_board:
+                return _GONE
+            if hx == th:
+                return _SAME_HEX
+            if not pool:
+                return _NO_WEAPON
+            seen = seen_of(hx, th)
+            if seen is None:
+                return None
+            if not seen:
+                return _HIDDEN
+            rng_m = distance(hx, th) * hs
+            if rng_m > max_m:
+                return _BEYOND
+            if no_damage:
+                return None
+            need = band_of(rng_m, edges).fp_needed
+            for w in pool:
+                if w.firepower >= need:
+                    return None
+            return _FP_LOW
+
+        return check
+
+    def _seen(self, battle: BoardView) -> Callable[[tuple[int, int], tuple[int, int]], bool | None]:
+        """``seen(frm, to)``: whether a direct shot ``frm`` -> ``to`` is possible by the terrain's lines (§7.5,
+        :func:`~sim.rules.hummel_quest.sight.direct_shot` on the battle's sight grid, ``los_rule`` of the
+        options), ``None`` for an end off the grid's box (ask :func:`crossed`).
+
+        Kept in a memo beside the sight grid, under the two hexes' grid indices: the answer reads only the
+        grid's blocking bits and the rule.  The function (its memo and grid with it) is the map's
+        :meth:`~sim.hexgrid.HexMap.local_cached` entry under the rule, like the grid itself: renewed when the
+        terrain changes (a structure collapsing included, which logs a terrain change).  Bounded: the memo is
+        cleared past :data:`_SEEN_MAX` pairs."""
+        rule = self._opts(battle).los_rule
+        return battle.map.local_cached(("hq_seen", rule), lambda: self._make_seen(battle, rule))
+
+    def _make_seen(self, battle: BoardView, rule: str) -> Callable[[tuple[int, int], tuple[int, int]], bool | None]:
+        """The function :meth:`_seen` keeps: over the battle's sight grid now, with an empty memo."""
+        grid = self.board(battle).sight_grid()
+        memo: dict[int, bool] = {}
+        p = SightGrid.PAD
+        q0, r0, span, q1, r1 = grid.q0, grid.r0, grid.span, grid.q1, grid.r1
+        qlo, rlo = q0 + p, r0 + p
+        size = len(grid.bits) + 1
+
+        def seen(frm: tuple[int, int], to: tuple[int, int]) -> bool | None:
+            aq, ar = frm[0], frm[1]
+            bq, br = to[0], to[1]
+            if not (qlo <= aq <= q1 and rlo <= ar <= r1 and qlo <= bq <= q1 and rlo <= br <= r1):
+                return None
+            key = ((aq - q0) * span + ar - r0) * size + (bq - q0) * span + br - r0
+            got = memo.get(key)
+            if got is None:
+                got = bool(direct_shot(grid, frm, to, rule))   # both ends in the box: never None
+                if len(memo) >= _SEEN_MAX:
+                    memo.clear()
+                memo[key] = got
+            return got
+
+        return seen
+
+    def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
+              ) -> list[Shot | Illegal]:
+        """``[shot(battle, shooter, t, None, as_if) for t in targets]``, the same answers in that order: the
+        firer's part (:meth:`_firer_part`) and the batch's options once, each tank target first through
+        :meth:`_pair_filter` (the common illegal answers without building a shot), the rest by :meth:`shot`."""
+        ts = list(targets)
+        tanks = battle.tanks
+        n = len(tanks)
+        if not isinstance(shooter, int) or not 0 <= shooter < n:
+            return [self.shot(battle, shooter, t, None, as_if) for t in ts]
+        s = tanks[shooter]
+        part = self._firer_part(battle, s, max(1, int(getattr(battle, "turn", 1) or 1)))
+        if isinstance(part, Illegal):
+            return [part] * len(ts)
+        if part is None:
+            return [self.shot(battle, shooter, t, None, as_if) for t in ts]
+        try:
+            hx = as_hex(as_if.hex) if as_if is not None else _hex(s)
+        except (TypeError, ValueError):   # a malformed what-if hex: :meth:`shot` says so where it reads it
+            return [self.shot(battle, shooter, t, None, as_if) for t in ts]
+        check = self._pair_filter(battle)
+        out: list[Shot | Illegal] = []
+        for t in ts:
+            if isinstance(t, int) and not isinstance(t, bool) and 0 <= t < n:
+                got = check(s, hx, part, tanks[t])
+                out.append(got if got is not None else self.shot(battle, shooter, t, None, as_if))
+            else:
+                out.append(self.shot(battle, shooter, t, None, as_if))
+        return out
+
+    def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
+        """``[shot(battle, s, target) for s in shooters]``, the same answers in that order: the batch's options
+        and the target once, each firer's part (:meth:`_firer_part`) and pair (:meth:`_pair_filter`) without
+        building a shot when the answer is one of the common illegal ones, the rest by :meth:`shot`."""
+        ss = list(shooters)
+        tanks = battle.tanks
+        n = len(tanks)
+        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < n:
+            return [self.shot(battle, x, target) for x in ss]
+        t = tanks[target]
+        turn = max(1, int(getattr(battle, "turn", 1) or 1))
+        check = self._pair_filter(battle)
+        out: list[Shot | Illegal] = []
+        for x in ss:
+            if not isinstance(x, int) or not 0 <= x < n:
+                out.append(self.shot(battle, x, target))
+                continue
+            s = tanks[x]
+            part = self._firer_part(battle, s, turn)
+            if isinstance(part, Illegal):
+                out.append(part)
+                continue
+            got = None if part is None else check(s, _hex(s), part, t)
+            out.append(got if got is not None else self.shot(battle, x, target))
+        return out
 
     def _weapon_pool(self, battle: BoardView, s: TankState, fire: Action | None) -> list[Weapon] | Illegal:
         ws = list(s.vehicle.weapons)
@@ -1054,15 +1275,33 @@ class HummelQuest(Ruleset):
             battle.emit(TankStateSet(tid, "sights_focus", None))
 
     def _ram_targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
-        return tuple(e.tank_id for e in battle.tanks if e.side != battle.tanks[tid].side
-                     and not isinstance(self.ram_shot(battle, tid, e.tank_id), Illegal))
+        """The enemies ``tid`` may ram now: those for which :meth:`ram_shot` is legal, in id order.  The
+        attacker's tests (can act, has not moved, its Speed) are made once; an enemy off the board or outside the
+        half-Speed-to-Speed distance is passed over without asking :meth:`ram_shot` (it would be illegal)."""
+        a = battle.tanks[tid]
+        if not self.can_act(a) or int(a.rules_state.get("moved_hexes", 0)) > 0:
+            return ()
+        s = self.speed_hexes(battle, tid)
+        if s < 1:
+            return ()
+        lo = half_speed(s)
+        ah = _hex(a)
+        off_board = Status.OFF_BOARD
+        out = []
+        for e in battle.tanks:
+            th = e.hex
+            if e.side == a.side or th is None or e.status in off_board or not lo <= distance(ah, th) <= s:
+                continue
+            if not isinstance(self.ram_shot(battle, tid, e.tank_id), Illegal):
+                out.append(e.tank_id)
+        return tuple(out)
 
     def _targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
         """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed).
 
-        Exactly the enemies for which :meth:`shot` is legal; an enemy whose band needs more Firepower than any
-        ready weapon has (``fp_requirement_mode = cannot_fire``, §7.1) is passed over without asking it, since
-        every attack's weapons are a subset of the ready ones."""
+        Exactly the enemies for which :meth:`shot` is legal (asked in one :meth:`shots`); an enemy whose band
+        needs more Firepower than any ready weapon has (``fp_requirement_mode = cannot_fire``, §7.1) is passed
+        over without asking it, since every attack's weapons are a subset of the ready ones."""
         s = battle.tanks[tid]
         if not self.can_act(s):
             return ()
@@ -1073,15 +1312,15 @@ class HummelQuest(Ruleset):
         max_fp = max(w.firepower for w in pool) if o.fp_requirement_mode == "cannot_fire" else None
         sh = _hex(s)
         hs = self.hex_size(battle)
-        out = []
+        cands = []
         for e in battle.tanks:
             if e.side == s.side or self.is_out(e):
                 continue
             if max_fp is not None and band_of(distance(sh, _hex(e)) * hs, o.band_edges).fp_needed > max_fp:
                 continue
-            if not isinstance(self.shot(battle, tid, e.tank_id), Illegal):
-                out.append(e.tank_id)
-        return tuple(out)
+            cands.append(e.tank_id)
+        # :meth:`shots`: the same answers as :meth:`shot` pair by pair
+        return tuple(e for e, got in zip(cands, self.shots(battle, tid, cands)) if not isinstance(got, Illegal))
 
     def _modes(self, battle: BoardView, tid: int) -> tuple[str, ...]:
         modes = ["hold", "fire", "move", "move_and_fire"]

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from sim.hexgrid import Hex, hex_line
-from sim.rules.hummel_quest.board import BLOCKS, HARD, TALL, HQBoard
+from sim.rules.hummel_quest.board import BLOCKS, HARD, TALL, HQBoard, SightGrid
 
 # --- sight (§7.5, §7.6) ------------------------------------------------------------------------------------------
 
@@ -137,6 +137,22 @@ def _crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule
     if hard:
         return covered, (), covered, covered
     return None, tuple(check), covered, _SIGHTS[("visible", False, tall_all)]
+
+
+def direct_shot(grid: SightGrid, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> bool | None:
+    """``crossed(board, frm, to, los_rule)[2].direct_shot`` for a board whose :meth:`HQBoard.sight_grid` is
+    ``grid``, without building the entry: not every line (A, and B under ``two_lines``) crosses a hex that blocks
+    sight (§7.5; tanks never block it).  ``None`` when an end lies off the grid's unpadded box (then ask
+    :func:`crossed`, which reads such lines hex by hex).  The same masks and steps as :func:`_crossed`, so the
+    same answer; pure terrain, nothing cached here."""
+    i = grid.index(frm)
+    if i is None or grid.index(to) is None:
+        return None
+    blocks = grid.blocks_mask
+    for lo, mask, _last, _off in _line_steps(to[0] - frm[0], to[1] - frm[1], grid.span, los_rule):
+        if not (blocks >> (i + lo)) & mask:
+            return True
+    return False
 
 
 def crossed(board: HQBoard, frm: tuple[int, int], to: tuple[int, int], los_rule: str) -> Crossed:
