@@ -77,7 +77,15 @@ class Event:
         return {f.name: _plain(getattr(self, f.name)) for f in dataclasses.fields(self)}
 
 
+_SCALARS = (str, int, float, bool, type(None))
+
+
 def _plain(v: Any) -> Any:
+    """``v`` as plain JSON-ready data: a hex as ``[q, r]``, mappings with string keys, sequences and sets as lists, a
+    fraction as its text ``"p/q"``; strings, numbers, booleans and ``None`` as they are (checked first: most values
+    of an event are)."""
+    if type(v) in _SCALARS:
+        return v
     if isinstance(v, Hex):
         return [v.q, v.r]
     if isinstance(v, Mapping):
