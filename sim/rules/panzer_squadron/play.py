@@ -222,7 +222,8 @@ class PanzerSquadron(Ruleset):
     def visible(self, battle: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks that at least one live tank of ``side`` has a line of sight to (2+ clear lines).  Kept up to
         date pair by pair (:class:`sim.battle.SightMatrix`) when live tanks do not block sight."""
-        m = None if battle.options.live_tanks_block_los else sight_matrix(battle, "ps_los", _sees)
+        m = None if battle.options.live_tanks_block_los else sight_matrix(battle, "ps_los", _sees,
+                                                                                footprint=_sees_footprint)
         if m is not None:
             return m.visible(side)
         own = battle.live_tanks(side)
@@ -1034,6 +1035,29 @@ def _sees(battle: BoardView, s: int, e: int) -> bool:
     if isinstance(got, GeometryIllegal):
         return got.los != "blocked"
     return rs.geometry(battle, s, e)["los"] != "blocked"
+
+
+def _sees_footprint(battle: BoardView, s: int, e: int) -> Callable[[Hex], bool] | None:
+    """The :class:`sim.battle.SightMatrix` footprint of :func:`_sees` ``(s, e)`` (asked right after it, the two
+    tanks unchanged): ``touches(h)``, true for every hex whose obstacles could change the answer -- the hexes the
+    shot ``s`` -> ``e`` read (:func:`_footprint`, what the front cache of :meth:`PanzerSquadron.shots` keeps it
+    by: :func:`_sees` reads nothing else, its ``los`` being part of that shot) -- or ``None`` (the sight ellipse)
+    when the shot has none (an exceptional-line geometry, a refusal :func:`_sees` answers by :meth:`geometry`)."""
+    ts, te = battle.tanks[s], battle.tanks[e]
+    a, b = ts.hex, te.hex
+    if a is None or b is None:
+        return None
+    got = battle.ruleset.shots(battle, s, (e,))[0]  # the front cache's entry, just made or checked by _sees
+    fp = _footprint(got, a, ts.facing, b, battle.options)
+    if fp is None:
+        return None
+    aq, ar = a
+    low, bits = fp
+
+    def touches(c: Hex) -> bool:
+        i = c[0] - aq + _FP_W * (c[1] - ar) - low
+        return i >= 0 and (bits >> i) & 1 == 1
+    return touches
 
 
 class GeometryIllegal(Illegal):
