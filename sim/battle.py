@@ -72,6 +72,10 @@ class LogEntry:
     rolls: tuple[Roll, ...] = ()
 
 
+#: :attr:`TankState.alive` is ``status == _ACTIVE`` (the hot scans compare it directly).
+_ACTIVE = Status.ACTIVE
+
+
 class BoardView(Protocol):
     """The battle as a rule may read it (no ``emit``): what legality, sight, odds, reachability, outcome and
     observations are allowed to touch.  Tank records are read, never assigned to (events do that).
@@ -281,11 +285,15 @@ class BattleState:
         return self.occupancy.get(h, ())
 
     def live_tanks(self, side: int | None = None) -> list[TankState]:
-        """Tanks that can fight (status active, on the board), in id order; of ``side`` if given."""
-        return [t for t in self.tanks if t.alive and t.hex is not None and (side is None or t.side == side)]
+        """Tanks that can fight (status active, on the board), in id order; of ``side`` if given (one pass over the
+        tanks, :attr:`TankState.alive` written out: every query of every decision asks)."""
+        if side is None:
+            return [t for t in self.tanks if t.status == _ACTIVE and t.hex is not None]
+        return [t for t in self.tanks if t.side == side and t.status == _ACTIVE and t.hex is not None]
 
     def enemies_of(self, side: int) -> list[TankState]:
-        return [t for t in self.live_tanks() if t.side != side]
+        """The live tanks (:meth:`live_tanks`) of the other sides, in id order."""
+        return [t for t in self.tanks if t.side != side and t.status == _ACTIVE and t.hex is not None]
 
     def wrecks(self) -> list[TankState]:
         return [t for t in self.tanks if t.status == Status.DESTROYED and t.hex is not None]
@@ -490,10 +498,10 @@ class SightMatrix:
         """Ids of the live enemies of ``side`` that at least one live tank of ``side`` sees, in id order."""
         self.update()
         tanks, seen = self.b.tanks, self.seen
-        own = [s.tank_id for s in tanks if s.side == side and s.alive and s.hex is not None]
+        own = [s.tank_id for s in tanks if s.side == side and s.status == _ACTIVE and s.hex is not None]
         out = []
         for e in tanks:
-            if e.side == side or not e.alive or e.hex is None:
+            if e.side == side or e.status != _ACTIVE or e.hex is None:
                 continue
             eid = e.tank_id
             found = False

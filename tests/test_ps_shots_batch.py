@@ -238,3 +238,40 @@ def test_sight_matrix_visible_equals_the_direct_pair_test_on_random_boards():
                     assert rs.visible(b, side) == want, (origin, _step, side)
                     checks += 1
     assert checks == 720 and blocked_by_wreck > 20, (checks, blocked_by_wreck)
+
+
+def test_shots_at_from_equals_the_shots_on_the_two_views():
+    """``shots_at_from`` (enemies placed where they were last seen, the front cache read without building the
+    views) gives the shots ``shots_at`` gives on the two nested views, through a battle, asked twice (the second
+    time from the cache), and the ``nearest_distances`` of the doctrines equal ``min_distance`` one by one."""
+    import random
+
+    from agents.policies.base import min_distance, nearest_distances
+
+    m = BattleModel(_scenario(), 4)
+    b = m.battle
+    rs = b.ruleset
+    rnd = random.Random(2)
+    checked = legal = 0
+    for _step in range(30):
+        if b.ended:
+            break
+        m.advance(4)
+        live = [t for t in b.tanks if t.alive and t.hex is not None]
+        free = [h for h in b.map.cells if not b.occupants(h)]
+        for s in live[::3]:
+            h = rnd.choice(free)
+            f = rnd.randrange(6)
+            ghosts = [(e.tank_id, rnd.choice(free), rnd.randrange(6)) for e in live if e.side != s.side][:6]
+            ghosts.append((s.tank_id, rnd.choice(free), 0))  # a friend: the slow path
+            want = [rs.shots_at(HypoView(HypoView(b, e, eh, ef), s.tank_id, h, f), (e,), s.tank_id)[0]
+                    for e, eh, ef in ghosts]
+            for _twice in range(2):
+                got = rs.shots_at_from(b, s.tank_id, h, f, ghosts)
+                assert len(got) == len(want) and all(_same(g, w) for g, w in zip(got, want))
+            checked += len(want)
+            legal += sum(not isinstance(w, Illegal) for w in want)
+        frms = [t.hex for t in live]
+        to = [t.hex for t in live if t.side == 1]
+        assert nearest_distances(frms, to) == [min_distance(x, to) for x in frms]
+    assert checked > 300 and legal > 20, (checked, legal)

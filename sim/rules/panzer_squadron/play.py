@@ -360,6 +360,43 @@ class PanzerSquadron(Ruleset):
             out.append(v)
         return out
 
+    def shots_at_from(self, battle: BoardView, target: int, hex: Hex, facing: int,
+                      shooters: Iterable[tuple[int, Hex, int]]) -> list[Shot | Illegal]:
+        """The shots at ``target`` standing on ``hex`` facing ``facing`` of each enemy ``s`` placed on ``sh`` facing
+        ``sf`` (its turret keeping its offset) for ``(s, sh, sf)`` in ``shooters``: the same answers, in that
+        order, as ``shots_at(HypoView(HypoView(battle, s, sh, sf), target, hex, facing), (s,), target)[0]`` -- the
+        threat of enemies where they were last seen (:meth:`agents.observation.Observation.threat`) -- but a pair
+        the front cache (:func:`_front_cache`) holds is read from it without building the two views: its key
+        (what :meth:`shots_at` reads on those views) is worked out from the two tanks here.  Raises ``ValueError``
+        as :meth:`shots_at`."""
+        from sim.battle import HypoView
+
+        tanks = battle.tanks
+        opts = battle.options
+        out: list[Shot | Illegal] = []
+        fast = not opts.live_tanks_block_los and target.__class__ is int and 0 <= target < len(tanks) \
+            and tanks[target].alive
+        if fast:
+            t = tanks[target]
+            tm, tside = t.rules_state.get("marker") == IN_MOVEMENT, t.side
+            active = battle.rules_state.get("active")
+            front, changes = _front_cache(battle.map, opts)
+            n = len(changes)
+        for shooter, sh, sf in shooters:
+            if fast:
+                s = tanks[shooter]
+                if s.side != tside and sh is not None:
+                    gun = sf if s.turret_facing is None else (s.turret_facing + sf - s.facing) % 6
+                    status = s.rules_state["start_status"] if active == shooter else s.rules_state["marker"]
+                    key = (shooter, target, sh, sf, gun, hex, facing, status, tm)
+                    ent = front.get(key)
+                    if ent is not None and (ent[1] == n or _still_valid(front, key, ent, changes, sh, hex)):
+                        out.append(ent[0])
+                        continue
+            view = HypoView(HypoView(battle, shooter, sh, sf), target, hex, facing)
+            out.append(self.shots_at(view, (shooter,), target)[0])
+        return out
+
     def _shot(self, battle: BoardView, shooter: int, target: int, as_if: Hypo | None, hx: Hex, status: str,
               target_moving: bool) -> Shot | Illegal:
         """:meth:`shot` computed (a legal pair of tanks; ``hx`` the shooter's hex, ``status`` its status for the
