@@ -220,9 +220,19 @@ class BattleState:
             yield
             return
         saved = [(tid, h) for tid in ids if (h := self.tanks[tid].hex) is not None]
-        for tid, h in saved:
-            self._vacate(tid, h)
+        occ = self.occupancy
+        # the occupants of the hexes the hidden tanks stand on, as they are (put back as they were on leaving: the
+        # block is read-only, so nothing else changes them meanwhile), in the order the tanks are listed
+        before = {h: occ[h] for _tid, h in saved}
+        gone = set(ids)
+        for tid, _h in saved:
             self.tanks[tid].hex = None
+        for h, here in before.items():
+            left = tuple(x for x in here if x not in gone)
+            if left:
+                occ[h] = left
+            else:
+                del occ[h]
         self._hidden = ids
         try:
             yield
@@ -230,7 +240,7 @@ class BattleState:
             self._hidden = ()
             for tid, h in saved:
                 self.tanks[tid].hex = h
-                self._occupy(tid, h)
+            occ.update(before)
 
     def _occupy(self, tid: int, h: Hex) -> None:
         self.occupancy[h] = tuple(sorted(self.occupancy.get(h, ()) + (tid,)))
@@ -425,6 +435,8 @@ class SightMatrix:
         self.seen: dict[tuple[int, int], tuple[bool, int, Callable[[Hex], bool] | None]] = {}
         #: Per enemy id: the tanks whose known pair says they see it (checked for staleness when read).
         self.seers: list[set[int]] = [set() for _ in b.tanks]
+        #: Per side: ``((len(tank_changes), len(map.changes)) when asked, the answer)``.
+        self.last: dict[int, tuple[tuple[int, int], tuple[int, ...]]] = {}
 
     def _set(self, s: int, e: int) -> bool:
         b = self.b
@@ -495,7 +507,14 @@ class SightMatrix:
                     self._forget(t.tank_id, d)
 
     def visible(self, side: int) -> tuple[int, ...]:
-        """Ids of the live enemies of ``side`` that at least one live tank of ``side`` sees, in id order."""
+        """Ids of the live enemies of ``side`` that at least one live tank of ``side`` sees, in id order.  The
+        answer is kept per side until a tank or an obstacle changes (``Battle.tank_changes``, ``HexMap.changes``:
+        everything a pair answer reads)."""
+        b = self.b
+        mark = (len(b.tank_changes), len(b.map.changes))
+        got = self.last.get(side)
+        if got is not None and got[0] == mark:
+            return got[1]
         self.update()
         tanks, seen = self.b.tanks, self.seen
         own = [s.tank_id for s in tanks if s.side == side and s.status == _ACTIVE and s.hex is not None]
@@ -520,7 +539,8 @@ class SightMatrix:
                         break
             if found:
                 out.append(eid)
-        return tuple(out)
+        self.last[side] = (mark, tuple(out))
+        return self.last[side][1]
 
 
 _SIGHT: weakref.WeakKeyDictionary[BattleState, dict[Hashable, SightMatrix]] = weakref.WeakKeyDictionary()
