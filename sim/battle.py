@@ -223,7 +223,7 @@ class BattleState:
         occ = self.occupancy
         # the occupants of the hexes the hidden tanks stand on, as they are (put back as they were on leaving: the
         # block is read-only, so nothing else changes them meanwhile), in the order the tanks are listed
-        before = {h: occ[h] for _tid, h in saved}
+        before: dict[tuple[int, int], tuple[int, ...]] = {h: occ[h] for _tid, h in saved}
         gone = set(ids)
         for tid, _h in saved:
             self.tanks[tid].hex = None
