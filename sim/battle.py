@@ -227,12 +227,12 @@ class BattleState:
         gone = set(ids)
         for tid, _h in saved:
             self.tanks[tid].hex = None
-        for h, here in before.items():
+        for cell, here in before.items():
             left = tuple(x for x in here if x not in gone)
             if left:
-                occ[h] = left
+                occ[cell] = left
             else:
-                del occ[h]
+                del occ[cell]
         self._hidden = ids
         try:
             yield
