@@ -246,7 +246,8 @@ def test_shots_at_from_equals_the_shots_on_the_two_views():
     time from the cache), and the ``nearest_distances`` of the doctrines equal ``min_distance`` one by one."""
     import random
 
-    from agents.policies.base import min_distance, nearest_distances
+    from agents.distances import nearest_distances
+    from agents.policies.base import min_distance
 
     m = BattleModel(_scenario(), 4)
     b = m.battle

@@ -26,6 +26,7 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping
 
+from agents.distances import nearest_distances
 from sim.actions import Action, Activate, Fire, Pass, Ram, Special
 
 _MODE_PREFS = {
@@ -127,22 +128,6 @@ def min_distance(frm: tuple[int, int], hexes: Iterable[tuple[int, int]]) -> int:
     if best < 0:
         raise ValueError("min_distance() of no hexes")
     return best // 2
-
-
-def nearest_distances(frms: Iterable[tuple[int, int]], hexes: Iterable[tuple[int, int]]) -> list[int]:
-    """``[min_distance(f, hexes) for f in frms]`` (hexes; the same integers), as one numpy array operation over
-    the ``len(frms) x len(hexes)`` distance matrix: a side's actors against every enemy it knows.  Raises
-    ``ValueError`` for no hexes (as :func:`min_distance`)."""
-    import numpy as np
-
-    to = np.array(sorted(set(hexes)), dtype=np.int64).reshape(-1, 2)
-    if not len(to):
-        raise ValueError("nearest_distances() of no hexes")
-    at = np.array(list(frms), dtype=np.int64).reshape(-1, 2)
-    dq = at[:, None, 0] - to[None, :, 0]
-    dr = at[:, None, 1] - to[None, :, 1]
-    d = np.maximum(np.maximum(np.abs(dq), np.abs(dr)), np.abs(dq + dr))
-    return [int(x) for x in d.min(axis=1)] if len(at) else []
 
 
 class Doctrine(Policy):
