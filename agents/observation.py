@@ -799,6 +799,13 @@ class Observation(StateQueries):
                 for shot in self._rs.shots_at(view, known, tid):
                     if not isinstance(shot, Illegal):
                         total.add(self._rs.odds(shot.key).p_kill)
+                from_ghosts = getattr(self._rs, "shots_at_from", None)
+                if from_ghosts is not None:  # the rule set answers the ghosts' shots in one call (same answers)
+                    for shot in from_ghosts(self._b, tid, h, facing,
+                                            [(e, eh, ef) for e, eh, ef in self._remembered() if eh != h]):
+                        if not isinstance(shot, Illegal):
+                            total.add(self._rs.odds(shot.key).p_kill)
+                    return total.value()
                 for e, eh, ef in self._remembered():
                     if eh == h:
                         continue

@@ -72,6 +72,10 @@ class LogEntry:
     rolls: tuple[Roll, ...] = ()
 
 
+#: :attr:`TankState.alive` is ``status == _ACTIVE`` (the hot scans compare it directly).
+_ACTIVE = Status.ACTIVE
+
+
 class BoardView(Protocol):
     """The battle as a rule may read it (no ``emit``): what legality, sight, odds, reachability, outcome and
     observations are allowed to touch.  Tank records are read, never assigned to (events do that).
@@ -216,9 +220,19 @@ class BattleState:
             yield
             return
         saved = [(tid, h) for tid in ids if (h := self.tanks[tid].hex) is not None]
-        for tid, h in saved:
-            self._vacate(tid, h)
+        occ = self.occupancy
+        # the occupants of the hexes the hidden tanks stand on, as they are (put back as they were on leaving: the
+        # block is read-only, so nothing else changes them meanwhile), in the order the tanks are listed
+        before: dict[tuple[int, int], tuple[int, ...]] = {h: occ[h] for _tid, h in saved}
+        gone = set(ids)
+        for tid, _h in saved:
             self.tanks[tid].hex = None
+        for cell, here in before.items():
+            left = tuple(x for x in here if x not in gone)
+            if left:
+                occ[cell] = left
+            else:
+                del occ[cell]
         self._hidden = ids
         try:
             yield
@@ -226,7 +240,7 @@ class BattleState:
             self._hidden = ()
             for tid, h in saved:
                 self.tanks[tid].hex = h
-                self._occupy(tid, h)
+            occ.update(before)
 
     def _occupy(self, tid: int, h: Hex) -> None:
         self.occupancy[h] = tuple(sorted(self.occupancy.get(h, ()) + (tid,)))
@@ -281,11 +295,15 @@ class BattleState:
         return self.occupancy.get(h, ())
 
     def live_tanks(self, side: int | None = None) -> list[TankState]:
-        """Tanks that can fight (status active, on the board), in id order; of ``side`` if given."""
-        return [t for t in self.tanks if t.alive and t.hex is not None and (side is None or t.side == side)]
+        """Tanks that can fight (status active, on the board), in id order; of ``side`` if given (one pass over the
+        tanks, :attr:`TankState.alive` written out: every query of every decision asks)."""
+        if side is None:
+            return [t for t in self.tanks if t.status == _ACTIVE and t.hex is not None]
+        return [t for t in self.tanks if t.side == side and t.status == _ACTIVE and t.hex is not None]
 
     def enemies_of(self, side: int) -> list[TankState]:
-        return [t for t in self.live_tanks() if t.side != side]
+        """The live tanks (:meth:`live_tanks`) of the other sides, in id order."""
+        return [t for t in self.tanks if t.side != side and t.status == _ACTIVE and t.hex is not None]
 
     def wrecks(self) -> list[TankState]:
         return [t for t in self.tanks if t.status == Status.DESTROYED and t.hex is not None]
@@ -387,42 +405,88 @@ class HypoView:
 class SightMatrix:
     """Which enemies each side sees, kept up to date lazily and incrementally: the rule set's pair test
     ``los(b, s, e)`` ("does live tank ``s`` see live enemy ``e``") is asked only when a query needs the pair and
-    the engine says the pair may have changed since it was last asked.
+    the pair may have changed since it was last asked.
 
-    A pair's answer must depend only on the two tanks (hex, facing, turret facing, status) and on the obstacles
-    in the sight ellipse of their hexes (``distance(h, s) + distance(h, e) <= distance(s, e) + slack``,
-    :meth:`sim.hexgrid.HexMap.pair_cached`).  On a query, the tanks listed in ``Battle.tank_changes`` since the
-    last one have all their pairs forgotten, and each obstacle change logged in ``HexMap.changes`` forgets the
-    pairs whose ellipse holds it (an unlocated change forgets all).  :meth:`visible` then asks, for each enemy, a
-    pair it still knows to see it, else the forgotten pairs one by one until one sees it: an enemy that many tanks
-    see costs one pair test, not one per tank.  Get one with :func:`sight_matrix` (one per battle object and
-    rule-set ``tag``; a search copy gets its own)."""
+    A pair's answer must depend only on the two tanks (hex, facing, turret facing, status) and on obstacles: by
+    default those in the sight ellipse of their hexes (``distance(h, s) + distance(h, e) <= distance(s, e) +
+    slack``, :meth:`sim.hexgrid.HexMap.pair_cached`); a rule set that knows better gives ``footprint(b, s, e)``,
+    asked right after ``los(b, s, e)``: a predicate ``touches(h)`` that is true for every hex whose obstacles
+    could change that answer (or ``None``: the ellipse).  Each known pair is kept as ``(sees, n, touches)``,
+    valid up to ``n`` entries of ``HexMap.changes``.
 
-    def __init__(self, b: BattleState, los: Callable[[BattleState, int, int], bool], slack: int = 3):
+    On a query, the tanks listed in ``Battle.tank_changes`` since the last one have all their pairs forgotten
+    (their answers read the tanks), and an unlocated change in ``HexMap.changes`` (a terrain change) forgets all.
+    A located change (a wreck appearing or leaving) forgets nothing at once: a pair is checked against the changes
+    logged since it was last valid when a query reads it (:meth:`_valid`), so only the pairs a query needs are
+    checked, each against only its own footprint.  :meth:`visible` then asks, for each enemy, the known pairs that
+    saw it (until one is still valid), else the other pairs one by one until one sees it: an enemy that many
+    tanks see costs one pair check, not one test per tank.  Get one with :func:`sight_matrix` (one per battle
+    object and rule-set ``tag``; a search copy gets its own)."""
+
+    def __init__(self, b: BattleState, los: Callable[[BattleState, int, int], bool], slack: int = 3,
+                 footprint: Callable[[BattleState, int, int], Callable[[Hex], bool] | None] | None = None):
         self.b = b
         self.los = los
         self.slack = slack
+        self.footprint = footprint
         self.n_tanks = -1
         self.n_changes = -1
-        #: The pairs known now (answers still valid): ``(s, e) -> sees``.
-        self.seen: dict[tuple[int, int], bool] = {}
-        self.count: list[int] = [0] * len(b.tanks)  # per enemy: how many known pairs say a tank sees it
+        #: The pairs known: ``(s, e) -> (sees, len(map.changes) when last known valid, touches or None)``.
+        self.seen: dict[tuple[int, int], tuple[bool, int, Callable[[Hex], bool] | None]] = {}
+        #: Per enemy id: the tanks whose known pair says they see it (checked for staleness when read).
+        self.seers: list[set[int]] = [set() for _ in b.tanks]
+        #: Per side: ``((len(tank_changes), len(map.changes)) when asked, the answer)``.
+        self.last: dict[int, tuple[tuple[int, int], tuple[int, ...]]] = {}
 
     def _set(self, s: int, e: int) -> bool:
-        tanks = self.b.tanks
-        ts, te = tanks[s], tanks[e]
-        v = bool(ts.alive and te.alive and ts.hex is not None and te.hex is not None and self.los(self.b, s, e))
-        self.seen[(s, e)] = v
+        b = self.b
+        ts, te = b.tanks[s], b.tanks[e]
+        v = bool(ts.alive and te.alive and ts.hex is not None and te.hex is not None and self.los(b, s, e))
+        fp = self.footprint(b, s, e) if self.footprint is not None and ts.hex is not None and te.hex is not None \
+            else None
+        self.seen[(s, e)] = (v, len(b.map.changes), fp)
         if v:
-            self.count[e] += 1
+            self.seers[e].add(s)
         return v
 
     def _forget(self, s: int, e: int) -> None:
-        if self.seen.pop((s, e), False):
-            self.count[e] -= 1
+        if self.seen.pop((s, e), (False,))[0]:
+            self.seers[e].discard(s)
+
+    def _valid(self, s: int, e: int, ent: tuple[bool, int, Callable[[Hex], bool] | None]) -> bool:
+        """Whether the known pair ``ent`` of ``s`` -> ``e`` survives the located changes logged since it was last
+        valid (none of them ``touches`` it, or without a footprint none is in the pair's sight ellipse); if so it
+        is marked valid up to now, else forgotten."""
+        ch = self.b.map.changes
+        n = len(ch)
+        if ent[1] == n:
+            return True
+        fp = ent[2]
+        if fp is not None:
+            for c in ch[ent[1]:]:
+                if fp(c):  # type: ignore[arg-type]  # update() cleared the pairs on an unlocated change
+                    self._forget(s, e)
+                    return False
+        else:
+            tanks = self.b.tanks
+            a, z = tanks[s].hex, tanks[e].hex
+            assert a is not None and z is not None  # a pair of tanks off the board is forgotten by update()
+            aq, ar = a
+            bq, br = z
+            x, y = bq - aq, br - ar
+            lim = abs(x) + abs(y) + abs(x + y) + 2 * self.slack  # twice (distance + slack): hex distances doubled
+            for c in ch[ent[1]:]:
+                assert c is not None
+                x, y, u, w = c[0] - aq, c[1] - ar, c[0] - bq, c[1] - br
+                if abs(x) + abs(y) + abs(x + y) + abs(u) + abs(w) + abs(u + w) <= lim:
+                    self._forget(s, e)
+                    return False
+        self.seen[(s, e)] = (ent[0], n, fp)
+        return True
 
     def update(self) -> None:
-        """Forget the pairs the changes since the last query may have changed (see the class docstring)."""
+        """Forget the pairs of the tanks changed since the last query, or all after an unlocated change (see the
+        class docstring)."""
         b = self.b
         tc, ch = b.tank_changes, b.map.changes
         if self.n_tanks == len(tc) and self.n_changes == len(ch):
@@ -430,10 +494,9 @@ class SightMatrix:
         if self.n_tanks < 0 or None in ch[self.n_changes:]:
             self.n_tanks, self.n_changes = len(tc), len(ch)
             self.seen = {}
-            self.count = [0] * len(b.tanks)
+            self.seers = [set() for _ in b.tanks]
             return
         dirty = sorted(set(tc[self.n_tanks:]))
-        cells = [c for c in ch[self.n_changes:] if c is not None]
         self.n_tanks, self.n_changes = len(tc), len(ch)
         tanks = b.tanks
         for d in dirty:
@@ -442,54 +505,53 @@ class SightMatrix:
                 if t.side != sd:
                     self._forget(d, t.tank_id)
                     self._forget(t.tank_id, d)
-        if cells and self.seen:
-            import numpy as np
-
-            live = [t for t in tanks if t.alive and t.hex is not None]
-            if len(live) < 2:
-                return
-            pos = np.array([t.hex for t in live], dtype=np.int64)
-            side = np.array([t.side for t in live])
-            dq = pos[:, None, 0] - pos[None, :, 0]
-            dr = pos[:, None, 1] - pos[None, :, 1]
-            dist = np.maximum(np.maximum(np.abs(dq), np.abs(dr)), np.abs(dq + dr))
-            other = side[:, None] != side[None, :]
-            for c in cells:
-                cq, cr = pos[:, 0] - c[0], pos[:, 1] - c[1]
-                dc = np.maximum(np.maximum(np.abs(cq), np.abs(cr)), np.abs(cq + cr))
-                hit = np.argwhere(other & (dc[:, None] + dc[None, :] <= dist + self.slack))
-                for i, j in hit.tolist():
-                    self._forget(live[i].tank_id, live[j].tank_id)
 
     def visible(self, side: int) -> tuple[int, ...]:
-        """Ids of the live enemies of ``side`` that at least one live tank of ``side`` sees, in id order."""
+        """Ids of the live enemies of ``side`` that at least one live tank of ``side`` sees, in id order.  The
+        answer is kept per side until a tank or an obstacle changes (``Battle.tank_changes``, ``HexMap.changes``:
+        everything a pair answer reads)."""
+        b = self.b
+        mark = (len(b.tank_changes), len(b.map.changes))
+        got = self.last.get(side)
+        if got is not None and got[0] == mark:
+            return got[1]
         self.update()
         tanks, seen = self.b.tanks, self.seen
-        own = [s.tank_id for s in tanks if s.side == side and s.alive and s.hex is not None]
-        two = len(self.b.sides) == 2
+        own = [s.tank_id for s in tanks if s.side == side and s.status == _ACTIVE and s.hex is not None]
         out = []
         for e in tanks:
-            if e.side == side or not e.alive or e.hex is None:
+            if e.side == side or e.status != _ACTIVE or e.hex is None:
                 continue
             eid = e.tank_id
-            if self.count[eid] and (two or any(seen.get((s, eid)) for s in own)):
+            found = False
+            if self.seers[eid]:
+                for s in sorted(self.seers[eid]):
+                    if tanks[s].side == side and self._valid(s, eid, seen[(s, eid)]):
+                        found = True
+                        break
+            if not found:
+                for s in own:
+                    ent = seen.get((s, eid))
+                    if ent is not None and self._valid(s, eid, ent):
+                        continue  # known not to see it (a seer would have been found above)
+                    if self._set(s, eid):
+                        found = True
+                        break
+            if found:
                 out.append(eid)
-                continue
-            for s in own:
-                if (s, eid) not in seen and self._set(s, eid):
-                    out.append(eid)
-                    break
-        return tuple(out)
+        self.last[side] = (mark, tuple(out))
+        return self.last[side][1]
 
 
 _SIGHT: weakref.WeakKeyDictionary[BattleState, dict[Hashable, SightMatrix]] = weakref.WeakKeyDictionary()
 
 
-def sight_matrix(b: BoardView, tag: Hashable, los: Callable[[BattleState, int, int], bool], slack: int = 3
+def sight_matrix(b: BoardView, tag: Hashable, los: Callable[[BattleState, int, int], bool], slack: int = 3,
+                 footprint: Callable[[BattleState, int, int], Callable[[Hex], bool] | None] | None = None
                  ) -> SightMatrix | None:
-    """The :class:`SightMatrix` of battle ``b`` for ``tag`` (made on first use with ``los`` and ``slack``), or
-    ``None`` when ``b`` is not a :class:`BattleState` with a change log (a :class:`HypoView`: ask the pairs
-    directly)."""
+    """The :class:`SightMatrix` of battle ``b`` for ``tag`` (made on first use with ``los``, ``slack`` and
+    ``footprint``), or ``None`` when ``b`` is not a :class:`BattleState` with a change log (a :class:`HypoView`:
+    ask the pairs directly) or inside :meth:`BattleState.hiding`."""
     if not isinstance(b, BattleState) or b.hidden_tanks:
         return None
     per = _SIGHT.get(b)
@@ -497,5 +559,5 @@ def sight_matrix(b: BoardView, tag: Hashable, los: Callable[[BattleState, int, i
         per = _SIGHT[b] = {}
     m = per.get(tag)
     if m is None:
-        m = per[tag] = SightMatrix(b, los, slack)
+        m = per[tag] = SightMatrix(b, los, slack, footprint)
     return m

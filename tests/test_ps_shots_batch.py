@@ -156,3 +156,123 @@ def test_odds_many_equals_odds_one_at_a_time():
                 assert obs.odds_many(targets, as_if=ai) == [obs.odds(t, as_if=ai) for t in targets]
                 seen += sum(o is not None for o in obs.odds_many(targets))
     assert seen > 20
+
+
+def test_sight_matrix_visible_equals_the_direct_pair_test_through_a_battle():
+    """``visible`` (the :class:`sim.battle.SightMatrix`, which checks a known pair only against the wrecks that
+    landed in the footprint of the shot it read) equals the direct answer -- an enemy is visible iff some live own
+    tank's geometry, computed from scratch with the board's obstacles, has a line of sight -- as tanks move, turn
+    and are destroyed."""
+    from sim.rules.panzer_squadron.sight import shot_geometry
+
+    m = BattleModel(_scenario(), 11)
+    b = m.battle
+    rs = b.ruleset
+    opts = b.options
+    checks = kills = 0
+    for _step in range(60):
+        if b.ended:
+            break
+        m.advance(2)
+        kills = sum(1 for t in b.tanks if not t.alive)
+        obstacles = rs.static_obstacles(b) | {t.hex for t in b.wrecks()}
+        for side in (0, 1):
+            own = b.live_tanks(side)
+            want = tuple(e.tank_id for e in b.enemies_of(side) if any(shot_geometry(
+                s.hex, s.facing, s.facing if s.turret_facing is None else s.turret_facing, s.vehicle.turret, e.hex,
+                e.facing, e.vehicle.armour, obstacles, rs.sight_rules(opts), opts.exceptional_modifier)["los"]
+                != "blocked" for s in own))
+            assert rs.visible(b, side) == want, (b.turn, side)
+            checks += 1
+    assert checks > 40 and kills >= 4, (checks, kills)
+
+
+def test_sight_matrix_visible_equals_the_direct_pair_test_on_random_boards():
+    """The same on random crowded boards changed at random (a tank moves, pivots or is destroyed where it stands,
+    leaving a wreck that may block pairs it is no part of), ``visible`` asked after each change, both line
+    origins."""
+    import random
+
+    from sim.battle import MemoryBattle
+    from sim.events import Moved, Pivoted, Status, StatusChanged
+    from sim.hexgrid import Hex, parallelogram_hexes
+    from sim.rules.panzer_squadron import PanzerSquadron
+    from sim.rules.panzer_squadron.sight import shot_geometry
+
+    rs = PanzerSquadron()
+    rnd = random.Random(5)
+    checks = blocked_by_wreck = 0
+    for origin in ("centre", "front_vertex"):
+        for _board in range(3):
+            cells = list(parallelogram_hexes(12, 12))
+            terrain = {h: "woods" for h in rnd.sample(cells, 8)}
+            free = [h for h in cells if h not in terrain]
+            spots = rnd.sample(free, 36)
+            tanks = [{"vehicle": ("t34_85", "pz_iv_h")[i % 2], "side": i % 2, "hex": list(h),
+                      "facing": rnd.randrange(6)} for i, h in enumerate(spots)]
+            b = MemoryBattle(rs, cells=cells, terrain=terrain, tanks=tanks,
+                             options=rs.Options(los_origin=origin))
+            for _step in range(60):
+                live = b.live_tanks()
+                t = rnd.choice(live)
+                k = rnd.random()
+                if k < 0.4:
+                    h = rnd.choice([c for c in free if not b.occupants(c)])
+                    b.emit(Moved(tank=t.tank_id, hex=Hex(*h), facing=rnd.randrange(6)))
+                elif k < 0.7:
+                    b.emit(Pivoted(tank=t.tank_id, facing=rnd.randrange(6)))
+                else:
+                    b.emit(StatusChanged(tank=t.tank_id, status=Status.DESTROYED))
+                wrecks = {w.hex for w in b.wrecks()}
+                obstacles = rs.static_obstacles(b) | wrecks
+                rules = rs.sight_rules(b.options)
+
+                def sees(s: Any, e: Any, obs: Any, rules: Any = rules) -> bool:
+                    return shot_geometry(s.hex, s.facing, s.facing, s.vehicle.turret, e.hex, e.facing,
+                                         e.vehicle.armour, obs, rules, -1)["los"] != "blocked"
+                for side in (0, 1):
+                    own = b.live_tanks(side)
+                    want = tuple(e.tank_id for e in b.enemies_of(side) if any(sees(s, e, obstacles) for s in own))
+                    blocked_by_wreck += len({e.tank_id for e in b.enemies_of(side)
+                                             if any(sees(s, e, rs.static_obstacles(b)) for s in own)} - set(want))
+                    assert rs.visible(b, side) == want, (origin, _step, side)
+                    checks += 1
+    assert checks == 720 and blocked_by_wreck > 20, (checks, blocked_by_wreck)
+
+
+def test_shots_at_from_equals_the_shots_on_the_two_views():
+    """``shots_at_from`` (enemies placed where they were last seen, the front cache read without building the
+    views) gives the shots ``shots_at`` gives on the two nested views, through a battle, asked twice (the second
+    time from the cache), and the ``nearest_distances`` of the doctrines equal ``min_distance`` one by one."""
+    import random
+
+    from agents.distances import nearest_distances
+    from agents.policies.base import min_distance
+
+    m = BattleModel(_scenario(), 4)
+    b = m.battle
+    rs = b.ruleset
+    rnd = random.Random(2)
+    checked = legal = 0
+    for _step in range(30):
+        if b.ended:
+            break
+        m.advance(4)
+        live = [t for t in b.tanks if t.alive and t.hex is not None]
+        free = [h for h in b.map.cells if not b.occupants(h)]
+        for s in live[::3]:
+            h = rnd.choice(free)
+            f = rnd.randrange(6)
+            ghosts = [(e.tank_id, rnd.choice(free), rnd.randrange(6)) for e in live if e.side != s.side][:6]
+            ghosts.append((s.tank_id, rnd.choice(free), 0))  # a friend: the slow path
+            want = [rs.shots_at(HypoView(HypoView(b, e, eh, ef), s.tank_id, h, f), (e,), s.tank_id)[0]
+                    for e, eh, ef in ghosts]
+            for _twice in range(2):
+                got = rs.shots_at_from(b, s.tank_id, h, f, ghosts)
+                assert len(got) == len(want) and all(_same(g, w) for g, w in zip(got, want))
+            checked += len(want)
+            legal += sum(not isinstance(w, Illegal) for w in want)
+        frms = [t.hex for t in live]
+        to = [t.hex for t in live if t.side == 1]
+        assert nearest_distances(frms, to) == [min_distance(x, to) for x in frms]
+    assert checked > 300 and legal > 20, (checked, legal)

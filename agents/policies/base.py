@@ -26,6 +26,7 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping
 
+from agents.distances import nearest_distances
 from sim.actions import Action, Activate, Fire, Pass, Ram, Special
 
 _MODE_PREFS = {
@@ -127,6 +128,7 @@ def min_distance(frm: tuple[int, int], hexes: Iterable[tuple[int, int]]) -> int:
     if best < 0:
         raise ValueError("min_distance() of no hexes")
     return best // 2
+
 
 class Doctrine(Policy):
     """Dispatches by decision kind (see the module docstring).
@@ -261,10 +263,8 @@ class Doctrine(Policy):
         if not enemies:
             return actors[: self.activation_candidates]
 
-        def nearest(a: int) -> tuple[int, int]:
-            return (min_distance(obs.tank(a).hex, enemies), a)
-
-        return tuple(sorted(actors, key=nearest)[: self.activation_candidates])
+        near = nearest_distances([obs.tank(a).hex for a in actors], enemies)
+        return tuple(a for _d, a in sorted(zip(near, actors))[: self.activation_candidates])
 
     def on_activate(self, obs: Any, decision: Any) -> Action:
         best = None

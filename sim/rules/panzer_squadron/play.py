@@ -222,7 +222,8 @@ class PanzerSquadron(Ruleset):
     def visible(self, battle: BoardView, side: int) -> tuple[int, ...]:
         """Enemy tanks that at least one live tank of ``side`` has a line of sight to (2+ clear lines).  Kept up to
         date pair by pair (:class:`sim.battle.SightMatrix`) when live tanks do not block sight."""
-        m = None if battle.options.live_tanks_block_los else sight_matrix(battle, "ps_los", _sees)
+        m = None if battle.options.live_tanks_block_los else sight_matrix(battle, "ps_los", _sees,
+                                                                                footprint=_sees_footprint)
         if m is not None:
             return m.visible(side)
         own = battle.live_tanks(side)
@@ -357,6 +358,43 @@ class PanzerSquadron(Ruleset):
             v = self._pair_shot(battle, shooter, target, None, hx, facing, gun, th, status, tm)
             _front_put(front, key, v, n, _footprint(v, hx, facing, th, opts))
             out.append(v)
+        return out
+
+    def shots_at_from(self, battle: BoardView, target: int, hex: Hex, facing: int,
+                      shooters: Iterable[tuple[int, Hex, int]]) -> list[Shot | Illegal]:
+        """The shots at ``target`` standing on ``hex`` facing ``facing`` of each enemy ``s`` placed on ``sh`` facing
+        ``sf`` (its turret keeping its offset) for ``(s, sh, sf)`` in ``shooters``: the same answers, in that
+        order, as ``shots_at(HypoView(HypoView(battle, s, sh, sf), target, hex, facing), (s,), target)[0]`` -- the
+        threat of enemies where they were last seen (:meth:`agents.observation.Observation.threat`) -- but a pair
+        the front cache (:func:`_front_cache`) holds is read from it without building the two views: its key
+        (what :meth:`shots_at` reads on those views) is worked out from the two tanks here.  Raises ``ValueError``
+        as :meth:`shots_at`."""
+        from sim.battle import HypoView
+
+        tanks = battle.tanks
+        opts = battle.options
+        out: list[Shot | Illegal] = []
+        fast = not opts.live_tanks_block_los and target.__class__ is int and 0 <= target < len(tanks) \
+            and tanks[target].alive
+        if fast:
+            t = tanks[target]
+            tm, tside = t.rules_state.get("marker") == IN_MOVEMENT, t.side
+            active = battle.rules_state.get("active")
+            front, changes = _front_cache(battle.map, opts)
+            n = len(changes)
+        for shooter, sh, sf in shooters:
+            if fast:
+                s = tanks[shooter]
+                if s.side != tside and sh is not None:
+                    gun = sf if s.turret_facing is None else (s.turret_facing + sf - s.facing) % 6
+                    status = s.rules_state["start_status"] if active == shooter else s.rules_state["marker"]
+                    key = (shooter, target, sh, sf, gun, hex, facing, status, tm)
+                    ent = front.get(key)
+                    if ent is not None and (ent[1] == n or _still_valid(front, key, ent, changes, sh, hex)):
+                        out.append(ent[0])
+                        continue
+            view = HypoView(HypoView(battle, shooter, sh, sf), target, hex, facing)
+            out.append(self.shots_at(view, (shooter,), target)[0])
         return out
 
     def _shot(self, battle: BoardView, shooter: int, target: int, as_if: Hypo | None, hx: Hex, status: str,
@@ -1034,6 +1072,29 @@ def _sees(battle: BoardView, s: int, e: int) -> bool:
     if isinstance(got, GeometryIllegal):
         return got.los != "blocked"
     return rs.geometry(battle, s, e)["los"] != "blocked"
+
+
+def _sees_footprint(battle: BoardView, s: int, e: int) -> Callable[[Hex], bool] | None:
+    """The :class:`sim.battle.SightMatrix` footprint of :func:`_sees` ``(s, e)`` (asked right after it, the two
+    tanks unchanged): ``touches(h)``, true for every hex whose obstacles could change the answer -- the hexes the
+    shot ``s`` -> ``e`` read (:func:`_footprint`, what the front cache of :meth:`PanzerSquadron.shots` keeps it
+    by: :func:`_sees` reads nothing else, its ``los`` being part of that shot) -- or ``None`` (the sight ellipse)
+    when the shot has none (an exceptional-line geometry, a refusal :func:`_sees` answers by :meth:`geometry`)."""
+    ts, te = battle.tanks[s], battle.tanks[e]
+    a, b = ts.hex, te.hex
+    if a is None or b is None:
+        return None
+    got = battle.ruleset.shots(battle, s, (e,))[0]  # the front cache's entry, just made or checked by _sees
+    fp = _footprint(got, a, ts.facing, b, battle.options)
+    if fp is None:
+        return None
+    aq, ar = a
+    low, bits = fp
+
+    def touches(c: Hex) -> bool:
+        i = c[0] - aq + _FP_W * (c[1] - ar) - low
+        return i >= 0 and (bits >> i) & 1 == 1
+    return touches
 
 
 class GeometryIllegal(Illegal):
