@@ -417,6 +417,76 @@ def _shot_key(values: tuple[Any, ...]) -> ShotKey | str:
         return str(exc)
 
 
+
+#: Where :meth:`ASL._key_values` puts the seven values of a shot's geometry (range, CA change, TEM, hindrance,
+#: hull-down, hull and turret Target Facing) in the values :func:`_shot_key` takes, and the key's field names.
+_SUB_AT = (4, 6, 14, 15, 34, 35, 36)
+_SUB_FIELDS = ("range_hexes", "ca_change", "tem", "hindrance", "hull_down", "aspect", "turret_aspect")
+_FACES = frozenset(("front", "side", "rear"))   # (asl.md 10.1: the values parse_params accepts for a facing)
+
+
+class _KeyFamily:
+    """The :class:`~sim.rules.asl.odds.ShotKey` objects of board shots that share every value :func:`_shot_key`
+    reads but the seven of the geometry (:data:`_SUB_AT`): ``keys`` maps those seven (``sub``, in
+    :meth:`ASL._shot_geometry`'s order) to the key, or to the refusal's message.
+
+    The first key is made by :func:`_shot_key` (so through :func:`~sim.rules.asl.odds.parse_params`) and kept as a
+    template; every later one is the template with the seven fields set (:meth:`make`), when they are values
+    ``parse_params`` takes unchanged and that no consistency rule of it reads with the rest: integers in range
+    (range >= 0, CA change 0..3 and 0 for a Bounding First Fire shot, hindrance >= 0), a bool and facings of
+    ``front`` / ``side`` / ``rear``; at range 0 the three target fields get ``parse_params``'s defaults (it is
+    not given them: :func:`_shot_key`).  ``parse_params`` reads these seven only through those checks and the
+    turret-facing default, and sets every other field from the others alone, so the key is equal to the one it
+    would build; anything else (and every ask before the family's first key) goes through :func:`_shot_key`.
+    Issue 14: this skips re-parsing some 40 parameters per new key."""
+
+    __slots__ = ("values", "template", "keys")
+
+    def __init__(self, values: tuple[Any, ...]):
+        self.values = values   # :func:`_shot_key`'s values with None at _SUB_AT
+        self.template: ShotKey | None = None
+        self.keys: dict[tuple, ShotKey | str] = {}
+
+    def full(self, sub: tuple) -> tuple[Any, ...]:
+        """:func:`_shot_key`'s values for the geometry ``sub``."""
+        v = self.values
+        rng, ca, tem, hind, hd, asp, tasp = sub
+        return v[:4] + (rng,) + v[5:6] + (ca,) + v[7:14] + (tem, hind) + v[16:34] + (hd, asp, tasp) + v[37:]
+
+    def make(self, sub: tuple) -> ShotKey | str:
+        """The key (or refusal) of the geometry ``sub``, kept in ``keys``."""
+        keys = self.keys
+        if len(keys) >= _KEY_FAMILY_SIZE:
+            keys.clear()
+        t = self.template
+        rng, ca, tem, hind, hd, asp, tasp = sub
+        if (t is not None and type(rng) is int and rng >= 0 and type(ca) is int and 0 <= ca <= 3
+                and not (ca and self.values[8] == "bounding_first") and type(tem) is int
+                and type(hind) is int and hind >= 0
+                and (rng == 0 or (type(hd) is bool and type(asp) is str and asp in _FACES
+                                  and type(tasp) is str and tasp in _FACES))):
+            k = object.__new__(ShotKey)
+            d = k.__dict__
+            d.update(t.__dict__)
+            if rng == 0:
+                hd, asp, tasp = False, "front", "front"
+            d["range_hexes"], d["ca_change"], d["tem"], d["hindrance"] = rng, ca, tem, hind
+            d["hull_down"], d["aspect"], d["turret_aspect"] = hd, asp, tasp
+            got: ShotKey | str = k
+        else:
+            got = _shot_key(self.full(sub))
+            if t is None and isinstance(got, ShotKey):
+                self.template = got
+        keys[sub] = got
+        return got
+
+
+#: The :class:`_KeyFamily` of each set of non-geometric values (all the values :func:`_shot_key` reads: the
+#: vehicles', the ammunition's, the firer's and target's states and the options); emptied at the size below.
+_KEY_FAMILIES: dict[tuple, _KeyFamily] = {}
+_KEY_FAMILIES_SIZE = 4096
+_KEY_FAMILY_SIZE = 16_384
+
 #: The moves of a movement state ``(hex, facing)`` (:func:`_moves`), shared by every search and map (pure hex
 #: geometry); emptied when it reaches the size below.
 _MOVES: dict[tuple[Hex, int], tuple[Hex, tuple[Hex, int], Hex, tuple[Hex, int], tuple[Hex, int], tuple[Hex, int]]] \
@@ -1207,8 +1277,18 @@ class ASL(Ruleset):
         target_shocked = bool(trs.get("shocked") or trs.get("uk") or trs.get("stunned"))
         free_turn = bool(battle.rules_state.get("free_turn"))
         stuck = bool(rs.get("immobilized") or rs.get("bogged"))
+        fam = None
+        if not isinstance(basic, Illegal):
+            values = self._key_values(battle, veh, tv, ammo, basic, fm, firer_obstacle, firer_plus1, tstate,
+                                      acquisition, target_plus1, target_shocked, depletion, firer_los_mp,
+                                      target_los_mp, (None,) * 7)
+            fam = _KEY_FAMILIES.get(values)
+            if fam is None:
+                if len(_KEY_FAMILIES) >= _KEY_FAMILIES_SIZE:
+                    _KEY_FAMILIES.clear()
+                fam = _KEY_FAMILIES[values] = _KeyFamily(values)
         return (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
-                acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, {})
+                acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, fam)
 
     def _shot_geometry(self, battle: BoardView, s: TankState, t: TankState, ammo: str, hind: int,
                        pre: tuple | Illegal) -> Shot | Illegal:
@@ -1217,7 +1297,7 @@ class ASL(Ruleset):
         if isinstance(pre, Illegal):
             return pre
         (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
-         acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, keys) = pre
+         acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, fam) = pre
         assert s.hex is not None and t.hex is not None
         af = tv.af
         tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
@@ -1247,16 +1327,14 @@ class ASL(Ruleset):
             hd_hex = trs.get("hd_hex")
             hull_down = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
                              and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
-        # The ShotKey of these values, built once (parse_params) per distinct set: every other parameter is a
-        # value of the two vehicles, the ammunition or the options (asl.md 10.1).  The values that are not part
-        # of ``pre`` (the ones read from the two hexes, the facings and the LOS) key ``keys``, the table of
-        # ShotKeys ``pre`` carries (``pre`` is kept per battle, whose options never change, and per ammunition).
+        # The ShotKey of these values, built once per distinct set: every other parameter is a value of the two
+        # vehicles, the ammunition or the options (asl.md 10.1).  The values that are not part of ``pre`` (the
+        # ones read from the two hexes, the facings and the LOS) key the table of the _KeyFamily ``pre`` carries
+        # (the family of every shot with pre's other values, shared by all firers, targets and battles).
         sub = (rng, ca_change, tem, hind, hull_down, aspect, turret_aspect)
-        key = keys.get(sub)
+        key = fam.keys.get(sub)
         if key is None:
-            key = keys[sub] = self._key_for(battle, veh, tv, ammo, basic, fm, firer_obstacle, firer_plus1, tstate,
-                                            acquisition, target_plus1, target_shocked, depletion, firer_los_mp,
-                                            target_los_mp, sub)
+            key = fam.make(sub)
         if isinstance(key, str):
             return Illegal(key)
         info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
@@ -1265,11 +1343,12 @@ class ASL(Ruleset):
         return Shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
 
     @staticmethod
-    def _key_for(battle: BoardView, veh: asl_tables.Vehicle, tv: asl_tables.Vehicle, ammo: str, basic: int,
-                 fm: str, firer_obstacle: Any, firer_plus1: bool, tstate: str, acquisition: int,
-                 target_plus1: bool, target_shocked: bool, depletion: Any, firer_los_mp: Any, target_los_mp: Any,
-                 sub: tuple) -> ShotKey | str:
-        """:func:`_shot_key` of a board shot's values (:meth:`_shot_geometry`'s, ``sub`` the geometric ones)."""
+    def _key_values(battle: BoardView, veh: asl_tables.Vehicle, tv: asl_tables.Vehicle, ammo: str, basic: int,
+                    fm: str, firer_obstacle: Any, firer_plus1: bool, tstate: str, acquisition: int,
+                    target_plus1: bool, target_shocked: bool, depletion: Any, firer_los_mp: Any, target_los_mp: Any,
+                    sub: tuple) -> tuple[Any, ...]:
+        """The values :func:`_shot_key` takes for a board shot (:meth:`_shot_geometry`'s, ``sub`` the geometric
+        ones, at :data:`_SUB_AT`)."""
         rng, ca_change, tem, hind, hull_down, aspect, turret_aspect = sub
         opts = battle.options
         af = tv.af
@@ -1280,7 +1359,7 @@ class ASL(Ruleset):
                     opts.red_cs_burn_needs_kill, opts.multiple_hit_preference, veh.nationality, depletion,
                     opts.crew_checks, tv.cs, tv.crew_morale, hull_down, aspect, turret_aspect, firer_los_mp,
                     target_los_mp)
-        return _shot_key(memo_key)
+        return memo_key
 
     def odds(self, key: Hashable | Mapping[str, Any]) -> Odds:
         """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10), or of its odds
