@@ -84,7 +84,7 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
-from sim.hexgrid import Hex, as_hex, bounded_dijkstra, distance, hex_line
+from sim.hexgrid import Hex, as_hex, distance, hex_line
 from sim.rules.asl import tables as asl_tables
 from sim.rules.asl.odds import DEFAULT_PREFERENCE, ShotKey, odds_json, parse_params, resolve_key, shot_odds
 from sim.rules.asl.sight import (
@@ -417,6 +417,75 @@ def _shot_key(values: tuple[Any, ...]) -> ShotKey | str:
         return str(exc)
 
 
+
+
+def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex], int | None],
+                     vca: Callable[[Hex], int], extra: int) -> dict[tuple[Hex, int], tuple[int, list]]:
+    """:func:`~sim.hexgrid.bounded_dijkstra` from ``start`` within ``budget`` half-MP over ASL's movement states
+    ``(hex, facing)``, the successors of :meth:`ASL._successors` (the two hexes in front at ``entry(hex)``
+    half-MP, ``None`` = not enterable, then the two VCA changes at ``vca(hex)``) generated in place; every cost
+    but the start's plus ``extra`` (:meth:`ASL.reachable`'s ``{state: (cost, path)}``).
+
+    The same algorithm step for step (so the same answers, paths and order): the breadth-first pass keeps the
+    cheapest cost of every edge in the order edges are first found; the Dijkstra pass pops by (cost, push
+    order), here from one first-in-first-out list per cost (costs are integers in ``0..budget`` and never
+    negative, so taking the lists in cost order and each in push order is the binary heap's order).  Issue 14:
+    it skips a successor call and list per state and the heap's tuple comparisons."""
+    succ: dict[tuple[Hex, int], dict[tuple[Hex, int], int]] = {start: {}}
+    frontier = [start]
+    best = {start: 0}
+    limit = budget + 1
+    moves_of = _MOVES.get
+    while frontier:
+        nxt = []
+        for u in frontier:
+            bu = best[u]
+            out = succ.get(u)
+            moves = moves_of(u)
+            if moves is None:
+                moves = _moves(u)
+            na, sa, nb, sb, right, left = moves
+            v_c = vca(u[0])
+            for v, c in ((sa, entry(na)), (sb, entry(nb)), (right, v_c), (left, v_c)):
+                if c is None:
+                    continue
+                cost = bu + c
+                if cost > budget:
+                    continue
+                if out is None:
+                    out = succ[u] = {}
+                if c < out.get(v, limit):
+                    out[v] = c
+                if v not in succ:
+                    succ[v] = {}
+                if cost < best.get(v, limit):
+                    best[v] = cost
+                    nxt.append(v)
+        frontier = nxt
+    dist: dict[tuple[Hex, int], int] = {}
+    paths: dict[tuple[Hex, int], list] = {start: [start]}
+    seen = {start: 0}
+    buckets: list[list[tuple[Hex, int]]] = [[] for _ in range(budget + 1)]
+    buckets[0].append(start)
+    for d in range(budget + 1):
+        bucket = buckets[d]
+        i = 0
+        while i < len(bucket):
+            v = bucket[i]
+            i += 1
+            if v in dist:
+                continue
+            dist[v] = d
+            pv = paths[v]
+            for u, c in succ[v].items():
+                vu = d + c
+                if vu > budget or u in dist:
+                    continue
+                if u not in seen or vu < seen[u]:
+                    seen[u] = vu
+                    buckets[vu].append(u)
+                    paths[u] = pv + [u]
+    return {s: ((0 if s == start else c + extra), paths[s]) for s, c in dist.items()}
 
 #: Where :meth:`ASL._key_values` puts the seven values of a shot's geometry (range, CA change, TEM, hindrance,
 #: hull-down, hull and turret Target Facing) in the values :func:`_shot_key` takes, and the key's field names.
@@ -1763,6 +1832,49 @@ class ASL(Ruleset):
         out.append(((h, (f - 1) % 6), c))
         return out
 
+    def _search_costs(self, battle: BoardView, tid: int
+                      ) -> tuple[Callable[[Hex], int | None], Callable[[Hex], int]]:
+        """``(entry, vca)`` for one movement search on an unchanging board (:func:`_movement_search`):
+        ``entry(hex)`` is :meth:`entry_cost` if :meth:`enterable` else ``None``, ``vca(hex)`` :meth:`vca_cost`,
+        each computed once per hex per search."""
+        step: dict[Hex, int | None] = {}
+        vcas: dict[Hex, int] = {}
+        # what enterable() and entry_cost() read that is the same for every hex, read once
+        m = battle.map
+        forbidden = battle.options.obstacle_entry == "forbidden"
+        same_hex = battle.options.same_hex_entry
+        me = battle.tank(tid)
+        side, veh_mp = me.side, me.vehicle.mp
+        in_hex_mp = asl_tables.terrain_tables().vehicle_in_hex_mp
+        terrain, occupants, tank = self.terrain, battle.occupants, battle.tank
+
+        def entry(n: Hex) -> int | None:
+            try:
+                return step[n]
+            except KeyError:
+                pass
+            # enterable(battle, tid, n), then entry_cost(battle, tid, n), their reads in their order
+            c: int | None = None
+            if n in m:
+                ter = terrain(battle, n)
+                occ = occupants(n)
+                if not (forbidden and ter.obstacle) and (
+                        same_hex or not any(tank(o).alive and tank(o).side != side for o in occ)):
+                    cost = veh_mp if ter.mp is None else HALF * ter.mp
+                    others = sum(1 for o in occ if o != tid)
+                    c = cost + others * HALF * in_hex_mp * (2 if ter.obstacle else 1)
+            step[n] = c
+            return c
+
+        def vca(h: Hex) -> int:
+            try:
+                return vcas[h]
+            except KeyError:
+                v = vcas[h] = self.vca_cost(battle, h)
+                return v
+
+        return entry, vca
+
     def _search_successors(self, battle: BoardView, tid: int
                            ) -> Callable[[tuple[Hex, int]], list[tuple[tuple[Hex, int], int]]]:
         """:meth:`_successors` for one movement search on an unchanging board: the answers of :meth:`enterable`
@@ -1814,8 +1926,8 @@ class ASL(Ruleset):
         extra = (0 if self._started_now(battle, t) else HALF) + HALF
         if budget < extra:
             return {start: (0, [start])}
-        res = bounded_dijkstra(start, self._search_successors(battle, tank), budget - extra)
-        return {st: ((0 if st == start else c + extra), path) for st, (c, path) in res.items()}
+        entry, vca = self._search_costs(battle, tank)
+        return _movement_search(start, budget - extra, entry, vca, extra)
 
     def plan_to(self, battle: BoardView, tank: int, path: list, then: Action | None = None,
                 end_status: str | None = None) -> Plan:
