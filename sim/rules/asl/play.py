@@ -1239,7 +1239,22 @@ class ASL(Ruleset):
                             answers = ent[0]
                             lo = answers.get((p, q))
                             if lo is None:
-                                lo = answers[(p, q)] = self._los(root, p, q, ent)
+                                # self._los(root, p, q, ent) with this line's mask (obstacles known clear)
+                                hm = ent[1]
+                                if hm is None:
+                                    hm = ent[1] = self._hind_masks(self._hindrances(state_root), g)
+                                if not (hm.any >> sh) & mask:
+                                    lo = (True, 0)
+                                elif not hm.ok or (hm.block >> sh) & mask:
+                                    lo = self._los_by_hex(root, p, q)
+                                else:
+                                    hind = 0
+                                    j = 0
+                                    for plane in hm.planes:
+                                        hind += ((plane >> sh) & mask).bit_count() << j
+                                        j += 1
+                                    lo = ((hind < 6), hind)
+                                answers[(p, q)] = lo
             if not lo[0]:
                 out.append(Illegal("no LOS"))
                 continue
@@ -1260,7 +1275,8 @@ class ASL(Ruleset):
                 pre = pre_tab.get(pre_key)
                 if pre is None:
                     pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", kind)
-                got = shots[key] = self._shot_geometry(battle, s, t, "AP", lo[1], pre)
+                # (the root for the board: the geometry reads its map and rules_state, which a view reads through)
+                got = shots[key] = self._shot_geometry(root, s, t, "AP", lo[1], pre)
             out.append(got)
         return out
 
