@@ -192,6 +192,8 @@ _SHOT_TANK_FIELDS = ("abandoned", "shocked", "uk", "stunned", "recall", "ma", "a
 _SHOT_BATTLE_FIELDS = ("phase", "mover", "attacker", "free_turn", "los_mp")
 #: Entries of one battle's shot table before it is emptied (a bound on memory, not on correctness).
 _SHOT_MEMO_SIZE = 40_000
+#: Whole batch answers kept per battle version (:attr:`_ShotMemo.batches`) before they are emptied.
+_BATCH_MEMO_SIZE = 2048
 
 
 class _ShotMemo:
@@ -204,10 +206,12 @@ class _ShotMemo:
     the LOS (it holds at most one entry per miss of ``shots``); ``able`` the :func:`able_to_fire` answers of the
     battle's tanks on the board at ``version`` (it reads their status, hex and ``rules_state``, which change
     only by events, but for hiding, which sets a hex to ``None``: such a tank is never looked up; emptied with
-    ``parts``; never a view's placed copy).  All are emptied together when ``shots`` reaches
-    :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
+    ``parts``; never a view's placed copy).  ``batches`` holds whole answers of :meth:`ASL.targets` and
+    :meth:`ASL.shots` asked of the battle itself at ``version`` (see there; emptied with ``parts``, at most
+    :data:`_BATCH_MEMO_SIZE`).  All are emptied together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id
+    never outlives its table."""
 
-    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able")
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches")
 
     def __init__(self) -> None:
         self.version = -1
@@ -218,6 +222,7 @@ class _ShotMemo:
         self.views: "weakref.WeakKeyDictionary[HypoView, int]" = weakref.WeakKeyDictionary()
         self.pre: dict[tuple, tuple | Illegal] = {}
         self.able: dict[int, str | None] = {}
+        self.batches: dict[tuple, Any] = {}
 
     def clear(self) -> None:
         self.version = -1
@@ -228,6 +233,7 @@ class _ShotMemo:
         self.views = weakref.WeakKeyDictionary()
         self.pre = {}
         self.able = {}
+        self.batches = {}
 
     def intern(self, values: tuple) -> int:
         ids = self.ids
@@ -277,6 +283,7 @@ def _shot_table(root: Any) -> _ShotMemo | None:
         memo.version = root.version
         memo.parts = {}
         memo.able = {}
+        memo.batches = {}
         brs = root.rules_state
         memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
     return memo
@@ -420,7 +427,7 @@ def _shot_key(values: tuple[Any, ...]) -> ShotKey | str:
 
 
 def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex], int | None],
-                     vca: Callable[[Hex], int], extra: int) -> dict[tuple[Hex, int], tuple[int, list]]:
+                     vca: Callable[[Hex], int], extra: int) -> dict[Hashable, tuple[int, list]]:
     """:func:`~sim.hexgrid.bounded_dijkstra` from ``start`` within ``budget`` half-MP over ASL's movement states
     ``(hex, facing)``, the successors of :meth:`ASL._successors` (the two hexes in front at ``entry(hex)``
     half-MP, ``None`` = not enterable, then the two VCA changes at ``vca(hex)``) generated in place; every cost
@@ -485,7 +492,8 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
                     seen[u] = vu
                     buckets[vu].append(u)
                     paths[u] = pv + [u]
-    return {s: ((0 if s == start else c + extra), paths[s]) for s, c in dist.items()}
+    res: dict[Hashable, tuple[int, list]] = {s: ((0 if s == start else c + extra), paths[s]) for s, c in dist.items()}
+    return res
 
 #: Where :meth:`ASL._key_values` puts the seven values of a shot's geometry (range, CA change, TEM, hindrance,
 #: hull-down, hull and turret Target Facing) in the values :func:`_shot_key` takes, and the key's field names.
@@ -1098,10 +1106,31 @@ class ASL(Ruleset):
               ) -> list[Shot | Illegal]:
         """``[shot(battle, shooter, t, None, as_if) for t in targets]`` (the same answers in that order), the
         firer's part done once (:meth:`_shots_batch`; one what-if view for all when ``as_if`` is given)."""
+        place: tuple | None = None
+        kind = None
         if as_if is not None:
-            view = HypoView(battle, shooter, as_hex(as_if.hex), int(as_if.facing))
-            return self._shots_batch(view, [(shooter, t) for t in targets], "hypo_moved" if as_if.moved else None)
-        return self._shots_batch(battle, [(shooter, t) for t in targets], None)
+            place = (as_hex(as_if.hex), int(as_if.facing))
+            kind = "hypo_moved" if as_if.moved else None
+        # kept per battle version (the batch memo of _shot_table) when asked of the battle itself or of a view over
+        # it: the answers read the battle (its tanks at this version, which are hidden, the terrain's version) and
+        # the placed firer (its id, hex and facing: the view copies the rest from the battle); exact int ids only
+        # (True == 1 as a key, but not as a target)
+        memo: _ShotMemo | None = None
+        batch_key: tuple = ()
+        targets = list(targets)
+        if type(battle) is BattleState and type(shooter) is int and all(type(x) is int for x in targets):
+            memo = _shot_table(battle)
+            if memo is not None:
+                batch_key = ("shots", shooter, place, kind, tuple(targets), battle.hidden_tanks,
+                             battle.map.terrain_version)
+                done = memo.batches.get(batch_key)
+                if done is not None:
+                    return list(done)
+        board: BoardView = battle if place is None else HypoView(battle, shooter, place[0], place[1])
+        got = self._shots_batch(board, [(shooter, t) for t in targets], kind)
+        if memo is not None and memo.version == battle.version and len(memo.batches) < _BATCH_MEMO_SIZE:
+            memo.batches[batch_key] = tuple(got)
+        return got
 
     def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
         """``[shot(battle, s, target) for s in shooters]`` (the same answers in that order), the target's part
@@ -1684,10 +1713,25 @@ class ASL(Ruleset):
         t = battle.tanks[tid]
         if able_to_fire(t):
             return ()
-        enemies = [e.tank_id for e in battle.enemies_of(t.side)]
         if fire is None or (isinstance(fire, Fire) and not fire.ammo):   # AP: one batch (_shots_batch)
+            # kept per battle version (the batch memo of _shot_table): the answer reads the board only -- the
+            # tanks (their version, and which are hidden), the terrain (its version) and the rules state
+            memo: _ShotMemo | None = None
+            batch_key: tuple = ()
+            if type(battle) is BattleState and type(tid) is int:
+                memo = _shot_table(battle)
+                if memo is not None:
+                    batch_key = ("targets", tid, battle.hidden_tanks, battle.map.terrain_version)
+                    done = memo.batches.get(batch_key)
+                    if done is not None:
+                        return done
+            enemies = [e.tank_id for e in battle.enemies_of(t.side)]
             got = self._shots_batch(battle, [(tid, e) for e in enemies], None)
-            return tuple(e for e, sh in zip(enemies, got) if not isinstance(sh, Illegal))
+            out = tuple(e for e, sh in zip(enemies, got) if not isinstance(sh, Illegal))
+            if memo is not None and memo.version == battle.version and len(memo.batches) < _BATCH_MEMO_SIZE:
+                memo.batches[batch_key] = out
+            return out
+        enemies = [e.tank_id for e in battle.enemies_of(t.side)]
         return tuple(e for e in enemies if not isinstance(self.shot(battle, tid, e, fire), Illegal))
 
     def has_target(self, battle: BoardView, tid: int) -> bool:
