@@ -971,6 +971,7 @@ class ASL(Ruleset):
                 _HIND_LAST[:] = [weakref.ref(battle), state, ent[1], ent[2]]
                 return ent[1]
         out: dict[Hex, tuple[tuple[int, int | None], ...]] = {}
+        flat: list[tuple[int, Hex, int | None]] = []   # (tank id, hex, contribution) of every entry
         for o in battle.tanks:
             h = o.hex
             if h is None:
@@ -978,8 +979,9 @@ class ASL(Ruleset):
             x = _hindrance_of(o, block)
             if x is not False:
                 out[h] = out.get(h, ()) + ((o.tank_id, x),)
+                flat.append((o.tank_id, h, x))
         if type(battle) is BattleState:
-            key = tuple(sorted((e[0], h, e[1]) for h, entries in out.items() for e in entries))
+            key = tuple(sorted(flat))
             _HIND_MEMO[battle] = (state, out, key)
             _HIND_LAST[:] = [weakref.ref(battle), state, out, key]
         return out
