@@ -1937,43 +1937,6 @@ class ASL(Ruleset):
 
         return entry, vca
 
-    def _search_successors(self, battle: BoardView, tid: int
-                           ) -> Callable[[tuple[Hex, int]], list[tuple[tuple[Hex, int], int]]]:
-        """:meth:`_successors` for one movement search on an unchanging board: the answers of :meth:`enterable`
-        and :meth:`entry_cost` per hex and of :meth:`vca_cost` per hex are computed once per search (the same
-        answers, in the same order)."""
-        step: dict[Hex, int | None] = {}
-        vca: dict[Hex, int] = {}
-
-        def entry(n: Hex) -> int | None:
-            try:
-                return step[n]
-            except KeyError:
-                c = step[n] = self.entry_cost(battle, tid, n) if self.enterable(battle, tid, n) else None
-                return c
-
-        def successors(state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
-            moves = _MOVES.get(state)
-            if moves is None:
-                moves = _moves(state)
-            na, sa, nb, sb, right, left = moves
-            out = []
-            c = step[na] if na in step else entry(na)
-            if c is not None:
-                out.append((sa, c))
-            c = step[nb] if nb in step else entry(nb)
-            if c is not None:
-                out.append((sb, c))
-            h = state[0]
-            v = vca.get(h)
-            if v is None:
-                v = vca[h] = self.vca_cost(battle, h)
-            out.append((right, v))
-            out.append((left, v))
-            return out
-
-        return successors
-
     def reachable(self, battle: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
         """``{(hex, facing): (cost, path)}`` within ``budget`` **half-MP**, forward moves and VCA changes only
         (Reverse is offered as a single ``Step`` in ``move_step``).  A cost includes the Start MP (if the AFV is
