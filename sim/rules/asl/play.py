@@ -84,7 +84,7 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
-from sim.hexgrid import Hex, as_hex, bounded_dijkstra, distance, hex_line
+from sim.hexgrid import Hex, as_hex, distance, hex_line
 from sim.rules.asl import tables as asl_tables
 from sim.rules.asl.odds import DEFAULT_PREFERENCE, ShotKey, odds_json, parse_params, resolve_key, shot_odds
 from sim.rules.asl.sight import (
@@ -192,6 +192,8 @@ _SHOT_TANK_FIELDS = ("abandoned", "shocked", "uk", "stunned", "recall", "ma", "a
 _SHOT_BATTLE_FIELDS = ("phase", "mover", "attacker", "free_turn", "los_mp")
 #: Entries of one battle's shot table before it is emptied (a bound on memory, not on correctness).
 _SHOT_MEMO_SIZE = 40_000
+#: Whole batch answers kept per battle version (:attr:`_ShotMemo.batches`) before they are emptied.
+_BATCH_MEMO_SIZE = 2048
 
 
 class _ShotMemo:
@@ -204,10 +206,12 @@ class _ShotMemo:
     the LOS (it holds at most one entry per miss of ``shots``); ``able`` the :func:`able_to_fire` answers of the
     battle's tanks on the board at ``version`` (it reads their status, hex and ``rules_state``, which change
     only by events, but for hiding, which sets a hex to ``None``: such a tank is never looked up; emptied with
-    ``parts``; never a view's placed copy).  All are emptied together when ``shots`` reaches
-    :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
+    ``parts``; never a view's placed copy).  ``batches`` holds whole answers of :meth:`ASL.targets` and
+    :meth:`ASL.shots` asked of the battle itself at ``version`` (see there; emptied with ``parts``, at most
+    :data:`_BATCH_MEMO_SIZE`).  All are emptied together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id
+    never outlives its table."""
 
-    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able")
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches")
 
     def __init__(self) -> None:
         self.version = -1
@@ -218,6 +222,7 @@ class _ShotMemo:
         self.views: "weakref.WeakKeyDictionary[HypoView, int]" = weakref.WeakKeyDictionary()
         self.pre: dict[tuple, tuple | Illegal] = {}
         self.able: dict[int, str | None] = {}
+        self.batches: dict[tuple, Any] = {}
 
     def clear(self) -> None:
         self.version = -1
@@ -228,6 +233,7 @@ class _ShotMemo:
         self.views = weakref.WeakKeyDictionary()
         self.pre = {}
         self.able = {}
+        self.batches = {}
 
     def intern(self, values: tuple) -> int:
         ids = self.ids
@@ -277,6 +283,7 @@ def _shot_table(root: Any) -> _ShotMemo | None:
         memo.version = root.version
         memo.parts = {}
         memo.able = {}
+        memo.batches = {}
         brs = root.rules_state
         memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
     return memo
@@ -416,6 +423,146 @@ def _shot_key(values: tuple[Any, ...]) -> ShotKey | str:
     except CaseError as exc:
         return str(exc)
 
+
+
+
+def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex], int | None],
+                     vca: Callable[[Hex], int], extra: int) -> dict[Hashable, tuple[int, list]]:
+    """:func:`~sim.hexgrid.bounded_dijkstra` from ``start`` within ``budget`` half-MP over ASL's movement states
+    ``(hex, facing)``, the successors of :meth:`ASL._successors` (the two hexes in front at ``entry(hex)``
+    half-MP, ``None`` = not enterable, then the two VCA changes at ``vca(hex)``) generated in place; every cost
+    but the start's plus ``extra`` (:meth:`ASL.reachable`'s ``{state: (cost, path)}``).
+
+    The same algorithm step for step (so the same answers, paths and order): the breadth-first pass keeps the
+    cheapest cost of every edge in the order edges are first found; the Dijkstra pass pops by (cost, push
+    order), here from one first-in-first-out list per cost (costs are integers in ``0..budget`` and never
+    negative, so taking the lists in cost order and each in push order is the binary heap's order).  Issue 14:
+    it skips a successor call and list per state and the heap's tuple comparisons."""
+    succ: dict[tuple[Hex, int], dict[tuple[Hex, int], int]] = {start: {}}
+    frontier = [start]
+    best = {start: 0}
+    limit = budget + 1
+    moves_of = _MOVES.get
+    while frontier:
+        nxt = []
+        for u in frontier:
+            bu = best[u]
+            out = succ.get(u)
+            moves = moves_of(u)
+            if moves is None:
+                moves = _moves(u)
+            na, sa, nb, sb, right, left = moves
+            v_c = vca(u[0])
+            for v, c in ((sa, entry(na)), (sb, entry(nb)), (right, v_c), (left, v_c)):
+                if c is None:
+                    continue
+                cost = bu + c
+                if cost > budget:
+                    continue
+                if out is None:
+                    out = succ[u] = {}
+                if c < out.get(v, limit):
+                    out[v] = c
+                if v not in succ:
+                    succ[v] = {}
+                if cost < best.get(v, limit):
+                    best[v] = cost
+                    nxt.append(v)
+        frontier = nxt
+    dist: dict[tuple[Hex, int], int] = {}
+    paths: dict[tuple[Hex, int], list] = {start: [start]}
+    seen = {start: 0}
+    buckets: list[list[tuple[Hex, int]]] = [[] for _ in range(budget + 1)]
+    buckets[0].append(start)
+    for d in range(budget + 1):
+        bucket = buckets[d]
+        i = 0
+        while i < len(bucket):
+            v = bucket[i]
+            i += 1
+            if v in dist:
+                continue
+            dist[v] = d
+            pv = paths[v]
+            for u, c in succ[v].items():
+                vu = d + c
+                if vu > budget or u in dist:
+                    continue
+                if u not in seen or vu < seen[u]:
+                    seen[u] = vu
+                    buckets[vu].append(u)
+                    paths[u] = pv + [u]
+    res: dict[Hashable, tuple[int, list]] = {s: ((0 if s == start else c + extra), paths[s]) for s, c in dist.items()}
+    return res
+
+#: Where :meth:`ASL._key_values` puts the seven values of a shot's geometry (range, CA change, TEM, hindrance,
+#: hull-down, hull and turret Target Facing) in the values :func:`_shot_key` takes, and the key's field names.
+_SUB_AT = (4, 6, 14, 15, 34, 35, 36)
+_SUB_FIELDS = ("range_hexes", "ca_change", "tem", "hindrance", "hull_down", "aspect", "turret_aspect")
+_FACES = frozenset(("front", "side", "rear"))   # (asl.md 10.1: the values parse_params accepts for a facing)
+
+
+class _KeyFamily:
+    """The :class:`~sim.rules.asl.odds.ShotKey` objects of board shots that share every value :func:`_shot_key`
+    reads but the seven of the geometry (:data:`_SUB_AT`): ``keys`` maps those seven (``sub``, in
+    :meth:`ASL._shot_geometry`'s order) to the key, or to the refusal's message.
+
+    The first key is made by :func:`_shot_key` (so through :func:`~sim.rules.asl.odds.parse_params`) and kept as a
+    template; every later one is the template with the seven fields set (:meth:`make`), when they are values
+    ``parse_params`` takes unchanged and that no consistency rule of it reads with the rest: integers in range
+    (range >= 0, CA change 0..3 and 0 for a Bounding First Fire shot, hindrance >= 0), a bool and facings of
+    ``front`` / ``side`` / ``rear``; at range 0 the three target fields get ``parse_params``'s defaults (it is
+    not given them: :func:`_shot_key`).  ``parse_params`` reads these seven only through those checks and the
+    turret-facing default, and sets every other field from the others alone, so the key is equal to the one it
+    would build; anything else (and every ask before the family's first key) goes through :func:`_shot_key`.
+    Issue 14: this skips re-parsing some 40 parameters per new key."""
+
+    __slots__ = ("values", "template", "keys")
+
+    def __init__(self, values: tuple[Any, ...]):
+        self.values = values   # :func:`_shot_key`'s values with None at _SUB_AT
+        self.template: ShotKey | None = None
+        self.keys: dict[tuple, ShotKey | str] = {}
+
+    def full(self, sub: tuple) -> tuple[Any, ...]:
+        """:func:`_shot_key`'s values for the geometry ``sub``."""
+        v = self.values
+        rng, ca, tem, hind, hd, asp, tasp = sub
+        return v[:4] + (rng,) + v[5:6] + (ca,) + v[7:14] + (tem, hind) + v[16:34] + (hd, asp, tasp) + v[37:]
+
+    def make(self, sub: tuple) -> ShotKey | str:
+        """The key (or refusal) of the geometry ``sub``, kept in ``keys``."""
+        keys = self.keys
+        if len(keys) >= _KEY_FAMILY_SIZE:
+            keys.clear()
+        t = self.template
+        rng, ca, tem, hind, hd, asp, tasp = sub
+        if (t is not None and type(rng) is int and rng >= 0 and type(ca) is int and 0 <= ca <= 3
+                and not (ca and self.values[8] == "bounding_first") and type(tem) is int
+                and type(hind) is int and hind >= 0
+                and (rng == 0 or (type(hd) is bool and type(asp) is str and asp in _FACES
+                                  and type(tasp) is str and tasp in _FACES))):
+            k = object.__new__(ShotKey)
+            d = k.__dict__
+            d.update(t.__dict__)
+            if rng == 0:
+                hd, asp, tasp = False, "front", "front"
+            d["range_hexes"], d["ca_change"], d["tem"], d["hindrance"] = rng, ca, tem, hind
+            d["hull_down"], d["aspect"], d["turret_aspect"] = hd, asp, tasp
+            got: ShotKey | str = k
+        else:
+            got = _shot_key(self.full(sub))
+            if t is None and isinstance(got, ShotKey):
+                self.template = got
+        keys[sub] = got
+        return got
+
+
+#: The :class:`_KeyFamily` of each set of non-geometric values (all the values :func:`_shot_key` reads: the
+#: vehicles', the ammunition's, the firer's and target's states and the options); emptied at the size below.
+_KEY_FAMILIES: dict[tuple, _KeyFamily] = {}
+_KEY_FAMILIES_SIZE = 4096
+_KEY_FAMILY_SIZE = 16_384
 
 #: The moves of a movement state ``(hex, facing)`` (:func:`_moves`), shared by every search and map (pure hex
 #: geometry); emptied when it reaches the size below.
@@ -824,6 +971,7 @@ class ASL(Ruleset):
                 _HIND_LAST[:] = [weakref.ref(battle), state, ent[1], ent[2]]
                 return ent[1]
         out: dict[Hex, tuple[tuple[int, int | None], ...]] = {}
+        flat: list[tuple[int, Hex, int | None]] = []   # (tank id, hex, contribution) of every entry
         for o in battle.tanks:
             h = o.hex
             if h is None:
@@ -831,8 +979,9 @@ class ASL(Ruleset):
             x = _hindrance_of(o, block)
             if x is not False:
                 out[h] = out.get(h, ()) + ((o.tank_id, x),)
+                flat.append((o.tank_id, h, x))
         if type(battle) is BattleState:
-            key = tuple(sorted((e[0], h, e[1]) for h, entries in out.items() for e in entries))
+            key = tuple(sorted(flat))
             _HIND_MEMO[battle] = (state, out, key)
             _HIND_LAST[:] = [weakref.ref(battle), state, out, key]
         return out
@@ -959,10 +1108,31 @@ class ASL(Ruleset):
               ) -> list[Shot | Illegal]:
         """``[shot(battle, shooter, t, None, as_if) for t in targets]`` (the same answers in that order), the
         firer's part done once (:meth:`_shots_batch`; one what-if view for all when ``as_if`` is given)."""
+        place: tuple | None = None
+        kind = None
         if as_if is not None:
-            view = HypoView(battle, shooter, as_hex(as_if.hex), int(as_if.facing))
-            return self._shots_batch(view, [(shooter, t) for t in targets], "hypo_moved" if as_if.moved else None)
-        return self._shots_batch(battle, [(shooter, t) for t in targets], None)
+            place = (as_hex(as_if.hex), int(as_if.facing))
+            kind = "hypo_moved" if as_if.moved else None
+        # kept per battle version (the batch memo of _shot_table) when asked of the battle itself or of a view over
+        # it: the answers read the battle (its tanks at this version, which are hidden, the terrain's version) and
+        # the placed firer (its id, hex and facing: the view copies the rest from the battle); exact int ids only
+        # (True == 1 as a key, but not as a target)
+        memo: _ShotMemo | None = None
+        batch_key: tuple = ()
+        targets = list(targets)
+        if type(battle) is BattleState and type(shooter) is int and all(type(x) is int for x in targets):
+            memo = _shot_table(battle)
+            if memo is not None:
+                batch_key = ("shots", shooter, place, kind, tuple(targets), battle.hidden_tanks,
+                             battle.map.terrain_version)
+                done = memo.batches.get(batch_key)
+                if done is not None:
+                    return list(done)
+        board: BoardView = battle if place is None else HypoView(battle, shooter, place[0], place[1])
+        got = self._shots_batch(board, [(shooter, t) for t in targets], kind)
+        if memo is not None and memo.version == battle.version and len(memo.batches) < _BATCH_MEMO_SIZE:
+            memo.batches[batch_key] = tuple(got)
+        return got
 
     def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
         """``[shot(battle, s, target) for s in shooters]`` (the same answers in that order), the target's part
@@ -1100,7 +1270,22 @@ class ASL(Ruleset):
                             answers = ent[0]
                             lo = answers.get((p, q))
                             if lo is None:
-                                lo = answers[(p, q)] = self._los(root, p, q, ent)
+                                # self._los(root, p, q, ent) with this line's mask (obstacles known clear)
+                                hm = ent[1]
+                                if hm is None:
+                                    hm = ent[1] = self._hind_masks(self._hindrances(state_root), g)
+                                if not (hm.any >> sh) & mask:
+                                    lo = (True, 0)
+                                elif not hm.ok or (hm.block >> sh) & mask:
+                                    lo = self._los_by_hex(root, p, q)
+                                else:
+                                    hind = 0
+                                    j = 0
+                                    for plane in hm.planes:
+                                        hind += ((plane >> sh) & mask).bit_count() << j
+                                        j += 1
+                                    lo = ((hind < 6), hind)
+                                answers[(p, q)] = lo
             if not lo[0]:
                 out.append(Illegal("no LOS"))
                 continue
@@ -1121,7 +1306,8 @@ class ASL(Ruleset):
                 pre = pre_tab.get(pre_key)
                 if pre is None:
                     pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", kind)
-                got = shots[key] = self._shot_geometry(battle, s, t, "AP", lo[1], pre)
+                # (the root for the board: the geometry reads its map and rules_state, which a view reads through)
+                got = shots[key] = self._shot_geometry(root, s, t, "AP", lo[1], pre)
             out.append(got)
         return out
 
@@ -1207,8 +1393,18 @@ class ASL(Ruleset):
         target_shocked = bool(trs.get("shocked") or trs.get("uk") or trs.get("stunned"))
         free_turn = bool(battle.rules_state.get("free_turn"))
         stuck = bool(rs.get("immobilized") or rs.get("bogged"))
+        fam = None
+        if not isinstance(basic, Illegal):
+            values = self._key_values(battle, veh, tv, ammo, basic, fm, firer_obstacle, firer_plus1, tstate,
+                                      acquisition, target_plus1, target_shocked, depletion, firer_los_mp,
+                                      target_los_mp, (None,) * 7)
+            fam = _KEY_FAMILIES.get(values)
+            if fam is None:
+                if len(_KEY_FAMILIES) >= _KEY_FAMILIES_SIZE:
+                    _KEY_FAMILIES.clear()
+                fam = _KEY_FAMILIES[values] = _KeyFamily(values)
         return (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
-                acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, {})
+                acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, fam)
 
     def _shot_geometry(self, battle: BoardView, s: TankState, t: TankState, ammo: str, hind: int,
                        pre: tuple | Illegal) -> Shot | Illegal:
@@ -1217,7 +1413,7 @@ class ASL(Ruleset):
         if isinstance(pre, Illegal):
             return pre
         (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
-         acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, keys) = pre
+         acquisition, firer_plus1, target_plus1, target_shocked, depletion, free_turn, stuck, fam) = pre
         assert s.hex is not None and t.hex is not None
         af = tv.af
         tv_vertex = t.turret_facing if t.turret_facing is not None else t.facing
@@ -1247,16 +1443,14 @@ class ASL(Ruleset):
             hd_hex = trs.get("hd_hex")
             hull_down = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
                              and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
-        # The ShotKey of these values, built once (parse_params) per distinct set: every other parameter is a
-        # value of the two vehicles, the ammunition or the options (asl.md 10.1).  The values that are not part
-        # of ``pre`` (the ones read from the two hexes, the facings and the LOS) key ``keys``, the table of
-        # ShotKeys ``pre`` carries (``pre`` is kept per battle, whose options never change, and per ammunition).
+        # The ShotKey of these values, built once per distinct set: every other parameter is a value of the two
+        # vehicles, the ammunition or the options (asl.md 10.1).  The values that are not part of ``pre`` (the
+        # ones read from the two hexes, the facings and the LOS) key the table of the _KeyFamily ``pre`` carries
+        # (the family of every shot with pre's other values, shared by all firers, targets and battles).
         sub = (rng, ca_change, tem, hind, hull_down, aspect, turret_aspect)
-        key = keys.get(sub)
+        key = fam.keys.get(sub)
         if key is None:
-            key = keys[sub] = self._key_for(battle, veh, tv, ammo, basic, fm, firer_obstacle, firer_plus1, tstate,
-                                            acquisition, target_plus1, target_shocked, depletion, firer_los_mp,
-                                            target_los_mp, sub)
+            key = fam.make(sub)
         if isinstance(key, str):
             return Illegal(key)
         info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
@@ -1265,11 +1459,12 @@ class ASL(Ruleset):
         return Shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
 
     @staticmethod
-    def _key_for(battle: BoardView, veh: asl_tables.Vehicle, tv: asl_tables.Vehicle, ammo: str, basic: int,
-                 fm: str, firer_obstacle: Any, firer_plus1: bool, tstate: str, acquisition: int,
-                 target_plus1: bool, target_shocked: bool, depletion: Any, firer_los_mp: Any, target_los_mp: Any,
-                 sub: tuple) -> ShotKey | str:
-        """:func:`_shot_key` of a board shot's values (:meth:`_shot_geometry`'s, ``sub`` the geometric ones)."""
+    def _key_values(battle: BoardView, veh: asl_tables.Vehicle, tv: asl_tables.Vehicle, ammo: str, basic: int,
+                    fm: str, firer_obstacle: Any, firer_plus1: bool, tstate: str, acquisition: int,
+                    target_plus1: bool, target_shocked: bool, depletion: Any, firer_los_mp: Any, target_los_mp: Any,
+                    sub: tuple) -> tuple[Any, ...]:
+        """The values :func:`_shot_key` takes for a board shot (:meth:`_shot_geometry`'s, ``sub`` the geometric
+        ones, at :data:`_SUB_AT`)."""
         rng, ca_change, tem, hind, hull_down, aspect, turret_aspect = sub
         opts = battle.options
         af = tv.af
@@ -1280,7 +1475,7 @@ class ASL(Ruleset):
                     opts.red_cs_burn_needs_kill, opts.multiple_hit_preference, veh.nationality, depletion,
                     opts.crew_checks, tv.cs, tv.crew_morale, hull_down, aspect, turret_aspect, firer_los_mp,
                     target_los_mp)
-        return _shot_key(memo_key)
+        return memo_key
 
     def odds(self, key: Hashable | Mapping[str, Any]) -> Odds:
         """Exact odds of a :class:`~sim.rules.asl.odds.ShotKey` (cached, staged; asl.md 10), or of its odds
@@ -1520,10 +1715,25 @@ class ASL(Ruleset):
         t = battle.tanks[tid]
         if able_to_fire(t):
             return ()
-        enemies = [e.tank_id for e in battle.enemies_of(t.side)]
         if fire is None or (isinstance(fire, Fire) and not fire.ammo):   # AP: one batch (_shots_batch)
+            # kept per battle version (the batch memo of _shot_table): the answer reads the board only -- the
+            # tanks (their version, and which are hidden), the terrain (its version) and the rules state
+            memo: _ShotMemo | None = None
+            batch_key: tuple = ()
+            if type(battle) is BattleState and type(tid) is int:
+                memo = _shot_table(battle)
+                if memo is not None:
+                    batch_key = ("targets", tid, battle.hidden_tanks, battle.map.terrain_version)
+                    done = memo.batches.get(batch_key)
+                    if done is not None:
+                        return done
+            enemies = [e.tank_id for e in battle.enemies_of(t.side)]
             got = self._shots_batch(battle, [(tid, e) for e in enemies], None)
-            return tuple(e for e, sh in zip(enemies, got) if not isinstance(sh, Illegal))
+            out = tuple(e for e, sh in zip(enemies, got) if not isinstance(sh, Illegal))
+            if memo is not None and memo.version == battle.version and len(memo.batches) < _BATCH_MEMO_SIZE:
+                memo.batches[batch_key] = out
+            return out
+        enemies = [e.tank_id for e in battle.enemies_of(t.side)]
         return tuple(e for e in enemies if not isinstance(self.shot(battle, tid, e, fire), Illegal))
 
     def has_target(self, battle: BoardView, tid: int) -> bool:
@@ -1684,42 +1894,48 @@ class ASL(Ruleset):
         out.append(((h, (f - 1) % 6), c))
         return out
 
-    def _search_successors(self, battle: BoardView, tid: int
-                           ) -> Callable[[tuple[Hex, int]], list[tuple[tuple[Hex, int], int]]]:
-        """:meth:`_successors` for one movement search on an unchanging board: the answers of :meth:`enterable`
-        and :meth:`entry_cost` per hex and of :meth:`vca_cost` per hex are computed once per search (the same
-        answers, in the same order)."""
+    def _search_costs(self, battle: BoardView, tid: int
+                      ) -> tuple[Callable[[Hex], int | None], Callable[[Hex], int]]:
+        """``(entry, vca)`` for one movement search on an unchanging board (:func:`_movement_search`):
+        ``entry(hex)`` is :meth:`entry_cost` if :meth:`enterable` else ``None``, ``vca(hex)`` :meth:`vca_cost`,
+        each computed once per hex per search."""
         step: dict[Hex, int | None] = {}
-        vca: dict[Hex, int] = {}
+        vcas: dict[Hex, int] = {}
+        # what enterable() and entry_cost() read that is the same for every hex, read once
+        m = battle.map
+        forbidden = battle.options.obstacle_entry == "forbidden"
+        same_hex = battle.options.same_hex_entry
+        me = battle.tank(tid)
+        side, veh_mp = me.side, me.vehicle.mp
+        in_hex_mp = asl_tables.terrain_tables().vehicle_in_hex_mp
+        terrain, occupants, tank = self.terrain, battle.occupants, battle.tank
 
         def entry(n: Hex) -> int | None:
             try:
                 return step[n]
             except KeyError:
-                c = step[n] = self.entry_cost(battle, tid, n) if self.enterable(battle, tid, n) else None
-                return c
+                pass
+            # enterable(battle, tid, n), then entry_cost(battle, tid, n), their reads in their order
+            c: int | None = None
+            if n in m:
+                ter = terrain(battle, n)
+                occ = occupants(n)
+                if not (forbidden and ter.obstacle) and (
+                        same_hex or not any(tank(o).alive and tank(o).side != side for o in occ)):
+                    cost = veh_mp if ter.mp is None else HALF * ter.mp
+                    others = sum(1 for o in occ if o != tid)
+                    c = cost + others * HALF * in_hex_mp * (2 if ter.obstacle else 1)
+            step[n] = c
+            return c
 
-        def successors(state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
-            moves = _MOVES.get(state)
-            if moves is None:
-                moves = _moves(state)
-            na, sa, nb, sb, right, left = moves
-            out = []
-            c = step[na] if na in step else entry(na)
-            if c is not None:
-                out.append((sa, c))
-            c = step[nb] if nb in step else entry(nb)
-            if c is not None:
-                out.append((sb, c))
-            h = state[0]
-            v = vca.get(h)
-            if v is None:
-                v = vca[h] = self.vca_cost(battle, h)
-            out.append((right, v))
-            out.append((left, v))
-            return out
+        def vca(h: Hex) -> int:
+            try:
+                return vcas[h]
+            except KeyError:
+                v = vcas[h] = self.vca_cost(battle, h)
+                return v
 
-        return successors
+        return entry, vca
 
     def reachable(self, battle: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
         """``{(hex, facing): (cost, path)}`` within ``budget`` **half-MP**, forward moves and VCA changes only
@@ -1735,8 +1951,8 @@ class ASL(Ruleset):
         extra = (0 if self._started_now(battle, t) else HALF) + HALF
         if budget < extra:
             return {start: (0, [start])}
-        res = bounded_dijkstra(start, self._search_successors(battle, tank), budget - extra)
-        return {st: ((0 if st == start else c + extra), path) for st, (c, path) in res.items()}
+        entry, vca = self._search_costs(battle, tank)
+        return _movement_search(start, budget - extra, entry, vca, extra)
 
     def plan_to(self, battle: BoardView, tank: int, path: list, then: Action | None = None,
                 end_status: str | None = None) -> Plan:

@@ -1,0 +1,49 @@
+"""ASL's movement search (issue 14) against the engine's search over the rule set's successors.
+
+``ASL.reachable`` runs ``_movement_search`` (the successors generated in place, a list per cost instead of a
+heap).  During real battles every search is compared with :func:`~sim.hexgrid.bounded_dijkstra` over
+``ASL._successors`` (computed afresh per state): the same states in the same order, the same costs and paths,
+at the budget asked and at random smaller and larger ones.
+"""
+from __future__ import annotations
+
+import random
+
+import benchmarks.battle as bench
+from sim.hexgrid import bounded_dijkstra
+from sim.rules.asl.play import ASL, HALF
+from sim.runner import run_battle
+from sim.scenario import load_scenario
+
+
+def _reference(rs: ASL, b, tank: int, budget: int):
+    """``ASL.reachable`` by its definition: the engine's search over the plain successor function."""
+    t = b.tank(tank)
+    start = (t.hex, t.facing)
+    extra = (0 if rs._started_now(b, t) else HALF) + HALF
+    res = bounded_dijkstra(start, lambda st: rs._successors(b, tank, st), budget - extra)
+    return {st: ((0 if st == start else c + extra), path) for st, (c, path) in res.items()}
+
+
+def _checking(monkeypatch, rng: random.Random) -> list[int]:
+    calls = [0]
+    orig = ASL.reachable
+
+    def reachable(self, b, tank, budget):
+        got = orig(self, b, tank, budget)
+        for bud in (budget, rng.randrange(0, budget + 2), budget + rng.randrange(1, 6)):
+            mine = orig(self, b, tank, bud)
+            if len(mine) > 1:   # (a one-state answer is the tank that cannot move: no search)
+                assert list(mine.items()) == list(_reference(self, b, tank, bud).items()), (tank, bud)
+                calls[0] += 1
+        return got
+
+    monkeypatch.setattr(ASL, "reachable", reachable)
+    return calls
+
+
+def test_search_matches_bounded_dijkstra_in_real_battles(monkeypatch):
+    calls = _checking(monkeypatch, random.Random(14))
+    run_battle(load_scenario("scenarios/asl_1941_meeting.yaml"), seed=2)
+    run_battle(bench.cases(turns=1)["asl_25v25"](), seed=5)
+    assert calls[0] >= 20
