@@ -1,10 +1,11 @@
 """``advance``: closes on the enemy by the least-threat path and fires when the odds are good enough.
 
 It moves to the reachable state nearest (in steps over passable terrain) to the closest known enemy, or to an
-objective when no enemy is known, stopping ``stop_at`` hexes short; among the equally near states (at most
-``candidates``) it prefers facing the enemy, then the least summed enemy threat at the end and along the way, then
-the cheapest move.  After the move, or instead of it when it has a shot, it fires at the best target if the kill
-odds reach ``min_odds``.
+objective when no enemy is known, or with neither to the board's centre (within 2 steps of it, it waits there:
+:meth:`agents.policies.base.Doctrine.closing_goals`), stopping ``stop_at`` hexes short; among the equally near
+states (at most ``candidates``) it prefers facing the enemy, then the least summed enemy threat at the end and
+along the way, then the cheapest move.  After the move, or instead of it when it has a shot, it fires at the best
+target if the kill odds reach ``min_odds``.
 
 Parameters: ``min_odds`` (default 0), ``stop_at`` (hexes from the enemy at which it stops closing, default 1),
 ``threat_weight`` (weight of the threat at the end of the move against the threat along the way, default 1),
@@ -28,12 +29,12 @@ class Advance(Doctrine):
     threat_weight: float
 
     def goals(self, obs: Any) -> tuple:
-        return self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))
+        return self.closing_goals(obs)
 
     def intent(self, obs: Any) -> tuple[str, float]:
         goals = self.goals(obs)
         me = obs.me
-        if not goals:
+        if not goals or self.search_done(obs):
             return "hold", -1.0
         bt = self.best_shot(obs)
         d = min_distance(me.hex, goals)
@@ -42,4 +43,4 @@ class Advance(Doctrine):
         return "move", 1.0 / (1 + d)
 
     def choose_destination(self, obs: Any, states: Any) -> Any:
-        return self.approach(obs, states, self.goals(obs), self.stop_at, self.threat_weight)
+        return self.approach(obs, states, self.goals(obs), self.goal_stop(obs, self.stop_at), self.threat_weight)

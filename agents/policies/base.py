@@ -41,6 +41,9 @@ _MODE_PREFS = {
 }
 
 BIG = 10 ** 6
+#: Steps from the board's centre within which a doctrine that knows of no enemy and has no objective stops looking
+#: (:meth:`Doctrine.closing_goals`).
+CENTRE_REACHED = 2
 
 
 class Policy:
@@ -368,6 +371,61 @@ class Doctrine(Policy):
         """Hexes of the visible enemies, else their last-known hexes, sorted."""
         vis = tuple(sorted({e.hex for e in obs.enemies()}))
         return vis or tuple(sorted(set(obs.last_known().values())))
+
+    def closing_goals(self, obs: Any) -> tuple:
+        """Where a doctrine that closes on the enemy heads: the known enemies' hexes (:meth:`known_enemy_hexes`),
+        else the objectives' hexes, else -- a side that has seen no enemy and has nothing to take -- the board's
+        centre (:meth:`board_centre`), where two sides closing from anywhere must meet; it stops looking within
+        :data:`CENTRE_REACHED` steps of it (:meth:`goal_stop`).  Decision (the seeds and specs leave doctrines
+        to us): before, such a side held all battle, so a scenario without objectives whose sides start out of
+        sight of each other ended in a draw by the turn limit with no shot fired."""
+        return (self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))
+                or self.board_centre(obs))
+
+    def searching(self, obs: Any) -> bool:
+        """Whether the actor's side knows of no enemy (none visible, none last seen) and has no objective: then
+        :meth:`closing_goals` is the board's centre."""
+        return not self.known_enemy_hexes(obs) and not obs.objectives()
+
+    def goal_stop(self, obs: Any, stop_at: int) -> int:
+        """``stop_at`` (hexes short of the goal at which a doctrine stops closing), or :data:`CENTRE_REACHED` while
+        it is only looking for the enemy (:meth:`searching`)."""
+        return CENTRE_REACHED if self.searching(obs) else stop_at
+
+    def search_done(self, obs: Any) -> bool:
+        """Whether the actor is looking for the enemy (:meth:`searching`) and already stands within
+        :data:`CENTRE_REACHED` steps (over passable terrain) of the board's centre, or cannot get there at all."""
+        if not self.searching(obs):
+            return False
+        centre = self.board_centre(obs)
+        me = obs.me
+        return not centre or me is None or me.hex is None or \
+            obs.distance_field(centre).get(me.hex, BIG) <= CENTRE_REACHED
+
+    def board_centre(self, obs: Any) -> tuple:
+        """The passable cells nearest the centroid of the board's cells, sorted (hex distance to the centroid in
+        cube coordinates, exact: every coordinate scaled by the number of cells, so integers; ties all kept).
+        ``()`` for a board without a passable cell.  The board is public; kept per terrain version (the
+        observation returns the same ``terrain_map`` until the terrain changes), computed in one pass over the
+        cells with ``passable`` asked only from the nearest outwards."""
+        tm = obs.terrain_map()
+        memo = getattr(self, "_centre_memo", None)
+        if memo is not None and memo[0] is tm:
+            return memo[1]
+        cells = list(tm)
+        n = len(cells)
+        sq, sr = sum(h[0] for h in cells), sum(h[1] for h in cells)
+        ranked = sorted((max(abs(n * h[0] - sq), abs(n * h[1] - sr), abs(n * (h[0] + h[1]) - sq - sr)), h)
+                        for h in cells)
+        out: list = []
+        for d, h in ranked:
+            if out and d > out[0][0]:
+                break
+            if obs.passable(h):
+                out.append((d, h))
+        centre = tuple(sorted(h for _d, h in out))
+        self._centre_memo = (tm, centre)
+        return centre
 
     @staticmethod
     def nearest(obs: Any, frm: Any, hexes: Iterable) -> Any:

@@ -11,7 +11,7 @@ of the hexes it could reach and has a shot, it takes the rule set's ``fire`` mod
 a move that ends with a target in sight but no shot asks for the ``stationary`` status, so it may fire in place at
 its next activation, where the threat against it there is within ``tolerance`` (standing still gives up the
 protection of moving, e.g. Panzer Squadron's -1 against a target in movement).  With no enemy known at all it
-makes for the objectives like ``advance``.
+makes for the objectives like ``advance`` (with none, the board's centre).
 
 Parameters: ``min_odds`` (default 0), ``tolerance`` (extra summed kill odds it accepts to keep a shot, default 0.1),
 ``trade`` (extra threat accepted per unit of kill odds of the shot it keeps, default 1),
@@ -43,7 +43,7 @@ class Cover(Doctrine):
             if bt is not None and self.at_good_hex(obs, float(bt[1].p_kill)):
                 return "fire", 1.0 + here_threat + float(bt[1].p_kill)
             return "move", 1.0 + here_threat
-        if obs.objectives():
+        if obs.objectives() or not self.search_done(obs):
             return "move", 0.1
         return "hold", 0.0
 
@@ -83,7 +83,7 @@ class Cover(Doctrine):
     def choose_destination(self, obs: Any, states: Any) -> Any:
         known = self.known_enemy_hexes(obs)
         if not known:
-            return self.approach(obs, states, tuple(sorted(o["hex"] for o in obs.objectives())), self.stop_at)
+            return self.approach(obs, states, self.closing_goals(obs), self.goal_stop(obs, self.stop_at))
         cands, here, threat = self.threat_of_candidates(obs, states)
         field = obs.distance_field(known)
         least = min(threat.values(), default=0.0)

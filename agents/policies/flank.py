@@ -49,7 +49,7 @@ class Flank(Doctrine):
         if bt is not None:
             return "fire", 2.0 + float(bt[1].p_kill)
         if not self.known_enemy_hexes(obs):
-            return ("move_only", 0.1) if obs.objectives() else ("hold", 0.0)
+            return ("hold", 0.0) if self.search_done(obs) else ("move_only", 0.1)
         near = self.zone_distance(obs) <= self.reach // 2
         return ("move" if near else "move_only"), 1.0
 
@@ -79,7 +79,7 @@ class Flank(Doctrine):
 
     def choose_destination(self, obs: Any, states: Any) -> Any:
         zone = self.flank_zone(obs)
-        goals = zone or self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))
+        goals = zone or self.closing_goals(obs)
         if not goals or not states:
             return None
         field = obs.distance_field(goals)

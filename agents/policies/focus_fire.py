@@ -35,7 +35,7 @@ class FocusFire(Doctrine):
     def intent(self, obs: Any) -> tuple[str, float]:
         f = self.focus(obs)
         if f is None:
-            return ("move", 0.0) if self.known_enemy_hexes(obs) or obs.objectives() else ("hold", 0.0)
+            return ("hold", 0.0) if self.search_done(obs) else ("move", 0.0)
         bt = self.best_shot(obs)
         if bt is not None:
             on_focus = 1.0 if bt[0] == f else 0.0
@@ -44,6 +44,6 @@ class FocusFire(Doctrine):
 
     def choose_destination(self, obs: Any, states: Any) -> Any:
         f = self.focus(obs)
-        goals = (obs.tank(f).hex,) if f is not None else (
-            self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives())))
-        return self.approach(obs, states, goals, 1)
+        if f is not None:
+            return self.approach(obs, states, (obs.tank(f).hex,), 1)
+        return self.approach(obs, states, self.closing_goals(obs), self.goal_stop(obs, 1))

@@ -6,7 +6,7 @@ For a state ``s`` it could end its move in and a target ``t`` it could then shoo
 after the move).  Each activation it picks, across its tanks, the one whose best pair (firing from where it stands
 when the rule set allows, else moving) is worth most, and plays it.  Only ``candidates`` states are scored per move
 (the nearest hexes first, each facing the nearest enemy); with no enemy in sight it closes on the last-known ones
-like ``advance``.
+like ``advance`` (or the objectives, or with neither the board's centre).
 
 Parameters: ``risk_weight`` (price of one unit of summed enemy kill odds against it, default 1.0), ``min_odds``
 (default 0), ``candidates`` (default 8).
@@ -41,7 +41,7 @@ class Greedy(Doctrine):
     def intent(self, obs: Any) -> tuple[str, float]:
         me = obs.me
         if not obs.visible_ids():
-            return ("move", -1.0) if self.known_enemy_hexes(obs) or obs.objectives() else ("hold", -2.0)
+            return ("hold", -2.0) if self.search_done(obs) else ("move", -1.0)
         risk = self.risk_weight * float(obs.threat(me.hex, me.facing))
         bt = self.best_shot(obs)
         fire_now = float(bt[1].p_kill) - risk if bt is not None else None
@@ -54,8 +54,7 @@ class Greedy(Doctrine):
     def choose_destination(self, obs: Any, states: Any) -> Any:
         decision = obs.decision
         if not obs.visible_ids():
-            goals = self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))
-            return self.approach(obs, states, goals, 1)
+            return self.approach(obs, states, self.closing_goals(obs), self.goal_stop(obs, 1))
         cands, here = self.candidates_and_here(obs, states, self.capped)
         if not cands:
             return None

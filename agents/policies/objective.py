@@ -63,7 +63,7 @@ class Objective(Doctrine):
         the objectives; a defender with none stays; with no objectives at all, the known enemies."""
         objs = self.objective_hexes(obs)
         if not objs:
-            return self.known_enemy_hexes(obs), 1
+            return self.closing_goals(obs), self.goal_stop(obs, 1)
         goal = self.goal(obs)
         if goal is not None:
             return (goal,), 0

@@ -34,7 +34,7 @@ class Rush(Doctrine):
     reserve_within: int
 
     def goals(self, obs: Any) -> tuple:
-        return self.known_enemy_hexes(obs) or tuple(sorted(o["hex"] for o in obs.objectives()))
+        return self.closing_goals(obs)
 
     def enemy_distance(self, obs: Any) -> int:
         me = obs.me
@@ -48,7 +48,7 @@ class Rush(Doctrine):
         bt = self.best_shot(obs)
         if bt is not None and (d <= self.point_blank or (d <= self.reserve_within and "fire" in obs.modes())):
             return "fire", 2.0 + float(bt[1].p_kill)
-        if self.goals(obs):
+        if self.goals(obs) and not self.search_done(obs):
             return "charge", 1.0 / (1 + d)
         return "hold", 0.0
 
@@ -110,4 +110,4 @@ class Rush(Doctrine):
             dest = self.approach(obs, states, ring, 0, threat_weight=0.0)
             if dest is not None:
                 return dest
-        return self.approach(obs, states, self.goals(obs), self.point_blank, threat_weight=0.0)
+        return self.approach(obs, states, self.goals(obs), self.goal_stop(obs, self.point_blank), threat_weight=0.0)
