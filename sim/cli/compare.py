@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from sim.cli.argtypes import at_least
+
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tanksim compare-rulesets", description="Doctrines x rule sets x scenarios "
@@ -23,10 +25,10 @@ def build_parser() -> argparse.ArgumentParser:
                                  "between rule sets' doctrine orderings, the robust doctrine.")
     ap.add_argument("comparison", help="comparison file (an experiment with a 'ruleset' factor) or bundled name")
     ap.add_argument("--out", help="results folder (default results/<name>; re-use it to resume)")
-    ap.add_argument("--workers", type=int, help="process-pool workers (default: the number of cores)")
+    ap.add_argument("--workers", type=at_least(1), help="process-pool workers (default: the number of cores)")
     ap.add_argument("--new", action="store_true", help="accept a changed comparison file for an existing folder")
     ap.add_argument("--json", action="store_true", help="print the answer as one JSON object")
-    ap.add_argument("--resamples", type=int, default=None, help="bootstrap resamples (default 1000)")
+    ap.add_argument("--resamples", type=at_least(0), default=None, help="bootstrap resamples (default 1000)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")
     ap.add_argument("--report-only", action="store_true", help="analyse the stored battles, play none")
     return ap

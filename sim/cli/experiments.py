@@ -18,24 +18,27 @@ import sys
 import warnings
 from collections.abc import Sequence
 
+from sim.cli.argtypes import above, at_least
+
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tanksim batch", description="Run an experiment's battles in parallel and "
                                  "store them (resumable).")
     ap.add_argument("experiment", help="experiment YAML file")
     ap.add_argument("--out", required=True, help="results folder (created; re-use it to resume)")
-    ap.add_argument("--workers", type=int, help="process-pool workers (default: the number of cores)")
+    ap.add_argument("--workers", type=at_least(1), help="process-pool workers (default: the number of cores)")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://host:8786)")
-    g.add_argument("--dask-local", type=int, metavar="N", help="run on a local Dask cluster of N worker processes")
+    g.add_argument("--dask-local", type=at_least(1), metavar="N",
+                   help="run on a local Dask cluster of N worker processes")
     ap.add_argument("--new", action="store_true",
                     help="accept a changed experiment file for an existing folder (stored runs still in the "
                          "design are reused)")
     ap.add_argument("--events", action="store_true", help="also store every battle's event log and per-turn series")
     ap.add_argument("--tables", action="store_true",
                     help="also store the tidy tables: one row per shot (shots/) and per tank per turn (tanks/)")
-    ap.add_argument("--watchdog", type=float, metavar="S", help="seconds one battle may take (default: the file's)")
-    ap.add_argument("--chunk-seconds", type=float, metavar="S", help="target seconds of work per task")
+    ap.add_argument("--watchdog", type=above(0), metavar="S", help="seconds one battle may take (default: the file's)")
+    ap.add_argument("--chunk-seconds", type=above(0), metavar="S", help="target seconds of work per task")
     ap.add_argument("--retry-failed", action="store_true",
                     help="play stored failed / timed-out battles again (their rows are replaced)")
     ap.add_argument("--no-progress", action="store_true", help="no progress bar")

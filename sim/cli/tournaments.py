@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
+from sim.cli.argtypes import at_least
 from sim.scenario import ScenarioError
 
 #: Exit codes of ``tanksim tournament`` and ``tanksim match`` (see the module docstring).
@@ -63,9 +64,9 @@ def _frame_records(df: Any) -> list[dict[str, Any]]:
 
 
 def _executor_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=int, help="local worker processes (default: the file's, else cores)")
+    p.add_argument("--workers", type=at_least(1), help="local worker processes (default: the file's, else cores)")
     p.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
-    p.add_argument("--dask-local", type=int, metavar="N", help="start a local Dask cluster of N workers")
+    p.add_argument("--dask-local", type=at_least(1), metavar="N", help="start a local Dask cluster of N workers")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -194,11 +195,13 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--sprt", default="elo0=0,elo1=20,alpha=0.05,beta=0.05",
                    help="elo0=..,elo1=..,alpha=..,beta=..[,model=normalized] (Elo of A over B: logistic Elo, "
                         "or normalized Elo with model=normalized)")
-    p.add_argument("--max-games", type=int, default=2000, help="game limit (pairs = games / 2)")
+    p.add_argument("--max-games", type=at_least(2), default=2000, help="game limit (pairs = games / 2)")
     p.add_argument("--seed", type=int, default=0, help="root seed")
     p.add_argument("--isolation", choices=("in_process", "process"), default="in_process")
-    p.add_argument("--decision-timeout", type=float, default=30.0, help="seconds per decision (0 = off)")
-    p.add_argument("--battle-timeout", type=float, default=600.0, help="watchdog seconds per battle (0 = off)")
+    p.add_argument("--decision-timeout", type=at_least(0.0, float), default=30.0,
+                   help="seconds per decision (0 = off)")
+    p.add_argument("--battle-timeout", type=at_least(0.0, float), default=600.0,
+                   help="watchdog seconds per battle (0 = off)")
     p.add_argument("--out", help="folder for the match's games (Parquet + CSV) and summary JSON")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line (errors and warnings still go "
                    "to stderr; --json and --out are unchanged)")
