@@ -577,6 +577,12 @@ def test_correlated_terms_get_a_shared_row_so_shares_add_up_to_one():
     assert got.loc[A.SHARED_TERM, "share"] > 0.3  # the overlap is most of the explained variance
     assert got["share"].sum() == pytest.approx(1.0)
     assert got.loc["residual", "share"] == pytest.approx(fit.ssr / sst, rel=1e-9)
+    # each term's p value is the F test of its own sum of squares (consistent with its share)
+    mse = fit.ssr / fit.df_resid
+    for term, df in (("x", 3), ("z", 3), ("x x z", 1)):
+        f_stat = got.loc[term, "sum_sq"] / df / mse
+        assert got.loc[term, "df"] == df
+        assert got.loc[term, "p_value"] == pytest.approx(stats.f.sf(f_stat, df, fit.df_resid), rel=1e-9)
     # a balanced full factorial has no overlap, hence no shared row
     runs2, man2 = synth({"a": ["x", "y"], "b": ["p", "q"]}, 10, imp_draw, crn=False, seed=9)
     imp2, _ = A.importance(A.outcomes(runs2, man2, 0), resamples=0)

@@ -372,3 +372,14 @@ def test_a_match_without_a_verdict_says_so_and_exits_3(duel, capsys):
     assert "verdict: none -- no verdict after 2 games (game limit reached)" in out
     assert "such a test needs on average about 1604 games when the true difference is Elo 0 or 20" in out
     assert "exit code 3" in out
+
+
+def test_the_expected_length_says_when_the_pairs_give_no_spread_yet():
+    from sim.cli.tournaments import _typical
+
+    sp = S.SPRT()
+    alike = _typical(sp, [0, 0, 3, 0, 0])  # every pair WW: nothing to estimate the spread from
+    assert "all scored alike" in alike and "no spread" in alike
+    spread = _typical(sp, [1, 1, 1, 1, 1])
+    assert "from this match's score spread" in spread and "alike" not in spread
+    assert "no draws assumed" in _typical(sp) and "alike" not in _typical(sp)

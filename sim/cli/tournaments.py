@@ -354,8 +354,11 @@ def _typical(sprt: Any, counts: Sequence[float] | None = None) -> str:
     u = sprt.unit
     if sprt.model == "normalized":
         basis = "in normalized Elo the length does not depend on the draw rate"
-    elif counts is not None and n.variance != S.DEFAULT_PAIR_VARIANCE:
+    elif counts is not None and sum(1 for c in counts if c) >= 2:  # two kinds of pair score: a spread
         basis = "from this match's score spread"
+    elif counts is not None:
+        basis = ("this match's pairs all scored alike, so there is no spread to estimate from yet: no draws "
+                 "assumed; draws and the side swap make it shorter")
     else:
         basis = "no draws assumed; draws and the side swap make it shorter"
     at = f"about {g1} games" if g0 == g1 else f"about {g0} games at {u} {sprt.elo0:g}, {g1} at {u} {sprt.elo1:g}"

@@ -41,7 +41,8 @@ every factor (categorical: ``C(f)``; continuous: a cubic B-spline ``bs(f, df=3)`
 interaction, plus, with common random numbers, the replication as a block (``seed``: how much the shared start and
 dice explain).  ``share = SS_term / SS_total`` (eta squared; the ``residual`` row is what no term explains, mostly
 the battle-to-battle chance), ``omega_sq = (SS_term - df_term MS_residual) / (SS_total + MS_residual)`` (less biased
-upward for small designs), the F test's ``p_value``, and a bootstrap interval of the share (:data:`BOOTSTRAP`
+upward for small designs), the F test's ``p_value`` (of that sum of squares against the residual mean square, so
+it always agrees with the share), and a bootstrap interval of the share (:data:`BOOTSTRAP`
 resamples; replications resampled whole with common random numbers, else battles within each design point).  For a
 balanced design the shares and the residual add up to 1.  In a non-orthogonal design (a Latin hypercube or NOLH
 sample, an unbalanced table, splines beside their interactions) the terms' columns overlap and type II sums of
@@ -822,10 +823,14 @@ def importance(b: Battles, resamples: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEE
             share = ss[t] / total
             lo, hi = (np.nanpercentile(boot_arr[:, t], [2.5, 97.5]) if len(boot_arr) else (math.nan, math.nan))
             dft = float(table.loc[label, "df"])
+            # the F test of this term's own sum of squares (statsmodels' table judges a spline's main effect
+            # without the marginality to its interactions, so its sum of squares, hence its p, can differ)
+            p_value = (float(stats.f.sf(ss[t] / dft / mse, dft, fit.df_resid))
+                       if dft > 0 and mse > 0 and math.isfinite(mse) else math.nan)
             rows.append({"outcome": outcome, "term": name, "df": dft, "sum_sq": float(ss[t]), "share": share,
                          "lo": float(lo), "hi": float(hi),
                          "omega_sq": (ss[t] - dft * mse) / (total + mse) if total > 0 else math.nan,
-                         "p_value": float(table.loc[label, "PR(>F)"]), "method": "OLS ANOVA type II"})
+                         "p_value": p_value, "method": "OLS ANOVA type II"})
         shared = total - resid - float(ss.sum())
         if abs(shared) > 1e-9 * max(total, 1.0):  # a non-orthogonal design: the terms overlap
             rows.append({"outcome": outcome, "term": SHARED_TERM, "df": math.nan, "sum_sq": shared,
