@@ -534,7 +534,9 @@ def test_an_integer_range_is_levels_only_when_its_declared_span_is_small():
     b = A.outcomes(runs, man, 0)
     assert [(f.name, f.kind) for f in b.factors] == [("map_seed", "continuous")]
     assert set(A.effects(b)["factor"]) == {"(all)"}  # no per-seed rows
-    assert not A.curves(b).empty and set(A.curves(b)["factor"]) == {"map_seed"}
+    cv = A.curves(b)
+    assert not cv.empty and set(cv["factor"]) == {"map_seed"}
+    assert (cv["x"] == cv["x"].round()).all() and cv["x"].min() == min(seeds) and cv["x"].max() == max(seeds)
     assert A.factor_levels(runs, fac, man)[1] == []
     # the same values under a declared span of 8 integers are levels, whatever the sample drew
     narrow = {**fac, "low": 1, "high": 8}

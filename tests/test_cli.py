@@ -18,7 +18,7 @@ def tanksim(*args, check=False):
 def test_run_default_writes_parquet_and_plot(tmp_path):
     r = tanksim("run", "--seed", "3", "--out", str(tmp_path / "o"), "--plot", str(tmp_path / "b.png"))
     assert r.returncode == 0, r.stderr
-    assert "wins" in r.stdout or "draw" in r.stdout
+    assert "result:  winner " in r.stdout or "result:  draw" in r.stdout
     assert "deciding shot" in r.stdout and "shots" in r.stdout
     battle = pd.read_parquet(tmp_path / "o" / "battle.parquet")
     assert battle.loc[0, "seed"] == 3 and "policies" in battle.columns
@@ -218,7 +218,7 @@ def test_run_says_how_each_side_lost_its_tanks(tmp_path):
     assert row["side1_losses"] == {"Immobilization TC failed": 1, "elim": 2, "burn": 2}
     assert row["kills"] == row["side1_lost"] + row["side2_lost"] - 1
     text = tanksim("run", str(f), "--seed", "1", check=True).stdout
-    assert "lost 5 of 5 (1 Immobilization TC failed, 2 elim, 2 burn)" in text
+    assert "lost 5 of 5 (Immobilization TC failed: 1, elim: 2, burn: 2)" in text
     assert "kills 4 (1 more tank lost without a killing shot: see the sides above)" in text
     # every lost tank is accounted for in a battle where all losses are shots: no extra remark
     text2 = tanksim("run", str(f), "--seed", "2", check=True).stdout

@@ -187,7 +187,11 @@ def test_power_on_a_pilot_whose_paired_differences_do_not_vary_prints_a_line_and
         assert cli_main(["power", str(out), "--delta", "0.3", "--json"]) == 0
         capsys.readouterr()
         assert cli_main(["report", str(out)]) == 0
-        assert "needed (paired)" in capsys.readouterr().out
+        text = capsys.readouterr().out
+        assert "needed (paired)" in text
+        why = ("no variance among the pilot's per-replication paired differences" if crn
+               else "the design has no common random numbers, and pairing needs them")
+        assert f"  needed (paired) '-': label: {why}" in text  # the table's '-' says why
 
 
 def test_duration_intervals_stay_within_one_and_the_turn_limit(tmp_path):

@@ -16,6 +16,7 @@ import importlib
 import json
 import os
 import sys
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
@@ -146,12 +147,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         return 0
     b = model.battle
     print(f"{spec.name} ({b.ruleset.name}), seed {args.seed}")
-    print(f"  result:  {row['winner'] + ' wins' if row['winner'] else 'draw'} - {row['reason']}")
+    print(f"  result:  {'winner ' + row['winner'] if row['winner'] else 'draw'} - {row['reason']}")
     print(f"  turns:   {row['turns']} of {b.turn_limit}")
     causes = losses_by_cause(b.log, b.tanks)
     for si, s in enumerate(b.sides):
         pol = model.resolved_policies[si]
-        how = ", ".join(f"{n} {why}" for why, n in causes[si].items()) if si < len(causes) else ""
+        how = ", ".join(f"{why}: {n}" for why, n in causes[si].items()) if si < len(causes) else ""
         print(f"  {s.name:<10} ({s.role}, {pol['name']}): lost {row[f'side{si + 1}_lost']} of "
               f"{row[f'side{si + 1}_tanks']}{f' ({how})' if how else ''}, {row[f'side{si + 1}_alive']} fighting")
     lost = sum(int(row[f"side{si + 1}_lost"]) for si in range(len(b.sides)))
@@ -209,10 +210,22 @@ def cmd_odds(args: argparse.Namespace) -> int:
         print(json.dumps(out))
     else:
         for k, v in out.items():
-            if isinstance(v, dict):
-                v = ", ".join(f"{a}: {b}" for a, b in v.items())
-            print(f"{k:>18}: {v}")
+            print(f"{k:>18}: {_odds_text(v)}")
     return 0
+
+
+def _odds_text(v: Any) -> str:
+    """One value of the ``odds`` text output: ``yes``/``no`` for a flag, ``-`` for none, a mapping as
+    ``name: value, ...`` (its values the same way), a list as ``a, b``; anything else as ``str``."""
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if v is None:
+        return "-"
+    if isinstance(v, Mapping):
+        return ", ".join(f"{a}: {_odds_text(b)}" for a, b in v.items())
+    if isinstance(v, (list, tuple)):
+        return ", ".join(_odds_text(x) for x in v)
+    return str(v)
 
 
 def cmd_cases(args: argparse.Namespace) -> int:

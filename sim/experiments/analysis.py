@@ -974,7 +974,8 @@ def distributions(b: Battles) -> pd.DataFrame:
 def curves(b: Battles, points: int = 25) -> pd.DataFrame:
     """Fitted curves of each per-battle outcome on each continuous factor (see the module docstring): ``points``
     rows per (factor, outcome) over the factor's observed range.  Columns: ``factor``, ``outcome``, ``x``, ``fit``,
-    ``lo``, ``hi`` (95 % confidence band of the mean), ``p_value`` (against no effect), ``model``.  The fit and its
+    ``lo``, ``hi`` (95 % confidence band of the mean), ``p_value`` (against no effect), ``model``; a factor whose
+    values are all integers is read at integers (at most ``points`` of them).  The fit and its
     band stay inside the outcome's possible range (:func:`outcome_bounds`: an OLS spline of survivors or turns may
     overshoot it near the ends; the fit is then the bound, like the band)."""
     import statsmodels.api as sm
@@ -989,7 +990,10 @@ def curves(b: Battles, points: int = 25) -> pd.DataFrame:
         if u.size < 3:
             continue
         term = f"cr(x, df={min(4, u.size - 1)}, constraints='center')" if u.size >= 5 else "x + I(x ** 2)"
-        grid = pd.DataFrame({"x": np.linspace(u.min(), u.max(), points)})
+        gx = np.linspace(u.min(), u.max(), points)
+        if np.all(u == np.round(u)):  # an integer factor (a seed, a count) is read at integers only
+            gx = np.unique(np.round(gx))
+        grid = pd.DataFrame({"x": gx})
         for outcome in PER_BATTLE:
             data = pd.DataFrame({"x": x[ok], "y": f[outcome].to_numpy()[ok]})
             if np.ptp(data["y"]) == 0:

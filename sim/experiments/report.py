@@ -844,6 +844,13 @@ def print_sections(rep: Report) -> None:
                             "detectable now": [_pc(x) for x in t["detectable_now"]],
                             "detectable now (paired)": [_detectable(x) for x in t["detectable_now_paired"]]}
                            ).to_string(index=False))
+        gaps = {r.factor: _no_paired_count(r, rep.battles.crn) for r in _Rows[_PowerRow](t)
+                if _count(r.replications_needed_paired) is None}
+        by_reason: dict[str, list[str]] = {}
+        for f, why in gaps.items():
+            by_reason.setdefault(why, []).append(str(f))
+        if by_reason:
+            print("  needed (paired) '-': " + "; ".join(f"{', '.join(fs)}: {why}" for why, fs in by_reason.items()))
     if rep.oracle:
         print("\nexact theory (absorbing Markov chain of the fixed-odds engagement, tanksim oracle) beside the "
               "simulated result (95% intervals; 'ok' = the oracle lies inside):")
@@ -937,6 +944,16 @@ def _count(x: object) -> int | None:
     return math.ceil(v) if math.isfinite(v) else None
 
 
+def _no_paired_count(r: _PowerRow, crn: bool) -> str:
+    """Why a factor's power row has no paired count (``-``): the reason, in words."""
+    if not crn:
+        return "the design has no common random numbers, and pairing needs them"
+    if isinstance(r.sd_paired, float) and r.sd_paired == 0:
+        return ("no variance among the pilot's per-replication paired differences, so they say nothing about their "
+                "spread; the unpaired count is recommended")
+    return "fewer than two replications with matched battles at two levels"
+
+
 def _power_line(r: _PowerRow, crn: bool) -> str:
     """One factor's line of ``tanksim power``.  Every figure that the pilot cannot give (``NaN`` or infinite in
     :func:`sim.experiments.analysis.power_table`) is printed as ``-`` with the reason, never as a number."""
@@ -949,12 +966,8 @@ def _power_line(r: _PowerRow, crn: bool) -> str:
     if paired is not None:
         line += (f"; paired (common random numbers, pilot sd of per-replication differences {r.sd_paired:.3f}): "
                  f"{paired} replications")
-    elif crn and isinstance(r.sd_paired, float) and r.sd_paired == 0:
-        line += ("; paired (common random numbers): - (no variance among the pilot's per-replication paired "
-                 "differences, so they say nothing about their spread; the unpaired count is recommended)")
     elif crn:
-        line += ("; paired (common random numbers): - (fewer than two replications with matched battles at two "
-                 "levels)")
+        line += f"; paired (common random numbers): - ({_no_paired_count(r, crn)})"
     rec = _count(r.recommended)
     return line + (f" -> recommended {rec}" if rec is not None else " -> recommended: - (run a larger pilot)")
 
