@@ -168,6 +168,22 @@ class _ExactSum:
 _NOTHING_HIDDEN = contextlib.nullcontext()
 
 
+#: Per battle object: answers kept across versions, patched as tanks change (:meth:`Observation._lasting`; weak:
+#: dies with the battle, a search copy has its own).
+_LASTING: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+#: Most entries of one battle's lasting memo (emptied when full).
+_LASTING_MAX = 20_000
+
+
+def _sum_terms(terms: Mapping[Any, Fraction | None]) -> Fraction:
+    """The exact sum of the terms that are not ``None`` (0 for none)."""
+    total = _ExactSum()
+    for x in terms.values():
+        if x is not None:
+            total.add(x)
+    return total.value()
+
+
 def _shared_cache(b: BoardView) -> dict:
     ent = _SHARED.get(b)
     if ent is None or ent[0] != b.version:
@@ -791,35 +807,103 @@ class Observation(StateQueries):
         if not known and not self._remembered():
             return Fraction(0)
         hidden = self._hidden()
+        remembered = self._remembered()
 
         def compute() -> Fraction:
-            total = _ExactSum()
-            with self._side_view():
-                view = HypoView(self._b, tid, h, facing)
-                for shot in self._rs.shots_at(view, known, tid):
-                    if not isinstance(shot, Illegal):
-                        total.add(self._rs.odds(shot.key).p_kill)
-                from_ghosts = getattr(self._rs, "shots_at_from", None)
-                if from_ghosts is not None:  # the rule set answers the ghosts' shots in one call (same answers)
-                    for shot in from_ghosts(self._b, tid, h, facing,
-                                            [(e, eh, ef) for e, eh, ef in self._remembered() if eh != h]):
-                        if not isinstance(shot, Illegal):
-                            total.add(self._rs.odds(shot.key).p_kill)
-                    return total.value()
-                for e, eh, ef in self._remembered():
-                    if eh == h:
-                        continue
-                    # the enemy where it was last seen: one view per board version and side view (the key: what
-                    # the view copies), shared by every threat query
-                    seen = self._shared_memo(("ghost", hidden, e, eh, ef),
-                                             lambda e=e, eh=eh, ef=ef: HypoView(self._b, e, eh, ef))
-                    ghost = HypoView(seen, tid, h, facing)
-                    shot = self._rs.shots_at(ghost, (e,), tid)[0]
-                    if not isinstance(shot, Illegal):
-                        total.add(self._rs.odds(shot.key).p_kill)
-            return total.value()
+            lasting = self._lasting()
+            if lasting is None:
+                return _sum_terms(self._threat_terms(tid, h, facing, known, remembered))
+            return self._lasting_threat(lasting, tid, h, facing, known, hidden, remembered)
 
-        return self._shared_memo(("threat", self.side, hidden, known, tid, h, facing, self._remembered()), compute)
+        return self._shared_memo(("threat", self.side, hidden, known, tid, h, facing, remembered), compute)
+
+    def _threat_terms(self, tid: int, h: Hex, facing: int, known: tuple[int, ...],
+                      remembered: tuple[tuple[int, Hex, int], ...]) -> dict[int, Fraction | None]:
+        """The terms of :meth:`threat`: per enemy of ``known`` (where it is) and of ``remembered`` (where it was last
+        seen, unless that is ``h``), its kill odds against ``tid`` on ``h`` facing ``facing``, ``None`` where it has
+        no legal shot; on the side's view.  Each term reads only its own pair (the rule set's shots are pair by
+        pair), so the terms of a subset are those of the whole."""
+        terms: dict[int, Fraction | None] = {}
+        odds = self._rs.odds
+        with self._side_view():
+            if known:
+                view = HypoView(self._b, tid, h, facing)
+                for e, shot in zip(known, self._rs.shots_at(view, known, tid)):
+                    terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+            ghosts = [(e, eh, ef) for e, eh, ef in remembered if eh != h]
+            if not ghosts:
+                return terms
+            from_ghosts = getattr(self._rs, "shots_at_from", None)
+            if from_ghosts is not None:  # the rule set answers the ghosts' shots in one call (same answers)
+                for (e, _eh, _ef), shot in zip(ghosts, from_ghosts(self._b, tid, h, facing, ghosts)):
+                    terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+                return terms
+            hidden = self._hidden()
+            for e, eh, ef in ghosts:
+                # the enemy where it was last seen: one view per board version and side view (the key: what
+                # the view copies), shared by every threat query
+                seen = self._shared_memo(("ghost", hidden, e, eh, ef),
+                                         lambda e=e, eh=eh, ef=ef: HypoView(self._b, e, eh, ef))
+                shot = self._rs.shots_at(HypoView(seen, tid, h, facing), (e,), tid)[0]
+                terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+        return terms
+
+    def _lasting(self) -> tuple[dict, tuple] | None:
+        """``(store, rules key)`` of the battle's lasting memo (answers kept across versions, patched pair by pair
+        as tanks change), or ``None`` where it does not apply: the battle is not a
+        :class:`~sim.battle.BattleState` (which logs ``state_changes``), the rule set does not say its shots are
+        pair-local (``pair_local_shots``), or its battle-level state is not hashable.  The rules key is
+        ``battle.rules_state`` as sorted items (a shot may read it: Panzer Squadron's active tank)."""
+        def compute() -> tuple[dict, tuple] | None:
+            b = self._b
+            local = getattr(self._rs, "pair_local_shots", None)
+            if not isinstance(b, BattleState) or local is None or not local(b):
+                return None
+            try:
+                rules = tuple(sorted(b.rules_state.items()))
+                hash(rules)
+            except TypeError:
+                return None
+            store = _LASTING.get(b)
+            if store is None:
+                store = _LASTING[b] = {}
+            elif len(store) >= _LASTING_MAX:
+                store.clear()
+            return store, rules
+
+        return self._shared_memo(("lasting",), compute)
+
+    def _lasting_threat(self, lasting: tuple[dict, tuple], tid: int, h: Hex, facing: int, known: tuple[int, ...],
+                        hidden: tuple[int, ...], remembered: tuple[tuple[int, Hex, int], ...]) -> Fraction:
+        """:meth:`threat` kept across versions: its terms (:meth:`_threat_terms`) under the key ``(side, hidden,
+        known, tank, hex, facing, remembered, rules key)`` -- with the states of ``tid``, the known and the
+        remembered enemies, and the map, everything the terms read (pair-local shots, :meth:`_lasting`) -- as
+        ``[terms, len(state_changes), len(map.changes), sum]``.  Reused while the map logged no change; a change of
+        ``tid`` redoes every term, a change of an enemy only its own term (``BattleState.state_changes``); so the
+        answer is always the fresh one.  The side's memory and view are in the key: nothing of another side's
+        view is read."""
+        store, rules = lasting
+        b = self._b
+        sc = b.state_changes  # type: ignore[attr-defined]  # a BattleState (_lasting checked)
+        nsc, nmc = len(sc), len(b.map.changes)
+        key = ("threat", self.side, hidden, known, tid, h, facing, remembered, rules)
+        ent = store.get(key)
+        if ent is not None and ent[2] == nmc:
+            if ent[1] == nsc:
+                return ent[3]
+            changed = set(sc[ent[1]:])
+            if tid not in changed:
+                redo_k = tuple(e for e in known if e in changed)
+                redo_g = tuple(g for g in remembered if g[0] in changed)
+                if redo_k or redo_g:
+                    ent[0].update(self._threat_terms(tid, h, facing, redo_k, redo_g))
+                    ent[3] = _sum_terms(ent[0])
+                ent[1] = nsc
+                return ent[3]
+        terms = self._threat_terms(tid, h, facing, known, remembered)
+        v = _sum_terms(terms)
+        store[key] = [terms, nsc, nmc, v]
+        return v
 
     # --- search ---------------------------------------------------------------------------------------------------
     def hidden_ids(self) -> tuple[int, ...]:

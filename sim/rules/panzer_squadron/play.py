@@ -35,6 +35,7 @@ of ``tests/cases/play_panzer_squadron.yaml``):
 """
 from __future__ import annotations
 
+import weakref
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping, TypeVar
@@ -42,7 +43,7 @@ from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mappin
 from pydantic import Field
 
 from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
-from sim.battle import Battle, BoardView, TankState, sight_matrix
+from sim.battle import Battle, BattleState, BoardView, TankState, sight_matrix
 from sim.dice import DiceSource
 from sim.events import (
     Activated,
@@ -280,12 +281,33 @@ class PanzerSquadron(Ruleset):
         return battle.map.pair_cached(key, hx, th, lambda: self._shot(battle, shooter, target, as_if, hx, status,
                                                                       target_moving))
 
+    def pair_local_shots(self, battle: BoardView) -> bool:
+        """Whether a shot between two tanks reads nothing of the board but those two tanks (hex, facing, turret
+        facing, status, ``rules_state``), ``battle.rules_state`` (the active tank), the options, the terrain and
+        the wrecks: true unless live tanks block sight (6.1), which makes every live tank an obstacle.  Caches kept
+        across versions (:class:`agents.observation.Observation`'s threat) then patch only the pairs of the tanks
+        that changed (``BattleState.state_changes``) and redo everything when the map changes."""
+        return not battle.options.live_tanks_block_los
+
     def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
               ) -> list[Shot | Illegal]:
         """``[shot(battle, shooter, t, None, as_if) for t in targets]`` (the same answers, in that order), with the
         firer's part (hex, facing, gun, status) worked out once and each pair answered from :func:`_front_cache`
         when it holds the pair.  Raises ``ValueError`` when the shooter is off the board and a target is a live
-        enemy (as :meth:`shot`)."""
+        enemy (as :meth:`shot`).
+
+        A battle's answers for several targets are also kept across versions (:func:`_lasting_shots`): asked again
+        after events that changed only other tanks, only the pairs of the targets that changed are redone."""
+        if isinstance(battle, BattleState) and not battle.options.live_tanks_block_los:
+            ts = tuple(targets)
+            if len(ts) > 2:
+                return _lasting_shots(self, battle, shooter, ts, as_if)
+            targets = ts
+        return self._shots_now(battle, shooter, targets, as_if)
+
+    def _shots_now(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
+                   ) -> list[Shot | Illegal]:
+        """:meth:`shots` without the lasting memo."""
         tanks = battle.tanks
         opts = battle.options
         if opts.live_tanks_block_los:
@@ -918,6 +940,55 @@ def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[
     if box[0] is not options:
         box[0], box[1] = options, {}
     return box[1], hexmap.changes
+
+
+#: Per battle object: ``PanzerSquadron.shots`` answers kept across versions (:func:`_lasting_shots`; weak: dies with
+#: the battle, a search copy has its own).
+_LASTING: "weakref.WeakKeyDictionary[BattleState, dict[tuple, list]]" = weakref.WeakKeyDictionary()
+#: Most entries of one battle's lasting memo (emptied when full).
+LASTING_MAX = 20_000
+
+
+def _lasting_shots(rs: PanzerSquadron, battle: BattleState, shooter: int, targets: tuple[Any, ...],
+                   as_if: Hypo | None) -> list[Shot | Illegal]:
+    """``rs._shots_now(battle, shooter, targets, as_if)``, kept per battle across versions.
+
+    The key ``(shooter, targets, as_if, hidden tanks, whether the shooter is the active tank)`` and the tanks'
+    states are everything those shots read besides the map (:meth:`PanzerSquadron.pair_local_shots`: each pair reads
+    its two tanks -- the shooter's status reads only whether it is active --, the options, fixed for the battle,
+    the terrain and the wrecks).  An entry ``[answers, len(state_changes), len(map.changes)]`` is reused while the
+    map logged no change; the tanks an event changed since (``BattleState.state_changes``) are read: the shooter
+    among them redoes every pair, a target among them only its own pair (the answers are pair by pair, so the
+    patched list equals a fresh one); any map change (a wreck, the terrain) redoes every pair (the front cache
+    keeps what it can).  A hidden tank is off the board (``hex`` ``None``) in the side's view, so the hidden set is
+    part of the key."""
+    store = _LASTING.get(battle)
+    if store is None:
+        store = _LASTING[battle] = {}
+    sc = battle.state_changes
+    nsc, nmc = len(sc), len(battle.map.changes)
+    key = (shooter, targets, as_if, battle.hidden_tanks, battle.rules_state.get("active") == shooter)
+    try:
+        ent = store.get(key)
+    except TypeError:  # an unhashable target or position: asked directly
+        return rs._shots_now(battle, shooter, targets, as_if)
+    if ent is not None and ent[2] == nmc:
+        if ent[1] == nsc:
+            return list(ent[0])
+        changed = set(sc[ent[1]:])
+        if shooter not in changed:
+            got = ent[0]
+            redo = [i for i, t in enumerate(targets) if t in changed]
+            if redo:
+                for i, v in zip(redo, rs._shots_now(battle, shooter, [targets[i] for i in redo], as_if)):
+                    got[i] = v
+            ent[1] = nsc
+            return list(got)
+    got = rs._shots_now(battle, shooter, targets, as_if)
+    if len(store) >= LASTING_MAX:
+        store.clear()
+    store[key] = [got, nsc, nmc]
+    return list(got)
 
 
 def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) -> Callable[[Hex, int, Hex], int]:
