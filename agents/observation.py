@@ -175,6 +175,11 @@ _LASTING: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 _LASTING_MAX = 20_000
 
 
+def _NO_HEX(_h: Hex) -> bool:
+    """The footprint of an answer that reads no obstacle: no hex touches it."""
+    return False
+
+
 def _sum_terms(terms: Mapping[Any, Fraction | None]) -> Fraction:
     """The exact sum of the terms that are not ``None`` (0 for none)."""
     total = _ExactSum()
@@ -813,31 +818,43 @@ class Observation(StateQueries):
             lasting = self._lasting()
             if lasting is None:
                 return _sum_terms(self._threat_terms(tid, h, facing, known, remembered))
-            return self._lasting_threat(lasting, tid, h, facing, known, hidden, remembered)
+            return self._lasting_threat(lasting, tid, h, facing, known, remembered)
 
         return self._shared_memo(("threat", self.side, hidden, known, tid, h, facing, remembered), compute)
 
     def _threat_terms(self, tid: int, h: Hex, facing: int, known: tuple[int, ...],
-                      remembered: tuple[tuple[int, Hex, int], ...]) -> dict[int, Fraction | None]:
+                      remembered: tuple[tuple[int, Hex, int], ...], touches: dict | None = None
+                      ) -> dict[int, Fraction | None]:
         """The terms of :meth:`threat`: per enemy of ``known`` (where it is) and of ``remembered`` (where it was last
         seen, unless that is ``h``), its kill odds against ``tid`` on ``h`` facing ``facing``, ``None`` where it has
         no legal shot; on the side's view.  Each term reads only its own pair (the rule set's shots are pair by
-        pair), so the terms of a subset are those of the whole."""
+        pair), so the terms of a subset are those of the whole.  With ``touches`` (rule sets with
+        ``shot_footprint`` only), also ``touches[e]``: the predicate of the hexes whose obstacles the shot read
+        (``None``: any)."""
         terms: dict[int, Fraction | None] = {}
         odds = self._rs.odds
+        where = self._rs.shot_footprint if touches is not None else None
         with self._side_view():
             if known:
+                tanks = self._b.tanks
                 view = HypoView(self._b, tid, h, facing)
                 for e, shot in zip(known, self._rs.shots_at(view, known, tid)):
                     terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+                    if where is not None:
+                        te = tanks[e]
+                        touches[e] = None if te.hex is None else where(self._b, shot, te.hex, te.facing, h)  # type: ignore[index]
             ghosts = [(e, eh, ef) for e, eh, ef in remembered if eh != h]
             if not ghosts:
                 return terms
             from_ghosts = getattr(self._rs, "shots_at_from", None)
             if from_ghosts is not None:  # the rule set answers the ghosts' shots in one call (same answers)
-                for (e, _eh, _ef), shot in zip(ghosts, from_ghosts(self._b, tid, h, facing, ghosts)):
+                for (e, eh, ef), shot in zip(ghosts, from_ghosts(self._b, tid, h, facing, ghosts)):
                     terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+                    if where is not None:
+                        touches[e] = where(self._b, shot, eh, ef, h)  # type: ignore[index]
                 return terms
+            if touches is not None:
+                touches.update((e, None) for e, _eh, _ef in ghosts)
             hidden = self._hidden()
             for e, eh, ef in ghosts:
                 # the enemy where it was last seen: one view per board version and side view (the key: what
@@ -874,35 +891,72 @@ class Observation(StateQueries):
         return self._shared_memo(("lasting",), compute)
 
     def _lasting_threat(self, lasting: tuple[dict, tuple], tid: int, h: Hex, facing: int, known: tuple[int, ...],
-                        hidden: tuple[int, ...], remembered: tuple[tuple[int, Hex, int], ...]) -> Fraction:
-        """:meth:`threat` kept across versions: its terms (:meth:`_threat_terms`) under the key ``(side, hidden,
-        known, tank, hex, facing, remembered, rules key)`` -- with the states of ``tid``, the known and the
-        remembered enemies, and the map, everything the terms read (pair-local shots, :meth:`_lasting`) -- as
-        ``[terms, len(state_changes), len(map.changes), sum]``.  Reused while the map logged no change; a change of
-        ``tid`` redoes every term, a change of an enemy only its own term (``BattleState.state_changes``); so the
-        answer is always the fresh one.  The side's memory and view are in the key: nothing of another side's
-        view is read."""
+                        remembered: tuple[tuple[int, Hex, int], ...]) -> Fraction:
+        """:meth:`threat` kept across versions, term by term (:meth:`_threat_terms`).
+
+        Under pair-local shots (:meth:`_lasting`) a term reads only its enemy (where it is, or its memory ``(hex,
+        facing)``, part of the term's key, and its own state), ``tid`` standing on ``h`` facing ``facing``, the
+        battle's rule-set state and the map -- not which other enemies the side knows or does not: so the entry is
+        keyed ``(side, tank, hex, facing, rules key)`` and holds ``[{term key: (kill odds or None, footprint)},
+        len(state_changes), len(map.changes), (known, remembered) of the last sum, that sum]``.  When asked again,
+        a located map change since (a wreck appearing or leaving) drops the terms whose footprint it touches (the
+        rule set's ``shot_footprint``: the hexes whose obstacles the shot read; ``None`` or a rule set without it:
+        any change), an unlocated one (the terrain) empties the entry, a change of ``tid`` empties it, a change of
+        an enemy drops that enemy's terms (``BattleState.state_changes``); the terms missing are computed, and the
+        sum is redone unless the terms summed last time are all kept.  So the answer is always the fresh one."""
         store, rules = lasting
         b = self._b
         sc = b.state_changes  # type: ignore[attr-defined]  # a BattleState (_lasting checked)
         nsc, nmc = len(sc), len(b.map.changes)
-        key = ("threat", self.side, hidden, known, tid, h, facing, remembered, rules)
+        key = ("threat", self.side, tid, h, facing, rules)
         ent = store.get(key)
-        if ent is not None and ent[2] == nmc:
-            if ent[1] == nsc:
-                return ent[3]
+        if ent is None:
+            ent = store[key] = [{}, nsc, nmc, None, Fraction(0)]
+        terms: dict[Any, tuple[Fraction | None, Callable[[Hex], bool] | None]] = ent[0]
+        if ent[2] != nmc:
+            logged = b.map.changes[ent[2]:]
+            new = [c for c in logged if c is not None]
+            if len(new) < len(logged) or not hasattr(self._rs, "shot_footprint"):
+                terms.clear()
+            else:
+                for k in [k for k, (_x, t) in terms.items() if t is None or any(t(c) for c in new)]:
+                    del terms[k]
+            ent[3] = None
+        if ent[1] != nsc:
             changed = set(sc[ent[1]:])
-            if tid not in changed:
-                redo_k = tuple(e for e in known if e in changed)
-                redo_g = tuple(g for g in remembered if g[0] in changed)
-                if redo_k or redo_g:
-                    ent[0].update(self._threat_terms(tid, h, facing, redo_k, redo_g))
-                    ent[3] = _sum_terms(ent[0])
-                ent[1] = nsc
-                return ent[3]
-        terms = self._threat_terms(tid, h, facing, known, remembered)
-        v = _sum_terms(terms)
-        store[key] = [terms, nsc, nmc, v]
+            if tid in changed:
+                terms.clear()
+                ent[3] = None
+            elif terms:
+                for k in [k for k in terms if k[1] in changed]:
+                    del terms[k]
+                    ent[3] = None
+        ent[1], ent[2] = nsc, nmc
+        sel = (known, remembered)
+        if ent[3] == sel:
+            return ent[4]
+        ask_k = tuple(e for e in known if ("k", e) not in terms)
+        ask_g = tuple(g for g in remembered if ("g", *g) not in terms)
+        if ask_k or ask_g:
+            where: dict[int, Any] = {}
+            got = self._threat_terms(tid, h, facing, ask_k, ask_g,
+                                     where if hasattr(self._rs, "shot_footprint") else None)
+            for e in ask_k:
+                terms[("k", e)] = (got[e], where.get(e))
+            for g in ask_g:
+                # a ghost on ``h`` itself has no term (None), whatever the obstacles
+                terms[("g", *g)] = (got[g[0]], where.get(g[0])) if g[0] in got else (None, _NO_HEX)
+        total = _ExactSum()
+        for e in known:
+            x = terms[("k", e)][0]
+            if x is not None:
+                total.add(x)
+        for g in remembered:
+            x = terms[("g", *g)][0]
+            if x is not None:
+                total.add(x)
+        v = total.value()
+        ent[3], ent[4] = sel, v
         return v
 
     # --- search ---------------------------------------------------------------------------------------------------
