@@ -26,7 +26,10 @@ rule-set records behind read-only proxies.  No dice and no rule-set object are r
 Speed: everything is computed on first access.  Odds, threats and visibility are cached under the battle's version
 and shared by every observation of that battle (an activation decision asks about every actor, a greedy doctrine
 about many hypothetical states: each distinct question is computed once until an event changes the board);
-``targets`` and ``reachable`` are cached per decision.
+``targets`` and ``reachable`` are cached per decision.  Where the rule set's shots are pair-local
+(``pair_local_shots``: Panzer Squadron unless live tanks block sight) threats are also kept across versions, term
+by term, and only the terms of the tanks an event changed (``BattleState.state_changes``) or of the pairs a new
+wreck may block are redone (:meth:`Observation._lasting_threat`; the rule set keeps its shots the same way).
 """
 from __future__ import annotations
 
