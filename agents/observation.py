@@ -57,11 +57,20 @@ class ReadOnlyError(AttributeError):
 
 
 _IMMUTABLE = (str, int, float, bool, bytes, Fraction, type(None), frozenset)
+#: Exact classes :func:`read_only` returns as they are without further checks.
+_PLAIN = frozenset({str, int, float, bool, bytes, Fraction, type(None), Hex})
 
 
 def read_only(v: Any) -> Any:
     """A read-only version of ``v``: mappings -> ``MappingProxyType`` (values converted too), lists and sets ->
     tuples / frozensets, plain immutable values and named tuples unchanged, other objects -> :class:`ReadOnly`."""
+    cls = v.__class__
+    if cls in _PLAIN:  # the exact classes first (a decision's context is mostly these): no ABC checks
+        return v
+    if cls is tuple and all(x.__class__ in _PLAIN for x in v):
+        return v  # what the general case below makes of it: an equal tuple
+    if cls is dict:
+        return MappingProxyType({k: read_only(x) for k, x in v.items()})
     if isinstance(v, _IMMUTABLE) or isinstance(v, Hex):
         return v
     if isinstance(v, Mapping):
@@ -175,7 +184,7 @@ _NOTHING_HIDDEN = contextlib.nullcontext()
 #: dies with the battle, a search copy has its own).
 _LASTING: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
 #: Most entries of one battle's lasting memo (emptied when full).
-_LASTING_MAX = 20_000
+_LASTING_MAX = 8_000
 
 
 def _NO_HEX(_h: Hex) -> bool:
