@@ -26,7 +26,10 @@ rule-set records behind read-only proxies.  No dice and no rule-set object are r
 Speed: everything is computed on first access.  Odds, threats and visibility are cached under the battle's version
 and shared by every observation of that battle (an activation decision asks about every actor, a greedy doctrine
 about many hypothetical states: each distinct question is computed once until an event changes the board);
-``targets`` and ``reachable`` are cached per decision.
+``targets`` and ``reachable`` are cached per decision.  Where the rule set's shots are pair-local
+(``pair_local_shots``: Panzer Squadron unless live tanks block sight) threats are also kept across versions, term
+by term, and only the terms of the tanks an event changed (``BattleState.state_changes``) or of the pairs a new
+wreck may block are redone (:meth:`Observation._lasting_threat`; the rule set keeps its shots the same way).
 """
 from __future__ import annotations
 
@@ -54,11 +57,20 @@ class ReadOnlyError(AttributeError):
 
 
 _IMMUTABLE = (str, int, float, bool, bytes, Fraction, type(None), frozenset)
+#: Exact classes :func:`read_only` returns as they are without further checks.
+_PLAIN = frozenset({str, int, float, bool, bytes, Fraction, type(None), Hex})
 
 
 def read_only(v: Any) -> Any:
     """A read-only version of ``v``: mappings -> ``MappingProxyType`` (values converted too), lists and sets ->
     tuples / frozensets, plain immutable values and named tuples unchanged, other objects -> :class:`ReadOnly`."""
+    cls = v.__class__
+    if cls in _PLAIN:  # the exact classes first (a decision's context is mostly these): no ABC checks
+        return v
+    if cls is tuple and all(x.__class__ in _PLAIN for x in v):
+        return v  # what the general case below makes of it: an equal tuple
+    if cls is dict:
+        return MappingProxyType({k: read_only(x) for k, x in v.items()})
     if isinstance(v, _IMMUTABLE) or isinstance(v, Hex):
         return v
     if isinstance(v, Mapping):
@@ -166,6 +178,27 @@ class _ExactSum:
 
 #: The side's view when it knows every enemy: the board itself (a reusable, re-entrant no-op context).
 _NOTHING_HIDDEN = contextlib.nullcontext()
+
+
+#: Per battle object: answers kept across versions, patched as tanks change (:meth:`Observation._lasting`; weak:
+#: dies with the battle, a search copy has its own).
+_LASTING: "weakref.WeakKeyDictionary[Any, dict]" = weakref.WeakKeyDictionary()
+#: Most entries of one battle's lasting memo (emptied when full).
+_LASTING_MAX = 8_000
+
+
+def _NO_HEX(_h: Hex) -> bool:
+    """The footprint of an answer that reads no obstacle: no hex touches it."""
+    return False
+
+
+def _sum_terms(terms: Mapping[Any, Fraction | None]) -> Fraction:
+    """The exact sum of the terms that are not ``None`` (0 for none)."""
+    total = _ExactSum()
+    for x in terms.values():
+        if x is not None:
+            total.add(x)
+    return total.value()
 
 
 def _shared_cache(b: BoardView) -> dict:
@@ -791,35 +824,152 @@ class Observation(StateQueries):
         if not known and not self._remembered():
             return Fraction(0)
         hidden = self._hidden()
+        remembered = self._remembered()
 
         def compute() -> Fraction:
-            total = _ExactSum()
-            with self._side_view():
-                view = HypoView(self._b, tid, h, facing)
-                for shot in self._rs.shots_at(view, known, tid):
-                    if not isinstance(shot, Illegal):
-                        total.add(self._rs.odds(shot.key).p_kill)
-                from_ghosts = getattr(self._rs, "shots_at_from", None)
-                if from_ghosts is not None:  # the rule set answers the ghosts' shots in one call (same answers)
-                    for shot in from_ghosts(self._b, tid, h, facing,
-                                            [(e, eh, ef) for e, eh, ef in self._remembered() if eh != h]):
-                        if not isinstance(shot, Illegal):
-                            total.add(self._rs.odds(shot.key).p_kill)
-                    return total.value()
-                for e, eh, ef in self._remembered():
-                    if eh == h:
-                        continue
-                    # the enemy where it was last seen: one view per board version and side view (the key: what
-                    # the view copies), shared by every threat query
-                    seen = self._shared_memo(("ghost", hidden, e, eh, ef),
-                                             lambda e=e, eh=eh, ef=ef: HypoView(self._b, e, eh, ef))
-                    ghost = HypoView(seen, tid, h, facing)
-                    shot = self._rs.shots_at(ghost, (e,), tid)[0]
-                    if not isinstance(shot, Illegal):
-                        total.add(self._rs.odds(shot.key).p_kill)
-            return total.value()
+            lasting = self._lasting()
+            if lasting is None:
+                return _sum_terms(self._threat_terms(tid, h, facing, known, remembered))
+            return self._lasting_threat(lasting, tid, h, facing, known, remembered)
 
-        return self._shared_memo(("threat", self.side, hidden, known, tid, h, facing, self._remembered()), compute)
+        return self._shared_memo(("threat", self.side, hidden, known, tid, h, facing, remembered), compute)
+
+    def _threat_terms(self, tid: int, h: Hex, facing: int, known: tuple[int, ...],
+                      remembered: tuple[tuple[int, Hex, int], ...], touches: dict | None = None
+                      ) -> dict[int, Fraction | None]:
+        """The terms of :meth:`threat`: per enemy of ``known`` (where it is) and of ``remembered`` (where it was last
+        seen, unless that is ``h``), its kill odds against ``tid`` on ``h`` facing ``facing``, ``None`` where it has
+        no legal shot; on the side's view.  Each term reads only its own pair (the rule set's shots are pair by
+        pair), so the terms of a subset are those of the whole.  With ``touches`` (rule sets with
+        ``shot_footprint`` only), also ``touches[e]``: the predicate of the hexes whose obstacles the shot read
+        (``None``: any)."""
+        terms: dict[int, Fraction | None] = {}
+        odds = self._rs.odds
+        where = self._rs.shot_footprint if touches is not None else None
+        with self._side_view():
+            if known:
+                tanks = self._b.tanks
+                view = HypoView(self._b, tid, h, facing)
+                for e, shot in zip(known, self._rs.shots_at(view, known, tid)):
+                    terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+                    if where is not None:
+                        te = tanks[e]
+                        touches[e] = None if te.hex is None else where(self._b, shot, te.hex, te.facing, h)  # type: ignore[index]
+            ghosts = [(e, eh, ef) for e, eh, ef in remembered if eh != h]
+            if not ghosts:
+                return terms
+            from_ghosts = getattr(self._rs, "shots_at_from", None)
+            if from_ghosts is not None:  # the rule set answers the ghosts' shots in one call (same answers)
+                for (e, eh, ef), shot in zip(ghosts, from_ghosts(self._b, tid, h, facing, ghosts)):
+                    terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+                    if where is not None:
+                        touches[e] = where(self._b, shot, eh, ef, h)  # type: ignore[index]
+                return terms
+            if touches is not None:
+                touches.update((e, None) for e, _eh, _ef in ghosts)
+            hidden = self._hidden()
+            for e, eh, ef in ghosts:
+                # the enemy where it was last seen: one view per board version and side view (the key: what
+                # the view copies), shared by every threat query
+                seen = self._shared_memo(("ghost", hidden, e, eh, ef),
+                                         lambda e=e, eh=eh, ef=ef: HypoView(self._b, e, eh, ef))
+                shot = self._rs.shots_at(HypoView(seen, tid, h, facing), (e,), tid)[0]
+                terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+        return terms
+
+    def _lasting(self) -> tuple[dict, tuple] | None:
+        """``(store, rules key)`` of the battle's lasting memo (answers kept across versions, patched pair by pair
+        as tanks change), or ``None`` where it does not apply: the battle is not a
+        :class:`~sim.battle.BattleState` (which logs ``state_changes``), the rule set does not say its shots are
+        pair-local (``pair_local_shots``), or its battle-level state is not hashable.  The rules key is
+        ``battle.rules_state`` as sorted items (a shot may read it: Panzer Squadron's active tank)."""
+        def compute() -> tuple[dict, tuple] | None:
+            b = self._b
+            local = getattr(self._rs, "pair_local_shots", None)
+            if not isinstance(b, BattleState) or local is None or not local(b):
+                return None
+            try:
+                rules = tuple(sorted(b.rules_state.items()))
+                hash(rules)
+            except TypeError:
+                return None
+            store = _LASTING.get(b)
+            if store is None:
+                store = _LASTING[b] = {}
+            elif len(store) >= _LASTING_MAX:
+                store.clear()
+            return store, rules
+
+        return self._shared_memo(("lasting",), compute)
+
+    def _lasting_threat(self, lasting: tuple[dict, tuple], tid: int, h: Hex, facing: int, known: tuple[int, ...],
+                        remembered: tuple[tuple[int, Hex, int], ...]) -> Fraction:
+        """:meth:`threat` kept across versions, term by term (:meth:`_threat_terms`).
+
+        Under pair-local shots (:meth:`_lasting`) a term reads only its enemy (where it is, or its memory ``(hex,
+        facing)``, part of the term's key, and its own state), ``tid`` standing on ``h`` facing ``facing``, the
+        battle's rule-set state and the map -- not which other enemies the side knows or does not: so the entry is
+        keyed ``(side, tank, hex, facing, rules key)`` and holds ``[{term key: (kill odds or None, footprint)},
+        len(state_changes), len(map.changes), (known, remembered) of the last sum, that sum]``.  When asked again,
+        a located map change since (a wreck appearing or leaving) drops the terms whose footprint it touches (the
+        rule set's ``shot_footprint``: the hexes whose obstacles the shot read; ``None`` or a rule set without it:
+        any change), an unlocated one (the terrain) empties the entry, a change of ``tid`` empties it, a change of
+        an enemy drops that enemy's terms (``BattleState.state_changes``); the terms missing are computed, and the
+        sum is redone unless the terms summed last time are all kept.  So the answer is always the fresh one."""
+        store, rules = lasting
+        b = self._b
+        sc = b.state_changes  # type: ignore[attr-defined]  # a BattleState (_lasting checked)
+        nsc, nmc = len(sc), len(b.map.changes)
+        key = ("threat", self.side, tid, h, facing, rules)
+        ent = store.get(key)
+        if ent is None:
+            ent = store[key] = [{}, nsc, nmc, None, Fraction(0)]
+        terms: dict[Any, tuple[Fraction | None, Callable[[Hex], bool] | None]] = ent[0]
+        if ent[2] != nmc:
+            logged = b.map.changes[ent[2]:]
+            new = [c for c in logged if c is not None]
+            if len(new) < len(logged) or not hasattr(self._rs, "shot_footprint"):
+                terms.clear()
+            else:
+                for k in [k for k, (_x, t) in terms.items() if t is None or any(t(c) for c in new)]:
+                    del terms[k]
+            ent[3] = None
+        if ent[1] != nsc:
+            changed = set(sc[ent[1]:])
+            if tid in changed:
+                terms.clear()
+                ent[3] = None
+            elif terms:
+                for k in [k for k in terms if k[1] in changed]:
+                    del terms[k]
+                    ent[3] = None
+        ent[1], ent[2] = nsc, nmc
+        sel = (known, remembered)
+        if ent[3] == sel:
+            return ent[4]
+        ask_k = tuple(e for e in known if ("k", e) not in terms)
+        ask_g = tuple(g for g in remembered if ("g", *g) not in terms)
+        if ask_k or ask_g:
+            where: dict[int, Any] = {}
+            got = self._threat_terms(tid, h, facing, ask_k, ask_g,
+                                     where if hasattr(self._rs, "shot_footprint") else None)
+            for e in ask_k:
+                terms[("k", e)] = (got[e], where.get(e))
+            for g in ask_g:
+                # a ghost on ``h`` itself has no term (None), whatever the obstacles
+                terms[("g", *g)] = (got[g[0]], where.get(g[0])) if g[0] in got else (None, _NO_HEX)
+        total = _ExactSum()
+        for e in known:
+            x = terms[("k", e)][0]
+            if x is not None:
+                total.add(x)
+        for g in remembered:
+            x = terms[("g", *g)][0]
+            if x is not None:
+                total.add(x)
+        v = total.value()
+        ent[3], ent[4] = sel, v
+        return v
 
     # --- search ---------------------------------------------------------------------------------------------------
     def hidden_ids(self) -> tuple[int, ...]:

@@ -175,6 +175,12 @@ class BattleState:
         #: Ids of the tanks whose hex, facing, turret facing or status changed, one entry per change in log order
         #: (what incremental caches such as :class:`SightMatrix` read to redo only the pairs of those tanks).
         self.tank_changes: list[int] = []
+        #: Ids of the tanks an event changed in any way (hex, facing, turret facing, status or ``rules_state``), one
+        #: entry per event naming a ``tank`` (:class:`sim.events.Moved`, ``Pivoted``, ``TurretTurned``,
+        #: ``StatusChanged``, ``TankStateSet``; informational events naming one add harmless extra entries), in log
+        #: order: what caches kept across versions read to patch only the answers about those tanks
+        #: (:class:`agents.observation.Observation`'s lasting memo).  No other event changes a tank.
+        self.state_changes: list[int] = []
         #: Tank ids on each hex (live, wrecked or incapacitated), sorted; hexes without tanks are left out.  A
         #: plain dict of the battle's own (not the map graph's node attributes): a side's view (:meth:`hiding`)
         #: and every movement search read and change it many times per decision.
@@ -191,6 +197,9 @@ class BattleState:
         if self._hidden:
             raise RuntimeError(f"cannot emit {e.kind} while tanks {list(self._hidden)} are hidden (a side's view)")
         apply(self, e)
+        tid = getattr(e, "tank", None)
+        if tid.__class__ is int:
+            self.state_changes.append(tid)
         rolls = self.dice.take() if self.dice is not None else ()
         entry = LogEntry(len(self.log), self.turn, e, rolls)
         self.log.append(entry)

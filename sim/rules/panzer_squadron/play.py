@@ -35,6 +35,7 @@ of ``tests/cases/play_panzer_squadron.yaml``):
 """
 from __future__ import annotations
 
+import weakref
 from functools import lru_cache
 from types import MappingProxyType
 from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping, TypeVar
@@ -42,7 +43,7 @@ from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mappin
 from pydantic import Field
 
 from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Special, Step
-from sim.battle import Battle, BoardView, TankState, sight_matrix
+from sim.battle import Battle, BattleState, BoardView, TankState, sight_matrix
 from sim.dice import DiceSource
 from sim.events import (
     Activated,
@@ -280,12 +281,54 @@ class PanzerSquadron(Ruleset):
         return battle.map.pair_cached(key, hx, th, lambda: self._shot(battle, shooter, target, as_if, hx, status,
                                                                       target_moving))
 
+    def pair_local_shots(self, battle: BoardView) -> bool:
+        """Whether a shot between two tanks reads nothing of the board but those two tanks (hex, facing, turret
+        facing, status, ``rules_state``), ``battle.rules_state`` (the active tank), the options, the terrain and
+        the wrecks: true unless live tanks block sight (6.1), which makes every live tank an obstacle.  Caches kept
+        across versions (:class:`agents.observation.Observation`'s threat) then patch only the pairs of the tanks
+        that changed (``BattleState.state_changes``) and redo everything when the map changes."""
+        return not battle.options.live_tanks_block_los
+
+    def shot_footprint(self, battle: BoardView, shot: Shot | Illegal, firer_hex: Hex, firer_facing: int,
+                       target_hex: Hex) -> Callable[[Hex], bool] | None:
+        """For the answer ``shot`` of a shot from ``firer_hex`` (hull facing ``firer_facing``) at ``target_hex``:
+        ``touches(h)``, true for every hex whose obstacles could change that answer (:func:`_footprint`: the hexes
+        the geometry read), or ``None`` when any obstacle change may (an exceptional-line geometry, a refusal
+        not made by the geometry).  With :meth:`pair_local_shots`, what caches kept across versions drop an
+        answer by when a wreck appears or leaves."""
+        fp = _footprint(shot, firer_hex, firer_facing, target_hex, battle.options)
+        if fp is None:
+            return None
+        aq, ar = firer_hex
+        low, bits = fp
+
+        def touches(c: Hex) -> bool:
+            i = c[0] - aq + _FP_W * (c[1] - ar) - low
+            return i >= 0 and (bits >> i) & 1 == 1
+        return touches
+
     def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
               ) -> list[Shot | Illegal]:
         """``[shot(battle, shooter, t, None, as_if) for t in targets]`` (the same answers, in that order), with the
         firer's part (hex, facing, gun, status) worked out once and each pair answered from :func:`_front_cache`
         when it holds the pair.  Raises ``ValueError`` when the shooter is off the board and a target is a live
-        enemy (as :meth:`shot`)."""
+        enemy (as :meth:`shot`).
+
+        A battle's answers for several targets are also kept across versions (:func:`_lasting_shots`): asked again
+        after events that changed only other tanks, only the pairs of the targets that changed are redone."""
+        if isinstance(battle, BattleState) and not battle.options.live_tanks_block_los:
+            ts = tuple(targets)
+            if len(ts) > 1:
+                return _lasting_shots(self, battle, shooter, ts, as_if)
+            targets = ts
+        return self._shots_now(battle, shooter, targets, as_if)
+
+    def _shots_now(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None,
+                   fps: list[tuple[int, int] | None] | None = None) -> list[Shot | Illegal]:
+        """:meth:`shots` without the lasting memo; with ``fps``, also appends there each answer's footprint (the
+        hexes whose obstacles it read, :func:`_footprint`, as offsets from the firer; ``None``: the sight ellipse;
+        :data:`_NO_HEXES` for a refusal that reads no hex: a target that is no live enemy).  Live tanks must not
+        block sight when ``fps`` is given."""
         tanks = battle.tanks
         opts = battle.options
         if opts.live_tanks_block_los:
@@ -308,20 +351,29 @@ class PanzerSquadron(Ruleset):
         for target in targets:
             if hx is None or target.__class__ is not int or not 0 <= target < ntanks:
                 out.append(self.shot(battle, shooter, target, None, as_if))
+                if fps is not None:
+                    fps.append(_NO_HEXES)
                 continue
             t = tanks[target]
             th = t.hex
             if th is None or not t.alive or t.side == side:
                 out.append(self.shot(battle, shooter, target, None, as_if))
+                if fps is not None:
+                    fps.append(_NO_HEXES)
                 continue
             key = (shooter, target, hx, facing, gun, th, t.facing, status, t.rules_state.get("marker") == IN_MOVEMENT)
             ent = front.get(key)
             if ent is not None and (ent[1] == n or _still_valid(front, key, ent, changes, hx, th)):
                 out.append(ent[0])
+                if fps is not None:
+                    fps.append(ent[2])
                 continue
             v = self._pair_shot(battle, shooter, target, as_if, hx, facing, gun, th, status, key[8])
-            _front_put(front, key, v, n, _footprint(v, hx, facing, th, opts))
+            fp = _footprint(v, hx, facing, th, opts)
+            _front_put(front, key, v, n, fp)
             out.append(v)
+            if fps is not None:
+                fps.append(fp)
         return out
 
     def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
@@ -920,6 +972,76 @@ def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[
     return box[1], hexmap.changes
 
 
+#: Per battle object: ``PanzerSquadron.shots`` answers kept across versions (:func:`_lasting_shots`; weak: dies with
+#: the battle, a search copy has its own), at most ``LASTING_MAX`` firer positions of up to one answer per tank.
+_LASTING: "weakref.WeakKeyDictionary[BattleState, dict[tuple, list]]" = weakref.WeakKeyDictionary()
+#: Most entries of one battle's lasting memo (emptied when full).
+LASTING_MAX = 5_000
+
+
+#: The footprint of an answer that reads no hex (:meth:`PanzerSquadron._shots_now`): no offset is in it.
+_NO_HEXES = (0, 0)
+
+
+def _lasting_shots(rs: PanzerSquadron, battle: BattleState, shooter: int, targets: tuple[Any, ...],
+                   as_if: Hypo | None) -> list[Shot | Illegal]:
+    """``rs._shots_now(battle, shooter, targets, as_if)``, kept per battle across versions, pair by pair.
+
+    The key ``(shooter, as_if, hidden tanks, whether the shooter is the active tank)`` and the two tanks' states are
+    everything a pair's shot reads besides the map (:meth:`PanzerSquadron.pair_local_shots`: each pair reads its
+    two tanks -- the shooter's status reads only whether it is active --, the options, fixed for the battle, the
+    terrain and the obstacles of its footprint; a hidden tank is off the board in the side's view, so the hidden
+    set is in the key).  An entry ``[{target: (shot, footprint)}, len(state_changes), len(map.changes)]`` keeps
+    the pairs asked.  When asked again, the tanks events changed since (``BattleState.state_changes``) are read
+    first: the shooter among them empties the entry, a target among them drops its own pair; then the map's
+    changes since (:meth:`sim.hexgrid.HexMap.bump`): an unlocated one (the terrain) empties it, a located one (a
+    wreck appearing or leaving) drops the pairs whose footprint (:func:`_footprint`, offsets from the firer's hex;
+    ``None``: any change drops it) holds it.  The pairs not kept are asked of ``_shots_now`` (the answers are pair
+    by pair, so the list equals a fresh one)."""
+    store = _LASTING.get(battle)
+    if store is None:
+        store = _LASTING[battle] = {}
+    sc = battle.state_changes
+    mc = battle.map.changes
+    nsc, nmc = len(sc), len(mc)
+    key = (shooter, as_if, battle.hidden_tanks, battle.rules_state.get("active") == shooter)
+    try:
+        ent = store.get(key)
+        if ent is None:
+            if len(store) >= LASTING_MAX:
+                store.clear()
+            ent = store[key] = [{}, nsc, nmc]
+        kept: dict[Any, tuple[Shot | Illegal, tuple[int, int] | None]] = ent[0]
+        if ent[1] != nsc:
+            changed = set(sc[ent[1]:])
+            if shooter in changed:
+                kept.clear()
+            else:
+                for t in changed:
+                    kept.pop(t, None)
+            ent[1] = nsc
+        if ent[2] != nmc:
+            new = mc[ent[2]:]
+            a = as_hex(as_if.hex) if as_if else battle.tanks[shooter].hex
+            if a is None or None in new:
+                kept.clear()
+            elif kept:
+                aq, ar = a
+                offs = [(c[0] - aq, c[1] - ar) for c in new if c is not None]
+                for t in [t for t, (_v, fp) in kept.items()
+                          if fp is None or any(_in_footprint(fp, x, y) for x, y in offs)]:
+                    del kept[t]
+            ent[2] = nmc
+        ask = [t for t in targets if t not in kept]
+    except TypeError:  # an unhashable target or position: asked directly
+        return rs._shots_now(battle, shooter, targets, as_if)
+    if ask:
+        fps: list[tuple[int, int] | None] = []
+        for t, v, fp in zip(ask, rs._shots_now(battle, shooter, ask, as_if, fps), fps):
+            kept[t] = (v, fp)
+    return [kept[t][0] for t in targets]
+
+
 def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) -> Callable[[Hex, int, Hex], int]:
     """The ``lines`` of :func:`shot_geometry` for a board whose obstacles are ``obstacles`` (its terrain and wrecks:
     live tanks do not block sight): :func:`clear_lines`, kept per pair of hexes in a dict of the board's own
@@ -1084,17 +1206,9 @@ def _sees_footprint(battle: BoardView, s: int, e: int) -> Callable[[Hex], bool] 
     a, b = ts.hex, te.hex
     if a is None or b is None:
         return None
-    got = battle.ruleset.shots(battle, s, (e,))[0]  # the front cache's entry, just made or checked by _sees
-    fp = _footprint(got, a, ts.facing, b, battle.options)
-    if fp is None:
-        return None
-    aq, ar = a
-    low, bits = fp
-
-    def touches(c: Hex) -> bool:
-        i = c[0] - aq + _FP_W * (c[1] - ar) - low
-        return i >= 0 and (bits >> i) & 1 == 1
-    return touches
+    rs = battle.ruleset
+    got = rs.shots(battle, s, (e,))[0]  # the front cache's entry, just made or checked by _sees
+    return rs.shot_footprint(battle, got, a, ts.facing, b)
 
 
 class GeometryIllegal(Illegal):
