@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, cast
@@ -184,6 +184,64 @@ def _hex(t: TankState) -> Hex:
     if t.hex is None:
         raise ValueError(f"hummel_quest: tank {t.label} is not on the board")
     return t.hex
+
+
+#: :func:`_weapon_table` entries: ``id(vehicle) -> (vehicle, table)`` (the vehicle held so its id stays its own).
+_WEAPON_TABLES: dict[int, tuple[Vehicle, tuple[tuple[str, bool, int], ...]]] = {}
+#: At most this many vehicles in :data:`_WEAPON_TABLES` before it starts afresh.
+_WEAPON_TABLES_MAX = 4096
+
+
+def _weapon_table(v: Vehicle) -> tuple[tuple[str, bool, int], ...]:
+    """``(ready key, indirect, firepower)`` of each weapon of ``v`` in its order (§5.2, §7.4): what the batched
+    shot queries read of a firer's weapons.  Kept per vehicle object: a vehicle is frozen (pydantic), so its
+    weapons never change; bounded by :data:`_WEAPON_TABLES_MAX`."""
+    got = _WEAPON_TABLES.get(id(v))
+    if got is not None and got[0] is v:
+        return got[1]
+    table = tuple((_ready_key(w.id), bool(w.indirect), w.firepower) for w in v.weapons)
+    if len(_WEAPON_TABLES) >= _WEAPON_TABLES_MAX:
+        _WEAPON_TABLES.clear()
+    _WEAPON_TABLES[id(v)] = (v, table)
+    return table
+
+
+class _SeenMemo:
+    """``seen(frm, to)`` of :meth:`HummelQuest._seen`: whether a direct shot ``frm`` -> ``to`` is possible by the
+    terrain's lines on ``grid`` under ``rule`` (:func:`~sim.rules.hummel_quest.sight.direct_shot`), ``None`` for
+    an end off the grid's box.
+
+    Answers are kept in ``memo`` under the two hexes' grid indices, ``((aq - q0) * span + ar - r0) * size +
+    (bq - q0) * span + br - r0`` (the batched shot queries read it inline with the same key): the answer reads
+    only the grid's blocking bits and the rule, which the owner renews with the terrain.  Bounded: the memo is
+    cleared past :data:`_SEEN_MAX` pairs."""
+
+    __slots__ = ("grid", "rule", "memo", "q0", "r0", "span", "qlo", "rlo", "q1", "r1", "size")
+
+    def __init__(self, grid: SightGrid, rule: str) -> None:
+        p = SightGrid.PAD
+        self.grid, self.rule = grid, rule
+        self.memo: dict[int, bool] = {}
+        self.q0, self.r0, self.span, self.q1, self.r1 = grid.q0, grid.r0, grid.span, grid.q1, grid.r1
+        self.qlo, self.rlo = grid.q0 + p, grid.r0 + p
+        self.size = len(grid.bits) + 1
+
+    def __call__(self, frm: tuple[int, int], to: tuple[int, int]) -> bool | None:
+        aq, ar = frm[0], frm[1]
+        bq, br = to[0], to[1]
+        qlo, rlo, q1, r1 = self.qlo, self.rlo, self.q1, self.r1
+        if not (qlo <= aq <= q1 and rlo <= ar <= r1 and qlo <= bq <= q1 and rlo <= br <= r1):
+            return None
+        q0, r0, span = self.q0, self.r0, self.span
+        key = ((aq - q0) * span + ar - r0) * self.size + (bq - q0) * span + br - r0
+        memo = self.memo
+        got = memo.get(key)
+        if got is None:
+            got = bool(direct_shot(self.grid, frm, to, self.rule))   # both ends in the box: never None
+            if len(memo) >= _SEEN_MAX:
+                memo.clear()
+            memo[key] = got
+        return got
 
 
 class HummelQuest(Ruleset):
@@ -610,11 +668,12 @@ class HummelQuest(Ruleset):
         return Illegal(reason)
 
     # --- batched shots (:meth:`sim.rules.base.Ruleset.shots` / ``shots_at``) -------------------------------------
-    def _firer_part(self, battle: BoardView, s: TankState, turn: int) -> Illegal | tuple[Weapon, ...] | None:
+    def _firer_part(self, battle: BoardView, s: TankState, turn: int) -> Illegal | int | None:
         """The firer's part of :meth:`shot` with ``fire=None``: ``Illegal`` when it cannot attack (out or
         panicked), ``None`` when it has an indirect weapon ready (then every pair takes :meth:`shot`, which tries
-        the indirect attack and location, §13), else its ready weapons (``()``: none ready, §7.4) -- the same
-        tests as :meth:`can_act` and :meth:`_weapon_pool` (inlined), read off the firer's state now."""
+        the indirect attack and location, §13), else the highest Firepower of its ready weapons (``-1``: none
+        ready, §7.4) -- the same tests as :meth:`can_act` and :meth:`_weapon_pool` (inlined, over
+        :func:`_weapon_table`), read off the firer's state now.  (The batched queries inline this too.)"""
         st = s.status
         if s.hex is None or st in Status.OFF_BOARD or st in _OUT:
             return _NO_SHOOTER
@@ -622,104 +681,33 @@ class HummelQuest(Ruleset):
         v = s.vehicle
         if int(rs.get("dt", v.dt)) <= 0 or int(rs.get("ost", v.ost)) <= 0:
             return _NO_SHOOTER
-        pool = []
-        for w in v.weapons:
-            if int(rs.get(_ready_key(w.id), 1)) <= turn:
-                if w.indirect:
+        best = -1
+        for key, indirect, fp in _weapon_table(v):
+            if int(rs.get(key, 1)) <= turn:
+                if indirect:
                     return None
-                pool.append(w)
-        return tuple(pool)
+                if fp > best:
+                    best = fp
+        return best
 
-    def _pair_filter(self, battle: BoardView) -> Callable[[TankState, Hex, tuple[Weapon, ...], TankState],
-                                                          Illegal | None]:
-        """For one batch on ``battle``: ``check(s, hx, pool, t)``, the answer of :meth:`shot` for firer ``s``
-        standing on ``hx`` (its hex, or the what-if one) with the direct-fire pool ``pool``
-        (:meth:`_firer_part`, not ``Illegal`` nor ``None``) at enemy-or-friend tank ``t`` when it is illegal for
-        a reason that needs no sight detail, else ``None`` (the shot may be legal: ask :meth:`shot`).
-
-        The tests are :meth:`shot`'s, in its order, for a firer without an indirect weapon ready: friendly
-        target, target gone, same hex, no ready weapon, then sight (only whether the shot is direct,
-        :func:`~sim.rules.hummel_quest.sight.direct_shot`: the terrain's lines, §7.5) and ``max_sight_m``
-        (``hidden`` / ``beyond_sight``), then the band's Firepower needed (§7.1; ``firepower_below_band``).  The
-        options, the scale and the sight grid (kept until the terrain changes) are read once per batch."""
-        o = self._opts(battle)
-        hs = self.hex_size(battle)
-        max_m, edges = o.max_sight_m, o.band_edges
-        no_damage = o.fp_requirement_mode == "no_damage"
-        seen_of = self._seen(battle)
-        off_board = Status.OFF_BOARD
-
-        def check(s: TankState, hx: Hex, pool: tuple[Weapon, ...], t: TankState) -> Illegal | None:
-            if t.side == s.side:
-                return _FRIENDLY
-            th = t.hex
-            if th is None or t.status in off_board:
-                return _GONE
-            if hx == th:
-                return _SAME_HEX
-            if not pool:
-                return _NO_WEAPON
-            seen = seen_of(hx, th)
-            if seen is None:
-                return None
-            if not seen:
-                return _HIDDEN
-            rng_m = distance(hx, th) * hs
-            if rng_m > max_m:
-                return _BEYOND
-            if no_damage:
-                return None
-            need = band_of(rng_m, edges).fp_needed
-            for w in pool:
-                if w.firepower >= need:
-                    return None
-            return _FP_LOW
-
-        return check
-
-    def _seen(self, battle: BoardView) -> Callable[[tuple[int, int], tuple[int, int]], bool | None]:
+    def _seen(self, battle: BoardView) -> _SeenMemo:
         """``seen(frm, to)``: whether a direct shot ``frm`` -> ``to`` is possible by the terrain's lines (§7.5,
         :func:`~sim.rules.hummel_quest.sight.direct_shot` on the battle's sight grid, ``los_rule`` of the
-        options), ``None`` for an end off the grid's box (ask :func:`crossed`).
+        options), ``None`` for an end off the grid's box (ask :func:`crossed`): a :class:`_SeenMemo`.
 
-        Kept in a memo beside the sight grid, under the two hexes' grid indices: the answer reads only the
-        grid's blocking bits and the rule.  The function (its memo and grid with it) is the map's
-        :meth:`~sim.hexgrid.HexMap.local_cached` entry under the rule, like the grid itself: renewed when the
-        terrain changes (a structure collapsing included, which logs a terrain change).  Bounded: the memo is
-        cleared past :data:`_SEEN_MAX` pairs."""
+        Kept as the map's :meth:`~sim.hexgrid.HexMap.local_cached` entry under the rule, like the grid itself:
+        renewed when the terrain changes (a structure collapsing included, which logs a terrain change)."""
         rule = self._opts(battle).los_rule
-        return battle.map.local_cached(("hq_seen", rule), lambda: self._make_seen(battle, rule))
-
-    def _make_seen(self, battle: BoardView, rule: str) -> Callable[[tuple[int, int], tuple[int, int]], bool | None]:
-        """The function :meth:`_seen` keeps: over the battle's sight grid now, with an empty memo."""
-        grid = self.board(battle).sight_grid()
-        memo: dict[int, bool] = {}
-        p = SightGrid.PAD
-        q0, r0, span, q1, r1 = grid.q0, grid.r0, grid.span, grid.q1, grid.r1
-        qlo, rlo = q0 + p, r0 + p
-        size = len(grid.bits) + 1
-
-        def seen(frm: tuple[int, int], to: tuple[int, int]) -> bool | None:
-            aq, ar = frm[0], frm[1]
-            bq, br = to[0], to[1]
-            if not (qlo <= aq <= q1 and rlo <= ar <= r1 and qlo <= bq <= q1 and rlo <= br <= r1):
-                return None
-            key = ((aq - q0) * span + ar - r0) * size + (bq - q0) * span + br - r0
-            got = memo.get(key)
-            if got is None:
-                got = bool(direct_shot(grid, frm, to, rule))   # both ends in the box: never None
-                if len(memo) >= _SEEN_MAX:
-                    memo.clear()
-                memo[key] = got
-            return got
-
-        return seen
+        return battle.map.local_cached(("hq_seen", rule), lambda: _SeenMemo(self.board(battle).sight_grid(), rule))
 
     def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
               ) -> list[Shot | Illegal]:
         """``[shot(battle, shooter, t, None, as_if) for t in targets]``, the same answers in that order: the
-        firer's part (:meth:`_firer_part`) and the batch's options once, each tank target first through
-        :meth:`_pair_filter` (the common illegal answers without building a shot), the rest by :meth:`shot`."""
+        firer's part (:meth:`_firer_part`) and the batch's options once, each tank target first through the
+        tests of :meth:`shot` whose answers need no sight detail (in its order: friendly target, target gone,
+        same hex, no ready weapon, then whether the shot is direct by the terrain's lines, §7.5 (:meth:`_seen`;
+        ``hidden``), ``max_sight_m`` (``beyond_sight``) and the band's Firepower needed, §7.1
+        (``firepower_below_band``)), the rest by :meth:`shot`."""
         ts = list(targets)
         tanks = battle.tanks
         n = len(tanks)
@@ -735,20 +723,63 @@ class HummelQuest(Ruleset):
             hx = as_hex(as_if.hex) if as_if is not None else _hex(s)
         except (TypeError, ValueError):   # a malformed what-if hex: :meth:`shot` says so where it reads it
             return [self.shot(battle, shooter, t, None, as_if) for t in ts]
-        check = self._pair_filter(battle)
+        o = self._opts(battle)
+        hs = self.hex_size(battle)
+        max_m, edges = o.max_sight_m, o.band_edges
+        no_damage = o.fp_requirement_mode == "no_damage"
+        seen = self._seen(battle)
+        memo = seen.memo
+        q0, r0, span, qlo, rlo, q1, r1, size = seen.q0, seen.r0, seen.span, seen.qlo, seen.rlo, seen.q1, seen.r1, \
+            seen.size
+        aq, ar = hx[0], hx[1]
+        ia = ((aq - q0) * span + ar - r0) * size if qlo <= aq <= q1 and rlo <= ar <= r1 else -1
+        side = s.side
+        off_board = Status.OFF_BOARD
         out: list[Shot | Illegal] = []
-        for t in ts:
-            if isinstance(t, int) and not isinstance(t, bool) and 0 <= t < n:
-                got = check(s, hx, part, tanks[t])
-                out.append(got if got is not None else self.shot(battle, shooter, t, None, as_if))
+        add = out.append
+        for tt in ts:
+            if not (isinstance(tt, int) and not isinstance(tt, bool) and 0 <= tt < n):
+                add(self.shot(battle, shooter, tt, None, as_if))
+                continue
+            t = tanks[tt]
+            if t.side == side:
+                add(_FRIENDLY)
+                continue
+            th = t.hex
+            if th is None or t.status in off_board:
+                add(_GONE)
+                continue
+            if hx == th:
+                add(_SAME_HEX)
+                continue
+            if part < 0:
+                add(_NO_WEAPON)
+                continue
+            bq, br = th[0], th[1]
+            if ia < 0 or not (qlo <= bq <= q1 and rlo <= br <= r1):
+                add(self.shot(battle, shooter, tt, None, as_if))   # an end off the grid: the full sight
+                continue
+            got = memo.get(ia + (bq - q0) * span + br - r0)
+            if got is None:
+                got = seen(hx, th)
+            if not got:
+                add(_HIDDEN)
+                continue
+            dq, dr = aq - bq, ar - br
+            rng_m = max(abs(dq), abs(dr), abs(dq + dr)) * hs
+            if rng_m > max_m:
+                add(_BEYOND)
+            elif no_damage or part >= band_of(rng_m, edges).fp_needed:
+                add(self.shot(battle, shooter, tt, None, as_if))
             else:
-                out.append(self.shot(battle, shooter, t, None, as_if))
+                add(_FP_LOW)
         return out
 
     def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
         """``[shot(battle, s, target) for s in shooters]``, the same answers in that order: the batch's options
-        and the target once, each firer's part (:meth:`_firer_part`) and pair (:meth:`_pair_filter`) without
-        building a shot when the answer is one of the common illegal ones, the rest by :meth:`shot`."""
+        and the target once, each firer's part (:meth:`_firer_part`, inlined) and pair (the tests of
+        :meth:`shots`, inlined) without building a shot when the answer is one of the common illegal ones, the
+        rest by :meth:`shot`."""
         ss = list(shooters)
         tanks = battle.tanks
         n = len(tanks)
@@ -756,19 +787,84 @@ class HummelQuest(Ruleset):
             return [self.shot(battle, x, target) for x in ss]
         t = tanks[target]
         turn = max(1, int(getattr(battle, "turn", 1) or 1))
-        check = self._pair_filter(battle)
+        o = self._opts(battle)
+        hs = self.hex_size(battle)
+        max_m, edges = o.max_sight_m, o.band_edges
+        no_damage = o.fp_requirement_mode == "no_damage"
+        seen = self._seen(battle)
+        memo = seen.memo
+        q0, r0, span, qlo, rlo, q1, r1, size = seen.q0, seen.r0, seen.span, seen.qlo, seen.rlo, seen.q1, seen.r1, \
+            seen.size
+        off_board = Status.OFF_BOARD
+        tside = t.side
+        th: Hex = t.hex if t.hex is not None else Hex(0, 0)
+        gone = t.hex is None or t.status in off_board
+        if gone:
+            bq = br = 0
+            jb = -1
+        else:
+            bq, br = th[0], th[1]
+            jb = (bq - q0) * span + br - r0 if qlo <= bq <= q1 and rlo <= br <= r1 else -1
         out: list[Shot | Illegal] = []
+        add = out.append
         for x in ss:
             if not isinstance(x, int) or not 0 <= x < n:
-                out.append(self.shot(battle, x, target))
+                add(self.shot(battle, x, target))
                 continue
             s = tanks[x]
-            part = self._firer_part(battle, s, turn)
-            if isinstance(part, Illegal):
-                out.append(part)
+            # the firer's part (:meth:`_firer_part`)
+            st = s.status
+            hx = s.hex
+            if hx is None or st in off_board or st in _OUT:
+                add(_NO_SHOOTER)
                 continue
-            got = None if part is None else check(s, _hex(s), part, t)
-            out.append(got if got is not None else self.shot(battle, x, target))
+            rs = s.rules_state
+            v = s.vehicle
+            if int(rs.get("dt", v.dt)) <= 0 or int(rs.get("ost", v.ost)) <= 0:
+                add(_NO_SHOOTER)
+                continue
+            best = -1
+            for key, indirect, fp in _weapon_table(v):
+                if int(rs.get(key, 1)) <= turn:
+                    if indirect:
+                        best = -2
+                        break
+                    if fp > best:
+                        best = fp
+            if best == -2:   # an indirect weapon ready: the full shot (§13)
+                add(self.shot(battle, x, target))
+                continue
+            # the pair (:meth:`shots`' tests)
+            if s.side == tside:
+                add(_FRIENDLY)
+                continue
+            if gone:
+                add(_GONE)
+                continue
+            if hx == th:
+                add(_SAME_HEX)
+                continue
+            if best < 0:
+                add(_NO_WEAPON)
+                continue
+            aq, ar = hx[0], hx[1]
+            if jb < 0 or not (qlo <= aq <= q1 and rlo <= ar <= r1):
+                add(self.shot(battle, x, target))   # an end off the grid: the full sight
+                continue
+            got = memo.get(((aq - q0) * span + ar - r0) * size + jb)
+            if got is None:
+                got = seen(hx, th)
+            if not got:
+                add(_HIDDEN)
+                continue
+            dq, dr = aq - bq, ar - br
+            rng_m = max(abs(dq), abs(dr), abs(dq + dr)) * hs
+            if rng_m > max_m:
+                add(_BEYOND)
+            elif no_damage or best >= band_of(rng_m, edges).fp_needed:
+                add(self.shot(battle, x, target))
+            else:
+                add(_FP_LOW)
         return out
 
     def _weapon_pool(self, battle: BoardView, s: TankState, fire: Action | None) -> list[Weapon] | Illegal:
@@ -1337,7 +1433,24 @@ class HummelQuest(Ruleset):
         return tuple(out)
 
     def _ram_ok(self, battle: BoardView, tid: int, a: Action) -> bool:
-        return isinstance(a, Ram) and a.actor == tid and not isinstance(self.ram_shot(battle, tid, a.target), Illegal)
+        """Whether ``a`` is a ram by ``tid`` that :meth:`ram_shot` allows.  The tests of :meth:`ram_shot` that
+        need no board (a tank target, an enemy on the board, the attacker on the board, the distance from half
+        Speed to Speed, §12) are made first, inline: when one fails :meth:`ram_shot` is illegal too, so the
+        answer is the same; otherwise it is :meth:`ram_shot`'s."""
+        if not isinstance(a, Ram) or a.actor != tid:
+            return False
+        target = a.target
+        tanks = battle.tanks
+        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(tanks):
+            return False
+        at, t = tanks[tid], tanks[target]
+        ah, th = at.hex, t.hex
+        if ah is None or th is None or t.side == at.side or t.status in Status.OFF_BOARD:
+            return False
+        sp = at.vehicle.speed_m // self.hex_size(battle)   # :meth:`speed_hexes`
+        if sp < 1 or not half_speed(sp) <= distance(ah, th) <= sp:
+            return False
+        return not isinstance(self.ram_shot(battle, tid, target), Illegal)
 
     def _normal_turn(self, battle: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
         t = battle.tanks[tid]
