@@ -126,7 +126,7 @@ from sim.rules.hummel_quest.odds import (
 )
 from sim.rules.hummel_quest.panic import FleePlan, flee_plan
 from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
-from sim.rules.hummel_quest.sight import Crossed, Sight, crossed, direct_shot, sight
+from sim.rules.hummel_quest.sight import Crossed, Sight, _line_steps, crossed, sight
 from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, Weapon, catalog
 from sim.victory import has_points_victory, victory_points
 
@@ -138,6 +138,8 @@ Options = HQOptions
 # --- the rule set ---------------------------------------------------------------------------------------------------
 
 _OUT = (Status.INCAPACITATED, Status.DESTROYED)
+#: The statuses of a tank not in play whatever its DT (off the board, or out: :data:`_OUT`), one set to test.
+_NOT_IN_PLAY = Status.OFF_BOARD | frozenset(_OUT)
 
 #: The illegal answers of :meth:`HummelQuest.shot` that the batched queries give without building a shot (one
 #: object each: ``Illegal`` is a string, equal by value).
@@ -237,7 +239,14 @@ class _SeenMemo:
         memo = self.memo
         got = memo.get(key)
         if got is None:
-            got = bool(direct_shot(self.grid, frm, to, self.rule))   # both ends in the box: never None
+            # :func:`direct_shot` (both ends in the box, so ``grid.index(frm)`` is this index), inlined
+            i = (aq - q0) * span + ar - r0
+            blocks = self.grid.blocks_mask
+            got = False
+            for lo, mask, _last, _off in _line_steps(bq - aq, br - ar, span, self.rule):
+                if not (blocks >> (i + lo)) & mask:
+                    got = True
+                    break
             if len(memo) >= _SEEN_MAX:
                 memo.clear()
             memo[key] = got
@@ -461,11 +470,10 @@ class HummelQuest(Ruleset):
         cleared past :data:`_SEEN_BY_MAX` enemy hexes, a hex's misses past as many hexes."""
         own = []
         foes = []
-        off_board = Status.OFF_BOARD
+        not_in_play = _NOT_IN_PLAY
         for t in battle.tanks:
             h = t.hex
-            st = t.status
-            if h is None or st in off_board or st in _OUT or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0:
+            if h is None or t.status in not_in_play or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0:
                 continue   # not :meth:`hex_in_play`
             if t.side == side:
                 own.append(h)
@@ -1328,7 +1336,19 @@ class HummelQuest(Ruleset):
                 return
 
     def _decided(self, battle: BoardView) -> bool:
-        return self._elimination(battle) is not None
+        """``_elimination(battle) is not None``: fewer than two sides have a tank not out (:meth:`_not_out`),
+        scanned once, stopping at the second such side."""
+        sides = set(battle.side_ids())
+        found: set[int] = set()
+        counts_out = self._opts(battle).panicked_counts_as_out
+        for t in battle.tanks:
+            sd = t.side
+            if sd in found or sd not in sides or self.is_out(t) or (counts_out and self.ost(t) <= 0):
+                continue
+            found.add(sd)
+            if len(found) > 1:
+                return False
+        return True
 
     def _turn(self, battle: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
         t = battle.tanks[tid]
