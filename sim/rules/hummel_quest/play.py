@@ -504,7 +504,8 @@ class HummelQuest(Ruleset):
                     continue
                 dq = sh[0] - eq
                 dr = sh[1] - er
-                if max(abs(dq), abs(dr), abs(dq + dr)) > max_h:
+                ds = dq + dr
+                if dq > max_h or -dq > max_h or dr > max_h or -dr > max_h or ds > max_h or -ds > max_h:
                     seen: bool | None = False
                 else:
                     seen = seen_of(sh, eh)
@@ -773,8 +774,18 @@ class HummelQuest(Ruleset):
             if not got:
                 add(_HIDDEN)
                 continue
-            dq, dr = aq - bq, ar - br
-            rng_m = max(abs(dq), abs(dr), abs(dq + dr)) * hs
+            dq = aq - bq   # the cube distance (:func:`~sim.hexgrid.distance`), inlined
+            dr = ar - br
+            ds = dq + dr
+            if dq < 0:
+                dq = -dq
+            if dr < 0:
+                dr = -dr
+            if ds < 0:
+                ds = -ds
+            if dr > dq:
+                dq = dr
+            rng_m = (ds if ds > dq else dq) * hs
             if rng_m > max_m:
                 add(_BEYOND)
             elif no_damage or part >= band_of(rng_m, edges).fp_needed:
@@ -865,8 +876,18 @@ class HummelQuest(Ruleset):
             if not got:
                 add(_HIDDEN)
                 continue
-            dq, dr = aq - bq, ar - br
-            rng_m = max(abs(dq), abs(dr), abs(dq + dr)) * hs
+            dq = aq - bq   # the cube distance (:func:`~sim.hexgrid.distance`), inlined
+            dr = ar - br
+            ds = dq + dr
+            if dq < 0:
+                dq = -dq
+            if dr < 0:
+                dr = -dr
+            if ds < 0:
+                ds = -ds
+            if dr > dq:
+                dq = dr
+            rng_m = (ds if ds > dq else dq) * hs
             if rng_m > max_m:
                 add(_BEYOND)
             elif no_damage or best >= band_of(rng_m, edges).fp_needed:
