@@ -824,6 +824,7 @@ class HummelQuest(Ruleset):
         else:
             bq, br = th[0], th[1]
             jb = (bq - q0) * span + br - r0 if qlo <= bq <= q1 and rlo <= br <= r1 else -1
+        tables = _WEAPON_TABLES
         out: list[Shot | Illegal] = []
         add = out.append
         for x in ss:
@@ -843,7 +844,8 @@ class HummelQuest(Ruleset):
                 add(_NO_SHOOTER)
                 continue
             best = -1
-            for key, indirect, fp in _weapon_table(v):
+            wt = tables.get(id(v))   # :func:`_weapon_table`, its hit inlined
+            for key, indirect, fp in (wt[1] if wt is not None and wt[0] is v else _weapon_table(v)):
                 if int(rs.get(key, 1)) <= turn:
                     if indirect:
                         best = -2
@@ -1286,10 +1288,21 @@ class HummelQuest(Ruleset):
         """``{hex: (hexes moved, path)}`` within ``budget`` steps through on-map, passable, empty hexes (§4);
         turning is free, so the state is the hex alone.  Raises ``ValueError`` for a tank not on the board."""
         start = _hex(battle.tanks[tank])
-        board = self.board(battle)
+        m = battle.map
+        flags_cache: dict[Hex, HexFlags] = m.cached(("hq_flags",), dict)   # :meth:`hex_flags`' own cache
+        occupants = battle.occupants
 
         def succ(h: Hex) -> list[tuple[Hex, int]]:
-            return [(n, 1) for n in h.neighbours() if board.enterable(n)]
+            # ``self.board(battle).enterable(n)`` inlined: on the map, passable (:meth:`hex_flags`), empty
+            out = []
+            for n in h.neighbours():
+                if n in m:
+                    f = flags_cache.get(n)
+                    if f is None:
+                        f = self.hex_flags(battle, n)
+                    if f.passable and not occupants(n):
+                        out.append((n, 1))
+            return out
 
         return _as_states(bounded_dijkstra(start, succ, max(0, budget)))
 
@@ -1450,8 +1463,12 @@ class HummelQuest(Ruleset):
         sh = _hex(s)
         hs = self.hex_size(battle)
         cands = []
+        side = s.side
+        not_in_play = _NOT_IN_PLAY
         for e in battle.tanks:
-            if e.side == s.side or self.is_out(e):
+            # ``self.is_out(e)`` inlined
+            if e.side == side or e.hex is None or e.status in not_in_play or \
+                    int(e.rules_state.get("dt", e.vehicle.dt)) <= 0:
                 continue
             if max_fp is not None and band_of(distance(sh, _hex(e)) * hs, o.band_edges).fp_needed > max_fp:
                 continue
