@@ -467,7 +467,10 @@ class HummelQuest(Ruleset):
         (tanks never block sight, §7.5), so the facts live in a :meth:`~sim.hexgrid.HexMap.local_cached` dict
         keyed by the rule and the range (renewed when the terrain changes); an enemy whose witness holds an own
         tank not out is seen with no pair asked, and only own hexes not yet known to miss are asked.  Bounded:
-        cleared past :data:`_SEEN_BY_MAX` enemy hexes, a hex's misses past as many hexes."""
+        cleared past :data:`_SEEN_BY_MAX` enemy hexes, a hex's misses past as many hexes.  The last answer of each
+        side is kept beside them (same dict owner, same renewal) with the own hexes and the enemies' ids and hexes
+        it was computed from, which with the terrain, rule and range are all it reads: asked again with the same
+        tanks in the same places, it is given back unchanged."""
         own = []
         foes = []
         not_in_play = _NOT_IN_PLAY
@@ -484,6 +487,14 @@ class HummelQuest(Ruleset):
         o = self._opts(battle)
         max_h = o.max_sight_m // self.hex_size(battle)   # d * hs > max_m  <=>  d > max_m // hs (whole hexes)
         rule = o.los_rule
+        # the last answer per side, under what it reads besides the terrain: the own hexes and the enemies' ids
+        # and hexes (a decision often follows one that changed neither)
+        last: dict[int, tuple[tuple[Hex, ...], tuple[tuple[int, Hex], ...], tuple[int, ...]]] = \
+            battle.map.local_cached(("hq_visible_last", rule, max_h), dict)
+        own_t, foes_t = tuple(own), tuple(foes)
+        prev = last.get(side)
+        if prev is not None and prev[0] == own_t and prev[1] == foes_t:
+            return prev[2]
         seen_of = self._seen(battle)
         # per enemy hex: a hex that sees it, or the hexes known not to (pair facts of this terrain, rule, range)
         facts: dict[Hex, Hex | set[Hex]] = battle.map.local_cached(("hq_seen_by", rule, max_h), dict)
@@ -521,7 +532,11 @@ class HummelQuest(Ruleset):
                 if len(misses) > _SEEN_BY_MAX:
                     misses = set()
                 facts[eh] = misses
-        return tuple(out)
+        answer = tuple(out)
+        if len(last) > 8:   # bounded: one entry per side in practice
+            last.clear()
+        last[side] = (own_t, foes_t, answer)
+        return answer
 
     # --- set-up -----------------------------------------------------------------------------------------------
     def setup(self, battle: Battle) -> None:
