@@ -132,8 +132,9 @@ class HQBoard:
         return self.occupant(h) is not None
 
     def enterable(self, h: Hex) -> bool:
-        """On the map, passable and empty (one tank per hex, §2)."""
-        return self.on_map(h) and self.flags(h).passable and not self.occupied(h)
+        """On the map, passable and empty (one tank per hex, §2): :meth:`on_map`, :meth:`flags` and
+        :meth:`occupied`, inlined."""
+        return h in self._cells and self._flags_of(h).passable and self._occupant(h) is None
 
     def is_edge(self, h: Hex) -> bool:
         """An edge hex has fewer than six on-map neighbours (§11.2)."""

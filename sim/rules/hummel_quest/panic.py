@@ -76,9 +76,19 @@ def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Ite
         d = DIRECTIONS[k]
         return Hex(c.q + s * d.q, c.r + s * d.r)
 
+    eqr = [(e.q, e.r) for e in es]
+
     def rank(k: int) -> tuple[int, int, int]:
-        ds = [distance(aim(k), e) for e in es]
-        return (-min(ds), -sum(ds), k)
+        aq, ar = aim(k)
+        lo = total = 0
+        for i, (q, r) in enumerate(eqr):   # ``distance(aim(k), e)`` inlined: the cube distance
+            dq = aq - q
+            dr = ar - r
+            d = max(abs(dq), abs(dr), abs(dq + dr))
+            total += d
+            if i == 0 or d < lo:
+                lo = d
+        return (-lo, -total, k)
 
     k = min((k for k in range(6) if counts[k] == fewest), key=rank)
     a = aim(k)

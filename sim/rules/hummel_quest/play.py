@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, cast
@@ -126,7 +126,7 @@ from sim.rules.hummel_quest.odds import (
 )
 from sim.rules.hummel_quest.panic import FleePlan, flee_plan
 from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_legal, ram_line
-from sim.rules.hummel_quest.sight import Crossed, Sight, crossed, direct_shot, sight
+from sim.rules.hummel_quest.sight import Crossed, Sight, _line_steps, crossed, sight
 from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, Weapon, catalog
 from sim.victory import has_points_victory, victory_points
 
@@ -138,6 +138,8 @@ Options = HQOptions
 # --- the rule set ---------------------------------------------------------------------------------------------------
 
 _OUT = (Status.INCAPACITATED, Status.DESTROYED)
+#: The statuses of a tank not in play whatever its DT (off the board, or out: :data:`_OUT`), one set to test.
+_NOT_IN_PLAY = Status.OFF_BOARD | frozenset(_OUT)
 
 #: The illegal answers of :meth:`HummelQuest.shot` that the batched queries give without building a shot (one
 #: object each: ``Illegal`` is a string, equal by value).
@@ -184,6 +186,71 @@ def _hex(t: TankState) -> Hex:
     if t.hex is None:
         raise ValueError(f"hummel_quest: tank {t.label} is not on the board")
     return t.hex
+
+
+#: :func:`_weapon_table` entries: ``id(vehicle) -> (vehicle, table)`` (the vehicle held so its id stays its own).
+_WEAPON_TABLES: dict[int, tuple[Vehicle, tuple[tuple[str, bool, int], ...]]] = {}
+#: At most this many vehicles in :data:`_WEAPON_TABLES` before it starts afresh.
+_WEAPON_TABLES_MAX = 4096
+
+
+def _weapon_table(v: Vehicle) -> tuple[tuple[str, bool, int], ...]:
+    """``(ready key, indirect, firepower)`` of each weapon of ``v`` in its order (§5.2, §7.4): what the batched
+    shot queries read of a firer's weapons.  Kept per vehicle object: a vehicle is frozen (pydantic), so its
+    weapons never change; bounded by :data:`_WEAPON_TABLES_MAX`."""
+    got = _WEAPON_TABLES.get(id(v))
+    if got is not None and got[0] is v:
+        return got[1]
+    table = tuple((_ready_key(w.id), bool(w.indirect), w.firepower) for w in v.weapons)
+    if len(_WEAPON_TABLES) >= _WEAPON_TABLES_MAX:
+        _WEAPON_TABLES.clear()
+    _WEAPON_TABLES[id(v)] = (v, table)
+    return table
+
+
+class _SeenMemo:
+    """``seen(frm, to)`` of :meth:`HummelQuest._seen`: whether a direct shot ``frm`` -> ``to`` is possible by the
+    terrain's lines on ``grid`` under ``rule`` (:func:`~sim.rules.hummel_quest.sight.direct_shot`), ``None`` for
+    an end off the grid's box.
+
+    Answers are kept in ``memo`` under the two hexes' grid indices, ``((aq - q0) * span + ar - r0) * size +
+    (bq - q0) * span + br - r0`` (the batched shot queries read it inline with the same key): the answer reads
+    only the grid's blocking bits and the rule, which the owner renews with the terrain.  Bounded: the memo is
+    cleared past :data:`_SEEN_MAX` pairs."""
+
+    __slots__ = ("grid", "rule", "memo", "q0", "r0", "span", "qlo", "rlo", "q1", "r1", "size")
+
+    def __init__(self, grid: SightGrid, rule: str) -> None:
+        p = SightGrid.PAD
+        self.grid, self.rule = grid, rule
+        self.memo: dict[int, bool] = {}
+        self.q0, self.r0, self.span, self.q1, self.r1 = grid.q0, grid.r0, grid.span, grid.q1, grid.r1
+        self.qlo, self.rlo = grid.q0 + p, grid.r0 + p
+        self.size = len(grid.bits) + 1
+
+    def __call__(self, frm: tuple[int, int], to: tuple[int, int]) -> bool | None:
+        aq, ar = frm[0], frm[1]
+        bq, br = to[0], to[1]
+        qlo, rlo, q1, r1 = self.qlo, self.rlo, self.q1, self.r1
+        if not (qlo <= aq <= q1 and rlo <= ar <= r1 and qlo <= bq <= q1 and rlo <= br <= r1):
+            return None
+        q0, r0, span = self.q0, self.r0, self.span
+        key = ((aq - q0) * span + ar - r0) * self.size + (bq - q0) * span + br - r0
+        memo = self.memo
+        got = memo.get(key)
+        if got is None:
+            # :func:`direct_shot` (both ends in the box, so ``grid.index(frm)`` is this index), inlined
+            i = (aq - q0) * span + ar - r0
+            blocks = self.grid.blocks_mask
+            got = False
+            for lo, mask, _last, _off in _line_steps(bq - aq, br - ar, span, self.rule):
+                if not (blocks >> (i + lo)) & mask:
+                    got = True
+                    break
+            if len(memo) >= _SEEN_MAX:
+                memo.clear()
+            memo[key] = got
+        return got
 
 
 class HummelQuest(Ruleset):
@@ -400,14 +467,16 @@ class HummelQuest(Ruleset):
         (tanks never block sight, §7.5), so the facts live in a :meth:`~sim.hexgrid.HexMap.local_cached` dict
         keyed by the rule and the range (renewed when the terrain changes); an enemy whose witness holds an own
         tank not out is seen with no pair asked, and only own hexes not yet known to miss are asked.  Bounded:
-        cleared past :data:`_SEEN_BY_MAX` enemy hexes, a hex's misses past as many hexes."""
+        cleared past :data:`_SEEN_BY_MAX` enemy hexes, a hex's misses past as many hexes.  The last answer of each
+        side is kept beside them (same dict owner, same renewal) with the own hexes and the enemies' ids and hexes
+        it was computed from, which with the terrain, rule and range are all it reads: asked again with the same
+        tanks in the same places, it is given back unchanged."""
         own = []
         foes = []
-        off_board = Status.OFF_BOARD
+        not_in_play = _NOT_IN_PLAY
         for t in battle.tanks:
             h = t.hex
-            st = t.status
-            if h is None or st in off_board or st in _OUT or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0:
+            if h is None or t.status in not_in_play or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0:
                 continue   # not :meth:`hex_in_play`
             if t.side == side:
                 own.append(h)
@@ -418,6 +487,14 @@ class HummelQuest(Ruleset):
         o = self._opts(battle)
         max_h = o.max_sight_m // self.hex_size(battle)   # d * hs > max_m  <=>  d > max_m // hs (whole hexes)
         rule = o.los_rule
+        # the last answer per side, under what it reads besides the terrain: the own hexes and the enemies' ids
+        # and hexes (a decision often follows one that changed neither)
+        last: dict[int, tuple[tuple[Hex, ...], tuple[tuple[int, Hex], ...], tuple[int, ...]]] = \
+            battle.map.local_cached(("hq_visible_last", rule, max_h), dict)
+        own_t, foes_t = tuple(own), tuple(foes)
+        prev = last.get(side)
+        if prev is not None and prev[0] == own_t and prev[1] == foes_t:
+            return prev[2]
         seen_of = self._seen(battle)
         # per enemy hex: a hex that sees it, or the hexes known not to (pair facts of this terrain, rule, range)
         facts: dict[Hex, Hex | set[Hex]] = battle.map.local_cached(("hq_seen_by", rule, max_h), dict)
@@ -438,7 +515,8 @@ class HummelQuest(Ruleset):
                     continue
                 dq = sh[0] - eq
                 dr = sh[1] - er
-                if max(abs(dq), abs(dr), abs(dq + dr)) > max_h:
+                ds = dq + dr
+                if dq > max_h or -dq > max_h or dr > max_h or -dr > max_h or ds > max_h or -ds > max_h:
                     seen: bool | None = False
                 else:
                     seen = seen_of(sh, eh)
@@ -454,7 +532,11 @@ class HummelQuest(Ruleset):
                 if len(misses) > _SEEN_BY_MAX:
                     misses = set()
                 facts[eh] = misses
-        return tuple(out)
+        answer = tuple(out)
+        if len(last) > 8:   # bounded: one entry per side in practice
+            last.clear()
+        last[side] = (own_t, foes_t, answer)
+        return answer
 
     # --- set-up -----------------------------------------------------------------------------------------------
     def setup(self, battle: Battle) -> None:
@@ -610,11 +692,12 @@ class HummelQuest(Ruleset):
         return Illegal(reason)
 
     # --- batched shots (:meth:`sim.rules.base.Ruleset.shots` / ``shots_at``) -------------------------------------
-    def _firer_part(self, battle: BoardView, s: TankState, turn: int) -> Illegal | tuple[Weapon, ...] | None:
+    def _firer_part(self, battle: BoardView, s: TankState, turn: int) -> Illegal | int | None:
         """The firer's part of :meth:`shot` with ``fire=None``: ``Illegal`` when it cannot attack (out or
         panicked), ``None`` when it has an indirect weapon ready (then every pair takes :meth:`shot`, which tries
-        the indirect attack and location, §13), else its ready weapons (``()``: none ready, §7.4) -- the same
-        tests as :meth:`can_act` and :meth:`_weapon_pool` (inlined), read off the firer's state now."""
+        the indirect attack and location, §13), else the highest Firepower of its ready weapons (``-1``: none
+        ready, §7.4) -- the same tests as :meth:`can_act` and :meth:`_weapon_pool` (inlined, over
+        :func:`_weapon_table`), read off the firer's state now.  (The batched queries inline this too.)"""
         st = s.status
         if s.hex is None or st in Status.OFF_BOARD or st in _OUT:
             return _NO_SHOOTER
@@ -622,104 +705,33 @@ class HummelQuest(Ruleset):
         v = s.vehicle
         if int(rs.get("dt", v.dt)) <= 0 or int(rs.get("ost", v.ost)) <= 0:
             return _NO_SHOOTER
-        pool = []
-        for w in v.weapons:
-            if int(rs.get(_ready_key(w.id), 1)) <= turn:
-                if w.indirect:
+        best = -1
+        for key, indirect, fp in _weapon_table(v):
+            if int(rs.get(key, 1)) <= turn:
+                if indirect:
                     return None
-                pool.append(w)
-        return tuple(pool)
+                if fp > best:
+                    best = fp
+        return best
 
-    def _pair_filter(self, battle: BoardView) -> Callable[[TankState, Hex, tuple[Weapon, ...], TankState],
-                                                          Illegal | None]:
-        """For one batch on ``battle``: ``check(s, hx, pool, t)``, the answer of :meth:`shot` for firer ``s``
-        standing on ``hx`` (its hex, or the what-if one) with the direct-fire pool ``pool``
-        (:meth:`_firer_part`, not ``Illegal`` nor ``None``) at enemy-or-friend tank ``t`` when it is illegal for
-        a reason that needs no sight detail, else ``None`` (the shot may be legal: ask :meth:`shot`).
-
-        The tests are :meth:`shot`'s, in its order, for a firer without an indirect weapon ready: friendly
-        target, target gone, same hex, no ready weapon, then sight (only whether the shot is direct,
-        :func:`~sim.rules.hummel_quest.sight.direct_shot`: the terrain's lines, §7.5) and ``max_sight_m``
-        (``hidden`` / ``beyond_sight``), then the band's Firepower needed (§7.1; ``firepower_below_band``).  The
-        options, the scale and the sight grid (kept until the terrain changes) are read once per batch."""
-        o = self._opts(battle)
-        hs = self.hex_size(battle)
-        max_m, edges = o.max_sight_m, o.band_edges
-        no_damage = o.fp_requirement_mode == "no_damage"
-        seen_of = self._seen(battle)
-        off_board = Status.OFF_BOARD
-
-        def check(s: TankState, hx: Hex, pool: tuple[Weapon, ...], t: TankState) -> Illegal | None:
-            if t.side == s.side:
-                return _FRIENDLY
-            th = t.hex
-            if th is None or t.status in off_board:
-                return _GONE
-            if hx == th:
-                return _SAME_HEX
-            if not pool:
-                return _NO_WEAPON
-            seen = seen_of(hx, th)
-            if seen is None:
-                return None
-            if not seen:
-                return _HIDDEN
-            rng_m = distance(hx, th) * hs
-            if rng_m > max_m:
-                return _BEYOND
-            if no_damage:
-                return None
-            need = band_of(rng_m, edges).fp_needed
-            for w in pool:
-                if w.firepower >= need:
-                    return None
-            return _FP_LOW
-
-        return check
-
-    def _seen(self, battle: BoardView) -> Callable[[tuple[int, int], tuple[int, int]], bool | None]:
+    def _seen(self, battle: BoardView) -> _SeenMemo:
         """``seen(frm, to)``: whether a direct shot ``frm`` -> ``to`` is possible by the terrain's lines (§7.5,
         :func:`~sim.rules.hummel_quest.sight.direct_shot` on the battle's sight grid, ``los_rule`` of the
-        options), ``None`` for an end off the grid's box (ask :func:`crossed`).
+        options), ``None`` for an end off the grid's box (ask :func:`crossed`): a :class:`_SeenMemo`.
 
-        Kept in a memo beside the sight grid, under the two hexes' grid indices: the answer reads only the
-        grid's blocking bits and the rule.  The function (its memo and grid with it) is the map's
-        :meth:`~sim.hexgrid.HexMap.local_cached` entry under the rule, like the grid itself: renewed when the
-        terrain changes (a structure collapsing included, which logs a terrain change).  Bounded: the memo is
-        cleared past :data:`_SEEN_MAX` pairs."""
+        Kept as the map's :meth:`~sim.hexgrid.HexMap.local_cached` entry under the rule, like the grid itself:
+        renewed when the terrain changes (a structure collapsing included, which logs a terrain change)."""
         rule = self._opts(battle).los_rule
-        return battle.map.local_cached(("hq_seen", rule), lambda: self._make_seen(battle, rule))
-
-    def _make_seen(self, battle: BoardView, rule: str) -> Callable[[tuple[int, int], tuple[int, int]], bool | None]:
-        """The function :meth:`_seen` keeps: over the battle's sight grid now, with an empty memo."""
-        grid = self.board(battle).sight_grid()
-        memo: dict[int, bool] = {}
-        p = SightGrid.PAD
-        q0, r0, span, q1, r1 = grid.q0, grid.r0, grid.span, grid.q1, grid.r1
-        qlo, rlo = q0 + p, r0 + p
-        size = len(grid.bits) + 1
-
-        def seen(frm: tuple[int, int], to: tuple[int, int]) -> bool | None:
-            aq, ar = frm[0], frm[1]
-            bq, br = to[0], to[1]
-            if not (qlo <= aq <= q1 and rlo <= ar <= r1 and qlo <= bq <= q1 and rlo <= br <= r1):
-                return None
-            key = ((aq - q0) * span + ar - r0) * size + (bq - q0) * span + br - r0
-            got = memo.get(key)
-            if got is None:
-                got = bool(direct_shot(grid, frm, to, rule))   # both ends in the box: never None
-                if len(memo) >= _SEEN_MAX:
-                    memo.clear()
-                memo[key] = got
-            return got
-
-        return seen
+        return battle.map.local_cached(("hq_seen", rule), lambda: _SeenMemo(self.board(battle).sight_grid(), rule))
 
     def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
               ) -> list[Shot | Illegal]:
         """``[shot(battle, shooter, t, None, as_if) for t in targets]``, the same answers in that order: the
-        firer's part (:meth:`_firer_part`) and the batch's options once, each tank target first through
-        :meth:`_pair_filter` (the common illegal answers without building a shot), the rest by :meth:`shot`."""
+        firer's part (:meth:`_firer_part`) and the batch's options once, each tank target first through the
+        tests of :meth:`shot` whose answers need no sight detail (in its order: friendly target, target gone,
+        same hex, no ready weapon, then whether the shot is direct by the terrain's lines, §7.5 (:meth:`_seen`;
+        ``hidden``), ``max_sight_m`` (``beyond_sight``) and the band's Firepower needed, §7.1
+        (``firepower_below_band``)), the rest by :meth:`shot`."""
         ts = list(targets)
         tanks = battle.tanks
         n = len(tanks)
@@ -735,20 +747,73 @@ class HummelQuest(Ruleset):
             hx = as_hex(as_if.hex) if as_if is not None else _hex(s)
         except (TypeError, ValueError):   # a malformed what-if hex: :meth:`shot` says so where it reads it
             return [self.shot(battle, shooter, t, None, as_if) for t in ts]
-        check = self._pair_filter(battle)
+        o = self._opts(battle)
+        hs = self.hex_size(battle)
+        max_m, edges = o.max_sight_m, o.band_edges
+        no_damage = o.fp_requirement_mode == "no_damage"
+        seen = self._seen(battle)
+        memo = seen.memo
+        q0, r0, span, qlo, rlo, q1, r1, size = seen.q0, seen.r0, seen.span, seen.qlo, seen.rlo, seen.q1, seen.r1, \
+            seen.size
+        aq, ar = hx[0], hx[1]
+        ia = ((aq - q0) * span + ar - r0) * size if qlo <= aq <= q1 and rlo <= ar <= r1 else -1
+        side = s.side
+        off_board = Status.OFF_BOARD
         out: list[Shot | Illegal] = []
-        for t in ts:
-            if isinstance(t, int) and not isinstance(t, bool) and 0 <= t < n:
-                got = check(s, hx, part, tanks[t])
-                out.append(got if got is not None else self.shot(battle, shooter, t, None, as_if))
+        add = out.append
+        for tt in ts:
+            if not (isinstance(tt, int) and not isinstance(tt, bool) and 0 <= tt < n):
+                add(self.shot(battle, shooter, tt, None, as_if))
+                continue
+            t = tanks[tt]
+            if t.side == side:
+                add(_FRIENDLY)
+                continue
+            th = t.hex
+            if th is None or t.status in off_board:
+                add(_GONE)
+                continue
+            if hx == th:
+                add(_SAME_HEX)
+                continue
+            if part < 0:
+                add(_NO_WEAPON)
+                continue
+            bq, br = th[0], th[1]
+            if ia < 0 or not (qlo <= bq <= q1 and rlo <= br <= r1):
+                add(self.shot(battle, shooter, tt, None, as_if))   # an end off the grid: the full sight
+                continue
+            got = memo.get(ia + (bq - q0) * span + br - r0)
+            if got is None:
+                got = seen(hx, th)
+            if not got:
+                add(_HIDDEN)
+                continue
+            dq = aq - bq   # the cube distance (:func:`~sim.hexgrid.distance`), inlined
+            dr = ar - br
+            ds = dq + dr
+            if dq < 0:
+                dq = -dq
+            if dr < 0:
+                dr = -dr
+            if ds < 0:
+                ds = -ds
+            if dr > dq:
+                dq = dr
+            rng_m = (ds if ds > dq else dq) * hs
+            if rng_m > max_m:
+                add(_BEYOND)
+            elif no_damage or part >= band_of(rng_m, edges).fp_needed:
+                add(self.shot(battle, shooter, tt, None, as_if))
             else:
-                out.append(self.shot(battle, shooter, t, None, as_if))
+                add(_FP_LOW)
         return out
 
     def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
         """``[shot(battle, s, target) for s in shooters]``, the same answers in that order: the batch's options
-        and the target once, each firer's part (:meth:`_firer_part`) and pair (:meth:`_pair_filter`) without
-        building a shot when the answer is one of the common illegal ones, the rest by :meth:`shot`."""
+        and the target once, each firer's part (:meth:`_firer_part`, inlined) and pair (the tests of
+        :meth:`shots`, inlined) without building a shot when the answer is one of the common illegal ones, the
+        rest by :meth:`shot`."""
         ss = list(shooters)
         tanks = battle.tanks
         n = len(tanks)
@@ -756,19 +821,96 @@ class HummelQuest(Ruleset):
             return [self.shot(battle, x, target) for x in ss]
         t = tanks[target]
         turn = max(1, int(getattr(battle, "turn", 1) or 1))
-        check = self._pair_filter(battle)
+        o = self._opts(battle)
+        hs = self.hex_size(battle)
+        max_m, edges = o.max_sight_m, o.band_edges
+        no_damage = o.fp_requirement_mode == "no_damage"
+        seen = self._seen(battle)
+        memo = seen.memo
+        q0, r0, span, qlo, rlo, q1, r1, size = seen.q0, seen.r0, seen.span, seen.qlo, seen.rlo, seen.q1, seen.r1, \
+            seen.size
+        off_board = Status.OFF_BOARD
+        tside = t.side
+        th: Hex = t.hex if t.hex is not None else Hex(0, 0)
+        gone = t.hex is None or t.status in off_board
+        if gone:
+            bq = br = 0
+            jb = -1
+        else:
+            bq, br = th[0], th[1]
+            jb = (bq - q0) * span + br - r0 if qlo <= bq <= q1 and rlo <= br <= r1 else -1
+        tables = _WEAPON_TABLES
         out: list[Shot | Illegal] = []
+        add = out.append
         for x in ss:
             if not isinstance(x, int) or not 0 <= x < n:
-                out.append(self.shot(battle, x, target))
+                add(self.shot(battle, x, target))
                 continue
             s = tanks[x]
-            part = self._firer_part(battle, s, turn)
-            if isinstance(part, Illegal):
-                out.append(part)
+            # the firer's part (:meth:`_firer_part`)
+            st = s.status
+            hx = s.hex
+            if hx is None or st in off_board or st in _OUT:
+                add(_NO_SHOOTER)
                 continue
-            got = None if part is None else check(s, _hex(s), part, t)
-            out.append(got if got is not None else self.shot(battle, x, target))
+            rs = s.rules_state
+            v = s.vehicle
+            if int(rs.get("dt", v.dt)) <= 0 or int(rs.get("ost", v.ost)) <= 0:
+                add(_NO_SHOOTER)
+                continue
+            best = -1
+            wt = tables.get(id(v))   # :func:`_weapon_table`, its hit inlined
+            for key, indirect, fp in (wt[1] if wt is not None and wt[0] is v else _weapon_table(v)):
+                if int(rs.get(key, 1)) <= turn:
+                    if indirect:
+                        best = -2
+                        break
+                    if fp > best:
+                        best = fp
+            if best == -2:   # an indirect weapon ready: the full shot (§13)
+                add(self.shot(battle, x, target))
+                continue
+            # the pair (:meth:`shots`' tests)
+            if s.side == tside:
+                add(_FRIENDLY)
+                continue
+            if gone:
+                add(_GONE)
+                continue
+            if hx == th:
+                add(_SAME_HEX)
+                continue
+            if best < 0:
+                add(_NO_WEAPON)
+                continue
+            aq, ar = hx[0], hx[1]
+            if jb < 0 or not (qlo <= aq <= q1 and rlo <= ar <= r1):
+                add(self.shot(battle, x, target))   # an end off the grid: the full sight
+                continue
+            got = memo.get(((aq - q0) * span + ar - r0) * size + jb)
+            if got is None:
+                got = seen(hx, th)
+            if not got:
+                add(_HIDDEN)
+                continue
+            dq = aq - bq   # the cube distance (:func:`~sim.hexgrid.distance`), inlined
+            dr = ar - br
+            ds = dq + dr
+            if dq < 0:
+                dq = -dq
+            if dr < 0:
+                dr = -dr
+            if ds < 0:
+                ds = -ds
+            if dr > dq:
+                dq = dr
+            rng_m = (ds if ds > dq else dq) * hs
+            if rng_m > max_m:
+                add(_BEYOND)
+            elif no_damage or best >= band_of(rng_m, edges).fp_needed:
+                add(self.shot(battle, x, target))
+            else:
+                add(_FP_LOW)
         return out
 
     def _weapon_pool(self, battle: BoardView, s: TankState, fire: Action | None) -> list[Weapon] | Illegal:
@@ -1161,10 +1303,21 @@ class HummelQuest(Ruleset):
         """``{hex: (hexes moved, path)}`` within ``budget`` steps through on-map, passable, empty hexes (§4);
         turning is free, so the state is the hex alone.  Raises ``ValueError`` for a tank not on the board."""
         start = _hex(battle.tanks[tank])
-        board = self.board(battle)
+        m = battle.map
+        flags_cache: dict[Hex, HexFlags] = m.cached(("hq_flags",), dict)   # :meth:`hex_flags`' own cache
+        occupants = battle.occupants
 
         def succ(h: Hex) -> list[tuple[Hex, int]]:
-            return [(n, 1) for n in h.neighbours() if board.enterable(n)]
+            # ``self.board(battle).enterable(n)`` inlined: on the map, passable (:meth:`hex_flags`), empty
+            out = []
+            for n in h.neighbours():
+                if n in m:
+                    f = flags_cache.get(n)
+                    if f is None:
+                        f = self.hex_flags(battle, n)
+                    if f.passable and not occupants(n):
+                        out.append((n, 1))
+            return out
 
         return _as_states(bounded_dijkstra(start, succ, max(0, budget)))
 
@@ -1232,7 +1385,19 @@ class HummelQuest(Ruleset):
                 return
 
     def _decided(self, battle: BoardView) -> bool:
-        return self._elimination(battle) is not None
+        """``_elimination(battle) is not None``: fewer than two sides have a tank not out (:meth:`_not_out`),
+        scanned once, stopping at the second such side."""
+        sides = set(battle.side_ids())
+        found: set[int] = set()
+        counts_out = self._opts(battle).panicked_counts_as_out
+        for t in battle.tanks:
+            sd = t.side
+            if sd in found or sd not in sides or self.is_out(t) or (counts_out and self.ost(t) <= 0):
+                continue
+            found.add(sd)
+            if len(found) > 1:
+                return False
+        return True
 
     def _turn(self, battle: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
         t = battle.tanks[tid]
@@ -1313,8 +1478,12 @@ class HummelQuest(Ruleset):
         sh = _hex(s)
         hs = self.hex_size(battle)
         cands = []
+        side = s.side
+        not_in_play = _NOT_IN_PLAY
         for e in battle.tanks:
-            if e.side == s.side or self.is_out(e):
+            # ``self.is_out(e)`` inlined
+            if e.side == side or e.hex is None or e.status in not_in_play or \
+                    int(e.rules_state.get("dt", e.vehicle.dt)) <= 0:
                 continue
             if max_fp is not None and band_of(distance(sh, _hex(e)) * hs, o.band_edges).fp_needed > max_fp:
                 continue
@@ -1337,7 +1506,24 @@ class HummelQuest(Ruleset):
         return tuple(out)
 
     def _ram_ok(self, battle: BoardView, tid: int, a: Action) -> bool:
-        return isinstance(a, Ram) and a.actor == tid and not isinstance(self.ram_shot(battle, tid, a.target), Illegal)
+        """Whether ``a`` is a ram by ``tid`` that :meth:`ram_shot` allows.  The tests of :meth:`ram_shot` that
+        need no board (a tank target, an enemy on the board, the attacker on the board, the distance from half
+        Speed to Speed, §12) are made first, inline: when one fails :meth:`ram_shot` is illegal too, so the
+        answer is the same; otherwise it is :meth:`ram_shot`'s."""
+        if not isinstance(a, Ram) or a.actor != tid:
+            return False
+        target = a.target
+        tanks = battle.tanks
+        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < len(tanks):
+            return False
+        at, t = tanks[tid], tanks[target]
+        ah, th = at.hex, t.hex
+        if ah is None or th is None or t.side == at.side or t.status in Status.OFF_BOARD:
+            return False
+        sp = at.vehicle.speed_m // self.hex_size(battle)   # :meth:`speed_hexes`
+        if sp < 1 or not half_speed(sp) <= distance(ah, th) <= sp:
+            return False
+        return not isinstance(self.ram_shot(battle, tid, target), Illegal)
 
     def _normal_turn(self, battle: Battle, dice: DiceSource, tid: int) -> Generator[Decision, Action | None, None]:
         t = battle.tanks[tid]

@@ -1,0 +1,101 @@
+"""Hummel Quest fast paths (issue 14) against the direct computations they stand for: the battle's direct-shot memo
+(``_SeenMemo``, which computes a miss inline) equals ``sight.direct_shot`` on random boards, asked twice (a miss,
+then a hit); ``_decided`` equals "fewer than two sides have a tank not out" on random tank states under both
+``panicked_counts_as_out`` settings; ``_ram_ok`` equals ``ram_shot`` being legal for every tank pair (and bad
+targets) on a real battle played forward, real and what-if positions."""
+from __future__ import annotations
+
+import copy
+import random
+from types import SimpleNamespace
+from typing import Any
+
+from sim.actions import Fire, Ram
+from sim.battle import HypoView
+from sim.events import Status
+from sim.hexgrid import Hex
+from sim.model import BattleModel
+from sim.rules.base import Illegal
+from sim.rules.hummel_quest.board import HQBoard, flags
+from sim.rules.hummel_quest.play import HummelQuest, _SeenMemo
+from sim.rules.hummel_quest.sight import direct_shot
+from sim.rules.hummel_quest.stats import HQOptions
+from sim.scenario import load_scenario
+
+
+def test_seen_memo_equals_direct_shot_on_random_boards():
+    rnd = random.Random(3)
+    tried = hidden = off = 0
+    for _ in range(30):
+        cells = {Hex(q, r) for q in range(-7, 8) for r in range(-5, 9)}
+        block = set(rnd.sample(sorted(cells), rnd.randint(0, 50)))
+
+        def flags_of(h: Hex, block: set[Hex] = block) -> Any:
+            return flags(blocks_los=h in block, tall=h in block)
+
+        grid = HQBoard(cells, flags_of, lambda h: None).sight_grid()
+        for rule in ("two_lines", "one_line"):
+            seen = _SeenMemo(grid, rule)
+            pairs = [tuple(rnd.sample(sorted(cells), 2)) for _ in range(80)]
+            pairs += [(Hex(-9, 0), Hex(0, 0)), (Hex(0, 0), Hex(0, 12))]   # an end off the grid's box
+            for a, z in pairs + pairs:   # the second pass reads the memo
+                want = direct_shot(grid, a, z, rule)
+                assert seen(a, z) == want, (a, z, rule)
+                tried += 1
+                hidden += want is False
+                off += want is None
+    assert tried == 30 * 2 * 164 and 400 < hidden < tried - 400 and off == 30 * 2 * 4, (tried, hidden, off)
+
+
+def test_decided_equals_fewer_than_two_sides_with_a_tank_not_out():
+    rs = HummelQuest()
+    base = load_scenario("hq_skirmish")
+    m = BattleModel(base, 1)
+    tanks = m.battle.tanks
+    rnd = random.Random(8)
+    statuses = [Status.ACTIVE, Status.ACTIVE, Status.INCAPACITATED, Status.DESTROYED, "fled", "withdrawn"]
+    decided = 0
+    for i in range(600):
+        ts = []
+        for t in tanks:
+            c = copy.copy(t)
+            c.rules_state = dict(t.rules_state)
+            c.status = rnd.choice(statuses)
+            c.hex = None if rnd.random() < 0.1 else t.hex
+            if rnd.random() < 0.3:
+                c.rules_state["dt"] = rnd.choice([0, 1, -1])
+            if rnd.random() < 0.3:
+                c.rules_state["ost"] = rnd.choice([0, 1])
+            ts.append(c)
+        view = SimpleNamespace(tanks=ts, side_ids=lambda: range(2),
+                               options=HQOptions(panicked_counts_as_out=bool(i % 2)))
+        left = [s for s in range(2) if any(rs._not_out(view, t) for t in ts if t.side == s)]
+        assert rs._decided(view) == (len(left) < 2), (i, left)
+        decided += len(left) < 2
+    assert 50 < decided < 550, decided
+
+
+def test_ram_ok_equals_ram_shot_through_a_battle():
+    m = BattleModel(load_scenario("hq_ram_brawl"), 2)
+    b = m.battle
+    rs = b.ruleset
+    n = len(b.tanks)
+    asked = legal = 0
+    for _step in range(60):
+        if b.ended:
+            break
+        m.advance(2)
+        for a in range(n):
+            views: list[Any] = [b]
+            if b.tanks[a].hex is not None:
+                views += [HypoView(b, a, h, 0) for h in b.tanks[a].hex.neighbours()[:3] if h in b.map]
+            for v in views:
+                for t in [*range(n), -1, n, True, "x"]:
+                    want = not isinstance(rs.ram_shot(v, a, t), Illegal) if isinstance(t, int) \
+                        and not isinstance(t, bool) and 0 <= t < n else False
+                    assert rs._ram_ok(v, a, Ram(a, t)) == want, (a, t)
+                    legal += want
+                    asked += 1
+                assert not rs._ram_ok(v, a, Ram((a + 1) % n, 0)) or (a + 1) % n == a
+                assert not rs._ram_ok(v, a, Fire(a, 0))
+    assert asked > 2000 and legal > 20, (asked, legal)
