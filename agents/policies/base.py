@@ -28,6 +28,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from agents.distances import nearest_distances
 from sim.actions import Action, Activate, Fire, Pass, Ram, Special
+from sim.hexgrid import Hex
 
 _MODE_PREFS = {
     "fire": ("fire", "move_and_fire", "hold"),
@@ -112,6 +113,21 @@ def _convert(cls: str, k: str, default: Any, v: Any) -> Any:
                          f"(default {default!r})") from None
     return v
 
+
+
+def nearest_hex(frm: tuple[int, int], hexes: Iterable[Any]) -> Any:
+    """The first of ``hexes`` (axial ``(q, r)`` pairs) nearest to ``frm``, ties to the lowest: ``min(hexes,
+    key=lambda h: (distance(frm, h), h), default=None)`` with each distance as :func:`sim.hexgrid.distance`
+    written out (the doctrines' per-hex aim scans); ``None`` for no hexes."""
+    fq, fr = frm
+    best: Any = None
+    best_d = -1
+    for h in hexes:
+        x, y = h[0] - fq, h[1] - fr
+        d = abs(x) + abs(y) + abs(x + y)  # twice the distance
+        if best_d < 0 or d < best_d or (d == best_d and h < best):
+            best, best_d = h, d
+    return best
 
 
 def min_distance(frm: tuple[int, int], hexes: Iterable[tuple[int, int]]) -> int:
@@ -371,27 +387,55 @@ class Doctrine(Policy):
 
     @staticmethod
     def nearest(obs: Any, frm: Any, hexes: Iterable) -> Any:
-        """The hex of ``hexes`` nearest to ``frm`` (ties: lowest), or ``None``."""
-        return min(hexes, key=lambda h: (obs.distance(frm, h), h), default=None)
+        """The hex of ``hexes`` nearest to ``frm`` (ties: lowest), or ``None`` (``min`` by ``(distance, hex)``:
+        :func:`nearest_hex`)."""
+        return nearest_hex(frm, hexes)
 
     def one_per_hex(self, obs: Any, states: Mapping[Any, tuple[int, Any]], face: Any = None) -> dict:
         """One state per hex of ``states`` (``{hex: state}``, sorted by hex): the one facing ``face`` (a hex, default
-        the nearest known enemy) most directly, then the cheapest."""
+        the nearest known enemy) most directly, then the cheapest (then the lowest ``repr``).
+
+        Speed (issue 14): one pass over the states with what depends on the hex alone (the aim, the facing towards
+        it, the arc test per facing) computed once per hex, and ``repr`` only asked to break a tie of the first two
+        keys: the same choice as ranking every state by ``(aim quality, cost, repr)``."""
         enemies = self.known_enemy_hexes(obs)
-        aims: dict = {}
-        out: dict = {}
+        per: dict = {}      # hex -> [aim, facing towards it (None: any facing), {facing: aim quality}]
+        out: dict = {}      # hex -> [quality, cost, state, repr or None (not asked yet)]
+        hex_of, facing_of = obs.hex_of, obs.facing_of
         for st, (cost, _p) in states.items():
-            h = obs.hex_of(st)
-            f = obs.facing_of(st)
-            if h not in aims:
-                aim = face if face is not None else self.nearest(obs, h, enemies)
-                aims[h] = (aim, None if aim is None or aim == h else obs.facing_towards(h, aim))
-            aim, best_f = aims[h]
-            good = 0 if best_f is None or f == best_f else (1 if obs.in_arc(h, aim, f) else 2)
-            k = (good, cost, repr(st))
-            if h not in out or k < out[h][0]:
-                out[h] = (k, st)
-        return {h: st for h, (_k, st) in sorted(out.items())}
+            if type(st) is tuple and len(st) == 2 and type(st[0]) is Hex and type(st[1]) is int:
+                h, f = st   # (StateQueries.hex_of / facing_of of a (Hex, int) state, without the calls)
+            else:
+                h, f = hex_of(st), facing_of(st)
+            ph = per.get(h)
+            if ph is None:
+                aim = face if face is not None else nearest_hex(h, enemies)
+                ph = per[h] = [aim, None if aim is None or aim == h else obs.facing_towards(h, aim), {}]
+            best_f = ph[1]
+            if best_f is None or f == best_f:
+                good = 0
+            else:
+                goods = ph[2]
+                good = goods.get(f)
+                if good is None:
+                    good = goods[f] = 1 if obs.in_arc(h, ph[0], f) else 2
+            cur = out.get(h)
+            if cur is None:
+                out[h] = [good, cost, st, None]
+                continue
+            if good > cur[0] or (good == cur[0] and cost > cur[1]):
+                continue
+            if good == cur[0] and cost == cur[1]:
+                r = cur[3]
+                if r is None:
+                    r = cur[3] = repr(cur[2])
+                rs = repr(st)
+                if not rs < r:
+                    continue
+                out[h] = [good, cost, st, rs]
+            else:
+                out[h] = [good, cost, st, None]
+        return {h: out[h][2] for h in sorted(out)}
 
     def path_threat(self, obs: Any, path: Any) -> Fraction:
         """Threat summed over the hexes entered along ``path`` before its end (with the facing held there)."""

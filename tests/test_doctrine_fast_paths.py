@@ -1,0 +1,74 @@
+"""The doctrines' per-hex fast paths (issue 14) against the direct computation they replace, on random states."""
+from __future__ import annotations
+
+import random
+from types import SimpleNamespace
+
+from agents.observation import StateQueries
+from agents.policies.base import Doctrine, nearest_hex
+from sim.hexgrid import Hex, distance
+
+
+class _Obs(StateQueries):
+    """Just the geometry queries plus the enemies ``one_per_hex`` aims at."""
+
+    __slots__ = ("_enemies", "_me")
+
+    def __init__(self, enemies: list, me: SimpleNamespace):
+        self._enemies = enemies
+        self._me = me
+
+    @property
+    def me(self):  # type: ignore[override]
+        return self._me
+
+    def enemies(self) -> list:
+        return [SimpleNamespace(hex=h) for h in self._enemies]
+
+    def last_known(self) -> dict:
+        return {}
+
+
+def _direct_one_per_hex(obs, states, face=None) -> dict:
+    """``one_per_hex`` as first written: every state ranked by (aim quality, cost, repr)."""
+    vis = tuple(sorted({e.hex for e in obs.enemies()}))
+    aims: dict = {}
+    out: dict = {}
+    for st, (cost, _p) in states.items():
+        h = obs.hex_of(st)
+        f = obs.facing_of(st)
+        if h not in aims:
+            aim = face if face is not None else min(vis, key=lambda e: (distance(h, e), e), default=None)
+            aims[h] = (aim, None if aim is None or aim == h else obs.facing_towards(h, aim))
+        aim, best_f = aims[h]
+        good = 0 if best_f is None or f == best_f else (1 if obs.in_arc(h, aim, f) else 2)
+        k = (good, cost, repr(st))
+        if h not in out or k < out[h][0]:
+            out[h] = (k, st)
+    return {h: st for h, (_k, st) in sorted(out.items())}
+
+
+def test_one_per_hex_and_nearest_equal_the_direct_ranking():
+    rnd = random.Random(14)
+    doc = Doctrine()
+    checked = 0
+    for trial in range(300):
+        cells = [Hex(rnd.randrange(-6, 7), rnd.randrange(-6, 7)) for _ in range(rnd.randrange(1, 40))]
+        enemies = [Hex(rnd.randrange(-8, 9), rnd.randrange(-8, 9)) for _ in range(rnd.randrange(0, 6))]
+        obs = _Obs(enemies, SimpleNamespace(hex=cells[0], facing=rnd.randrange(6)))
+        states: dict = {}
+        for _ in range(rnd.randrange(1, 120)):
+            h = rnd.choice(cells)
+            f = rnd.randrange(6)
+            # (Hex, facing) states mostly; plain-tuple and bare-hex states take the general queries
+            st = (h, f) if trial % 5 else rnd.choice([(h, f), ((h.q, h.r), f), h])
+            states[st] = (rnd.randrange(4), [st])   # few costs: ties broken by repr
+        face = rnd.choice(cells) if trial % 7 == 0 else None
+        got = doc.one_per_hex(obs, states, face)
+        want = _direct_one_per_hex(obs, states, face)
+        assert list(got.items()) == list(want.items())
+        assert all(type(a) is type(b) for a, b in zip(got.values(), want.values()))
+        for h in cells:
+            assert nearest_hex(h, enemies) == min(enemies, key=lambda e: (distance(h, e), e), default=None)
+        checked += len(got)
+    assert checked > 2000
