@@ -5,7 +5,8 @@ import random
 from types import SimpleNamespace
 
 from agents.observation import StateQueries
-from agents.policies.base import Doctrine, nearest_hex
+from agents.distances import nearest_hexes
+from agents.policies.base import Doctrine, facing_towards, nearest_hex
 from sim.hexgrid import Hex, distance
 
 
@@ -68,7 +69,11 @@ def test_one_per_hex_and_nearest_equal_the_direct_ranking():
         want = _direct_one_per_hex(obs, states, face)
         assert list(got.items()) == list(want.items())
         assert all(type(a) is type(b) for a, b in zip(got.values(), want.values()))
+        direct = [min(enemies, key=lambda e: (distance(h, e), e), default=None) for h in cells]
+        assert [nearest_hex(h, enemies) for h in cells] == direct
+        assert nearest_hexes(cells, enemies) == direct
         for h in cells:
-            assert nearest_hex(h, enemies) == min(enemies, key=lambda e: (distance(h, e), e), default=None)
+            for e in enemies + cells[:3]:
+                assert facing_towards(h, e) == StateQueries.facing_towards(h, e), (h, e)
         checked += len(got)
     assert checked > 2000

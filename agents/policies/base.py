@@ -26,7 +26,7 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping
 
-from agents.distances import nearest_distances
+from agents.distances import nearest_distances, nearest_hexes
 from sim.actions import Action, Activate, Fire, Pass, Ram, Special
 from sim.hexgrid import Hex
 
@@ -113,6 +113,22 @@ def _convert(cls: str, k: str, default: Any, v: Any) -> Any:
                          f"(default {default!r})") from None
     return v
 
+
+
+def facing_towards(frm: tuple[int, int], to: tuple[int, int]) -> int:
+    """The vertex facing (0..5) pointing most directly from ``frm`` at ``to`` (ties: the lower index), as
+    :meth:`agents.observation.StateQueries.facing_towards`: the facing ``f`` that maximises ``a - max(b, c)`` of the
+    cube vector rotated by ``f`` (:func:`sim.hexgrid.rotate_cube`), the six rotations written out."""
+    a = to[0] - frm[0]
+    b = to[1] - frm[1]
+    c = -a - b
+    # rotated by f: (a, b, c), (-b, -c, -a), (c, a, b), (-a, -b, -c), (b, c, a), (-c, -a, -b)
+    best, best_f = a - max(b, c), 0
+    for f, v in ((1, min(c, a) - b), (2, c - max(a, b)), (3, min(b, c) - a), (4, b - max(c, a)),
+                 (5, min(a, b) - c)):
+        if v > best:
+            best, best_f = v, f
+    return best_f
 
 
 def nearest_hex(frm: tuple[int, int], hexes: Iterable[Any]) -> Any:
@@ -395,30 +411,35 @@ class Doctrine(Policy):
         """One state per hex of ``states`` (``{hex: state}``, sorted by hex): the one facing ``face`` (a hex, default
         the nearest known enemy) most directly, then the cheapest (then the lowest ``repr``).
 
-        Speed (issue 14): one pass over the states with what depends on the hex alone (the aim, the facing towards
-        it, the arc test per facing) computed once per hex, and ``repr`` only asked to break a tie of the first two
-        keys: the same choice as ranking every state by ``(aim quality, cost, repr)``."""
-        enemies = self.known_enemy_hexes(obs)
-        per: dict = {}      # hex -> [aim, facing towards it (None: any facing), {facing: aim quality}]
-        out: dict = {}      # hex -> [quality, cost, state, repr or None (not asked yet)]
+        Speed (issue 14): what depends on the hex alone (the aim: the nearest enemies of all the hexes from one
+        distance matrix, :func:`agents.distances.nearest_hexes`; the facing towards it; the arc test per facing) is
+        computed once per hex, and ``repr`` only asked to break a tie of the first two keys: the same choice as
+        ranking every state by ``(aim quality, cost, repr)``."""
         hex_of, facing_of = obs.hex_of, obs.facing_of
+        placed = []          # (state, hex, facing, cost) in the states' order
         for st, (cost, _p) in states.items():
             if type(st) is tuple and len(st) == 2 and type(st[0]) is Hex and type(st[1]) is int:
-                h, f = st   # (StateQueries.hex_of / facing_of of a (Hex, int) state, without the calls)
+                placed.append((st, st[0], st[1], cost))  # StateQueries.hex_of / facing_of of a (Hex, int) state
             else:
-                h, f = hex_of(st), facing_of(st)
-            ph = per.get(h)
-            if ph is None:
-                aim = face if face is not None else nearest_hex(h, enemies)
-                ph = per[h] = [aim, None if aim is None or aim == h else obs.facing_towards(h, aim), {}]
-            best_f = ph[1]
+                placed.append((st, hex_of(st), facing_of(st), cost))
+        hexes = list(dict.fromkeys(x[1] for x in placed))
+        if face is not None:
+            aims = [face] * len(hexes)
+        else:
+            enemies = self.known_enemy_hexes(obs)
+            aims = nearest_hexes(hexes, enemies) if len(enemies) > 1 else [enemies[0] if enemies else None] * len(hexes)
+        # hex -> (aim, facing towards it (None: any facing), {facing: aim quality})
+        per: dict = {h: (aim, None if aim is None or aim == h else facing_towards(h, aim), {})
+                     for h, aim in zip(hexes, aims)}
+        out: dict = {}      # hex -> [quality, cost, state, repr or None (not asked yet)]
+        for st, h, f, cost in placed:
+            aim, best_f, goods = per[h]
             if best_f is None or f == best_f:
                 good = 0
             else:
-                goods = ph[2]
                 good = goods.get(f)
                 if good is None:
-                    good = goods[f] = 1 if obs.in_arc(h, ph[0], f) else 2
+                    good = goods[f] = 1 if obs.in_arc(h, aim, f) else 2
             cur = out.get(h)
             if cur is None:
                 out[h] = [good, cost, st, None]
