@@ -4,8 +4,8 @@ from __future__ import annotations
 import random
 from types import SimpleNamespace
 
-from agents.observation import StateQueries
 from agents.distances import nearest_hexes
+from agents.observation import StateQueries
 from agents.policies.base import Doctrine, facing_towards, nearest_hex
 from sim.hexgrid import Hex, distance
 
@@ -77,3 +77,70 @@ def test_one_per_hex_and_nearest_equal_the_direct_ranking():
                 assert facing_towards(h, e) == StateQueries.facing_towards(h, e), (h, e)
         checked += len(got)
     assert checked > 2000
+
+
+def _direct_approach(doc, obs, states, goals, stop_at=1, threat_weight=1.0):
+    """``approach`` as first written: every equally near candidate ranked with all its threats asked."""
+    from fractions import Fraction
+
+    from agents.policies.base import BIG
+
+    if not goals or not states:
+        return None
+    field = obs.distance_field(goals)
+    here = field.get(obs.me.hex, BIG)
+    if here <= stop_at:
+        return None
+
+    def closeness(st):
+        return max(field.get(obs.hex_of(st), BIG), stop_at)
+
+    ranked = sorted(_direct_one_per_hex(obs, states).values(), key=lambda s: (closeness(s), states[s][0], repr(s)))
+    if not ranked or closeness(ranked[0]) >= here:
+        return None
+    tied = [s for s in ranked if closeness(s) == closeness(ranked[0])][: doc.candidates]
+    visible = bool(obs.visible_ids())
+
+    def path_threat(path):
+        total, prev = Fraction(0), None
+        for p in tuple(path)[:-1]:
+            h = obs.hex_of(p)
+            if h != prev and prev is not None:
+                total += obs.threat(h, obs.facing_of(p))
+            prev = h
+        return total
+
+    def key(s):
+        h, f = obs.hex_of(s), obs.facing_of(s)
+        goal = min(goals, key=lambda g: (distance(h, g), g))
+        risk = Fraction(0)
+        if visible and threat_weight:
+            risk = threat_weight * obs.threat(h, f) + path_threat(states[s][1]) / 2
+        return (0 if obs.in_arc(h, goal, f) else 1, risk, states[s][0], repr(s))
+
+    return min(tied, key=key)
+
+
+def test_approach_equals_the_full_ranking_in_real_battles(monkeypatch):
+    """In real battles (ASL and Panzer Squadron) every ``approach`` answer, at the doctrine's threat weight and at
+    others, equals the ranking that asks every candidate's threats."""
+    import benchmarks.battle as bench
+    from sim.runner import run_battle
+
+    orig = Doctrine.approach
+    asked = [0, 0]
+
+    def approach(self, obs, states, goals, stop_at=1, threat_weight=1.0):
+        got = orig(self, obs, states, goals, stop_at, threat_weight)
+        for tw in (threat_weight, 0.5, 3):
+            mine = got if tw == threat_weight else orig(self, obs, states, goals, stop_at, tw)
+            want = _direct_approach(self, obs, states, goals, stop_at, tw)
+            assert mine == want, (tw, mine, want)
+            asked[0] += 1
+            asked[1] += want is not None
+        return got
+
+    monkeypatch.setattr(Doctrine, "approach", approach)
+    run_battle(bench.cases(turns=1)["asl_25v25"](), seed=3)
+    run_battle(bench.cases(turns=2)["ps_25v25"](), seed=3)
+    assert asked[0] >= 60 and asked[1] >= 30, asked

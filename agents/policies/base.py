@@ -461,13 +461,20 @@ class Doctrine(Policy):
     def path_threat(self, obs: Any, path: Any) -> Fraction:
         """Threat summed over the hexes entered along ``path`` before its end (with the facing held there)."""
         total = Fraction(0)
+        for t in self._path_threats(obs, path):
+            total += t
+        return total
+
+    @staticmethod
+    def _path_threats(obs: Any, path: Any) -> Iterable[Fraction]:
+        """The terms of :meth:`path_threat` in path order, each asked only when reached: ``obs.threat`` of every hex
+        entered along ``path`` but its last state (facing as when entered), the start hex excluded."""
         prev = None
         for p in tuple(path)[:-1]:
             h = obs.hex_of(p)
             if h != prev and prev is not None:
-                total += obs.threat(h, obs.facing_of(p))
+                yield obs.threat(h, obs.facing_of(p))
             prev = h
-        return total
 
     def candidates_and_here(self, obs: Any, states: Mapping[Any, tuple[int, Any]],
                             pick: Callable[[Iterable, Callable[[Any], Any]], list]) -> tuple[list, Any]:
@@ -523,12 +530,34 @@ class Doctrine(Policy):
         tied = [s for s in ranked if closeness(s) == best_d][: self.candidates]
         visible = bool(obs.visible_ids())
 
-        def key(s: Any) -> tuple:
+        # min(tied, key=(not facing the goal, risk, cost, repr)), where risk = threat_weight x threat at the end +
+        # path_threat / 2 (exactly that expression); a candidate that cannot win is left before all its threats
+        # are asked: one not facing its goal when one before it does, or one whose risk is already above the best
+        # risk so far (the path's threats are never negative, so its partial sums, in the same expression, are
+        # lower bounds: Fraction to float and float sums round monotonically).  Same choice as the full ranking.
+        weigh = visible and bool(threat_weight)
+        best: tuple | None = None
+        for s in tied:
             h, f = obs.hex_of(s), obs.facing_of(s)
-            goal = self.nearest(obs, h, goals)
-            risk = Fraction(0)
-            if visible and threat_weight:
-                risk = threat_weight * obs.threat(h, f) + self.path_threat(obs, states[s][1]) / 2
-            return (0 if obs.in_arc(h, goal, f) else 1, risk, states[s][0], repr(s))
-
-        return min(tied, key=key)
+            arc = 0 if obs.in_arc(h, self.nearest(obs, h, goals), f) else 1
+            if best is not None and arc > best[0][0]:
+                continue
+            risk: Any = Fraction(0)
+            if weigh:
+                bound = best[0][1] if best is not None and arc == best[0][0] else None
+                end = threat_weight * obs.threat(h, f)
+                passed = Fraction(0)
+                lost = False
+                for t in self._path_threats(obs, states[s][1]):
+                    passed += t
+                    if bound is not None and end + passed / 2 > bound:
+                        lost = True
+                        break
+                if lost:
+                    continue
+                risk = end + passed / 2
+            k = (arc, risk, states[s][0], repr(s))
+            if best is None or k < best[0]:
+                best = (k, s)
+        assert best is not None  # (tied is not empty)
+        return best[1]
