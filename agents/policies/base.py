@@ -531,33 +531,36 @@ class Doctrine(Policy):
         visible = bool(obs.visible_ids())
 
         # min(tied, key=(not facing the goal, risk, cost, repr)), where risk = threat_weight x threat at the end +
-        # path_threat / 2 (exactly that expression); a candidate that cannot win is left before all its threats
-        # are asked: one not facing its goal when one before it does, or one whose risk is already above the best
-        # risk so far (the path's threats are never negative, so its partial sums, in the same expression, are
-        # lower bounds: Fraction to float and float sums round monotonically).  Same choice as the full ranking.
-        weigh = visible and bool(threat_weight)
-        best: tuple | None = None
+        # path_threat / 2 (exactly that expression), with the threats a candidate that cannot win never asked: one
+        # not facing its goal while another does is out; the others are scored in the order of their threat at
+        # the end, each left as soon as its risk so far is above the best risk found (the path's threats are
+        # never negative, so its partial sums, in the same expression, are lower bounds: Fraction to float and
+        # float sums round monotonically).  The key is unique (repr), so the order does not change the minimum.
+        scored = []
         for s in tied:
             h, f = obs.hex_of(s), obs.facing_of(s)
-            arc = 0 if obs.in_arc(h, self.nearest(obs, h, goals), f) else 1
-            if best is not None and arc > best[0][0]:
+            scored.append((0 if obs.in_arc(h, self.nearest(obs, h, goals), f) else 1, s, h, f))
+        arc = min(x[0] for x in scored)
+        cands = [x[1:] for x in scored if x[0] == arc]
+        if not (visible and threat_weight):
+            return min(cands, key=lambda x: (states[x[0]][0], repr(x[0])))[0]
+        ends = [(threat_weight * obs.threat(h, f), i) for i, (_s, h, f) in enumerate(cands)]
+        best: tuple | None = None
+        for end, i in sorted(ends):
+            s = cands[i][0]
+            if best is not None and end > best[0][0]:
                 continue
-            risk: Any = Fraction(0)
-            if weigh:
-                bound = best[0][1] if best is not None and arc == best[0][0] else None
-                end = threat_weight * obs.threat(h, f)
-                passed = Fraction(0)
-                lost = False
-                for t in self._path_threats(obs, states[s][1]):
-                    passed += t
-                    if bound is not None and end + passed / 2 > bound:
-                        lost = True
-                        break
-                if lost:
-                    continue
-                risk = end + passed / 2
-            k = (arc, risk, states[s][0], repr(s))
+            passed = Fraction(0)
+            lost = False
+            for t in self._path_threats(obs, states[s][1]):
+                passed += t
+                if best is not None and end + passed / 2 > best[0][0]:
+                    lost = True
+                    break
+            if lost:
+                continue
+            k = (end + passed / 2, states[s][0], repr(s))
             if best is None or k < best[0]:
                 best = (k, s)
-        assert best is not None  # (tied is not empty)
+        assert best is not None  # (cands is not empty)
         return best[1]
