@@ -517,17 +517,15 @@ class Doctrine(Policy):
         if here <= stop_at:
             return None
 
-        def closeness(st: Any) -> int:
-            return max(field.get(obs.hex_of(st), BIG), stop_at)
-
-        per_hex = self.one_per_hex(obs, states)
-        ranked = sorted(per_hex.values(), key=lambda s: (closeness(s), states[s][0], repr(s)))
+        # each hex's closeness asked once (a lazy field's look-up costs a distance per goal)
+        near = {st: max(field.get(h, BIG), stop_at) for h, st in self.one_per_hex(obs, states).items()}
+        ranked = sorted(near, key=lambda s: (near[s], states[s][0], repr(s)))
         if not ranked:
             return None
-        best_d = closeness(ranked[0])
+        best_d = near[ranked[0]]
         if best_d >= here:
             return None
-        tied = [s for s in ranked if closeness(s) == best_d][: self.candidates]
+        tied = [s for s in ranked if near[s] == best_d][: self.candidates]
         visible = bool(obs.visible_ids())
 
         # min(tied, key=(not facing the goal, risk, cost, repr)), where risk = threat_weight x threat at the end +
