@@ -530,17 +530,18 @@ class Doctrine(Policy):
 
         # min(tied, key=(not facing the goal, risk, cost, repr)), where risk = threat_weight x threat at the end +
         # path_threat / 2 (exactly that expression), with the threats a candidate that cannot win never asked: one
-        # not facing its goal while another does is out; the others are scored in the order of their threat at
-        # the end, each left as soon as its risk so far is above the best risk found (the path's threats are
-        # never negative, so its partial sums, in the same expression, are lower bounds: Fraction to float and
-        # float sums round monotonically).  The key is unique (repr), so the order does not change the minimum.
+        # not facing its goal while another does is out; a lone candidate needs no threat; the others are scored
+        # in the order of their threat at the end, each left as soon as its risk so far is above the best risk
+        # found (the path's threats are never negative, so its partial sums, in the same expression, are lower
+        # bounds: Fraction to float and float sums round monotonically).  The key is unique (repr), so the order
+        # does not change the minimum.
         scored = []
         for s in tied:
             h, f = obs.hex_of(s), obs.facing_of(s)
             scored.append((0 if obs.in_arc(h, self.nearest(obs, h, goals), f) else 1, s, h, f))
         arc = min(x[0] for x in scored)
         cands = [x[1:] for x in scored if x[0] == arc]
-        if not (visible and threat_weight):
+        if len(cands) == 1 or not (visible and threat_weight):   # (one candidate: its risk decides nothing)
             return min(cands, key=lambda x: (states[x[0]][0], repr(x[0])))[0]
         ends = [(threat_weight * obs.threat(h, f), i) for i, (_s, h, f) in enumerate(cands)]
         best: tuple | None = None
