@@ -508,7 +508,8 @@ class Doctrine(Policy):
         """The state that gets nearest (in steps over passable terrain) to ``goals``, stopping ``stop_at`` short;
         among the equally near (at most ``candidates``) the one facing the goal, then of least threat along the
         path (``threat_weight`` x threat at the end + the threat of the hexes passed), then the cheapest.
-        ``None`` if no state gets nearer than here."""
+        ``None`` if no state gets nearer than here.  :meth:`one_per_hex` is asked of the states in the nearest
+        hexes only (an override must pick a hex's state from that hex's states alone, as it does)."""
         if not goals or not states:
             return None
         field = obs.distance_field(goals)
@@ -517,15 +518,26 @@ class Doctrine(Policy):
         if here <= stop_at:
             return None
 
-        # each hex's closeness asked once (a lazy field's look-up costs a distance per goal)
-        near = {st: max(field.get(h, BIG), stop_at) for h, st in self.one_per_hex(obs, states).items()}
-        ranked = sorted(near, key=lambda s: (near[s], states[s][0], repr(s)))
-        if not ranked:
-            return None
-        best_d = near[ranked[0]]
+        # the one state per hex (one_per_hex) ranked by (closeness, cost, repr), the first equally near ones kept:
+        # only the hexes at the least closeness can be among them, and one_per_hex picks each hex's state from
+        # that hex's states alone, so it is asked of those hexes' states only (each hex's closeness asked once:
+        # a lazy field's look-up costs a distance per goal)
+        near: dict = {}
+        at = []
+        hex_of = obs.hex_of
+        for st in states:
+            h = st[0] if type(st) is tuple and len(st) == 2 and type(st[0]) is Hex and type(st[1]) is int \
+                else hex_of(st)
+            d = near.get(h)
+            if d is None:
+                d = near[h] = max(field.get(h, BIG), stop_at)
+            at.append(d)
+        best_d = min(near.values())
         if best_d >= here:
             return None
-        tied = [s for s in ranked if near[s] == best_d][: self.candidates]
+        nearest_states = {st: v for (st, v), d in zip(states.items(), at) if d == best_d}
+        ranked = sorted(self.one_per_hex(obs, nearest_states).values(), key=lambda s: (states[s][0], repr(s)))
+        tied = ranked[: self.candidates]
         visible = bool(obs.visible_ids())
 
         # min(tied, key=(not facing the goal, risk, cost, repr)), where risk = threat_weight x threat at the end +
