@@ -22,6 +22,7 @@ Parameters are data: the class attribute ``defaults`` lists them (``bounds`` giv
 """
 from __future__ import annotations
 
+import heapq
 import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping
@@ -542,11 +543,12 @@ class Doctrine(Policy):
 
         # min(tied, key=(not facing the goal, risk, cost, repr)), where risk = threat_weight x threat at the end +
         # path_threat / 2 (exactly that expression), with the threats a candidate that cannot win never asked: one
-        # not facing its goal while another does is out; a lone candidate needs no threat; the others are scored
-        # in the order of their threat at the end, each left as soon as its risk so far is above the best risk
-        # found (the path's threats are never negative, so its partial sums, in the same expression, are lower
-        # bounds: Fraction to float and float sums round monotonically).  The key is unique (repr), so the order
-        # does not change the minimum.
+        # not facing its goal while another does is out; a lone candidate needs no threat; the others by a
+        # best-first search over lower bounds of their keys: each candidate's risk so far (0 before its end's
+        # threat when threat_weight >= 0, then the same expression over the path's threats asked so far, never
+        # negative, so a lower bound: Fraction to float and float sums round monotonically) with its cost and
+        # repr; the least bound is taken one threat further, and the first to come up complete is the minimum
+        # (every other key is at least its bound, and the repr makes the keys unique).
         scored = []
         for s in tied:
             h, f = obs.hex_of(s), obs.facing_of(s)
@@ -555,23 +557,29 @@ class Doctrine(Policy):
         cands = [x[1:] for x in scored if x[0] == arc]
         if len(cands) == 1 or not (visible and threat_weight):   # (one candidate: its risk decides nothing)
             return min(cands, key=lambda x: (states[x[0]][0], repr(x[0])))[0]
-        ends = [(threat_weight * obs.threat(h, f), i) for i, (_s, h, f) in enumerate(cands)]
-        best: tuple | None = None
-        for end, i in sorted(ends):
-            s = cands[i][0]
-            if best is not None and end > best[0][0]:
-                continue
-            passed = Fraction(0)
-            lost = False
-            for t in self._path_threats(obs, states[s][1]):
-                passed += t
-                if best is not None and end + passed / 2 > best[0][0]:
-                    lost = True
-                    break
-            if lost:
-                continue
-            k = (end + passed / 2, states[s][0], repr(s))
-            if best is None or k < best[0]:
-                best = (k, s)
-        assert best is not None  # (cands is not empty)
-        return best[1]
+        ends: list = [None] * len(cands)
+        passed = [Fraction(0)] * len(cands)
+        walks: list = [None] * len(cands)    # the path's threats not asked yet (None: the end's not asked yet)
+        heap = []
+        for i, (s, h, f) in enumerate(cands):
+            lb: Any = Fraction(0)
+            if threat_weight < 0:
+                lb = ends[i] = threat_weight * obs.threat(h, f)
+                walks[i] = iter(self._path_threats(obs, states[s][1]))
+            heap.append((lb, states[s][0], repr(s), i, False))
+        heapq.heapify(heap)
+        while True:
+            lb, cost, r, i, done = heapq.heappop(heap)
+            if done:
+                return cands[i][0]
+            s, h, f = cands[i]
+            if walks[i] is None:
+                ends[i] = threat_weight * obs.threat(h, f)
+                walks[i] = iter(self._path_threats(obs, states[s][1]))
+            else:
+                t = next(walks[i], None)
+                if t is None:
+                    done = True
+                else:
+                    passed[i] += t
+            heapq.heappush(heap, (ends[i] + passed[i] / 2, cost, r, i, done))
