@@ -22,7 +22,6 @@ Parameters are data: the class attribute ``defaults`` lists them (``bounds`` giv
 """
 from __future__ import annotations
 
-import heapq
 import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping
@@ -567,9 +566,8 @@ class Doctrine(Policy):
                 lb = ends[i] = threat_weight * obs.threat(h, f)
                 walks[i] = iter(self._path_threats(obs, states[s][1]))
             heap.append((lb, states[s][0], repr(s), i, False))
-        heapq.heapify(heap)
         while True:
-            lb, cost, r, i, done = heapq.heappop(heap)
+            lb, cost, r, i, done = heap.pop(heap.index(min(heap)))   # (at most `candidates` entries)
             if done:
                 return cands[i][0]
             s, h, f = cands[i]
@@ -582,4 +580,4 @@ class Doctrine(Policy):
                     done = True
                 else:
                     passed[i] += t
-            heapq.heappush(heap, (ends[i] + passed[i] / 2, cost, r, i, done))
+            heap.append((ends[i] + passed[i] / 2, cost, r, i, done))
