@@ -21,3 +21,22 @@ def nearest_distances(frms: Iterable[tuple[int, int]], hexes: Iterable[tuple[int
     dr = at[:, None, 1] - to[None, :, 1]
     d = np.maximum(np.maximum(np.abs(dq), np.abs(dr)), np.abs(dq + dr))
     return [int(x) for x in d.min(axis=1)] if len(at) else []
+
+
+def nearest_hexes(frms: Iterable[tuple[int, int]], hexes: Iterable[tuple[int, int]]) -> list:
+    """For each hex of ``frms``, the nearest of ``hexes`` (axial ``(q, r)``), ties to the lowest: ``min(hexes,
+    key=lambda h: (distance(frm, h), h))`` for each, from one distance matrix (the first minimum of each row over
+    the sorted hexes is that lowest one); all ``None`` for no hexes.  The doctrines' aim per hex of a move
+    decision (:meth:`agents.policies.base.Doctrine.one_per_hex`)."""
+    frms = list(frms)
+    to = sorted(set(hexes))
+    if not to:
+        return [None] * len(frms)
+    if not frms:
+        return []
+    t = np.array(to, dtype=np.int64).reshape(-1, 2)
+    at = np.array(frms, dtype=np.int64).reshape(-1, 2)
+    dq = at[:, None, 0] - t[None, :, 0]
+    dr = at[:, None, 1] - t[None, :, 1]
+    d = np.maximum(np.maximum(np.abs(dq), np.abs(dr)), np.abs(dq + dr))
+    return [to[i] for i in d.argmin(axis=1).tolist()]

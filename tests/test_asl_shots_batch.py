@@ -67,7 +67,7 @@ def test_batches_equal_the_loop_in_the_bundled_scenario(monkeypatch):
     calls = _checked(monkeypatch, random.Random(1))
     res = run_battle(load_scenario("asl_1941_meeting"), seed=3, record_events=False, decision_timeout_s=0)
     assert res.row["turns"] >= 1
-    assert calls[0] > 200 and calls[1] > 30
+    assert calls[0] > 150 and calls[1] > 30   # (178 batches at seed 3: the doctrines ask fewer threats since s27)
 
 
 def test_batches_equal_the_loop_in_a_big_battle(monkeypatch):
@@ -77,3 +77,22 @@ def test_batches_equal_the_loop_in_a_big_battle(monkeypatch):
     res = run_battle(spec, seed=1, record_events=False, decision_timeout_s=0)
     assert res.row["turns"] >= 1
     assert calls[0] > 500 and calls[1] > 200
+
+
+def test_new_shot_is_the_constructed_shot():
+    """``_new_shot`` (fields written at once) makes the value ``Shot(...)`` makes: equal, same fields, same repr,
+    still frozen."""
+    import dataclasses
+
+    import pytest
+
+    from sim.rules.asl.play import _SHOT_BY_DICT, _new_shot
+    from sim.rules.base import Shot
+
+    assert _SHOT_BY_DICT
+    for face in ("front", None):
+        a = _new_shot(3, 7, ("k", 1), face, {"range": 2})
+        b = Shot(3, 7, ("k", 1), face, {"range": 2})
+        assert a == b and repr(a) == repr(b) and dataclasses.asdict(a) == dataclasses.asdict(b)
+        with pytest.raises(dataclasses.FrozenInstanceError):
+            a.target = 1  # type: ignore[misc]

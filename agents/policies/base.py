@@ -26,8 +26,9 @@ import math
 from fractions import Fraction
 from typing import Any, Callable, Iterable, Mapping
 
-from agents.distances import nearest_distances
+from agents.distances import nearest_distances, nearest_hexes
 from sim.actions import Action, Activate, Fire, Pass, Ram, Special
+from sim.hexgrid import Hex
 
 _MODE_PREFS = {
     "fire": ("fire", "move_and_fire", "hold"),
@@ -115,6 +116,37 @@ def _convert(cls: str, k: str, default: Any, v: Any) -> Any:
                          f"(default {default!r})") from None
     return v
 
+
+
+def facing_towards(frm: tuple[int, int], to: tuple[int, int]) -> int:
+    """The vertex facing (0..5) pointing most directly from ``frm`` at ``to`` (ties: the lower index), as
+    :meth:`agents.observation.StateQueries.facing_towards`: the facing ``f`` that maximises ``a - max(b, c)`` of the
+    cube vector rotated by ``f`` (:func:`sim.hexgrid.rotate_cube`), the six rotations written out."""
+    a = to[0] - frm[0]
+    b = to[1] - frm[1]
+    c = -a - b
+    # rotated by f: (a, b, c), (-b, -c, -a), (c, a, b), (-a, -b, -c), (b, c, a), (-c, -a, -b)
+    best, best_f = a - max(b, c), 0
+    for f, v in ((1, min(c, a) - b), (2, c - max(a, b)), (3, min(b, c) - a), (4, b - max(c, a)),
+                 (5, min(a, b) - c)):
+        if v > best:
+            best, best_f = v, f
+    return best_f
+
+
+def nearest_hex(frm: tuple[int, int], hexes: Iterable[Any]) -> Any:
+    """The first of ``hexes`` (axial ``(q, r)`` pairs) nearest to ``frm``, ties to the lowest: ``min(hexes,
+    key=lambda h: (distance(frm, h), h), default=None)`` with each distance as :func:`sim.hexgrid.distance`
+    written out (the doctrines' per-hex aim scans); ``None`` for no hexes."""
+    fq, fr = frm
+    best: Any = None
+    best_d = -1
+    for h in hexes:
+        x, y = h[0] - fq, h[1] - fr
+        d = abs(x) + abs(y) + abs(x + y)  # twice the distance
+        if best_d < 0 or d < best_d or (d == best_d and h < best):
+            best, best_d = h, d
+    return best
 
 
 def min_distance(frm: tuple[int, int], hexes: Iterable[tuple[int, int]]) -> int:
@@ -429,38 +461,78 @@ class Doctrine(Policy):
 
     @staticmethod
     def nearest(obs: Any, frm: Any, hexes: Iterable) -> Any:
-        """The hex of ``hexes`` nearest to ``frm`` (ties: lowest), or ``None``."""
-        return min(hexes, key=lambda h: (obs.distance(frm, h), h), default=None)
+        """The hex of ``hexes`` nearest to ``frm`` (ties: lowest), or ``None`` (``min`` by ``(distance, hex)``:
+        :func:`nearest_hex`)."""
+        return nearest_hex(frm, hexes)
 
     def one_per_hex(self, obs: Any, states: Mapping[Any, tuple[int, Any]], face: Any = None) -> dict:
         """One state per hex of ``states`` (``{hex: state}``, sorted by hex): the one facing ``face`` (a hex, default
-        the nearest known enemy) most directly, then the cheapest."""
-        enemies = self.known_enemy_hexes(obs)
-        aims: dict = {}
-        out: dict = {}
+        the nearest known enemy) most directly, then the cheapest (then the lowest ``repr``).
+
+        Speed (issue 14): what depends on the hex alone (the aim: the nearest enemies of all the hexes from one
+        distance matrix, :func:`agents.distances.nearest_hexes`; the facing towards it; the arc test per facing) is
+        computed once per hex, and ``repr`` only asked to break a tie of the first two keys: the same choice as
+        ranking every state by ``(aim quality, cost, repr)``."""
+        hex_of, facing_of = obs.hex_of, obs.facing_of
+        placed = []          # (state, hex, facing, cost) in the states' order
         for st, (cost, _p) in states.items():
-            h = obs.hex_of(st)
-            f = obs.facing_of(st)
-            if h not in aims:
-                aim = face if face is not None else self.nearest(obs, h, enemies)
-                aims[h] = (aim, None if aim is None or aim == h else obs.facing_towards(h, aim))
-            aim, best_f = aims[h]
-            good = 0 if best_f is None or f == best_f else (1 if obs.in_arc(h, aim, f) else 2)
-            k = (good, cost, repr(st))
-            if h not in out or k < out[h][0]:
-                out[h] = (k, st)
-        return {h: st for h, (_k, st) in sorted(out.items())}
+            if type(st) is tuple and len(st) == 2 and type(st[0]) is Hex and type(st[1]) is int:
+                placed.append((st, st[0], st[1], cost))  # StateQueries.hex_of / facing_of of a (Hex, int) state
+            else:
+                placed.append((st, hex_of(st), facing_of(st), cost))
+        hexes = list(dict.fromkeys(x[1] for x in placed))
+        if face is not None:
+            aims = [face] * len(hexes)
+        else:
+            enemies = self.known_enemy_hexes(obs)
+            aims = nearest_hexes(hexes, enemies) if len(enemies) > 1 else [enemies[0] if enemies else None] * len(hexes)
+        # hex -> (aim, facing towards it (None: any facing), {facing: aim quality})
+        per: dict = {h: (aim, None if aim is None or aim == h else facing_towards(h, aim), {})
+                     for h, aim in zip(hexes, aims)}
+        out: dict = {}      # hex -> [quality, cost, state, repr or None (not asked yet)]
+        for st, h, f, cost in placed:
+            aim, best_f, goods = per[h]
+            if best_f is None or f == best_f:
+                good = 0
+            else:
+                good = goods.get(f)
+                if good is None:
+                    good = goods[f] = 1 if obs.in_arc(h, aim, f) else 2
+            cur = out.get(h)
+            if cur is None:
+                out[h] = [good, cost, st, None]
+                continue
+            if good > cur[0] or (good == cur[0] and cost > cur[1]):
+                continue
+            if good == cur[0] and cost == cur[1]:
+                r = cur[3]
+                if r is None:
+                    r = cur[3] = repr(cur[2])
+                rs = repr(st)
+                if not rs < r:
+                    continue
+                out[h] = [good, cost, st, rs]
+            else:
+                out[h] = [good, cost, st, None]
+        return {h: out[h][2] for h in sorted(out)}
 
     def path_threat(self, obs: Any, path: Any) -> Fraction:
         """Threat summed over the hexes entered along ``path`` before its end (with the facing held there)."""
         total = Fraction(0)
+        for t in self._path_threats(obs, path):
+            total += t
+        return total
+
+    @staticmethod
+    def _path_threats(obs: Any, path: Any) -> Iterable[Fraction]:
+        """The terms of :meth:`path_threat` in path order, each asked only when reached: ``obs.threat`` of every hex
+        entered along ``path`` but its last state (facing as when entered), the start hex excluded."""
         prev = None
         for p in tuple(path)[:-1]:
             h = obs.hex_of(p)
             if h != prev and prev is not None:
-                total += obs.threat(h, obs.facing_of(p))
+                yield obs.threat(h, obs.facing_of(p))
             prev = h
-        return total
 
     def candidates_and_here(self, obs: Any, states: Mapping[Any, tuple[int, Any]],
                             pick: Callable[[Iterable, Callable[[Any], Any]], list]) -> tuple[list, Any]:
@@ -494,7 +566,8 @@ class Doctrine(Policy):
         """The state that gets nearest (in steps over passable terrain) to ``goals``, stopping ``stop_at`` short;
         among the equally near (at most ``candidates``) the one facing the goal, then of least threat along the
         path (``threat_weight`` x threat at the end + the threat of the hexes passed), then the cheapest.
-        ``None`` if no state gets nearer than here."""
+        ``None`` if no state gets nearer than here.  :meth:`one_per_hex` is asked of the states in the nearest
+        hexes only (an override must pick a hex's state from that hex's states alone, as it does)."""
         if not goals or not states:
             return None
         field = obs.distance_field(goals)
@@ -503,25 +576,66 @@ class Doctrine(Policy):
         if here <= stop_at:
             return None
 
-        def closeness(st: Any) -> int:
-            return max(field.get(obs.hex_of(st), BIG), stop_at)
-
-        per_hex = self.one_per_hex(obs, states)
-        ranked = sorted(per_hex.values(), key=lambda s: (closeness(s), states[s][0], repr(s)))
-        if not ranked:
-            return None
-        best_d = closeness(ranked[0])
+        # the one state per hex (one_per_hex) ranked by (closeness, cost, repr), the first equally near ones kept:
+        # only the hexes at the least closeness can be among them, and one_per_hex picks each hex's state from
+        # that hex's states alone, so it is asked of those hexes' states only (each hex's closeness asked once:
+        # a lazy field's look-up costs a distance per goal)
+        near: dict = {}
+        at = []
+        hex_of = obs.hex_of
+        for st in states:
+            h = st[0] if type(st) is tuple and len(st) == 2 and type(st[0]) is Hex and type(st[1]) is int \
+                else hex_of(st)
+            d = near.get(h)
+            if d is None:
+                d = near[h] = max(field.get(h, BIG), stop_at)
+            at.append(d)
+        best_d = min(near.values())
         if best_d >= here:
             return None
-        tied = [s for s in ranked if closeness(s) == best_d][: self.candidates]
+        nearest_states = {st: v for (st, v), d in zip(states.items(), at) if d == best_d}
+        ranked = sorted(self.one_per_hex(obs, nearest_states).values(), key=lambda s: (states[s][0], repr(s)))
+        tied = ranked[: self.candidates]
         visible = bool(obs.visible_ids())
 
-        def key(s: Any) -> tuple:
+        # min(tied, key=(not facing the goal, risk, cost, repr)), where risk = threat_weight x threat at the end +
+        # path_threat / 2 (exactly that expression), with the threats a candidate that cannot win never asked: one
+        # not facing its goal while another does is out; a lone candidate needs no threat; the others by a
+        # best-first search over lower bounds of their keys: each candidate's risk so far (0 before its end's
+        # threat when threat_weight >= 0, then the same expression over the path's threats asked so far, never
+        # negative, so a lower bound: Fraction to float and float sums round monotonically) with its cost and
+        # repr; the least bound is taken one threat further, and the first to come up complete is the minimum
+        # (every other key is at least its bound, and the repr makes the keys unique).
+        scored = []
+        for s in tied:
             h, f = obs.hex_of(s), obs.facing_of(s)
-            goal = self.nearest(obs, h, goals)
-            risk = Fraction(0)
-            if visible and threat_weight:
-                risk = threat_weight * obs.threat(h, f) + self.path_threat(obs, states[s][1]) / 2
-            return (0 if obs.in_arc(h, goal, f) else 1, risk, states[s][0], repr(s))
-
-        return min(tied, key=key)
+            scored.append((0 if obs.in_arc(h, self.nearest(obs, h, goals), f) else 1, s, h, f))
+        arc = min(x[0] for x in scored)
+        cands = [x[1:] for x in scored if x[0] == arc]
+        if len(cands) == 1 or not (visible and threat_weight):   # (one candidate: its risk decides nothing)
+            return min(cands, key=lambda x: (states[x[0]][0], repr(x[0])))[0]
+        ends: list = [None] * len(cands)
+        passed = [Fraction(0)] * len(cands)
+        walks: list = [None] * len(cands)    # the path's threats not asked yet (None: the end's not asked yet)
+        heap = []
+        for i, (s, h, f) in enumerate(cands):
+            lb: Any = Fraction(0)
+            if threat_weight < 0:
+                lb = ends[i] = threat_weight * obs.threat(h, f)
+                walks[i] = iter(self._path_threats(obs, states[s][1]))
+            heap.append((lb, states[s][0], repr(s), i, False))
+        while True:
+            lb, cost, r, i, done = heap.pop(heap.index(min(heap)))   # (at most `candidates` entries)
+            if done:
+                return cands[i][0]
+            s, h, f = cands[i]
+            if walks[i] is None:
+                ends[i] = threat_weight * obs.threat(h, f)
+                walks[i] = iter(self._path_threats(obs, states[s][1]))
+            else:
+                t = next(walks[i], None)
+                if t is None:
+                    done = True
+                else:
+                    passed[i] += t
+            heap.append((ends[i] + passed[i] / 2, cost, r, i, done))

@@ -62,6 +62,7 @@ DECISIONS where asl.md is silent (also in the README, "Rules decisions"; audit: 
 """
 from __future__ import annotations
 
+import dataclasses
 import weakref
 from fractions import Fraction
 from functools import lru_cache
@@ -252,6 +253,23 @@ _ODDS_BY_ID_SIZE = 16_384
 #: Per battle (exactly a :class:`~sim.battle.BattleState`: its tanks change only through events, which bump its
 #: version): the :class:`_ShotMemo` of :meth:`ASL._shot`.
 _SHOT_MEMO: "weakref.WeakKeyDictionary[BattleState, _ShotMemo]" = weakref.WeakKeyDictionary()
+
+
+def _new_shot(shooter: int, target: int, key: Hashable, face: str | None, info: Mapping[str, Any]) -> Shot:
+    """``Shot(shooter, target, key, face, info)``: the same frozen value, its fields written to the new instance's
+    ``__dict__`` at once instead of by the dataclass's ``__init__`` (one ``object.__setattr__`` per field; issue
+    14: a board shot is made per miss of the shot table, some 100 000 in a 50 v 50 battle).  Falls back to the
+    constructor if ``Shot`` ever has slots or other fields."""
+    if not _SHOT_BY_DICT:
+        return Shot(shooter, target, key, face, info)
+    sh = _object_new(Shot)
+    sh.__dict__.update(shooter=shooter, target=target, key=key, face=face, info=info)
+    return sh
+
+
+_object_new = object.__new__
+_SHOT_BY_DICT = (not hasattr(Shot, "__slots__") and not hasattr(Shot, "__post_init__")
+                 and tuple(f.name for f in dataclasses.fields(Shot)) == ("shooter", "target", "key", "face", "info"))
 #: The battle asked last: [weak reference, its :class:`_ShotMemo`] (checked before the dictionary).
 _SHOT_LAST: list[Any] = []
 
@@ -1456,7 +1474,7 @@ class ASL(Ruleset):
         info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
                 "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
                 "phase": battle.rules_state.get("phase")}
-        return Shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
+        return _new_shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
 
     @staticmethod
     def _key_values(battle: BoardView, veh: asl_tables.Vehicle, tv: asl_tables.Vehicle, ammo: str, basic: int,
