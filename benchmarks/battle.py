@@ -102,15 +102,46 @@ def big_scenario(n: int = 50, ruleset: str = "panzer_squadron", size: int = 25, 
                                                                           for h in east]}]}
 
 
+#: The generated cases: name -> :func:`big_scenario` parameters (besides ``turns``).
+CASE_PARAMS: dict[str, dict[str, Any]] = {
+    "ps_50v50": {"n": 50}, "ps_25v25": {"n": 25},
+    "asl_50v50": {"n": 50, "ruleset": "asl"}, "asl_25v25": {"n": 25, "ruleset": "asl"},
+    "hq_50v50": {"n": 50, "ruleset": "hummel_quest", "hex_size_m": 50},
+    "hq_50v50_long": {"n": 50, "ruleset": "hummel_quest", "size": 29, "hex_size_m": 50},
+}
+#: The cases written to ``benchmarks/scenarios/NAME.yaml`` (20 turns) whose event logs ``tests/log_hashes.json``
+#: keeps (``python benchmarks/battle.py --write-scenarios`` writes them; a test checks they equal the cases).
+HASHED_CASES = ("ps_50v50", "asl_50v50", "hq_50v50", "hq_50v50_long")
+
+
+def case_scenario(name: str, turns: int = 20) -> dict[str, Any]:
+    """The scenario mapping of the generated case ``name`` (:data:`CASE_PARAMS`; its ``name`` field is
+    :func:`big_scenario`'s, e.g. ``panzer_squadron_50v50_25x25``)."""
+    return big_scenario(**CASE_PARAMS[name], turns=turns)
+
+
 def cases(turns: int = 20) -> dict[str, Callable[[], Scenario]]:
     """The named benchmark cases (built lazily: a case that fails to validate fails alone)."""
-    def mk(**kw: Any) -> Callable[[], Scenario]:
-        return lambda: validate(big_scenario(**kw), kw.get("ruleset", "panzer_squadron"))
-    return {"ps_50v50": mk(n=50, turns=turns), "ps_25v25": mk(n=25, turns=turns),
-            "asl_50v50": mk(n=50, ruleset="asl", turns=turns), "asl_25v25": mk(n=25, ruleset="asl", turns=turns),
-            "hq_50v50": mk(n=50, ruleset="hummel_quest", turns=turns, hex_size_m=50),
-            "hq_50v50_long": mk(n=50, ruleset="hummel_quest", size=29, turns=turns, hex_size_m=50),
-            "default": lambda: load_scenario("default")}
+    def mk(name: str) -> Callable[[], Scenario]:
+        return lambda: validate(case_scenario(name, turns), name)
+    return {**{name: mk(name) for name in CASE_PARAMS}, "default": lambda: load_scenario("default")}
+
+
+def write_scenarios(folder: Path) -> list[Path]:
+    """Write each of :data:`HASHED_CASES` (20 turns) to ``folder/NAME.yaml``; returns the paths."""
+    import yaml
+
+    folder.mkdir(parents=True, exist_ok=True)
+    out = []
+    for name in HASHED_CASES:
+        p = folder / f"{name}.yaml"
+        head = (f"# Benchmark case {name} (benchmarks/battle.py CASE_PARAMS), written by\n"
+                "# `python benchmarks/battle.py --write-scenarios`; its event logs at a small turn cap are kept in\n"
+                "# tests/log_hashes.json.\n")
+        p.write_text(head + yaml.safe_dump(case_scenario(name), sort_keys=False, default_flow_style=None),
+                     encoding="utf-8")
+        out.append(p)
+    return out
 
 
 # --- timing ---------------------------------------------------------------------------------------------------
@@ -352,7 +383,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--peer", type=Path, default=None, metavar="ATLATL",
                     help="an Atlatl work tree (github cjdarken/atlatl-public): measure the peer's CPU s per game "
                          "in this run (benchmarks/peer.py) and print ps_50v50 / peer")
+    ap.add_argument("--write-scenarios", action="store_true",
+                    help="write the hashed cases to benchmarks/scenarios/ and stop")
     a = ap.parse_args(argv)
+    if a.write_scenarios:
+        for p in write_scenarios(Path(__file__).resolve().parent / "scenarios"):
+            print(f"wrote {p}")
+        return 0
     reps = 1 if a.quick else a.reps
     turns = 10 if a.quick else 20
     seeds = list(range(1, reps + 1))

@@ -66,6 +66,23 @@ def stored() -> dict[str, Any]:
     return json.loads(DATA.read_text()) if DATA.exists() else {"seeds": list(SEEDS), "logs": []}
 
 
+def test_the_hashed_benchmark_battles_are_the_benchmark_cases():
+    """``benchmarks/scenarios/*.yaml`` are the cases ``benchmarks/battle.py`` times (``--write-scenarios``), so the
+    hashes above keep the benchmark battles themselves byte-identical, and every hashed case has its entry."""
+    import yaml
+
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import battle as bench
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    files = {e["file"] for e in stored()["logs"]}
+    for name in bench.HASHED_CASES:
+        rel = f"benchmarks/scenarios/{name}.yaml"
+        assert rel in files, rel
+        assert yaml.safe_load((ROOT / rel).read_text()) == bench.case_scenario(name), rel
+
+
 def test_every_bundled_battle_has_hashes():
     names = {p.relative_to(ROOT).as_posix() for p in battle_files()}
     assert names, "no battle scenario found in scenarios/"
