@@ -789,18 +789,7 @@ class HummelQuest(Ruleset):
             if not got:
                 add(_HIDDEN)
                 continue
-            dq = aq - bq   # the cube distance (:func:`~sim.hexgrid.distance`), inlined
-            dr = ar - br
-            ds = dq + dr
-            if dq < 0:
-                dq = -dq
-            if dr < 0:
-                dr = -dr
-            if ds < 0:
-                ds = -ds
-            if dr > dq:
-                dq = dr
-            rng_m = (ds if ds > dq else dq) * hs
+            rng_m = distance(hx, th) * hs
             if rng_m > max_m:
                 add(_BEYOND)
             elif no_damage or part >= band_of(rng_m, edges).fp_needed:
@@ -893,18 +882,7 @@ class HummelQuest(Ruleset):
             if not got:
                 add(_HIDDEN)
                 continue
-            dq = aq - bq   # the cube distance (:func:`~sim.hexgrid.distance`), inlined
-            dr = ar - br
-            ds = dq + dr
-            if dq < 0:
-                dq = -dq
-            if dr < 0:
-                dr = -dr
-            if ds < 0:
-                ds = -ds
-            if dr > dq:
-                dq = dr
-            rng_m = (ds if ds > dq else dq) * hs
+            rng_m = distance(hx, th) * hs
             if rng_m > max_m:
                 add(_BEYOND)
             elif no_damage or best >= band_of(rng_m, edges).fp_needed:
