@@ -237,3 +237,10 @@ def test_power_without_a_factor_of_two_levels_is_refused_with_exit_2(tmp_path, c
     io = capsys.readouterr()
     assert io.out == "" and io.err == f"tanksim power: {out}: needs a factor with at least two levels among its " \
                                      "finished battles\n"
+
+
+def test_a_value_that_rounds_to_zero_prints_without_a_minus():
+    assert (report._pc(-0.0001, signed=True), report._pc(-0.0001), report._pc(-0.002, signed=True)) == (
+        "+0.0", "0.0", "-0.2")
+    assert report._ci(-0.0004, -0.00001, 0.3, True, True) == "+0.0 [+0.0, +30.0]"
+    assert report._ci(-0.001, -0.5, -0.0001, False) == "0.00 [-0.50, 0.00]"

@@ -476,10 +476,17 @@ def _detectable(x: float) -> str:
     return "> 100" if isinstance(x, float) and x > 1 else _pc(x)
 
 
+def _fmt(x: float, spec: str) -> str:
+    """``format(x, spec)``, but a value that rounds to zero prints as zero without a sign of its own (``+0.0`` /
+    ``0.0``, never ``-0.0``)."""
+    text = format(x, spec)
+    return format(0.0, spec) if float(text) == 0 else text
+
+
 def _pc(x: float, signed: bool = False) -> str:
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return "-"
-    return f"{100 * x:+.1f}" if signed else f"{100 * x:.1f}"
+    return _fmt(100 * x, "+.1f" if signed else ".1f")
 
 
 # --- the rows the report reads ----------------------------------------------------------------------------------------
@@ -743,7 +750,7 @@ def _ci(v: float, lo: float, hi: float, pct: bool, signed: bool = False) -> str:
         if isinstance(x, float) and math.isinf(x):
             return "inf" if x > 0 else "-inf"
         x = 100 * x if pct else x
-        return f"{x:+.1f}" if signed else (f"{x:.1f}" if pct else f"{x:.2f}")
+        return _fmt(x, "+.1f" if signed else (".1f" if pct else ".2f"))
 
     return f"{f(v)} [{f(lo)}, {f(hi)}]"
 
