@@ -194,6 +194,23 @@ _WEAPON_TABLES: dict[int, tuple[Vehicle, tuple[tuple[str, bool, int], ...]]] = {
 _WEAPON_TABLES_MAX = 4096
 
 
+
+def _sight_range_verdict(sees: bool | None, frm: Hex, to: Hex, firepower: int, hex_size_m: int, max_sight_m: int,
+                         edges: Any, no_damage: bool) -> Illegal | None:
+    """The batched shot checks (:meth:`HummelQuest.shots` / ``shots_at``) once a direct shot's sight is known, in
+    :meth:`HummelQuest.shot`'s order: ``_HIDDEN`` if ``sees`` is false or ``None``, ``_BEYOND`` past
+    ``max_sight_m`` metres, ``_FP_LOW`` when the best ready ``firepower`` is under the range band's requirement
+    (unless the option's mode is ``no_damage``), else ``None``: the shot may be legal, so
+    :meth:`HummelQuest.shot` answers it in full."""
+    if not sees:
+        return _HIDDEN
+    rng_m = distance(frm, to) * hex_size_m
+    if rng_m > max_sight_m:
+        return _BEYOND
+    if no_damage or firepower >= band_of(rng_m, edges).fp_needed:
+        return None
+    return _FP_LOW
+
 def _weapon_table(v: Vehicle) -> tuple[tuple[str, bool, int], ...]:
     """``(ready key, indirect, firepower)`` of each weapon of ``v`` in its order (§5.2, §7.4): what the batched
     shot queries read of a firer's weapons.  Kept per vehicle object: a vehicle is frozen (pydantic), so its
@@ -786,16 +803,8 @@ class HummelQuest(Ruleset):
             got = memo.get(ia + (bq - q0) * span + br - r0)
             if got is None:
                 got = seen(hx, th)
-            if not got:
-                add(_HIDDEN)
-                continue
-            rng_m = distance(hx, th) * hs
-            if rng_m > max_m:
-                add(_BEYOND)
-            elif no_damage or part >= band_of(rng_m, edges).fp_needed:
-                add(self.shot(battle, shooter, tt, None, as_if))
-            else:
-                add(_FP_LOW)
+            verdict = _sight_range_verdict(got, hx, th, part, hs, max_m, edges, no_damage)
+            add(self.shot(battle, shooter, tt, None, as_if) if verdict is None else verdict)
         return out
 
     def shots_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Shot | Illegal]:
@@ -879,16 +888,8 @@ class HummelQuest(Ruleset):
             got = memo.get(((aq - q0) * span + ar - r0) * size + jb)
             if got is None:
                 got = seen(hx, th)
-            if not got:
-                add(_HIDDEN)
-                continue
-            rng_m = distance(hx, th) * hs
-            if rng_m > max_m:
-                add(_BEYOND)
-            elif no_damage or best >= band_of(rng_m, edges).fp_needed:
-                add(self.shot(battle, x, target))
-            else:
-                add(_FP_LOW)
+            verdict = _sight_range_verdict(got, hx, th, best, hs, max_m, edges, no_damage)
+            add(self.shot(battle, x, target) if verdict is None else verdict)
         return out
 
     def _weapon_pool(self, battle: BoardView, s: TankState, fire: Action | None) -> list[Weapon] | Illegal:
