@@ -799,13 +799,48 @@ def validate(data: Mapping[str, Any], src: str = "<scenario>") -> Scenario:
         return _validate(data, src)
 
 
+def _raw_vehicle_errors(data: Mapping[str, Any], src: str, already: list[str]) -> list[str]:
+    """The unknown-vehicle problems of a scenario mapping whose schema failed, so that one pass reports them with
+    the schema's: each ``sides[i].tanks[j].vehicle`` that is text, not a key of a ``vehicles:`` mapping and not in
+    the catalog of the named rule set.  Read from the raw mapping, defensively (anything of an unexpected shape is
+    skipped: the schema's lines already name it); nothing when the rule set's name is not a known one, and no line
+    for a path the schema already reported.  At most :data:`MAX_ERRORS` lines."""
+    ruleset = data.get("ruleset")
+    name = ruleset.get("name") if isinstance(ruleset, Mapping) else None
+    if not isinstance(name, str):
+        return []
+    try:
+        rs = rules_base.get(name)
+    except rules_base.UnknownRuleset:
+        return []
+    local = data.get("vehicles")
+    defined = set(local) if isinstance(local, Mapping) else set()
+    sides = data.get("sides")
+    out: list[str] = []
+    for si, side in enumerate(sides[:MAX_ERRORS] if isinstance(sides, list) else ()):
+        tanks = side.get("tanks") if isinstance(side, Mapping) else None
+        for ti, t in enumerate(tanks[:MAX_TANKS] if isinstance(tanks, list) else ()):
+            vid = t.get("vehicle") if isinstance(t, Mapping) else None
+            where = f"{src}: sides[{si}].tanks[{ti}].vehicle"
+            if not isinstance(vid, str) or vid in defined or any(a.startswith(where) for a in already):
+                continue
+            try:
+                rs.vehicle(vid)
+            except KeyError as exc:
+                out.append(f"{where}: {clip(str(exc.args[0]), 300)} (or define it under vehicles:)")
+            if len(out) >= MAX_ERRORS:
+                return out
+    return out
+
+
 def _validate(data: Mapping[str, Any], src: str) -> Scenario:
     if not isinstance(data, Mapping):
         raise ScenarioError([f"{src}: (top level): expected a mapping of scenario fields, got {type(data).__name__}"])
     try:
         sc = Scenario.model_validate({**{k: v for k, v in data.items() if k != "source"}, "source": src})
     except ValidationError as exc:
-        raise ScenarioError(_fmt_validation(src, exc, model=Scenario)) from None
+        lines = _fmt_validation(src, exc, model=Scenario)
+        raise ScenarioError(lines + _raw_vehicle_errors(data, src, lines)) from None
     except RecursionError:
         raise ScenarioError([f"{src}: (top level): nested too deeply"]) from None
     errors: list[str] = []

@@ -113,3 +113,31 @@ def test_a_misspelt_field_names_the_fields_expected_there():
     with pytest.raises(ScenarioError) as err:
         validate(data, "x.yaml")
     assert "x.yaml: ruleset.options.los_orign: unknown field 'los_orign' (did you mean 'los_origin'?)" in str(err.value)
+
+
+def test_a_schema_error_and_an_unknown_vehicle_are_reported_together():
+    """The catalog's check of tank vehicles runs on the raw mapping too when the schema fails, so one pass names
+    both problems (a newcomer fixed one and met the other only on the next run)."""
+    d = small_ps_scenario()
+    d["turn_limit"] = "soon"
+    d["sides"][0]["tanks"][0]["vehicle"] = "maus"
+    d["sides"][1]["tanks"][0]["vehicle"] = 7            # a schema error of its own: reported once, by the schema
+    d["vehicles"] = {"mine": {"base": "whatever"}}
+    d["sides"][1]["tanks"][1]["vehicle"] = "mine"      # defined under vehicles: not an unknown vehicle
+    lines = _errors(d).splitlines()
+    assert any(ln.startswith("scenarios/x.yaml: turn_limit:") for ln in lines)
+    assert any(ln.startswith("scenarios/x.yaml: sides[0].tanks[0].vehicle: unknown Panzer") for ln in lines)
+    assert sum("sides[1].tanks[0].vehicle" in ln for ln in lines) == 1
+    assert not any("sides[1].tanks[1].vehicle" in ln for ln in lines)
+
+
+def test_the_raw_vehicle_pass_skips_what_it_cannot_read():
+    d = small_ps_scenario()
+    d["turn_limit"] = "soon"
+    d["ruleset"]["name"] = "chess"                     # no catalog to read: only the schema's line
+    d["sides"][0]["tanks"][0]["vehicle"] = "maus"
+    assert "maus" not in _errors(d)
+    d = small_ps_scenario()
+    d["turn_limit"] = "soon"
+    d["sides"] = [{"tanks": "many"}, 3]                 # shapes the schema refuses: no traceback, schema lines only
+    assert "sides" in _errors(d)
