@@ -48,3 +48,29 @@ def small_ps_scenario(**over) -> dict:
     }
     d.update(over)
     return d
+
+
+@pytest.fixture(autouse=True)
+def _assertions_inside_policies_fail_the_test():
+    """A test's ``assert`` that runs inside a policy's decision (a check patched into a rule set's or the
+    observation's query, which doctrines call) would otherwise be caught by the side controller like any policy
+    crash and become a recorded ``PolicyFault``: the battle goes on and the test could pass.  Every fault whose
+    exception is an ``AssertionError`` is collected here and fails the test at its end, with the messages."""
+    from agents import side_controller
+
+    caught: list[str] = []
+    orig = side_controller.SideController._ask
+
+    def ask(self, decision, make_obs):
+        act, faults = orig(self, decision, make_obs)
+        caught.extend(f.message for f in faults if f.fault == "raise" and f.message.startswith("AssertionError"))
+        return act, faults
+
+    side_controller.SideController._ask = ask  # type: ignore[method-assign]
+    try:
+        yield
+    finally:
+        side_controller.SideController._ask = orig  # type: ignore[method-assign]
+    if caught:
+        pytest.fail(f"{len(caught)} assertion(s) failed inside policy decisions (recorded as faults): "
+                    + "; ".join(caught[:5]), pytrace=False)
