@@ -74,7 +74,7 @@ from __future__ import annotations
 
 import warnings
 from collections import deque
-from collections.abc import Generator, Hashable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
 from functools import lru_cache
 from typing import Any, cast
@@ -153,6 +153,15 @@ _BEYOND = Illegal("beyond_sight")
 _FP_LOW = Illegal("firepower_below_band")
 #: At most this many pairs in a battle's direct-shot memo (:meth:`HummelQuest._seen`) before it starts afresh.
 _SEEN_MAX = 1 << 20
+
+
+def _touches_none(_h: Hex) -> bool:
+    """The footprint of an answer that read no hex's occupants or obstacles (:meth:`HummelQuest.shot_footprint`)."""
+    return False
+
+
+_TOUCHES_NONE = _touches_none
+
 #: At most this many enemy hexes (and known-unseeing hexes per enemy hex) in :meth:`HummelQuest.visible`'s facts.
 _SEEN_BY_MAX = 4096
 
@@ -891,6 +900,59 @@ class HummelQuest(Ruleset):
             verdict = _sight_range_verdict(got, hx, th, best, hs, max_m, edges, no_damage)
             add(self.shot(battle, x, target) if verdict is None else verdict)
         return out
+
+    # --- what a shot reads (the hooks of answers kept across versions, :class:`agents.observation.Observation`) ----
+    def _any_indirect(self, battle: BoardView) -> bool:
+        """Whether a tank of ``battle`` carries an indirect weapon (§13): the vehicles are fixed for a battle."""
+        return any(w.indirect for t in battle.tanks for w in t.vehicle.weapons)
+
+    def pair_local_shots(self, battle: BoardView) -> bool:
+        """Whether a tank shot reads nothing of the board but its two tanks (hex, facing, status, ``rules_state``:
+        DT, OST, weapon readiness, ``moved_hexes``, ``sights_focus``), ``battle.rules_state`` (the active tank,
+        ``turns_completed`` -- which fixes ``battle.turn``, read for readiness, §7.4: ``turns_completed + 1`` at
+        every decision --, collapsed structures), the options, the terrain and the map's logged changes.
+
+        False where a shot reads a third tank: with ``tanks_give_cover`` (§7.5) a tank on the last intermediate
+        hex of a line gives the target hard cover (+1 TN, Reinforced Turret), whoever it is and whatever its
+        state (a move, not a map change, puts it there); with ``spotting`` (§13) an indirect attack is located by
+        any ally's LOS, so it reads every ally's hex -- false then whenever a tank of the battle has an indirect
+        weapon.  The hexes whose occupants a shot read are its :meth:`shot_footprint`."""
+        o = self._opts(battle)
+        if o.tanks_give_cover:
+            return False
+        return not (o.spotting and self._any_indirect(battle))
+
+    def shot_footprint(self, battle: BoardView, shot: Shot | Illegal, firer_hex: Hex, firer_facing: int,
+                       target_hex: Hex) -> Callable[[Hex], bool] | None:
+        """For the answer ``shot`` of :meth:`shot` (``fire=None``) from ``firer_hex`` at the tank on
+        ``target_hex`` (``firer_facing`` is not read: HQ sight has no facing, §7.5): ``touches(h)``, true for every
+        hex whose occupants or obstacles the answer read besides the two tanks' own, or ``None`` when it may have
+        read any hex's (the allies' positions of §13 spotting).
+
+        - a direct attack (a :class:`Shot` without ``indirect``): the last intermediate hex of each line that
+          is not hard cover itself, when ``tanks_give_cover`` and the lines cross no blocking hex and the
+          target's hex is no hard cover (:data:`~sim.rules.hummel_quest.sight.Crossed`'s ``check``: a tank
+          there gives cover, §7.5); else no hex (the terrain alone decided);
+        - an indirect attack, or a refusal: no hex when the firer has LOS to the target (§13 (a): located
+          without asking the allies; an indirect attack ignores cover) or ``spotting`` is off or no tank of the
+          battle has an indirect weapon (no location was asked of the allies); else ``None``: an ally's LOS
+          (§13 (b)) may have been read.  (Other refusals -- friendly, gone, same hex, no ready weapon -- read the
+          pair alone, so they are covered by the same answer.)
+        Tanks never block sight (§7.5), so the lines' blocking, the range and the Firepower needed read no
+        tank.  A wreck in HQ is a tank on its hex (§9), so it is an occupant like any other."""
+        o = self._opts(battle)
+        a, b = as_hex(firer_hex), as_hex(target_hex)
+        if isinstance(shot, Shot) and not shot.info.get("indirect"):
+            if not o.tanks_give_cover:
+                return _TOUCHES_NONE
+            fixed, check = self._sight_entry(battle, a, b, o.los_rule)[:2]
+            if fixed is not None or not check:
+                return _TOUCHES_NONE
+            hexes = frozenset(check)
+            return hexes.__contains__
+        if not (o.spotting and self._any_indirect(battle)) or self.los(battle, a, b):
+            return _TOUCHES_NONE
+        return None
 
     def _weapon_pool(self, battle: BoardView, s: TankState, fire: Action | None) -> list[Weapon] | Illegal:
         ws = list(s.vehicle.weapons)
