@@ -440,6 +440,8 @@ class Observation(StateQueries):
             t = battle.tanks[i]
             mem[i] = t.hex
             mem[("facing", i)] = t.facing
+        # the memory may have changed: a memo of it in a cache handed on (for_actor after an event) is dropped
+        self._cache.pop(("last_known",), None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise ReadOnlyError(f"observations are read-only: cannot set {name}")
@@ -599,14 +601,31 @@ class Observation(StateQueries):
         return self._shared_memo(("visible", self.side), compute)
 
     def enemies(self) -> list[TankView]:
-        """Visible live enemy tanks, in id order."""
-        return [TankView(self._b.tanks[i]) for i in self.visible_ids()]
+        """Visible live enemy tanks, in id order (a new list each call; the read-only views are made once per
+        board version and side, as :meth:`visible_ids`, whose answer is all they read besides the tanks they
+        proxy)."""
+        b = self._b
+        views = self._shared_memo(("enemies", self.side),
+                                  lambda: tuple(TankView(b.tanks[i]) for i in self.visible_ids()))
+        return list(views)
 
     def last_known(self) -> Mapping[int, Hex]:
-        """Last hex each live enemy was seen on, the visible ones included (see the class docstring)."""
-        return MappingProxyType({k: v for k, v in sorted((k, v) for k, v in self._last_known.items()
-                                                         if isinstance(k, int))
-                                 if self._b.tanks[k].alive})
+        """Last hex each live enemy was seen on, the visible ones included (see the class docstring).
+
+        Kept per decision and board version: the answer reads the side's memory, which only an observation's
+        constructor changes (and it drops this memo from the cache it is given), and which tanks are alive, which
+        only an event changes (it bumps the version)."""
+        c = self._cache
+        ent = c.get(("last_known",))
+        b = self._b
+        if ent is not None and ent[0] == b.version:
+            return ent[1]
+        tanks = b.tanks
+        v = MappingProxyType({k: h for k, h in sorted((k, h) for k, h in self._last_known.items()
+                                                      if isinstance(k, int))
+                              if tanks[k].alive})
+        c[("last_known",)] = (b.version, v)
+        return v
 
     def _remembered(self) -> tuple[tuple[int, Hex, int], ...]:
         """Live enemies not known now, with the hex and facing they were last seen with."""

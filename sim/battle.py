@@ -507,13 +507,17 @@ class SightMatrix:
             return
         dirty = sorted(set(tc[self.n_tanks:]))
         self.n_tanks, self.n_changes = len(tc), len(ch)
-        tanks = b.tanks
-        for d in dirty:
+        tanks, seen, seers = b.tanks, self.seen, self.seers
+        for d in dirty:  # every pair of d is forgotten (_forget inlined: a dirty tank has a pair per enemy)
             sd = tanks[d].side
             for t in tanks:
                 if t.side != sd:
-                    self._forget(d, t.tank_id)
-                    self._forget(t.tank_id, d)
+                    e = t.tank_id
+                    ent = seen.pop((d, e), None)
+                    if ent is not None and ent[0]:
+                        seers[e].discard(d)
+                    seen.pop((e, d), None)
+            seers[d].clear()  # each of its seers' pairs was just forgotten
 
     def visible(self, side: int) -> tuple[int, ...]:
         """Ids of the live enemies of ``side`` that at least one live tank of ``side`` sees, in id order.  The
@@ -527,6 +531,7 @@ class SightMatrix:
         self.update()
         tanks, seen = self.b.tanks, self.seen
         own = [s.tank_id for s in tanks if s.side == side and s.status == _ACTIVE and s.hex is not None]
+        n = len(self.b.map.changes)
         out = []
         for e in tanks:
             if e.side == side or e.status != _ACTIVE or e.hex is None:
@@ -541,7 +546,7 @@ class SightMatrix:
             if not found:
                 for s in own:
                     ent = seen.get((s, eid))
-                    if ent is not None and self._valid(s, eid, ent):
+                    if ent is not None and (ent[1] == n or self._valid(s, eid, ent)):
                         continue  # known not to see it (a seer would have been found above)
                     if self._set(s, eid):
                         found = True
