@@ -154,6 +154,22 @@ class TankView:
         return f"TankView({t.tank_id} {t.label!r} {t.vehicle_id} at {t.hex})"
 
 
+def _plain_field(name: str) -> property:
+    """A :class:`TankView` field read straight from the tank (an immutable value: no read-only copy): the same
+    answer as ``__getattr__``, found without the failed lookup that reaches it (the doctrines read ``hex`` of
+    every enemy many times a decision)."""
+    def get(self: TankView) -> Any:
+        return getattr(object.__getattribute__(self, "_t"), name)
+    get.__name__ = name
+    return property(get)
+
+
+for _name in ("tank_id", "label", "side", "vehicle_id", "hex", "facing", "turret_facing", "status", "alive",
+              "on_board"):
+    setattr(TankView, _name, _plain_field(_name))
+del _name
+
+
 #: Per battle: [version, {question: answer}] -- answers valid until the next event (weak: dies with the battle).
 _SHARED: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
 

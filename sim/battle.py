@@ -444,6 +444,9 @@ class SightMatrix:
         self.seen: dict[tuple[int, int], tuple[bool, int, Callable[[Hex], bool] | None]] = {}
         #: Per enemy id: the tanks whose known pair says they see it (checked for staleness when read).
         self.seers: list[set[int]] = [set() for _ in b.tanks]
+        #: Per enemy id: the tank last found to see it (kept after its pair is forgotten: :meth:`visible` tries it
+        #: first; only the order of the pair tests reads it, never an answer).
+        self.hint: list[int | None] = [None] * len(b.tanks)
         #: Per side: ``((len(tank_changes), len(map.changes)) when asked, the answer)``.
         self.last: dict[int, tuple[tuple[int, int], tuple[int, ...]]] = {}
 
@@ -451,6 +454,8 @@ class SightMatrix:
         b = self.b
         ts, te = b.tanks[s], b.tanks[e]
         v = bool(ts.alive and te.alive and ts.hex is not None and te.hex is not None and self.los(b, s, e))
+        if v:
+            self.hint[e] = s
         fp = self.footprint(b, s, e) if self.footprint is not None and ts.hex is not None and te.hex is not None \
             else None
         self.seen[(s, e)] = (v, len(b.map.changes), fp)
@@ -531,6 +536,8 @@ class SightMatrix:
         self.update()
         tanks, seen = self.b.tanks, self.seen
         own = [s.tank_id for s in tanks if s.side == side and s.status == _ACTIVE and s.hex is not None]
+        own_set = set(own)
+        hint = self.hint
         n = len(self.b.map.changes)
         out = []
         for e in tanks:
@@ -544,7 +551,11 @@ class SightMatrix:
                         found = True
                         break
             if not found:
-                for s in own:
+                # the tank that last saw it first (an enemy that moved or was seen by a tank that moved is most
+                # often still seen by it: one pair test instead of one per tank before it), then the others in
+                # id order; the answer is the same in any order (some tank sees it or none does)
+                h = hint[eid]
+                for s in (own if h is None or h not in own_set else (h, *own)):
                     ent = seen.get((s, eid))
                     if ent is not None and (ent[1] == n or self._valid(s, eid, ent)):
                         continue  # known not to see it (a seer would have been found above)
