@@ -447,6 +447,10 @@ class SightMatrix:
         #: Per enemy id: the tank last found to see it (kept after its pair is forgotten: :meth:`visible` tries it
         #: first; only the order of the pair tests reads it, never an answer).
         self.hint: list[int | None] = [None] * len(b.tanks)
+        #: Per side: ``{enemy: (len(tank_changes), len(map.changes))}`` when :meth:`visible` last found that no
+        #: tank of the side sees it (every pair known not to, valid up to then): what lets a later query look only
+        #: at the pairs of the tanks changed since.
+        self.unseen: dict[int, dict[int, tuple[int, int]]] = {}
         #: Per side: ``((len(tank_changes), len(map.changes)) when asked, the answer)``.
         self.last: dict[int, tuple[tuple[int, int], tuple[int, ...]]] = {}
 
@@ -509,6 +513,7 @@ class SightMatrix:
             self.n_tanks, self.n_changes = len(tc), len(ch)
             self.seen = {}
             self.seers = [set() for _ in b.tanks]
+            self.unseen = {}
             return
         dirty = sorted(set(tc[self.n_tanks:]))
         self.n_tanks, self.n_changes = len(tc), len(ch)
@@ -539,6 +544,10 @@ class SightMatrix:
         own_set = set(own)
         hint = self.hint
         n = len(self.b.map.changes)
+        tc = self.b.tank_changes
+        ntc = len(tc)
+        unseen = self.unseen.setdefault(side, {})
+        since: dict[int, set[int]] = {}  # tank_changes index -> the tanks changed since (per call)
         out = []
         for e in tanks:
             if e.side == side or e.status != _ACTIVE or e.hex is None:
@@ -551,11 +560,25 @@ class SightMatrix:
                         found = True
                         break
             if not found:
-                # the tank that last saw it first (an enemy that moved or was seen by a tank that moved is most
-                # often still seen by it: one pair test instead of one per tank before it), then the others in
-                # id order; the answer is the same in any order (some tank sees it or none does)
-                h = hint[eid]
-                for s in (own if h is None or h not in own_set else (h, *own)):
+                # an enemy no tank saw at the last check (``unseen``), with no obstacle change since and unchanged
+                # itself: only the pairs of the side's tanks changed since then are unknown (every other pair is
+                # still known not to see it, valid up to now), so only those are looked at
+                ue = unseen.get(eid)
+                pool: Iterable[int] = own
+                if ue is not None and ue[1] == n:
+                    changed = since.get(ue[0])
+                    if changed is None:
+                        changed = since[ue[0]] = set(tc[ue[0]:])
+                    if eid not in changed:
+                        pool = sorted(changed & own_set)
+                else:
+                    # the tank that last saw it first (an enemy that moved or was seen by a tank that moved is
+                    # most often still seen by it: one pair test instead of one per tank before it), then the
+                    # others in id order; the answer is the same in any order (some tank sees it or none does)
+                    h = hint[eid]
+                    if h is not None and h in own_set:
+                        pool = (h, *own)
+                for s in pool:
                     ent = seen.get((s, eid))
                     if ent is not None and (ent[1] == n or self._valid(s, eid, ent)):
                         continue  # known not to see it (a seer would have been found above)
@@ -564,6 +587,9 @@ class SightMatrix:
                         break
             if found:
                 out.append(eid)
+                unseen.pop(eid, None)
+            else:
+                unseen[eid] = (ntc, n)
         self.last[side] = (mark, tuple(out))
         return self.last[side][1]
 
