@@ -513,6 +513,10 @@ class Observation(StateQueries):
     # --- what the side knows ---------------------------------------------------------------------------------
     def _hidden(self) -> tuple[int, ...]:
         """Live enemies on the board that the side does not know for this decision (see the class docstring)."""
+        got = self._cache.get(("hidden",))
+        if got is not None:  # asked by every query: the memo read first, without making the closure below
+            return got
+
         def compute() -> tuple[int, ...]:
             known = set(self.known_ids())
             return tuple(t.tank_id for t in self._b.tanks if t.side != self.side and t.alive and t.tank_id not in known)
@@ -522,6 +526,10 @@ class Observation(StateQueries):
     def known_ids(self) -> tuple[int, ...]:
         """Ids of the live enemies the side knows for this decision (the class docstring): the visible ones, the
         ones the decision's actors may engage now, and the one whose action caused the decision; in id order."""
+        got = self._cache.get(("known",))
+        if got is not None:  # the memo read first, without making the closure below
+            return got
+
         def compute() -> tuple[int, ...]:
             b, legal, rs = self._b, self._legal, self._rs
             if b.hidden_tanks:
@@ -607,6 +615,9 @@ class Observation(StateQueries):
 
     def visible_ids(self) -> tuple[int, ...]:
         """Ids of the live enemy tanks the side sees (the rule set's spotting), in id order."""
+        got = self._shared.get(("visible", self.side))
+        if got is not None:  # the memo read first, without making the closure below
+            return got
         b = self._b
 
         def compute() -> tuple[int, ...]:
