@@ -154,6 +154,22 @@ class TankView:
         return f"TankView({t.tank_id} {t.label!r} {t.vehicle_id} at {t.hex})"
 
 
+def _plain_field(name: str) -> property:
+    """A :class:`TankView` field read straight from the tank (an immutable value: no read-only copy): the same
+    answer as ``__getattr__``, found without the failed lookup that reaches it (the doctrines read ``hex`` of
+    every enemy many times a decision)."""
+    def get(self: TankView) -> Any:
+        return getattr(object.__getattribute__(self, "_t"), name)
+    get.__name__ = name
+    return property(get)
+
+
+for _name in ("tank_id", "label", "side", "vehicle_id", "hex", "facing", "turret_facing", "status", "alive",
+              "on_board"):
+    setattr(TankView, _name, _plain_field(_name))
+del _name
+
+
 #: Per battle: [version, {question: answer}] -- answers valid until the next event (weak: dies with the battle).
 _SHARED: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
 
@@ -440,6 +456,8 @@ class Observation(StateQueries):
             t = battle.tanks[i]
             mem[i] = t.hex
             mem[("facing", i)] = t.facing
+        # the memory may have changed: a memo of it in a cache handed on (for_actor after an event) is dropped
+        self._cache.pop(("last_known",), None)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise ReadOnlyError(f"observations are read-only: cannot set {name}")
@@ -495,6 +513,10 @@ class Observation(StateQueries):
     # --- what the side knows ---------------------------------------------------------------------------------
     def _hidden(self) -> tuple[int, ...]:
         """Live enemies on the board that the side does not know for this decision (see the class docstring)."""
+        got = self._cache.get(("hidden",))
+        if got is not None:  # asked by every query: the memo read first, without making the closure below
+            return got
+
         def compute() -> tuple[int, ...]:
             known = set(self.known_ids())
             return tuple(t.tank_id for t in self._b.tanks if t.side != self.side and t.alive and t.tank_id not in known)
@@ -504,6 +526,10 @@ class Observation(StateQueries):
     def known_ids(self) -> tuple[int, ...]:
         """Ids of the live enemies the side knows for this decision (the class docstring): the visible ones, the
         ones the decision's actors may engage now, and the one whose action caused the decision; in id order."""
+        got = self._cache.get(("known",))
+        if got is not None:  # the memo read first, without making the closure below
+            return got
+
         def compute() -> tuple[int, ...]:
             b, legal, rs = self._b, self._legal, self._rs
             if b.hidden_tanks:
@@ -589,6 +615,9 @@ class Observation(StateQueries):
 
     def visible_ids(self) -> tuple[int, ...]:
         """Ids of the live enemy tanks the side sees (the rule set's spotting), in id order."""
+        got = self._shared.get(("visible", self.side))
+        if got is not None:  # the memo read first, without making the closure below
+            return got
         b = self._b
 
         def compute() -> tuple[int, ...]:
@@ -599,14 +628,31 @@ class Observation(StateQueries):
         return self._shared_memo(("visible", self.side), compute)
 
     def enemies(self) -> list[TankView]:
-        """Visible live enemy tanks, in id order."""
-        return [TankView(self._b.tanks[i]) for i in self.visible_ids()]
+        """Visible live enemy tanks, in id order (a new list each call; the read-only views are made once per
+        board version and side, as :meth:`visible_ids`, whose answer is all they read besides the tanks they
+        proxy)."""
+        b = self._b
+        views = self._shared_memo(("enemies", self.side),
+                                  lambda: tuple(TankView(b.tanks[i]) for i in self.visible_ids()))
+        return list(views)
 
     def last_known(self) -> Mapping[int, Hex]:
-        """Last hex each live enemy was seen on, the visible ones included (see the class docstring)."""
-        return MappingProxyType({k: v for k, v in sorted((k, v) for k, v in self._last_known.items()
-                                                         if isinstance(k, int))
-                                 if self._b.tanks[k].alive})
+        """Last hex each live enemy was seen on, the visible ones included (see the class docstring).
+
+        Kept per decision and board version: the answer reads the side's memory, which only an observation's
+        constructor changes (and it drops this memo from the cache it is given), and which tanks are alive, which
+        only an event changes (it bumps the version)."""
+        c = self._cache
+        ent = c.get(("last_known",))
+        b = self._b
+        if ent is not None and ent[0] == b.version:
+            return ent[1]
+        tanks = b.tanks
+        v = MappingProxyType({k: h for k, h in sorted((k, h) for k, h in self._last_known.items()
+                                                      if isinstance(k, int))
+                              if tanks[k].alive})
+        c[("last_known",)] = (b.version, v)
+        return v
 
     def _remembered(self) -> tuple[tuple[int, Hex, int], ...]:
         """Live enemies not known now, with the hex and facing they were last seen with."""

@@ -444,6 +444,13 @@ class SightMatrix:
         self.seen: dict[tuple[int, int], tuple[bool, int, Callable[[Hex], bool] | None]] = {}
         #: Per enemy id: the tanks whose known pair says they see it (checked for staleness when read).
         self.seers: list[set[int]] = [set() for _ in b.tanks]
+        #: Per enemy id: the tank last found to see it (kept after its pair is forgotten: :meth:`visible` tries it
+        #: first; only the order of the pair tests reads it, never an answer).
+        self.hint: list[int | None] = [None] * len(b.tanks)
+        #: Per side: ``{enemy: (len(tank_changes), len(map.changes))}`` when :meth:`visible` last found that no
+        #: tank of the side sees it (every pair known not to, valid up to then): what lets a later query look only
+        #: at the pairs of the tanks changed since.
+        self.unseen: dict[int, dict[int, tuple[int, int]]] = {}
         #: Per side: ``((len(tank_changes), len(map.changes)) when asked, the answer)``.
         self.last: dict[int, tuple[tuple[int, int], tuple[int, ...]]] = {}
 
@@ -451,6 +458,8 @@ class SightMatrix:
         b = self.b
         ts, te = b.tanks[s], b.tanks[e]
         v = bool(ts.alive and te.alive and ts.hex is not None and te.hex is not None and self.los(b, s, e))
+        if v:
+            self.hint[e] = s
         fp = self.footprint(b, s, e) if self.footprint is not None and ts.hex is not None and te.hex is not None \
             else None
         self.seen[(s, e)] = (v, len(b.map.changes), fp)
@@ -504,16 +513,21 @@ class SightMatrix:
             self.n_tanks, self.n_changes = len(tc), len(ch)
             self.seen = {}
             self.seers = [set() for _ in b.tanks]
+            self.unseen = {}
             return
         dirty = sorted(set(tc[self.n_tanks:]))
         self.n_tanks, self.n_changes = len(tc), len(ch)
-        tanks = b.tanks
-        for d in dirty:
+        tanks, seen, seers = b.tanks, self.seen, self.seers
+        for d in dirty:  # every pair of d is forgotten (_forget inlined: a dirty tank has a pair per enemy)
             sd = tanks[d].side
             for t in tanks:
                 if t.side != sd:
-                    self._forget(d, t.tank_id)
-                    self._forget(t.tank_id, d)
+                    e = t.tank_id
+                    ent = seen.pop((d, e), None)
+                    if ent is not None and ent[0]:
+                        seers[e].discard(d)
+                    seen.pop((e, d), None)
+            seers[d].clear()  # each of its seers' pairs was just forgotten
 
     def visible(self, side: int) -> tuple[int, ...]:
         """Ids of the live enemies of ``side`` that at least one live tank of ``side`` sees, in id order.  The
@@ -527,6 +541,13 @@ class SightMatrix:
         self.update()
         tanks, seen = self.b.tanks, self.seen
         own = [s.tank_id for s in tanks if s.side == side and s.status == _ACTIVE and s.hex is not None]
+        own_set = set(own)
+        hint = self.hint
+        n = len(self.b.map.changes)
+        tc = self.b.tank_changes
+        ntc = len(tc)
+        unseen = self.unseen.setdefault(side, {})
+        since: dict[int, set[int]] = {}  # tank_changes index -> the tanks changed since (per call)
         out = []
         for e in tanks:
             if e.side == side or e.status != _ACTIVE or e.hex is None:
@@ -539,15 +560,36 @@ class SightMatrix:
                         found = True
                         break
             if not found:
-                for s in own:
+                # an enemy no tank saw at the last check (``unseen``), with no obstacle change since and unchanged
+                # itself: only the pairs of the side's tanks changed since then are unknown (every other pair is
+                # still known not to see it, valid up to now), so only those are looked at
+                ue = unseen.get(eid)
+                pool: Iterable[int] = own
+                if ue is not None and ue[1] == n:
+                    changed = since.get(ue[0])
+                    if changed is None:
+                        changed = since[ue[0]] = set(tc[ue[0]:])
+                    if eid not in changed:
+                        pool = sorted(changed & own_set)
+                else:
+                    # the tank that last saw it first (an enemy that moved or was seen by a tank that moved is
+                    # most often still seen by it: one pair test instead of one per tank before it), then the
+                    # others in id order; the answer is the same in any order (some tank sees it or none does)
+                    h = hint[eid]
+                    if h is not None and h in own_set:
+                        pool = (h, *own)
+                for s in pool:
                     ent = seen.get((s, eid))
-                    if ent is not None and self._valid(s, eid, ent):
+                    if ent is not None and (ent[1] == n or self._valid(s, eid, ent)):
                         continue  # known not to see it (a seer would have been found above)
                     if self._set(s, eid):
                         found = True
                         break
             if found:
                 out.append(eid)
+                unseen.pop(eid, None)
+            else:
+                unseen[eid] = (ntc, n)
         self.last[side] = (mark, tuple(out))
         return self.last[side][1]
 

@@ -205,6 +205,9 @@ class Doctrine(Policy):
             pairs: Iterable[tuple[int, Any]] = zip(among, many(among, as_if=as_if, shooter=a))
         else:
             pairs = ((t, obs.odds(t, as_if=as_if, shooter=a)) for t in among)
+        cls = type(self)
+        if cls.target_value is Doctrine.target_value and cls.worth_firing is Doctrine.worth_firing:
+            return self._best_by_odds(pairs, worth)
         for t, o in pairs:
             if o is None or (o.p_kill <= 0 and o.p_hit <= 0):
                 continue
@@ -214,6 +217,29 @@ class Doctrine(Policy):
             if best is None or k > best[0]:
                 best = (k, t, o)
         return None if best is None else (best[1], best[2])
+
+    def _best_by_odds(self, pairs: Iterable[tuple[int, Any]], worth: bool) -> tuple[int, Any] | None:
+        """:meth:`best_target`'s loop for the default :meth:`target_value` (the kill odds) and
+        :meth:`worth_firing` (kill odds reach ``min_odds``): the same ``(target, odds)``.  The order key
+        ``(p_kill, p_kill, p_hit, -target)`` is compared as ``(p_kill, p_hit, -target)`` (the same order), and the
+        worth test is asked only of a pair that would beat the best so far (a pair that would not cannot change
+        the answer, worth it or not), so most pairs cost one comparison of their kill odds."""
+        best: tuple[int, Any] | None = None
+        bk = bh = bt = None
+        min_odds = self.min_odds if worth else None
+        for t, o in pairs:
+            if o is None:
+                continue
+            pk, ph = o.p_kill, o.p_hit
+            if bk is not None:
+                if pk < bk or (pk == bk and (ph < bh or (ph == bh and -t <= bt))):  # type: ignore[operator]
+                    continue
+            elif pk <= 0 and ph <= 0:
+                continue
+            if min_odds is not None and float(pk) < min_odds:
+                continue
+            bk, bh, bt, best = pk, ph, -t, (t, o)
+        return best
 
     def best_shot(self, obs: Any, actor: int | None = None, as_if: Any = None) -> tuple[int, Any] | None:
         """The best target worth a shot (:meth:`worth_firing`), as ``(target, odds)``, or ``None``."""
