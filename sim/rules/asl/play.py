@@ -360,6 +360,15 @@ def _shot_memo_key(battle: BoardView, s: TankState, t: TankState, ammo: str, kin
 
 
 @lru_cache(maxsize=65_536)
+def _line_hexes(a: Hex, c: Hex) -> frozenset[Hex]:
+    """The hexes of the LOS line between ``a`` and ``c`` as :meth:`ASL.los` traces it (from the lower to the higher
+    hex name, both ends included): :meth:`ASL.shot_footprint`."""
+    a, c = as_hex(a), as_hex(c)
+    p, q = (a, c) if a <= c else (c, a)
+    return frozenset(hex_line(p, q))
+
+
+@lru_cache(maxsize=65_536)
 def _key_of(items: tuple[tuple[str, Any], ...]) -> ShotKey:
     """:func:`~sim.rules.asl.odds.parse_params` of a board shot's parameters, cached (play asks for the same
     shots many times); raises :class:`~sim.rules.base.CaseError` like it."""
@@ -1061,6 +1070,42 @@ class ASL(Ruleset):
         return (hind < 6), hind
 
     # --- shots (asl.md 6) ---------------------------------------------------------------------------------------
+    def shots_read_footprint_occupants(self, battle: BoardView) -> bool:
+        """Whether a shot between two tanks reads nothing of the board but those two tanks (hex, facing, turret
+        facing, status, ``rules_state``), :meth:`lasting_rules_key`, the options, the terrain and the occupants of
+        the hexes of :meth:`shot_footprint` (the LOS line, whose live AFVs and wrecks hinder, asl.md 6.1): always
+        true.  Caches kept across versions (:class:`agents.observation.Observation`'s threat) then drop an answer
+        when one of its two tanks changed, when any tank that changed stood or now stands on its footprint
+        (``BattleState.state_change_hexes``), when a tank leaves or joins a side's hidden set on it, and redo
+        everything when the terrain changes."""
+        return True
+
+    def lasting_rules_key(self, battle: BoardView, target: int) -> tuple[Any, ...]:
+        """What every shot at own tank ``target`` by an enemy reads of ``battle.rules_state``: the phase, the mover,
+        the ATTACKER, ``free_turn`` and, only where a shot may read it, ``los_mp`` (a Bounding First shot by an
+        enemy mover reads the target's LOS MP, a Defensive First shot at the mover its firer's, C6.11: so in the MPh
+        when the mover is ``target`` or one of its enemies; :meth:`_shot_pre`).  Everything else a shot reads of
+        the battle-level state is none (:data:`_SHOT_BATTLE_FIELDS`).  Raises nothing; a value may be unhashable
+        (the caller checks)."""
+        brs = battle.rules_state
+        phase = brs.get("phase")
+        mover = brs.get("mover")
+        los_mp = None
+        if phase == "MPh" and mover is not None:
+            tanks = battle.tanks
+            if mover == target or (isinstance(mover, int) and 0 <= mover < len(tanks) and 0 <= target < len(tanks)
+                                   and tanks[mover].side != tanks[target].side):
+                los_mp = brs.get("los_mp")
+        return (phase, mover, brs.get("attacker"), brs.get("free_turn"), los_mp)
+
+    def shot_footprint(self, battle: BoardView, shot: Shot | Illegal, firer_hex: Hex, firer_facing: int,
+                       target_hex: Hex) -> Callable[[Hex], bool] | None:
+        """For the answer ``shot`` of a shot from ``firer_hex`` at ``target_hex``: ``touches(h)``, true for every
+        hex whose occupants or obstacles could change that answer: the hexes of the LOS line (:meth:`los`:
+        :func:`~sim.hexgrid.hex_line` from the lower to the higher hex name), both ends included (asl.md 6.1:
+        only the line's interior hinders; the ends are kept as a margin).  Raises nothing."""
+        return _line_hexes(firer_hex, target_hex).__contains__
+
     def _shot_kind(self, battle: BoardView, shooter: int) -> str:
         phase = battle.rules_state.get("phase")
         if phase == "MPh":
