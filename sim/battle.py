@@ -201,12 +201,12 @@ class BattleState:
         if self._hidden:
             raise RuntimeError(f"cannot emit {e.kind} while tanks {list(self._hidden)} are hidden (a side's view)")
         tid = getattr(e, "tank", None)
-        named = tid.__class__ is int and 0 <= tid < len(self.tanks)
-        before = self.tanks[tid].hex if named else None
+        t = self.tanks[tid] if type(tid) is int and 0 <= tid < len(self.tanks) else None
+        before = t.hex if t is not None else None
         apply(self, e)
-        if tid.__class__ is int:
+        if type(tid) is int:
             self.state_changes.append(tid)
-            self.state_change_hexes.append((before, self.tanks[tid].hex if named else None))
+            self.state_change_hexes.append((before, t.hex if t is not None else None))
         rolls = self.dice.take() if self.dice is not None else ()
         entry = LogEntry(len(self.log), self.turn, e, rolls)
         self.log.append(entry)
