@@ -932,7 +932,8 @@ class Observation(StateQueries):
 
         Where shots also read the occupants of their footprint (``occupants``: ASL's LOS line, whose AFVs and
         wrecks hinder; the rules key then ``lasting_rules_key(battle, tid)``, what shots at ``tid`` read of the
-        battle-level state), a term also reads which tanks stand on its footprint in the side's view: so a change
+        battle-level state, or ``None``: answers about ``tid`` not worth keeping, the sum computed afresh), a term
+        also reads which tanks stand on its footprint in the side's view: so a change
         of any tank that stood or now stands on it (``BattleState.state_change_hexes``: its hex before and after
         each event; ``None`` footprint: any tank on the board) drops the term, and so does a tank joining or
         leaving the side's hidden set (off the board in the side's view) on it; the entry holds that hidden set
@@ -944,6 +945,8 @@ class Observation(StateQueries):
                 rules = self._rs.lasting_rules_key(b, tid)
                 hash(rules)
             except TypeError:   # an unhashable battle-level value: the fresh sum
+                rules = None
+            if rules is None:   # (or answers about ``tid`` not worth keeping, says the rule set)
                 return _sum_terms(self._threat_terms(tid, h, facing, known, remembered))
         sc = b.state_changes  # type: ignore[attr-defined]  # a BattleState (_lasting checked)
         nsc, nmc = len(sc), len(b.map.changes)

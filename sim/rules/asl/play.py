@@ -1080,21 +1080,25 @@ class ASL(Ruleset):
         everything when the terrain changes."""
         return True
 
-    def lasting_rules_key(self, battle: BoardView, target: int) -> tuple[Any, ...]:
+    def lasting_rules_key(self, battle: BoardView, target: int) -> tuple[Any, ...] | None:
         """What every shot at own tank ``target`` by an enemy reads of ``battle.rules_state``: the phase, the mover,
         the ATTACKER, ``free_turn`` and, only where a shot may read it, ``los_mp`` (a Bounding First shot by an
-        enemy mover reads the target's LOS MP, a Defensive First shot at the mover its firer's, C6.11: so in the MPh
-        when the mover is ``target`` or one of its enemies; :meth:`_shot_pre`).  Everything else a shot reads of
-        the battle-level state is none (:data:`_SHOT_BATTLE_FIELDS`).  Raises nothing; a value may be unhashable
-        (the caller checks)."""
+        enemy mover reads the target's LOS MP, C6.11: so in the MPh when the mover is an enemy of ``target``;
+        :meth:`_shot_pre`).  Everything else a shot reads of the battle-level state is none
+        (:data:`_SHOT_BATTLE_FIELDS`).  ``None`` when answers about ``target`` are not worth keeping across
+        versions: ``target`` is the mover of the MPh (every MP it spends is an event that changes it, and the LOS MP
+        a Defensive First shot at it reads: issue 14 measured no answer about a mover asked again before it
+        changed).  Raises nothing; a value may be unhashable (the caller checks)."""
         brs = battle.rules_state
         phase = brs.get("phase")
         mover = brs.get("mover")
         los_mp = None
         if phase == "MPh" and mover is not None:
+            if mover == target:
+                return None
             tanks = battle.tanks
-            if mover == target or (isinstance(mover, int) and 0 <= mover < len(tanks) and 0 <= target < len(tanks)
-                                   and tanks[mover].side != tanks[target].side):
+            if (isinstance(mover, int) and 0 <= mover < len(tanks) and 0 <= target < len(tanks)
+                    and tanks[mover].side != tanks[target].side):
                 los_mp = brs.get("los_mp")
         return (phase, mover, brs.get("attacker"), brs.get("free_turn"), los_mp)
 
