@@ -846,10 +846,20 @@ class Observation(StateQueries):
         terms: dict[int, Fraction | None] = {}
         odds = self._rs.odds
         where = self._rs.shot_footprint if touches is not None else None
+        # a rule set may answer the kill odds without making the shots (the same values; its footprint then reads
+        # no shot: it is given None)
+        kills_at = getattr(self._rs, "kill_odds_at", None)
         with self._side_view():
             if known:
                 tanks = self._b.tanks
                 view = HypoView(self._b, tid, h, facing)
+                if kills_at is not None:
+                    for e, pk in zip(known, kills_at(view, known, tid)):
+                        terms[e] = pk
+                        if where is not None:
+                            te = tanks[e]
+                            touches[e] = None if te.hex is None else where(self._b, None, te.hex, te.facing, h)  # type: ignore[index]
+                    known = ()
                 for e, shot in zip(known, self._rs.shots_at(view, known, tid)):
                     terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
                     if where is not None:
@@ -871,8 +881,12 @@ class Observation(StateQueries):
                 # the view copies), shared by every threat query
                 seen = self._shared_memo(("ghost", hidden, e, eh, ef),
                                          lambda e=e, eh=eh, ef=ef: HypoView(self._b, e, eh, ef))
-                shot = self._rs.shots_at(HypoView(seen, tid, h, facing), (e,), tid)[0]
-                terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+                if kills_at is not None:
+                    terms[e] = kills_at(HypoView(seen, tid, h, facing), (e,), tid)[0]
+                    shot = None
+                else:
+                    shot = self._rs.shots_at(HypoView(seen, tid, h, facing), (e,), tid)[0]
+                    terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
                 if where is not None:
                     touches[e] = where(self._b, shot, eh, ef, h)  # type: ignore[index]
         return terms

@@ -15,12 +15,13 @@ from __future__ import annotations
 import benchmarks.battle as bench
 from agents import observation as obs_mod
 from sim.rules.asl.play import ASL
+from sim.rules.base import Illegal
 from sim.runner import run_battle
 from tests.test_ps_lasting_memo import _fresh_threat
 
 
 def _checked(monkeypatch) -> dict[str, int]:
-    seen = {"threat": 0, "kept": 0, "hidden": 0, "remembered": 0}
+    seen = {"threat": 0, "kept": 0, "hidden": 0, "remembered": 0, "kill_odds": 0, "kill_odds_legal": 0}
     orig = obs_mod.Observation._lasting_threat
 
     def lasting_threat(self, lasting, tid, h, facing, known, remembered):
@@ -36,7 +37,18 @@ def _checked(monkeypatch) -> dict[str, int]:
                             any(t in store[k][0] and store[k][0][t] is terms[t] for t in terms))
         return got
 
+    orig_kills = ASL.kill_odds_at
+
+    def kill_odds_at(self, battle, shooters, target):   # every threat term, the mover's too (summed afresh)
+        got = orig_kills(self, battle, shooters, target)
+        fresh = [self.shot(battle, s, target) for s in shooters]
+        assert got == [None if isinstance(sh, Illegal) else self.odds(sh.key).p_kill for sh in fresh]
+        seen["kill_odds"] += 1
+        seen["kill_odds_legal"] += sum(x is not None for x in got)
+        return got
+
     monkeypatch.setattr(obs_mod.Observation, "_lasting_threat", lasting_threat)
+    monkeypatch.setattr(ASL, "kill_odds_at", kill_odds_at)
     return seen
 
 
@@ -47,6 +59,7 @@ def test_asl_lasting_threats_equal_fresh_ones_advance_v_greedy(monkeypatch):
     res = run_battle(spec, seed=1, record_events=False, decision_timeout_s=0)
     assert res.row["turns"] >= 1
     assert seen["threat"] > 100 and seen["kept"] > 0
+    assert seen["kill_odds"] > 300 and seen["kill_odds_legal"] > 1000
 
 
 def test_asl_lasting_threats_equal_fresh_ones_greedy_v_greedy(monkeypatch):

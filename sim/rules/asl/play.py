@@ -209,10 +209,11 @@ class _ShotMemo:
     only by events, but for hiding, which sets a hex to ``None``: such a tank is never looked up; emptied with
     ``parts``; never a view's placed copy).  ``batches`` holds whole answers of :meth:`ASL.targets` and
     :meth:`ASL.shots` asked of the battle itself at ``version`` (see there; emptied with ``parts``, at most
-    :data:`_BATCH_MEMO_SIZE`).  All are emptied together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id
-    never outlives its table."""
+    :data:`_BATCH_MEMO_SIZE`).  ``kills`` holds the kill odds of the shots :meth:`ASL.kill_odds_at` asked, by the
+    key of ``shots`` (``None``: no legal shot; emptied alone at :data:`_SHOT_MEMO_SIZE`).  All are emptied
+    together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
 
-    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches")
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches", "kills")
 
     def __init__(self) -> None:
         self.version = -1
@@ -224,6 +225,7 @@ class _ShotMemo:
         self.pre: dict[tuple, tuple | Illegal] = {}
         self.able: dict[int, str | None] = {}
         self.batches: dict[tuple, Any] = {}
+        self.kills: dict[tuple, Fraction | None] = {}
 
     def clear(self) -> None:
         self.version = -1
@@ -235,6 +237,7 @@ class _ShotMemo:
         self.pre = {}
         self.able = {}
         self.batches = {}
+        self.kills = {}
 
     def intern(self, values: tuple) -> int:
         ids = self.ids
@@ -542,14 +545,16 @@ class _KeyFamily:
     not given them: :func:`_shot_key`).  ``parse_params`` reads these seven only through those checks and the
     turret-facing default, and sets every other field from the others alone, so the key is equal to the one it
     would build; anything else (and every ask before the family's first key) goes through :func:`_shot_key`.
-    Issue 14: this skips re-parsing some 40 parameters per new key."""
+    Issue 14: this skips re-parsing some 40 parameters per new key.  ``kills`` maps a ``sub`` to the kill odds of
+    its key (``None`` for a refusal: :meth:`ASL._kill_geometry`), at most :data:`_KEY_FAMILY_SIZE` entries."""
 
-    __slots__ = ("values", "template", "keys")
+    __slots__ = ("values", "template", "keys", "kills")
 
     def __init__(self, values: tuple[Any, ...]):
         self.values = values   # :func:`_shot_key`'s values with None at _SUB_AT
         self.template: ShotKey | None = None
         self.keys: dict[tuple, ShotKey | str] = {}
+        self.kills: dict[tuple, Fraction | None] = {}
 
     def full(self, sub: tuple) -> tuple[Any, ...]:
         """:func:`_shot_key`'s values for the geometry ``sub``."""
@@ -590,6 +595,8 @@ class _KeyFamily:
 _KEY_FAMILIES: dict[tuple, _KeyFamily] = {}
 _KEY_FAMILIES_SIZE = 4096
 _KEY_FAMILY_SIZE = 16_384
+#: Not in a family's ``kills`` (a miss; ``None`` there is a refusal).
+_NO_KILL: Any = object()
 
 #: The moves of a movement state ``(hex, facing)`` (:func:`_moves`), shared by every search and map (pure hex
 #: geometry); emptied when it reaches the size below.
@@ -1102,9 +1109,10 @@ class ASL(Ruleset):
                 los_mp = brs.get("los_mp")
         return (phase, mover, brs.get("attacker"), brs.get("free_turn"), los_mp)
 
-    def shot_footprint(self, battle: BoardView, shot: Shot | Illegal, firer_hex: Hex, firer_facing: int,
+    def shot_footprint(self, battle: BoardView, shot: Shot | Illegal | None, firer_hex: Hex, firer_facing: int,
                        target_hex: Hex) -> Callable[[Hex], bool] | None:
-        """For the answer ``shot`` of a shot from ``firer_hex`` at ``target_hex``: ``touches(h)``, true for every
+        """For the answer ``shot`` (unread: ``None`` is fine) of a shot from ``firer_hex`` at ``target_hex``:
+        ``touches(h)``, true for every
         hex whose occupants or obstacles could change that answer: the hexes of the LOS line (:meth:`los`:
         :func:`~sim.hexgrid.hex_line` from the lower to the higher hex name), both ends included (asl.md 6.1:
         only the line's interior hinders; the ends are kept as a margin).  Raises nothing.
@@ -1215,6 +1223,14 @@ class ASL(Ruleset):
         done once (:meth:`_shots_batch`)."""
         return self._shots_batch(battle, [(s, target) for s in shooters], None)
 
+    def kill_odds_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Fraction | None]:
+        """``[None if illegal else odds(sh.key).p_kill for sh in shots_at(battle, shooters, target)]`` (the same
+        exact values in that order), without making the shots where the shot table does not hold them
+        (:meth:`_kill_geometry`): what a side's threat sums (:meth:`agents.observation.Observation.threat`)."""
+        odds = self.odds
+        return [odds(x.key).p_kill if isinstance(x, Shot) else None if isinstance(x, Illegal) else x
+                for x in self._shots_batch_now(battle, [(s, target) for s in shooters], None, True)]
+
     def _shots_batch(self, battle: BoardView, pairs: list[tuple[int, Any]], kind: str | None
                      ) -> list[Shot | Illegal]:
         """``[_shot(battle, s, t, None, kind) for s, t in pairs]``, the same answers in that order, with what
@@ -1225,7 +1241,15 @@ class ASL(Ruleset):
         these hold for the whole batch; a table that fills up mid-batch is handed to :meth:`_shot` (which empties
         it), as is every ask this path does not take (bad or friendly targets, off-board tanks, another kind of
         board)."""
-        out: list[Shot | Illegal] = []
+        return self._shots_batch_now(battle, pairs, kind, False)
+
+    def _shots_batch_now(self, battle: BoardView, pairs: list[tuple[int, Any]], kind: str | None, kills: bool
+                         ) -> list[Any]:
+        """:meth:`_shots_batch`'s answers; with ``kills`` (:meth:`kill_odds_at`) a mixture: the kill odds (or
+        ``None``) of the shots the main path answers, kept by the shot table's key in its ``kills``
+        (:meth:`_kill_geometry`), and shots or refusals where it hands the ask to :meth:`_shot` (the caller turns
+        those into kill odds)."""
+        out: list[Any] = []
         if not pairs:
             return out
         root = battle
@@ -1268,6 +1292,7 @@ class ASL(Ruleset):
         n = len(tanks)
         parts = memo.parts
         shots = memo.shots
+        kill_tab = memo.kills
         pre_tab = memo.pre
         bpart = memo.battle_part
         tv = root.map.terrain_version
@@ -1376,6 +1401,18 @@ class ASL(Ruleset):
                 continue
             key = (sid, tid, "AP", kind, spid, tpid, bpart, sh_, s.facing, s.turret_facing, th, t.facing,
                    t.turret_facing, lo[0], lo[1], tv)
+            if kills:
+                pk = kill_tab.get(key, _NO_KILL)
+                if pk is _NO_KILL:
+                    pre_key = key[:10] + key[15:]
+                    pre = pre_tab.get(pre_key)
+                    if pre is None:
+                        pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", kind)
+                    if len(kill_tab) >= _SHOT_MEMO_SIZE:
+                        kill_tab.clear()
+                    pk = kill_tab[key] = self._kill_geometry(root, s, t, lo[1], pre)
+                out.append(pk)
+                continue
             got = shots.get(key)
             if got is None:
                 pre_key = key[:10] + key[15:]
@@ -1486,6 +1523,47 @@ class ASL(Ruleset):
                        pre: tuple | Illegal) -> Shot | Illegal:
         """The rest of :meth:`_shot_now`: the shot from :meth:`_shot_pre`'s answer ``pre`` (for these two tanks,
         ``ammo`` and the board) with the target's hex, VCA and TCA and the LOS hindrance ``hind``."""
+        got = self._geometry(battle, s, t, hind, pre)
+        if isinstance(got, Illegal):
+            return got
+        fam, sub, turn_to, pivot_to = got
+        key = fam.keys.get(sub)
+        if key is None:
+            key = fam.make(sub)
+        if isinstance(key, str):
+            return Illegal(key)
+        rng, _ca, _tem, _hind, hull_down, aspect, turret_aspect = sub
+        info = {"range": rng, "kind": pre[0], "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
+                "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
+                "phase": battle.rules_state.get("phase")}
+        return _new_shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
+
+    def _kill_geometry(self, battle: BoardView, s: TankState, t: TankState, hind: int, pre: tuple | Illegal
+                       ) -> Fraction | None:
+        """``odds(shot.key).p_kill`` of :meth:`_shot_geometry`'s answer (``None`` for a refusal), without making the
+        shot: the kill odds are kept per geometry in the :class:`_KeyFamily` (``kills``), as its keys are."""
+        got = self._geometry(battle, s, t, hind, pre)
+        if isinstance(got, Illegal):
+            return None
+        fam, sub, _turn_to, _pivot_to = got
+        kills = fam.kills
+        pk = kills.get(sub, _NO_KILL)
+        if pk is _NO_KILL:
+            key = fam.keys.get(sub)
+            if key is None:
+                key = fam.make(sub)
+            pk = None if isinstance(key, str) else self.odds(key).p_kill
+            if len(kills) >= _KEY_FAMILY_SIZE:
+                kills.clear()
+            kills[sub] = pk
+        return pk
+
+    def _geometry(self, battle: BoardView, s: TankState, t: TankState, hind: int, pre: tuple | Illegal
+                  ) -> tuple[_KeyFamily, tuple, int | None, int | None] | Illegal:
+        """The part of :meth:`_shot_geometry` that reads the target's hex, VCA and TCA and the hindrance ``hind``:
+        ``(family, sub, turn_to, pivot_to)`` -- the :class:`_KeyFamily` of ``pre``, the seven geometric values of
+        the key, the TCA or VCA the shot turns to --, or the refusal it makes (``pre``'s own, a Case A the shot
+        cannot pay, no basic TK number)."""
         if isinstance(pre, Illegal):
             return pre
         (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
@@ -1519,20 +1597,11 @@ class ASL(Ruleset):
             hd_hex = trs.get("hd_hex")
             hull_down = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
                              and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
-        # The ShotKey of these values, built once per distinct set: every other parameter is a value of the two
+        # The ShotKey of these values is built once per distinct set: every other parameter is a value of the two
         # vehicles, the ammunition or the options (asl.md 10.1).  The values that are not part of ``pre`` (the
         # ones read from the two hexes, the facings and the LOS) key the table of the _KeyFamily ``pre`` carries
         # (the family of every shot with pre's other values, shared by all firers, targets and battles).
-        sub = (rng, ca_change, tem, hind, hull_down, aspect, turret_aspect)
-        key = fam.keys.get(sub)
-        if key is None:
-            key = fam.make(sub)
-        if isinstance(key, str):
-            return Illegal(key)
-        info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
-                "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
-                "phase": battle.rules_state.get("phase")}
-        return _new_shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
+        return fam, (rng, ca_change, tem, hind, hull_down, aspect, turret_aspect), turn_to, pivot_to
 
     @staticmethod
     def _key_values(battle: BoardView, veh: asl_tables.Vehicle, tv: asl_tables.Vehicle, ammo: str, basic: int,
