@@ -193,6 +193,9 @@ _SHOT_TANK_FIELDS = ("abandoned", "shocked", "uk", "stunned", "recall", "ma", "a
 _SHOT_BATTLE_FIELDS = ("phase", "mover", "attacker", "free_turn", "los_mp")
 #: Entries of one battle's shot table before it is emptied (a bound on memory, not on correctness).
 _SHOT_MEMO_SIZE = 40_000
+#: Targets' kill-odds tables kept per battle (:attr:`_ShotMemo.kills`, :meth:`ASL._kill_odds_fast`) before they are
+#: emptied.
+_KILL_TARGETS = 4096
 #: Whole batch answers kept per battle version (:attr:`_ShotMemo.batches`) before they are emptied.
 _BATCH_MEMO_SIZE = 2048
 
@@ -209,8 +212,8 @@ class _ShotMemo:
     only by events, but for hiding, which sets a hex to ``None``: such a tank is never looked up; emptied with
     ``parts``; never a view's placed copy).  ``batches`` holds whole answers of :meth:`ASL.targets` and
     :meth:`ASL.shots` asked of the battle itself at ``version`` (see there; emptied with ``parts``, at most
-    :data:`_BATCH_MEMO_SIZE`).  ``kills`` holds the kill odds of the shots :meth:`ASL.kill_odds_at` asked, by the
-    key of ``shots`` (``None``: no legal shot; emptied alone at :data:`_SHOT_MEMO_SIZE`).  All are emptied
+    :data:`_BATCH_MEMO_SIZE`).  ``kills`` holds the kill odds of the shots :meth:`ASL.kill_odds_at` asked, per
+    target placement and shooter (:meth:`ASL._kill_odds_fast`; ``None``: no legal shot).  All are emptied
     together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
 
     __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches", "kills")
@@ -225,7 +228,7 @@ class _ShotMemo:
         self.pre: dict[tuple, tuple | Illegal] = {}
         self.able: dict[int, str | None] = {}
         self.batches: dict[tuple, Any] = {}
-        self.kills: dict[tuple, Fraction | None] = {}
+        self.kills: dict[tuple, dict[tuple, Fraction | None]] = {}
 
     def clear(self) -> None:
         self.version = -1
@@ -1227,9 +1230,146 @@ class ASL(Ruleset):
         """``[None if illegal else odds(sh.key).p_kill for sh in shots_at(battle, shooters, target)]`` (the same
         exact values in that order), without making the shots where the shot table does not hold them
         (:meth:`_kill_geometry`): what a side's threat sums (:meth:`agents.observation.Observation.threat`)."""
+        shooters = list(shooters)
+        fast = self._kill_odds_fast(battle, shooters, target)
+        if fast is not None:
+            return fast
         odds = self.odds
-        return [odds(x.key).p_kill if isinstance(x, Shot) else None if isinstance(x, Illegal) else x
-                for x in self._shots_batch_now(battle, [(s, target) for s in shooters], None, True)]
+        return [None if isinstance(x, Illegal) else odds(x.key).p_kill
+                for x in self._shots_batch(battle, [(s, target) for s in shooters], None)]
+
+    def _kill_odds_fast(self, battle: BoardView, shooters: list[int], target: int) -> list[Fraction | None] | None:
+        """:meth:`kill_odds_at` on a battle or on one what-if view over a battle (what a threat asks: the target
+        placed), target a live tank on the board; ``None`` for any other ask (the caller then takes the shots).
+
+        The loop of :meth:`_shots_batch` for one target: the same refusals, LOS (the battle's answers table, the
+        view's placed tank's two hexes checked on the line) and :meth:`_shot_pre` table, the target's part read
+        once, and the kill odds (:meth:`_kill_geometry`) kept in the shot table's ``kills``:
+        ``{(target, its part, hex, VCA, TCA, battle part, terrain version): {(shooter, its part, hex, VCA, TCA,
+        hindrance): kill odds or None}}`` -- together the key of :func:`_shot_memo_key` for an AP shot of the
+        ``kind`` of the phase with a clear LOS, so everything the answer reads (at most :data:`_KILL_TARGETS`
+        targets' tables, emptied when full, each emptied at :data:`_SHOT_MEMO_SIZE`).  A shooter the view places,
+        off the board, friendly or on the target's hex is asked of :meth:`_shot`."""
+        view: HypoView | None = None
+        if type(battle) is HypoView and isinstance(battle, HypoView):   # (isinstance: for the type checker)
+            view = battle
+        root = battle if view is None else view.base
+        if type(root) is not BattleState or not isinstance(root, BattleState) or type(target) is not int:
+            return None
+        tanks = battle.tanks
+        n = len(tanks)
+        if not 0 <= target < n:
+            return None
+        t = tanks[target]
+        th = t.hex
+        if th is None or type(th) is not Hex or not t.alive:
+            return None
+        view_moved = None
+        try:
+            memo = _shot_table(root)
+            if memo is None:
+                return None
+            tpid = None
+            if view is not None:
+                view_moved = view.moved
+                if view_moved[0] == target:
+                    tpid = memo.views.get(view)
+                    if tpid is None:
+                        tpid = memo.views[view] = _tank_part(memo, t)
+            if tpid is None:
+                tpid = memo.parts.get(target)
+                if tpid is None:
+                    tpid = memo.parts[target] = _tank_part(memo, t)
+        except TypeError:
+            return None
+        ent = self._los_entry(root)
+        g = ent[2]
+        idx = g.cells
+        w = g.w
+        obstacles = g.obstacles
+        if th not in idx:
+            return None
+        old = new = i_old = i_new = None
+        if view_moved is not None:
+            _m, old, new = view_moved
+            i_old = idx.get(old) if old is not None else None
+            i_new = idx.get(new) if new is not None else None
+        bpart = memo.battle_part
+        tv = root.map.terrain_version
+        kills = memo.kills
+        tkey = (target, tpid, th, t.facing, t.turret_facing, bpart, tv)
+        tab = kills.get(tkey)
+        if tab is None:
+            if len(kills) >= _KILL_TARGETS:
+                kills.clear()
+            tab = kills[tkey] = {}
+        elif len(tab) >= _SHOT_MEMO_SIZE:
+            tab.clear()
+        parts = memo.parts
+        able = memo.able
+        pre_tab = memo.pre
+        answers = ent[0]
+        tside = t.side
+        no = "?"
+        out: list[Fraction | None] = []
+        for sid in shooters:
+            s = tanks[sid] if type(sid) is int and 0 <= sid < n else None
+            sh_ = s.hex if s is not None else None
+            if s is None or sh_ is None or type(sh_) is not Hex or s.side == tside or sh_ == th \
+                    or (view_moved is not None and sid == view_moved[0]):
+                x = self._shot(battle, sid, target, None, None)
+                out.append(None if isinstance(x, Illegal) else self.odds(x.key).p_kill)
+                continue
+            why = able.get(sid, no)
+            if why is no:
+                why = able[sid] = able_to_fire(s)
+            if why:
+                out.append(None)
+                continue
+            # los(battle, s.hex, t.hex), as _shots_batch inlines it
+            p, q = (sh_, th) if sh_ <= th else (th, sh_)
+            ip = idx.get(p)
+            if ip is None or q not in idx:
+                lo = self.los(battle, sh_, th)
+            elif view_moved is None:
+                lo = answers.get((p, q))
+                if lo is None:
+                    lo = answers[(p, q)] = self._los(root, p, q, ent)
+            else:
+                low, mask = line_mask(q[0] - p[0], q[1] - p[1], w)
+                sh = ip + low
+                if (obstacles >> sh) & mask:
+                    lo = (False, 0)
+                elif ((old is not None and (i_old is None or (i_old >= sh and (mask >> (i_old - sh)) & 1)))
+                      or (new is not None and (i_new is None or (i_new >= sh and (mask >> (i_new - sh)) & 1)))):
+                    lo = self._los(battle, p, q)
+                else:
+                    lo = answers.get((p, q))
+                    if lo is None:
+                        lo = answers[(p, q)] = self._los(root, p, q, ent)
+            if not lo[0]:
+                out.append(None)
+                continue
+            spid = parts.get(sid)
+            if spid is None:
+                try:
+                    spid = parts[sid] = _tank_part(memo, s)
+                except TypeError:
+                    x = self._shot_now(battle, sid, target, None, None, lo)
+                    out.append(None if isinstance(x, Illegal) else self.odds(x.key).p_kill)
+                    continue
+            ikey = (sid, spid, sh_, s.facing, s.turret_facing, lo[1])
+            pk = tab.get(ikey, _NO_KILL)
+            if pk is _NO_KILL:
+                pre_key = (sid, target, "AP", None, spid, tpid, bpart, sh_, s.facing, s.turret_facing, tv)
+                pre = pre_tab.get(pre_key)
+                if pre is None:
+                    if len(pre_tab) >= _SHOT_MEMO_SIZE:
+                        pre_tab.clear()
+                    pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", None)
+                pk = tab[ikey] = self._kill_geometry(root, s, t, lo[1], pre)
+            out.append(pk)
+        return out
 
     def _shots_batch(self, battle: BoardView, pairs: list[tuple[int, Any]], kind: str | None
                      ) -> list[Shot | Illegal]:
@@ -1241,15 +1381,7 @@ class ASL(Ruleset):
         these hold for the whole batch; a table that fills up mid-batch is handed to :meth:`_shot` (which empties
         it), as is every ask this path does not take (bad or friendly targets, off-board tanks, another kind of
         board)."""
-        return self._shots_batch_now(battle, pairs, kind, False)
-
-    def _shots_batch_now(self, battle: BoardView, pairs: list[tuple[int, Any]], kind: str | None, kills: bool
-                         ) -> list[Any]:
-        """:meth:`_shots_batch`'s answers; with ``kills`` (:meth:`kill_odds_at`) a mixture: the kill odds (or
-        ``None``) of the shots the main path answers, kept by the shot table's key in its ``kills``
-        (:meth:`_kill_geometry`), and shots or refusals where it hands the ask to :meth:`_shot` (the caller turns
-        those into kill odds)."""
-        out: list[Any] = []
+        out: list[Shot | Illegal] = []
         if not pairs:
             return out
         root = battle
@@ -1292,7 +1424,6 @@ class ASL(Ruleset):
         n = len(tanks)
         parts = memo.parts
         shots = memo.shots
-        kill_tab = memo.kills
         pre_tab = memo.pre
         bpart = memo.battle_part
         tv = root.map.terrain_version
@@ -1401,18 +1532,6 @@ class ASL(Ruleset):
                 continue
             key = (sid, tid, "AP", kind, spid, tpid, bpart, sh_, s.facing, s.turret_facing, th, t.facing,
                    t.turret_facing, lo[0], lo[1], tv)
-            if kills:
-                pk = kill_tab.get(key, _NO_KILL)
-                if pk is _NO_KILL:
-                    pre_key = key[:10] + key[15:]
-                    pre = pre_tab.get(pre_key)
-                    if pre is None:
-                        pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", kind)
-                    if len(kill_tab) >= _SHOT_MEMO_SIZE:
-                        kill_tab.clear()
-                    pk = kill_tab[key] = self._kill_geometry(root, s, t, lo[1], pre)
-                out.append(pk)
-                continue
             got = shots.get(key)
             if got is None:
                 pre_key = key[:10] + key[15:]
