@@ -892,10 +892,20 @@ class Observation(StateQueries):
         terms: dict[int, Fraction | None] = {}
         odds = self._rs.odds
         where = self._rs.shot_footprint if touches is not None else None
+        # a rule set may answer the kill odds without making the shots (the same values; its footprint then reads
+        # no shot: it is given None)
+        kills_at = getattr(self._rs, "kill_odds_at", None)
         with self._side_view():
             if known:
                 tanks = self._b.tanks
                 view = HypoView(self._b, tid, h, facing)
+                if kills_at is not None:
+                    for e, pk in zip(known, kills_at(view, known, tid)):
+                        terms[e] = pk
+                        if where is not None:
+                            te = tanks[e]
+                            touches[e] = None if te.hex is None else where(self._b, None, te.hex, te.facing, h)  # type: ignore[index]
+                    known = ()
                 for e, shot in zip(known, self._rs.shots_at(view, known, tid)):
                     terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
                     if where is not None:
@@ -911,45 +921,62 @@ class Observation(StateQueries):
                     if where is not None:
                         touches[e] = where(self._b, shot, eh, ef, h)  # type: ignore[index]
                 return terms
-            if touches is not None:
-                touches.update((e, None) for e, _eh, _ef in ghosts)
             hidden = self._hidden()
             for e, eh, ef in ghosts:
                 # the enemy where it was last seen: one view per board version and side view (the key: what
                 # the view copies), shared by every threat query
                 seen = self._shared_memo(("ghost", hidden, e, eh, ef),
                                          lambda e=e, eh=eh, ef=ef: HypoView(self._b, e, eh, ef))
-                shot = self._rs.shots_at(HypoView(seen, tid, h, facing), (e,), tid)[0]
-                terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+                if kills_at is not None:
+                    terms[e] = kills_at(HypoView(seen, tid, h, facing), (e,), tid)[0]
+                    shot = None
+                else:
+                    shot = self._rs.shots_at(HypoView(seen, tid, h, facing), (e,), tid)[0]
+                    terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
+                if where is not None:
+                    touches[e] = where(self._b, shot, eh, ef, h)  # type: ignore[index]
         return terms
 
-    def _lasting(self) -> tuple[dict, tuple] | None:
-        """``(store, rules key)`` of the battle's lasting memo (answers kept across versions, patched pair by pair
-        as tanks change), or ``None`` where it does not apply: the battle is not a
-        :class:`~sim.battle.BattleState` (which logs ``state_changes``), the rule set does not say its shots are
-        pair-local (``pair_local_shots``), or its battle-level state is not hashable.  The rules key is
-        ``battle.rules_state`` as sorted items (a shot may read it: Panzer Squadron's active tank)."""
-        def compute() -> tuple[dict, tuple] | None:
+    def _lasting(self) -> tuple[dict, tuple | None, bool] | None:
+        """``(store, rules key, occupants)`` of the battle's lasting memo (answers kept across versions, patched
+        pair by pair as tanks change), or ``None`` where it does not apply: the battle is not a
+        :class:`~sim.battle.BattleState` (which logs ``state_changes``), the rule set says neither that its shots
+        are pair-local (``pair_local_shots``) nor that they read, besides the pair, only the occupants of their
+        footprint (``shots_read_footprint_occupants``, with ``shot_footprint``: ASL, where live AFVs on the LOS
+        line hinder; then ``occupants`` is true), or its battle-level state is not hashable.  The rules key is
+        ``battle.rules_state`` as sorted items (a shot may read it: Panzer Squadron's active tank); ``None`` when
+        the rule set names what its shots at a tank read of it (``lasting_rules_key(battle, target)``, asked per
+        threat)."""
+        def compute() -> tuple[dict, tuple | None, bool] | None:
             b = self._b
-            local = getattr(self._rs, "pair_local_shots", None)
-            if not isinstance(b, BattleState) or local is None or not local(b):
+            rs = self._rs
+            if not isinstance(b, BattleState):
                 return None
-            try:
-                rules = tuple(sorted(b.rules_state.items()))
-                hash(rules)
-            except TypeError:
-                return None
+            local = getattr(rs, "pair_local_shots", None)
+            occupants = False
+            if local is None or not local(b):
+                reads = getattr(rs, "shots_read_footprint_occupants", None)
+                if reads is None or not hasattr(rs, "shot_footprint") or not reads(b):
+                    return None
+                occupants = True
+            rules: tuple | None = None
+            if not hasattr(rs, "lasting_rules_key"):
+                try:
+                    rules = tuple(sorted(b.rules_state.items()))
+                    hash(rules)
+                except TypeError:
+                    return None
             store = _LASTING.get(b)
             if store is None:
                 store = _LASTING[b] = {}
             elif len(store) >= _LASTING_MAX:
                 store.clear()
-            return store, rules
+            return store, rules, occupants
 
         return self._shared_memo(("lasting",), compute)
 
-    def _lasting_threat(self, lasting: tuple[dict, tuple], tid: int, h: Hex, facing: int, known: tuple[int, ...],
-                        remembered: tuple[tuple[int, Hex, int], ...]) -> Fraction:
+    def _lasting_threat(self, lasting: tuple[dict, tuple | None, bool], tid: int, h: Hex, facing: int,
+                        known: tuple[int, ...], remembered: tuple[tuple[int, Hex, int], ...]) -> Fraction:
         """:meth:`threat` kept across versions, term by term (:meth:`_threat_terms`).
 
         Under pair-local shots (:meth:`_lasting`) a term reads only its enemy (where it is, or its memory ``(hex,
@@ -961,15 +988,32 @@ class Observation(StateQueries):
         rule set's ``shot_footprint``: the hexes whose obstacles the shot read; ``None`` or a rule set without it:
         any change), an unlocated one (the terrain) empties the entry, a change of ``tid`` empties it, a change of
         an enemy drops that enemy's terms (``BattleState.state_changes``); the terms missing are computed, and the
-        sum is redone unless the terms summed last time are all kept.  So the answer is always the fresh one."""
-        store, rules = lasting
+        sum is redone unless the terms summed last time are all kept.  So the answer is always the fresh one.
+
+        Where shots also read the occupants of their footprint (``occupants``: ASL's LOS line, whose AFVs and
+        wrecks hinder; the rules key then ``lasting_rules_key(battle, tid)``, what shots at ``tid`` read of the
+        battle-level state, or ``None``: answers about ``tid`` not worth keeping, the sum computed afresh), a term
+        also reads which tanks stand on its footprint in the side's view: so a change
+        of any tank that stood or now stands on it (``BattleState.state_change_hexes``: its hex before and after
+        each event; ``None`` footprint: any tank on the board) drops the term, and so does a tank joining or
+        leaving the side's hidden set (off the board in the side's view) on it; the entry holds that hidden set
+        too."""
+        store, rules, occupants = lasting
         b = self._b
+        if rules is None:
+            try:
+                rules = self._rs.lasting_rules_key(b, tid)
+                hash(rules)
+            except TypeError:   # an unhashable battle-level value: the fresh sum
+                rules = None
+            if rules is None:   # (or answers about ``tid`` not worth keeping, says the rule set)
+                return _sum_terms(self._threat_terms(tid, h, facing, known, remembered))
         sc = b.state_changes  # type: ignore[attr-defined]  # a BattleState (_lasting checked)
         nsc, nmc = len(sc), len(b.map.changes)
         key = ("threat", self.side, tid, h, facing, rules)
         ent = store.get(key)
         if ent is None:
-            ent = store[key] = [{}, nsc, nmc, None, Fraction(0)]
+            ent = store[key] = [{}, nsc, nmc, None, Fraction(0), self._hidden() if occupants else None]
         terms: dict[Any, tuple[Fraction | None, Callable[[Hex], bool] | None]] = ent[0]
         if ent[2] != nmc:
             logged = b.map.changes[ent[2]:]
@@ -989,6 +1033,21 @@ class Observation(StateQueries):
                 for k in [k for k in terms if k[1] in changed]:
                     del terms[k]
                     ent[3] = None
+                if occupants and terms:
+                    moved = {c for pair in b.state_change_hexes[ent[1]:nsc]  # type: ignore[attr-defined]
+                             for c in pair if c is not None}
+                    if moved and self._drop_touching(terms, moved):
+                        ent[3] = None
+        if occupants:
+            hidden = self._hidden()
+            if ent[5] != hidden:
+                if terms:
+                    tanks = b.tanks
+                    flipped = {tanks[x].hex for x in set(hidden).symmetric_difference(ent[5])}
+                    flipped.discard(None)
+                    if flipped and self._drop_touching(terms, flipped):  # type: ignore[arg-type]
+                        ent[3] = None
+                ent[5] = hidden
         ent[1], ent[2] = nsc, nmc
         sel = (known, remembered)
         if ent[3] == sel:
@@ -1016,6 +1075,16 @@ class Observation(StateQueries):
         v = total.value()
         ent[3], ent[4] = sel, v
         return v
+
+    @staticmethod
+    def _drop_touching(terms: dict[Any, tuple[Fraction | None, Callable[[Hex], bool] | None]],
+                       hexes: set[Hex]) -> bool:
+        """Drop from ``terms`` (of :meth:`_lasting_threat`) every term whose footprint holds one of ``hexes``
+        (``None``: any); whether one was dropped."""
+        drop = [k for k, (_x, t) in terms.items() if t is None or any(t(c) for c in hexes)]
+        for k in drop:
+            del terms[k]
+        return bool(drop)
 
     # --- search ---------------------------------------------------------------------------------------------------
     def hidden_ids(self) -> tuple[int, ...]:

@@ -181,6 +181,10 @@ class BattleState:
         #: order: what caches kept across versions read to patch only the answers about those tanks
         #: (:class:`agents.observation.Observation`'s lasting memo).  No other event changes a tank.
         self.state_changes: list[int] = []
+        #: Per entry of :attr:`state_changes`, the tank's hex just before and just after that event (``None``: off
+        #: the board): what caches of answers that read the occupants of some hexes (an ASL shot's LOS line, asl.md
+        #: 6.1) read to drop only the answers whose hexes a changed tank left or entered.
+        self.state_change_hexes: list[tuple[Hex | None, Hex | None]] = []
         #: Tank ids on each hex (live, wrecked or incapacitated), sorted; hexes without tanks are left out.  A
         #: plain dict of the battle's own (not the map graph's node attributes): a side's view (:meth:`hiding`)
         #: and every movement search read and change it many times per decision.
@@ -196,10 +200,13 @@ class BattleState:
         Raises ``RuntimeError`` inside :meth:`hiding` (a side's view of the board is read-only)."""
         if self._hidden:
             raise RuntimeError(f"cannot emit {e.kind} while tanks {list(self._hidden)} are hidden (a side's view)")
-        apply(self, e)
         tid = getattr(e, "tank", None)
-        if tid.__class__ is int:
+        t = self.tanks[tid] if type(tid) is int and 0 <= tid < len(self.tanks) else None
+        before = t.hex if t is not None else None
+        apply(self, e)
+        if type(tid) is int:
             self.state_changes.append(tid)
+            self.state_change_hexes.append((before, t.hex if t is not None else None))
         rolls = self.dice.take() if self.dice is not None else ()
         entry = LogEntry(len(self.log), self.turn, e, rolls)
         self.log.append(entry)

@@ -76,6 +76,7 @@ def fork(battle: BattleState, *, dice: DiceSource | None = None, remove: Iterabl
     new.listeners = []
     new.tank_changes = []  # the copy's own; incremental caches are kept per battle object (a copy starts afresh)
     new.state_changes = []
+    new.state_change_hexes = []
     new.dice = dice
     new.origin_version = battle.version
     for tid in remove:

@@ -193,6 +193,9 @@ _SHOT_TANK_FIELDS = ("abandoned", "shocked", "uk", "stunned", "recall", "ma", "a
 _SHOT_BATTLE_FIELDS = ("phase", "mover", "attacker", "free_turn", "los_mp")
 #: Entries of one battle's shot table before it is emptied (a bound on memory, not on correctness).
 _SHOT_MEMO_SIZE = 40_000
+#: Targets' kill-odds tables kept per battle (:attr:`_ShotMemo.kills`, :meth:`ASL._kill_odds_fast`) before they are
+#: emptied.
+_KILL_TARGETS = 4096
 #: Whole batch answers kept per battle version (:attr:`_ShotMemo.batches`) before they are emptied.
 _BATCH_MEMO_SIZE = 2048
 
@@ -209,10 +212,11 @@ class _ShotMemo:
     only by events, but for hiding, which sets a hex to ``None``: such a tank is never looked up; emptied with
     ``parts``; never a view's placed copy).  ``batches`` holds whole answers of :meth:`ASL.targets` and
     :meth:`ASL.shots` asked of the battle itself at ``version`` (see there; emptied with ``parts``, at most
-    :data:`_BATCH_MEMO_SIZE`).  All are emptied together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id
-    never outlives its table."""
+    :data:`_BATCH_MEMO_SIZE`).  ``kills`` holds the kill odds of the shots :meth:`ASL.kill_odds_at` asked, per
+    target placement and shooter (:meth:`ASL._kill_odds_fast`; ``None``: no legal shot).  All are emptied
+    together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
 
-    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches")
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches", "kills")
 
     def __init__(self) -> None:
         self.version = -1
@@ -224,6 +228,7 @@ class _ShotMemo:
         self.pre: dict[tuple, tuple | Illegal] = {}
         self.able: dict[int, str | None] = {}
         self.batches: dict[tuple, Any] = {}
+        self.kills: dict[tuple, dict[tuple, Fraction | None]] = {}
 
     def clear(self) -> None:
         self.version = -1
@@ -235,6 +240,7 @@ class _ShotMemo:
         self.pre = {}
         self.able = {}
         self.batches = {}
+        self.kills = {}
 
     def intern(self, values: tuple) -> int:
         ids = self.ids
@@ -357,6 +363,15 @@ def _shot_memo_key(battle: BoardView, s: TankState, t: TankState, ammo: str, kin
     clear, hind = los
     return memo, (sid, tid, ammo, kind, spid, tpid, memo.battle_part, s.hex, s.facing,
                         s.turret_facing, t.hex, t.facing, t.turret_facing, clear, hind, root.map.terrain_version)
+
+
+@lru_cache(maxsize=65_536)
+def _line_hexes(a: Hex, c: Hex) -> frozenset[Hex]:
+    """The hexes of the LOS line between ``a`` and ``c`` as :meth:`ASL.los` traces it (from the lower to the higher
+    hex name, both ends included): :meth:`ASL.shot_footprint`."""
+    a, c = as_hex(a), as_hex(c)
+    p, q = (a, c) if a <= c else (c, a)
+    return frozenset(hex_line(p, q))
 
 
 @lru_cache(maxsize=65_536)
@@ -533,14 +548,16 @@ class _KeyFamily:
     not given them: :func:`_shot_key`).  ``parse_params`` reads these seven only through those checks and the
     turret-facing default, and sets every other field from the others alone, so the key is equal to the one it
     would build; anything else (and every ask before the family's first key) goes through :func:`_shot_key`.
-    Issue 14: this skips re-parsing some 40 parameters per new key."""
+    Issue 14: this skips re-parsing some 40 parameters per new key.  ``kills`` maps a ``sub`` to the kill odds of
+    its key (``None`` for a refusal: :meth:`ASL._kill_geometry`), at most :data:`_KEY_FAMILY_SIZE` entries."""
 
-    __slots__ = ("values", "template", "keys")
+    __slots__ = ("values", "template", "keys", "kills")
 
     def __init__(self, values: tuple[Any, ...]):
         self.values = values   # :func:`_shot_key`'s values with None at _SUB_AT
         self.template: ShotKey | None = None
         self.keys: dict[tuple, ShotKey | str] = {}
+        self.kills: dict[tuple, Fraction | None] = {}
 
     def full(self, sub: tuple) -> tuple[Any, ...]:
         """:func:`_shot_key`'s values for the geometry ``sub``."""
@@ -581,6 +598,8 @@ class _KeyFamily:
 _KEY_FAMILIES: dict[tuple, _KeyFamily] = {}
 _KEY_FAMILIES_SIZE = 4096
 _KEY_FAMILY_SIZE = 16_384
+#: Not in a family's ``kills`` (a miss; ``None`` there is a refusal).
+_NO_KILL: Any = object()
 
 #: The moves of a movement state ``(hex, facing)`` (:func:`_moves`), shared by every search and map (pure hex
 #: geometry); emptied when it reaches the size below.
@@ -1061,6 +1080,56 @@ class ASL(Ruleset):
         return (hind < 6), hind
 
     # --- shots (asl.md 6) ---------------------------------------------------------------------------------------
+    def shots_read_footprint_occupants(self, battle: BoardView) -> bool:
+        """Whether a shot between two tanks reads nothing of the board but those two tanks (hex, facing, turret
+        facing, status, ``rules_state``), :meth:`lasting_rules_key`, the options, the terrain and the occupants of
+        the hexes of :meth:`shot_footprint` (the LOS line, whose live AFVs and wrecks hinder, asl.md 6.1): always
+        true.  Caches kept across versions (:class:`agents.observation.Observation`'s threat) then drop an answer
+        when one of its two tanks changed, when any tank that changed stood or now stands on its footprint
+        (``BattleState.state_change_hexes``), when a tank leaves or joins a side's hidden set on it, and redo
+        everything when the terrain changes."""
+        return True
+
+    def lasting_rules_key(self, battle: BoardView, target: int) -> tuple[Any, ...] | None:
+        """What every shot at own tank ``target`` by an enemy reads of ``battle.rules_state``: the phase, the mover,
+        the ATTACKER, ``free_turn`` and, only where a shot may read it, ``los_mp`` (a Bounding First shot by an
+        enemy mover reads the target's LOS MP, C6.11: so in the MPh when the mover is an enemy of ``target``;
+        :meth:`_shot_pre`).  Everything else a shot reads of the battle-level state is none
+        (:data:`_SHOT_BATTLE_FIELDS`).  ``None`` when answers about ``target`` are not worth keeping across
+        versions: ``target`` is the mover of the MPh (every MP it spends is an event that changes it, and the LOS MP
+        a Defensive First shot at it reads: issue 14 measured no answer about a mover asked again before it
+        changed).  Raises nothing; a value may be unhashable (the caller checks)."""
+        brs = battle.rules_state
+        phase = brs.get("phase")
+        mover = brs.get("mover")
+        los_mp = None
+        if phase == "MPh" and mover is not None:
+            if mover == target:
+                return None
+            tanks = battle.tanks
+            if (isinstance(mover, int) and 0 <= mover < len(tanks) and 0 <= target < len(tanks)
+                    and tanks[mover].side != tanks[target].side):
+                los_mp = brs.get("los_mp")
+        return (phase, mover, brs.get("attacker"), brs.get("free_turn"), los_mp)
+
+    def shot_footprint(self, battle: BoardView, shot: Shot | Illegal | None, firer_hex: Hex, firer_facing: int,
+                       target_hex: Hex) -> Callable[[Hex], bool] | None:
+        """For the answer ``shot`` (unread: ``None`` is fine) of a shot from ``firer_hex`` at ``target_hex``:
+        ``touches(h)``, true for every
+        hex whose occupants or obstacles could change that answer: the hexes of the LOS line (:meth:`los`:
+        :func:`~sim.hexgrid.hex_line` from the lower to the higher hex name), both ends included (asl.md 6.1:
+        only the line's interior hinders; the ends are kept as a margin).  Raises nothing.
+
+        Speed: the line is traced only for a hex asked that lies between the two ends (every hex of a hex line
+        ``p`` -> ``q`` is ``i`` hexes from ``p`` and ``distance(p, q) - i`` from ``q``), most answers never being
+        asked at all."""
+        a, c = firer_hex, target_hex
+        n = distance(a, c)
+
+        def touches(h: Hex) -> bool:
+            return distance(a, h) + distance(h, c) == n and h in _line_hexes(a, c)
+        return touches
+
     def _shot_kind(self, battle: BoardView, shooter: int) -> str:
         phase = battle.rules_state.get("phase")
         if phase == "MPh":
@@ -1156,6 +1225,151 @@ class ASL(Ruleset):
         """``[shot(battle, s, target) for s in shooters]`` (the same answers in that order), the target's part
         done once (:meth:`_shots_batch`)."""
         return self._shots_batch(battle, [(s, target) for s in shooters], None)
+
+    def kill_odds_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Fraction | None]:
+        """``[None if illegal else odds(sh.key).p_kill for sh in shots_at(battle, shooters, target)]`` (the same
+        exact values in that order), without making the shots where the shot table does not hold them
+        (:meth:`_kill_geometry`): what a side's threat sums (:meth:`agents.observation.Observation.threat`)."""
+        shooters = list(shooters)
+        fast = self._kill_odds_fast(battle, shooters, target)
+        if fast is not None:
+            return fast
+        odds = self.odds
+        return [None if isinstance(x, Illegal) else odds(x.key).p_kill
+                for x in self._shots_batch(battle, [(s, target) for s in shooters], None)]
+
+    def _kill_odds_fast(self, battle: BoardView, shooters: list[int], target: int) -> list[Fraction | None] | None:
+        """:meth:`kill_odds_at` on a battle or on one what-if view over a battle (what a threat asks: the target
+        placed), target a live tank on the board; ``None`` for any other ask (the caller then takes the shots).
+
+        The loop of :meth:`_shots_batch` for one target: the same refusals, LOS (the battle's answers table, the
+        view's placed tank's two hexes checked on the line) and :meth:`_shot_pre` table, the target's part read
+        once, and the kill odds (:meth:`_kill_geometry`) kept in the shot table's ``kills``:
+        ``{(target, its part, hex, VCA, TCA, battle part, terrain version): {(shooter, its part, hex, VCA, TCA,
+        hindrance): kill odds or None}}`` -- together the key of :func:`_shot_memo_key` for an AP shot of the
+        ``kind`` of the phase with a clear LOS, so everything the answer reads (at most :data:`_KILL_TARGETS`
+        targets' tables, emptied when full, each emptied at :data:`_SHOT_MEMO_SIZE`).  A shooter the view places,
+        off the board, friendly or on the target's hex is asked of :meth:`_shot`."""
+        view: HypoView | None = None
+        if type(battle) is HypoView and isinstance(battle, HypoView):   # (isinstance: for the type checker)
+            view = battle
+        root = battle if view is None else view.base
+        if type(root) is not BattleState or not isinstance(root, BattleState) or type(target) is not int:
+            return None
+        tanks = battle.tanks
+        n = len(tanks)
+        if not 0 <= target < n:
+            return None
+        t = tanks[target]
+        th = t.hex
+        if th is None or type(th) is not Hex or not t.alive:
+            return None
+        view_moved = None
+        try:
+            memo = _shot_table(root)
+            if memo is None:
+                return None
+            tpid = None
+            if view is not None:
+                view_moved = view.moved
+                if view_moved[0] == target:
+                    tpid = memo.views.get(view)
+                    if tpid is None:
+                        tpid = memo.views[view] = _tank_part(memo, t)
+            if tpid is None:
+                tpid = memo.parts.get(target)
+                if tpid is None:
+                    tpid = memo.parts[target] = _tank_part(memo, t)
+        except TypeError:
+            return None
+        ent = self._los_entry(root)
+        g = ent[2]
+        idx = g.cells
+        w = g.w
+        obstacles = g.obstacles
+        if th not in idx:
+            return None
+        old = new = i_old = i_new = None
+        if view_moved is not None:
+            _m, old, new = view_moved
+            i_old = idx.get(old) if old is not None else None
+            i_new = idx.get(new) if new is not None else None
+        bpart = memo.battle_part
+        tv = root.map.terrain_version
+        kills = memo.kills
+        tkey = (target, tpid, th, t.facing, t.turret_facing, bpart, tv)
+        tab = kills.get(tkey)
+        if tab is None:
+            if len(kills) >= _KILL_TARGETS:
+                kills.clear()
+            tab = kills[tkey] = {}
+        elif len(tab) >= _SHOT_MEMO_SIZE:
+            tab.clear()
+        parts = memo.parts
+        able = memo.able
+        pre_tab = memo.pre
+        answers = ent[0]
+        tside = t.side
+        no = "?"
+        out: list[Fraction | None] = []
+        for sid in shooters:
+            s = tanks[sid] if type(sid) is int and 0 <= sid < n else None
+            sh_ = s.hex if s is not None else None
+            if s is None or sh_ is None or type(sh_) is not Hex or s.side == tside or sh_ == th \
+                    or (view_moved is not None and sid == view_moved[0]):
+                x = self._shot(battle, sid, target, None, None)
+                out.append(None if isinstance(x, Illegal) else self.odds(x.key).p_kill)
+                continue
+            why = able.get(sid, no)
+            if why is no:
+                why = able[sid] = able_to_fire(s)
+            if why:
+                out.append(None)
+                continue
+            # los(battle, s.hex, t.hex), as _shots_batch inlines it
+            p, q = (sh_, th) if sh_ <= th else (th, sh_)
+            ip = idx.get(p)
+            if ip is None or q not in idx:
+                lo = self.los(battle, sh_, th)
+            elif view_moved is None:
+                lo = answers.get((p, q))
+                if lo is None:
+                    lo = answers[(p, q)] = self._los(root, p, q, ent)
+            else:
+                low, mask = line_mask(q[0] - p[0], q[1] - p[1], w)
+                sh = ip + low
+                if (obstacles >> sh) & mask:
+                    lo = (False, 0)
+                elif ((old is not None and (i_old is None or (i_old >= sh and (mask >> (i_old - sh)) & 1)))
+                      or (new is not None and (i_new is None or (i_new >= sh and (mask >> (i_new - sh)) & 1)))):
+                    lo = self._los(battle, p, q)
+                else:
+                    lo = answers.get((p, q))
+                    if lo is None:
+                        lo = answers[(p, q)] = self._los(root, p, q, ent)
+            if not lo[0]:
+                out.append(None)
+                continue
+            spid = parts.get(sid)
+            if spid is None:
+                try:
+                    spid = parts[sid] = _tank_part(memo, s)
+                except TypeError:
+                    x = self._shot_now(battle, sid, target, None, None, lo)
+                    out.append(None if isinstance(x, Illegal) else self.odds(x.key).p_kill)
+                    continue
+            ikey = (sid, spid, sh_, s.facing, s.turret_facing, lo[1])
+            pk = tab.get(ikey, _NO_KILL)
+            if pk is _NO_KILL:
+                pre_key = (sid, target, "AP", None, spid, tpid, bpart, sh_, s.facing, s.turret_facing, tv)
+                pre = pre_tab.get(pre_key)
+                if pre is None:
+                    if len(pre_tab) >= _SHOT_MEMO_SIZE:
+                        pre_tab.clear()
+                    pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", None)
+                pk = tab[ikey] = self._kill_geometry(root, s, t, lo[1], pre)
+            out.append(pk)
+        return out
 
     def _shots_batch(self, battle: BoardView, pairs: list[tuple[int, Any]], kind: str | None
                      ) -> list[Shot | Illegal]:
@@ -1428,6 +1642,47 @@ class ASL(Ruleset):
                        pre: tuple | Illegal) -> Shot | Illegal:
         """The rest of :meth:`_shot_now`: the shot from :meth:`_shot_pre`'s answer ``pre`` (for these two tanks,
         ``ammo`` and the board) with the target's hex, VCA and TCA and the LOS hindrance ``hind``."""
+        got = self._geometry(battle, s, t, hind, pre)
+        if isinstance(got, Illegal):
+            return got
+        fam, sub, turn_to, pivot_to = got
+        key = fam.keys.get(sub)
+        if key is None:
+            key = fam.make(sub)
+        if isinstance(key, str):
+            return Illegal(key)
+        rng, _ca, _tem, _hind, hull_down, aspect, turret_aspect = sub
+        info = {"range": rng, "kind": pre[0], "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
+                "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
+                "phase": battle.rules_state.get("phase")}
+        return _new_shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
+
+    def _kill_geometry(self, battle: BoardView, s: TankState, t: TankState, hind: int, pre: tuple | Illegal
+                       ) -> Fraction | None:
+        """``odds(shot.key).p_kill`` of :meth:`_shot_geometry`'s answer (``None`` for a refusal), without making the
+        shot: the kill odds are kept per geometry in the :class:`_KeyFamily` (``kills``), as its keys are."""
+        got = self._geometry(battle, s, t, hind, pre)
+        if isinstance(got, Illegal):
+            return None
+        fam, sub, _turn_to, _pivot_to = got
+        kills = fam.kills
+        pk = kills.get(sub, _NO_KILL)
+        if pk is _NO_KILL:
+            key = fam.keys.get(sub)
+            if key is None:
+                key = fam.make(sub)
+            pk = None if isinstance(key, str) else self.odds(key).p_kill
+            if len(kills) >= _KEY_FAMILY_SIZE:
+                kills.clear()
+            kills[sub] = pk
+        return pk
+
+    def _geometry(self, battle: BoardView, s: TankState, t: TankState, hind: int, pre: tuple | Illegal
+                  ) -> tuple[_KeyFamily, tuple, int | None, int | None] | Illegal:
+        """The part of :meth:`_shot_geometry` that reads the target's hex, VCA and TCA and the hindrance ``hind``:
+        ``(family, sub, turn_to, pivot_to)`` -- the :class:`_KeyFamily` of ``pre``, the seven geometric values of
+        the key, the TCA or VCA the shot turns to --, or the refusal it makes (``pre``'s own, a Case A the shot
+        cannot pay, no basic TK number)."""
         if isinstance(pre, Illegal):
             return pre
         (kind, veh, tv, turret, vertex, fm, tstate, basic, firer_obstacle, firer_los_mp, target_los_mp,
@@ -1461,20 +1716,11 @@ class ASL(Ruleset):
             hd_hex = trs.get("hd_hex")
             hull_down = bool(hd_hex and tuple(t.hex) == tuple(hd_hex)
                              and hull_down_hexsides(t.hex, s.hex, tuple(trs.get("hull_down", ()))))
-        # The ShotKey of these values, built once per distinct set: every other parameter is a value of the two
+        # The ShotKey of these values is built once per distinct set: every other parameter is a value of the two
         # vehicles, the ammunition or the options (asl.md 10.1).  The values that are not part of ``pre`` (the
         # ones read from the two hexes, the facings and the LOS) key the table of the _KeyFamily ``pre`` carries
         # (the family of every shot with pre's other values, shared by all firers, targets and battles).
-        sub = (rng, ca_change, tem, hind, hull_down, aspect, turret_aspect)
-        key = fam.keys.get(sub)
-        if key is None:
-            key = fam.make(sub)
-        if isinstance(key, str):
-            return Illegal(key)
-        info = {"range": rng, "kind": kind, "ammo": ammo, "turn_to": turn_to, "pivot_to": pivot_to,
-                "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
-                "phase": battle.rules_state.get("phase")}
-        return _new_shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
+        return fam, (rng, ca_change, tem, hind, hull_down, aspect, turret_aspect), turn_to, pivot_to
 
     @staticmethod
     def _key_values(battle: BoardView, veh: asl_tables.Vehicle, tv: asl_tables.Vehicle, ammo: str, basic: int,
