@@ -464,9 +464,11 @@ class PanzerSquadron(Ruleset):
         opts = battle.options
         obstacles = self.obstacles(battle)
         rules = self.sight_rules(opts)
-        lines = None if opts.live_tanks_block_los else _pair_lines(battle.map, obstacles, rules)
-        g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
-                          opts.exceptional_modifier, lines)
+        if opts.live_tanks_block_los:
+            g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
+                              opts.exceptional_modifier)
+        else:
+            g = _terrain_geometry(battle, hx, facing, gun, s.vehicle, t.hex, t.facing, t.vehicle, obstacles, rules)
         if not g["shot_allowed"]:
             refused = GeometryIllegal(g["reason"])
             refused.los = g["los"]
@@ -1081,6 +1083,71 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
         box[key] = (v, n)
         return v
     return lines
+
+
+#: Most entries of a board's shared terrain-only geometry cache (:func:`_terrain_geometry`; emptied when full).
+TERRAIN_GEOMETRY_MAX = 100_000
+
+
+def _terrain_geometry(battle: BoardView, a: Hex, facing: int, gun: int, firer: Vehicle, b: Hex, target_facing: int,
+                      target: Vehicle, obstacles: frozenset[Hex], rules: SightRules) -> dict:
+    """:func:`shot_geometry` of the shot ``a`` -> ``b`` on ``battle`` (live tanks do not block sight; ``obstacles``
+    its obstacles, terrain and wrecks), a new dict the caller may change, answered where it can from a cache of
+    *terrain-only* answers shared by every battle of the scenario (issue 14: batch workers and the benchmark's
+    seeds play on copies of one board, :meth:`sim.hexgrid.HexMap.for_another_battle`, which share
+    :meth:`~sim.hexgrid.HexMap.terrain_cached`).
+
+    The geometry reads the obstacles only in its footprint (:func:`_line_footprint`: the hexes of the seven
+    lines and their hexsides, the target's neighbours and the two hexes; the sight ellipse when it counted the
+    exceptional lines of a masked side), so an answer computed while no wreck lies in that footprint is the answer
+    on the terrain alone, the same in every battle on that terrain.  Such answers are stored under the key
+    ``(firer hex, facing, gun facing, turret, target hex, target facing, target armour, options)`` -- everything
+    :func:`shot_geometry` reads besides the obstacles (the options key :func:`_options_key` holds the sight rules,
+    the exceptional modifier and the Tiles, which decide the terrain obstacles) -- in a dict of the terrain cache
+    (dropped when the terrain changes; at most :data:`TERRAIN_GEOMETRY_MAX` entries, emptied when full), and an
+    entry is used only while no wreck of this battle lies in its footprint (the battle's wrecks, a few, are tested
+    one by one).  Otherwise the geometry is computed with the pair-by-pair line counts (:func:`_pair_lines`).
+    ``tests/test_ps_sight.py`` compares this with :func:`shot_geometry` on real battles."""
+    hexmap = battle.map
+    opts = battle.options
+    store: dict[tuple, tuple[dict, tuple[int, int] | None]] = hexmap.terrain_cached(("ps_terrain_geometry",), dict)
+    key = (a, facing, gun, firer.turret, b, target_facing, _armour_key(target), _options_key(opts))
+    wrecks: tuple[Hex, ...] = hexmap.cached(("ps_wreck_hexes",), lambda: tuple(_hexes(battle.wrecks())))
+    ent = store.get(key)
+    if ent is not None:
+        if not wrecks or not _wreck_in(ent[1], wrecks, a, b):
+            return dict(ent[0])
+    g = shot_geometry(a, facing, gun, firer.turret, b, target_facing, target.armour, obstacles, rules,
+                      opts.exceptional_modifier, _pair_lines(hexmap, obstacles, rules))
+    fp = None if "exceptional_face" in g else _line_footprint(
+        b[0] - a[0], b[1] - a[1], None if rules.los_origin == "centre" else facing % 6)
+    if not wrecks or not _wreck_in(fp, wrecks, a, b):
+        if len(store) >= TERRAIN_GEOMETRY_MAX:
+            store.clear()
+        store[key] = (dict(g), fp)
+    return g
+
+
+def _wreck_in(fp: tuple[int, int] | None, wrecks: tuple[Hex, ...], a: Hex, b: Hex) -> bool:
+    """Whether one of ``wrecks`` lies in the footprint ``fp`` of the pair ``a``-``b`` (offsets from ``a``,
+    :func:`_line_footprint`; ``None``: the sight ellipse ``distance(c, a) + distance(c, b) <= distance(a, b) +
+    slack``, the test of ``pair_cached``)."""
+    aq, ar = a
+    if fp is not None:
+        low, bits = fp
+        for c in wrecks:
+            i = c[0] - aq + _FP_W * (c[1] - ar) - low
+            if i >= 0 and (bits >> i) & 1:
+                return True
+        return False
+    bq, br = b
+    x, y = bq - aq, br - ar
+    lim = abs(x) + abs(y) + abs(x + y) + 2 * _SLACK
+    for c in wrecks:
+        x, y, u, w = c[0] - aq, c[1] - ar, c[0] - bq, c[1] - br
+        if abs(x) + abs(y) + abs(x + y) + abs(u) + abs(w) + abs(u + w) <= lim:
+            return True
+    return False
 
 
 def _still_valid(front: dict, key: tuple, ent: tuple[Any, int, tuple[int, int] | None], changes: list,
