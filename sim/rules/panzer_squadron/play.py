@@ -465,10 +465,36 @@ class PanzerSquadron(Ruleset):
         obstacles = self.obstacles(battle)
         rules = self.sight_rules(opts)
         if opts.live_tanks_block_los:
-            g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
-                              opts.exceptional_modifier)
-        else:
-            g = _terrain_geometry(battle, hx, facing, gun, s.vehicle, t.hex, t.facing, t.vehicle, obstacles, rules)
+            return self._shot_of(battle, s, t, hx, status, target_moving, shot_geometry(
+                hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
+                opts.exceptional_modifier))
+        # the terrain-only shots shared by the battles of the scenario (see _terrain_geometry): the key is
+        # everything the shot reads besides the obstacles of its footprint -- the geometry's key, the two tanks'
+        # ids (in the Shot), the firer's penetration and status, whether the target moves (the Tiles, hence the
+        # tile modifiers of the two hexes' terrain, are in the options key)
+        store: dict[tuple, tuple[Shot | Illegal, tuple[int, int] | None]] = battle.map.terrain_cached(
+            ("ps_terrain_shots",), dict)
+        th = t.hex
+        key = (shooter, target, hx, facing, gun, s.vehicle.turret, s.vehicle.penetration, th, t.facing,
+               _armour_key(t.vehicle), status, target_moving, _options_key(opts))
+        wrecks = _wreck_hexes(battle)
+        ent = store.get(key)
+        if ent is not None and (not wrecks or not _wreck_in(ent[1], wrecks, hx, th)):
+            return ent[0]
+        g, fp, clean = _terrain_geometry(battle, hx, facing, gun, s.vehicle, th, t.facing, t.vehicle, obstacles,
+                                         rules, wrecks)
+        v = self._shot_of(battle, s, t, hx, status, target_moving, g)
+        if clean:
+            if len(store) >= TERRAIN_GEOMETRY_MAX:
+                store.clear()
+            store[key] = (v, fp)
+        return v
+
+    def _shot_of(self, battle: BoardView, s: TankState, t: TankState, hx: Hex, status: str, target_moving: bool,
+                 g: dict) -> Shot | Illegal:
+        """The shot of ``s`` from ``hx`` at ``t`` (:meth:`_shot`) once its geometry ``g`` (a dict of its own, which
+        this fills in) is known: the refusal, or the modifiers (8.1) and the :class:`Shot`."""
+        assert t.hex is not None
         if not g["shot_allowed"]:
             refused = GeometryIllegal(g["reason"])
             refused.los = g["los"]
@@ -478,9 +504,9 @@ class PanzerSquadron(Ruleset):
         m = net_modifier(firer_status=status, turret_rotated=g["turret_rotation"], target_moving=target_moving,
                          cover_modifier=g["cover_modifier"], range_hexes=g["range"], tile_modifier=tile_mod)
         key = PSKey(s.vehicle.penetration, g["armour"], m)
-        g["firer_status"] = status  # g is this shot's own (computed above, not shared)
+        g["firer_status"] = status  # g is this shot's own (computed or copied by the caller, not shared)
         g["tile_modifier"] = tile_mod
-        return Shot(shooter, target, key, g["face"], MappingProxyType(g))
+        return Shot(s.tank_id, t.tank_id, key, g["face"], MappingProxyType(g))
 
     def odds(self, key: Hashable) -> Odds:
         """Exact odds (D22) of a shot's key, a :class:`PSKey`; raises ``TypeError`` for any other key."""
@@ -1085,47 +1111,55 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
     return lines
 
 
-#: Most entries of a board's shared terrain-only geometry cache (:func:`_terrain_geometry`; emptied when full).
+#: Most entries of each of a board's shared terrain-only caches (geometries, :func:`_terrain_geometry`, and shots,
+#: :meth:`PanzerSquadron._shot`; emptied when full).
 TERRAIN_GEOMETRY_MAX = 100_000
 
 
 def _terrain_geometry(battle: BoardView, a: Hex, facing: int, gun: int, firer: Vehicle, b: Hex, target_facing: int,
-                      target: Vehicle, obstacles: frozenset[Hex], rules: SightRules) -> dict:
+                      target: Vehicle, obstacles: frozenset[Hex], rules: SightRules, wrecks: tuple[Hex, ...]
+                      ) -> tuple[dict, tuple[int, int] | None, bool]:
     """:func:`shot_geometry` of the shot ``a`` -> ``b`` on ``battle`` (live tanks do not block sight; ``obstacles``
-    its obstacles, terrain and wrecks), a new dict the caller may change, answered where it can from a cache of
-    *terrain-only* answers shared by every battle of the scenario (issue 14: batch workers and the benchmark's
-    seeds play on copies of one board, :meth:`sim.hexgrid.HexMap.for_another_battle`, which share
-    :meth:`~sim.hexgrid.HexMap.terrain_cached`).
+    its obstacles, terrain and wrecks; ``wrecks`` the wrecks' hexes, :func:`_wreck_hexes`) as ``(geometry, its
+    footprint, whether no wreck lies in that footprint)``, the geometry a new dict the caller may change, answered
+    where it can from a cache of *terrain-only* answers shared by every battle of the scenario (issue 14: batch
+    workers and the benchmark's seeds play on copies of one board, :meth:`sim.hexgrid.HexMap.for_another_battle`,
+    which share :meth:`~sim.hexgrid.HexMap.terrain_cached`).
 
-    The geometry reads the obstacles only in its footprint (:func:`_line_footprint`: the hexes of the seven
-    lines and their hexsides, the target's neighbours and the two hexes; the sight ellipse when it counted the
-    exceptional lines of a masked side), so an answer computed while no wreck lies in that footprint is the answer
-    on the terrain alone, the same in every battle on that terrain.  Such answers are stored under the key
+    The geometry reads the obstacles only in its footprint (:func:`_line_footprint`: the hexes of the seven lines
+    and of their hexsides, the target's neighbours and the two hexes; ``None``, the sight ellipse, when it counted
+    the exceptional lines of a masked side), so an answer computed while no wreck lies in that footprint is the
+    answer on the terrain alone, the same in every battle on that terrain.  Such answers are stored under the key
     ``(firer hex, facing, gun facing, turret, target hex, target facing, target armour, options)`` -- everything
     :func:`shot_geometry` reads besides the obstacles (the options key :func:`_options_key` holds the sight rules,
     the exceptional modifier and the Tiles, which decide the terrain obstacles) -- in a dict of the terrain cache
     (dropped when the terrain changes; at most :data:`TERRAIN_GEOMETRY_MAX` entries, emptied when full), and an
     entry is used only while no wreck of this battle lies in its footprint (the battle's wrecks, a few, are tested
-    one by one).  Otherwise the geometry is computed with the pair-by-pair line counts (:func:`_pair_lines`).
-    ``tests/test_ps_sight.py`` compares this with :func:`shot_geometry` on real battles."""
+    one by one, :func:`_wreck_in`).  Otherwise the geometry is computed with the pair-by-pair line counts
+    (:func:`_pair_lines`).  ``tests/test_ps_shots_batch.py`` compares this with :func:`shot_geometry` through
+    later battles of a scenario."""
     hexmap = battle.map
     opts = battle.options
     store: dict[tuple, tuple[dict, tuple[int, int] | None]] = hexmap.terrain_cached(("ps_terrain_geometry",), dict)
     key = (a, facing, gun, firer.turret, b, target_facing, _armour_key(target), _options_key(opts))
-    wrecks: tuple[Hex, ...] = hexmap.cached(("ps_wreck_hexes",), lambda: tuple(_hexes(battle.wrecks())))
     ent = store.get(key)
-    if ent is not None:
-        if not wrecks or not _wreck_in(ent[1], wrecks, a, b):
-            return dict(ent[0])
+    if ent is not None and (not wrecks or not _wreck_in(ent[1], wrecks, a, b)):
+        return dict(ent[0]), ent[1], True
     g = shot_geometry(a, facing, gun, firer.turret, b, target_facing, target.armour, obstacles, rules,
                       opts.exceptional_modifier, _pair_lines(hexmap, obstacles, rules))
     fp = None if "exceptional_face" in g else _line_footprint(
         b[0] - a[0], b[1] - a[1], None if rules.los_origin == "centre" else facing % 6)
-    if not wrecks or not _wreck_in(fp, wrecks, a, b):
+    clean = not wrecks or not _wreck_in(fp, wrecks, a, b)
+    if clean:
         if len(store) >= TERRAIN_GEOMETRY_MAX:
             store.clear()
         store[key] = (dict(g), fp)
-    return g
+    return g, fp, clean
+
+
+def _wreck_hexes(battle: BoardView) -> tuple[Hex, ...]:
+    """The hexes of the battle's wrecks (kept under the map version, :meth:`sim.hexgrid.HexMap.cached`)."""
+    return battle.map.cached(("ps_wreck_hexes",), lambda: tuple(_hexes(battle.wrecks())))
 
 
 def _wreck_in(fp: tuple[int, int] | None, wrecks: tuple[Hex, ...], a: Hex, b: Hex) -> bool:
