@@ -568,13 +568,17 @@ class PanzerSquadron(Ruleset):
         pivot one vertex for 1, or (``allow_reverse``) back into a rear neighbour for cost + 1."""
         h, f = state
         out: list[tuple[tuple[Hex, int], int, Action]] = []
+        opts = battle.options
         dirs = [(f % 6, 0), ((f - 1) % 6, 0)]
-        if battle.options.allow_reverse:
+        if opts.allow_reverse:
             dirs += [((f + 2) % 6, 1), ((f + 3) % 6, 1)]
+        costs = _move_costs(self, battle)
+        occupants = battle.occupants
         for k, extra in dirs:
             n = h.neighbour(k)
-            if self._enterable(battle, n):
-                out.append(((n, f), self.tile(battle, n).move_cost + extra, Step(tank, n)))
+            c = costs.get(n)
+            if c is not None and not occupants(n):  # as _enterable: on the map, a Tile that allows moving, empty
+                out.append(((n, f), c + extra, Step(tank, n)))
         for nf in ((f + 1) % 6, (f - 1) % 6):
             out.append(((h, nf), 1, Pivot(tank, nf)))
         return out
@@ -1114,6 +1118,26 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
 #: Most entries of each of a board's shared terrain-only caches (geometries, :func:`_terrain_geometry`, and shots,
 #: :meth:`PanzerSquadron._shot`; emptied when full).
 TERRAIN_GEOMETRY_MAX = 100_000
+
+
+def _move_costs(rs: PanzerSquadron, battle: BoardView) -> dict[Hex, int]:
+    """The entry cost (the Tile's ``move_cost``, D13) of every cell whose Tile does not block movement, by hex: what
+    :meth:`PanzerSquadron.move_options` reads of the terrain (a hex not in it is off the map or impassable).  It
+    reads only the terrain and the Tiles, so it is kept in the terrain cache (shared by the battles of a
+    scenario, dropped when the terrain changes) under the options key (:func:`_options_key`, which holds the
+    Tiles)."""
+    hexmap = battle.map
+    opts = battle.options
+
+    def compute() -> dict[Hex, int]:
+        tiles = rs.tiles(opts)
+        out = {}
+        for h in hexmap:
+            t = tiles[hexmap.terrain(h)]
+            if not t.blocks_move:
+                out[h] = t.move_cost
+        return out
+    return hexmap.terrain_cached(("ps_move_costs", _options_key(opts)), compute)
 
 
 def _terrain_geometry(battle: BoardView, a: Hex, facing: int, gun: int, firer: Vehicle, b: Hex, target_facing: int,
