@@ -453,7 +453,22 @@ class PanzerSquadron(Ruleset):
               target_moving: bool) -> Shot | Illegal:
         """:meth:`shot` computed (a legal pair of tanks; ``hx`` the shooter's hex, ``status`` its status for the
         shot, ``target_moving`` the target's marker).  The geometry is :meth:`geometry`'s, computed here directly
-        (the shot itself is what the caller keeps)."""
+        (the shot itself is what the caller keeps).
+
+        When live tanks do not block sight, *terrain-only* answers are shared by every battle of the scenario
+        (issue 14: batch workers and the benchmark's seeds play on copies of one board,
+        :meth:`sim.hexgrid.HexMap.for_another_battle`, which share :meth:`~sim.hexgrid.HexMap.terrain_cached`).  A
+        shot reads the obstacles only in its footprint (:func:`_geometry_footprint`), so one computed while no
+        wreck lies there is the shot on the terrain alone, the same in every battle on that terrain.  Such shots
+        are kept in a dict of the terrain cache (dropped when the terrain changes; at most
+        :data:`TERRAIN_SHOTS_MAX` entries, emptied when full) under the key ``(shooter, target, firer hex, facing,
+        gun facing, turret, penetration, target hex, target facing, target armour, status, target moving,
+        options)`` -- everything the shot reads besides those obstacles: the tanks' ids (in the Shot), the two
+        vehicles' figures it uses, where they stand and face, the firer's status, the target's marker and the
+        options key (:func:`_options_key`: the sight rules, the exceptional modifier and the Tiles, which decide the
+        terrain obstacles and the tile modifiers of the two hexes' terrain); an entry is used only while no wreck of
+        this battle lies in its footprint (the battle's wrecks, a few, tested one by one, :func:`_wreck_in`).
+        ``tests/test_ps_shots_batch.py`` compares the shots of later battles with the direct computation."""
         s, t = battle.tanks[shooter], battle.tanks[target]
         if as_if:
             facing = gun = as_if.facing
@@ -468,10 +483,7 @@ class PanzerSquadron(Ruleset):
             return self._shot_of(battle, s, t, hx, status, target_moving, shot_geometry(
                 hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
                 opts.exceptional_modifier))
-        # the terrain-only shots shared by the battles of the scenario (see _terrain_geometry): the key is
-        # everything the shot reads besides the obstacles of its footprint -- the geometry's key, the two tanks'
-        # ids (in the Shot), the firer's penetration and status, whether the target moves (the Tiles, hence the
-        # tile modifiers of the two hexes' terrain, are in the options key)
+        # the terrain-only shots shared by the battles of the scenario (see the docstring for the key)
         store: dict[tuple, tuple[Shot | Illegal, tuple[int, int] | None]] = battle.map.terrain_cached(
             ("ps_terrain_shots",), dict)
         th = t.hex
@@ -481,11 +493,11 @@ class PanzerSquadron(Ruleset):
         ent = store.get(key)
         if ent is not None and (not wrecks or not _wreck_in(ent[1], wrecks, hx, th)):
             return ent[0]
-        g, fp, clean = _terrain_geometry(battle, hx, facing, gun, s.vehicle, th, t.facing, t.vehicle, obstacles,
-                                         rules, wrecks)
+        g, fp, clean = _geometry_footprint(battle, hx, facing, gun, s.vehicle, th, t.facing, t.vehicle, obstacles,
+                                           rules, wrecks)
         v = self._shot_of(battle, s, t, hx, status, target_moving, g)
         if clean:
-            if len(store) >= TERRAIN_GEOMETRY_MAX:
+            if len(store) >= TERRAIN_SHOTS_MAX:
                 store.clear()
             store[key] = (v, fp)
         return v
@@ -1115,9 +1127,8 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
     return lines
 
 
-#: Most entries of each of a board's shared terrain-only caches (geometries, :func:`_terrain_geometry`, and shots,
-#: :meth:`PanzerSquadron._shot`; emptied when full).
-TERRAIN_GEOMETRY_MAX = 100_000
+#: Most entries of a board's shared terrain-only shots (:meth:`PanzerSquadron._shot`; emptied when full).
+TERRAIN_SHOTS_MAX = 100_000
 
 
 def _move_costs(rs: PanzerSquadron, battle: BoardView) -> dict[Hex, int]:
@@ -1140,45 +1151,21 @@ def _move_costs(rs: PanzerSquadron, battle: BoardView) -> dict[Hex, int]:
     return hexmap.terrain_cached(("ps_move_costs", _options_key(opts)), compute)
 
 
-def _terrain_geometry(battle: BoardView, a: Hex, facing: int, gun: int, firer: Vehicle, b: Hex, target_facing: int,
-                      target: Vehicle, obstacles: frozenset[Hex], rules: SightRules, wrecks: tuple[Hex, ...]
-                      ) -> tuple[dict, tuple[int, int] | None, bool]:
+def _geometry_footprint(battle: BoardView, a: Hex, facing: int, gun: int, firer: Vehicle, b: Hex,
+                        target_facing: int, target: Vehicle, obstacles: frozenset[Hex], rules: SightRules,
+                        wrecks: tuple[Hex, ...]) -> tuple[dict, tuple[int, int] | None, bool]:
     """:func:`shot_geometry` of the shot ``a`` -> ``b`` on ``battle`` (live tanks do not block sight; ``obstacles``
-    its obstacles, terrain and wrecks; ``wrecks`` the wrecks' hexes, :func:`_wreck_hexes`) as ``(geometry, its
-    footprint, whether no wreck lies in that footprint)``, the geometry a new dict the caller may change, answered
-    where it can from a cache of *terrain-only* answers shared by every battle of the scenario (issue 14: batch
-    workers and the benchmark's seeds play on copies of one board, :meth:`sim.hexgrid.HexMap.for_another_battle`,
-    which share :meth:`~sim.hexgrid.HexMap.terrain_cached`).
-
-    The geometry reads the obstacles only in its footprint (:func:`_line_footprint`: the hexes of the seven lines
-    and of their hexsides, the target's neighbours and the two hexes; ``None``, the sight ellipse, when it counted
-    the exceptional lines of a masked side), so an answer computed while no wreck lies in that footprint is the
-    answer on the terrain alone, the same in every battle on that terrain.  Such answers are stored under the key
-    ``(firer hex, facing, gun facing, turret, target hex, target facing, target armour, options)`` -- everything
-    :func:`shot_geometry` reads besides the obstacles (the options key :func:`_options_key` holds the sight rules,
-    the exceptional modifier and the Tiles, which decide the terrain obstacles) -- in a dict of the terrain cache
-    (dropped when the terrain changes; at most :data:`TERRAIN_GEOMETRY_MAX` entries, emptied when full), and an
-    entry is used only while no wreck of this battle lies in its footprint (the battle's wrecks, a few, are tested
-    one by one, :func:`_wreck_in`).  Otherwise the geometry is computed with the pair-by-pair line counts
-    (:func:`_pair_lines`).  ``tests/test_ps_shots_batch.py`` compares this with :func:`shot_geometry` through
-    later battles of a scenario."""
-    hexmap = battle.map
-    opts = battle.options
-    store: dict[tuple, tuple[dict, tuple[int, int] | None]] = hexmap.terrain_cached(("ps_terrain_geometry",), dict)
-    key = (a, facing, gun, firer.turret, b, target_facing, _armour_key(target), _options_key(opts))
-    ent = store.get(key)
-    if ent is not None and (not wrecks or not _wreck_in(ent[1], wrecks, a, b)):
-        return dict(ent[0]), ent[1], True
+    its obstacles, terrain and wrecks; ``wrecks`` the wrecks' hexes, :func:`_wreck_hexes`), counted with the
+    pair-by-pair line counts (:func:`_pair_lines`), as ``(geometry, footprint, clean)``: the footprint the hexes
+    whose obstacles the geometry read (:func:`_line_footprint`: the hexes of the seven lines and of their
+    hexsides, the target's neighbours and the two hexes; ``None``, the sight ellipse, when it counted the
+    exceptional lines of a masked side), ``clean`` whether no wreck lies in it -- then the geometry is the one on
+    the terrain alone, the same in every battle on that terrain (what :meth:`PanzerSquadron._shot` shares)."""
     g = shot_geometry(a, facing, gun, firer.turret, b, target_facing, target.armour, obstacles, rules,
-                      opts.exceptional_modifier, _pair_lines(hexmap, obstacles, rules))
+                      battle.options.exceptional_modifier, _pair_lines(battle.map, obstacles, rules))
     fp = None if "exceptional_face" in g else _line_footprint(
         b[0] - a[0], b[1] - a[1], None if rules.los_origin == "centre" else facing % 6)
-    clean = not wrecks or not _wreck_in(fp, wrecks, a, b)
-    if clean:
-        if len(store) >= TERRAIN_GEOMETRY_MAX:
-            store.clear()
-        store[key] = (dict(g), fp)
-    return g, fp, clean
+    return g, fp, not wrecks or not _wreck_in(fp, wrecks, a, b)
 
 
 def _wreck_hexes(battle: BoardView) -> tuple[Hex, ...]:
