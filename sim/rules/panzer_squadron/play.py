@@ -1086,21 +1086,29 @@ def _lasting_shots(rs: PanzerSquadron, battle: BattleState, shooter: int, target
     return [kept[t][0] for t in targets]
 
 
-def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) -> Callable[[Hex, int, Hex], int]:
+def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules, wrecks: tuple[Hex, ...],
+                options_key: tuple) -> Callable[[Hex, int, Hex], int]:
     """The ``lines`` of :func:`shot_geometry` for a board whose obstacles are ``obstacles`` (its terrain and wrecks:
-    live tanks do not block sight): :func:`clear_lines`, kept per pair of hexes in a dict of the board's own
-    (:meth:`sim.hexgrid.HexMap.local_cached`: dropped when the terrain changes, not shared with a fork), at most
-    ``PAIR_CACHE_MAX`` entries (emptied when full).
+    live tanks do not block sight; ``wrecks`` the wrecks' hexes, :func:`_wreck_hexes`; ``options_key`` the
+    options', :func:`_options_key`): :func:`clear_lines`, kept
+    per pair of hexes in a dict of the board's own (:meth:`sim.hexgrid.HexMap.local_cached`: dropped when the
+    terrain changes, not shared with a fork), at most ``PAIR_CACHE_MAX`` entries (emptied when full).
 
     Its key ``(firer hex, target hex, line origin, hexside_blocks)`` -- the origin the firer's facing when
     ``los_origin`` is ``front_vertex``, else the centre -- is everything the count reads besides the obstacles,
     and an entry is reused only while no change logged since (:meth:`sim.hexgrid.HexMap.bump`) is unlocated or
     falls in the pair's footprint (:func:`_line_footprint`, which holds every hex a line enters and every
     blockable hex beside a hexside it runs along).  So a count survives a pivot of either tank, a turn of the
-    target and any wreck off its lines."""
+    target and any wreck off its lines.
+
+    A miss reads the counts on the terrain alone that the battles of the scenario share (the board's terrain cache,
+    :meth:`~sim.hexgrid.HexMap.terrain_cached`, one dict per options key, which holds the Tiles that decide the
+    terrain obstacles; same key; at most :data:`TERRAIN_SHOTS_MAX` entries, emptied when full): a count made while
+    no wreck lay in its footprint, used only while none of ``wrecks`` does."""
     front = rules.los_origin != "centre"
     hs = rules.hexside_blocks
     box: dict[tuple, tuple[int, int]] = hexmap.local_cached(("ps_lines",), dict)
+    shared: dict[tuple, int] = hexmap.terrain_cached(("ps_terrain_lines", options_key), dict)
     changes = hexmap.changes
 
     def lines(a: Hex, facing: int, b: Hex) -> int:
@@ -1108,6 +1116,7 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
         key = (a, b, origin, hs)
         n = len(changes)
         ent = box.get(key)
+        fp = None
         if ent is not None:
             if ent[1] == n:
                 return ent[0]
@@ -1119,7 +1128,19 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
             else:
                 box[key] = (ent[0], n)
                 return ent[0]
-        v = clear_lines(a, facing, b, obstacles, rules)
+        v = shared.get(key)
+        clean = True
+        if v is None or wrecks:
+            if wrecks:
+                if fp is None:
+                    fp = _line_footprint(b[0] - a[0], b[1] - a[1], origin)
+                clean = not _wreck_in(fp, wrecks, a, b)
+            if v is None or not clean:
+                v = clear_lines(a, facing, b, obstacles, rules)
+                if clean:
+                    if len(shared) >= TERRAIN_SHOTS_MAX:
+                        shared.clear()
+                    shared[key] = v
         if len(box) >= PAIR_CACHE_MAX:
             box.clear()
         box[key] = (v, n)
@@ -1162,7 +1183,8 @@ def _geometry_footprint(battle: BoardView, a: Hex, facing: int, gun: int, firer:
     exceptional lines of a masked side), ``clean`` whether no wreck lies in it -- then the geometry is the one on
     the terrain alone, the same in every battle on that terrain (what :meth:`PanzerSquadron._shot` shares)."""
     g = shot_geometry(a, facing, gun, firer.turret, b, target_facing, target.armour, obstacles, rules,
-                      battle.options.exceptional_modifier, _pair_lines(battle.map, obstacles, rules))
+                      battle.options.exceptional_modifier,
+                      _pair_lines(battle.map, obstacles, rules, wrecks, _options_key(battle.options)))
     fp = None if "exceptional_face" in g else _line_footprint(
         b[0] - a[0], b[1] - a[1], None if rules.los_origin == "centre" else facing % 6)
     return g, fp, not wrecks or not _wreck_in(fp, wrecks, a, b)
