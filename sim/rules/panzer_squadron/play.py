@@ -477,24 +477,24 @@ class PanzerSquadron(Ruleset):
             gun = facing if s.turret_facing is None else s.turret_facing
         assert t.hex is not None  # shot() checked
         opts = battle.options
-        obstacles = self.obstacles(battle)
-        rules = self.sight_rules(opts)
         if opts.live_tanks_block_los:
             return self._shot_of(battle, s, t, hx, status, target_moving, shot_geometry(
-                hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
-                opts.exceptional_modifier))
+                hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, self.obstacles(battle),
+                self.sight_rules(opts), opts.exceptional_modifier))
         # the terrain-only shots shared by the battles of the scenario (see the docstring for the key)
-        store: dict[tuple, tuple[Shot | Illegal, tuple[int, int] | None]] = battle.map.terrain_cached(
+        hexmap = battle.map
+        store: dict[tuple, tuple[Shot | Illegal, tuple[int, int] | None]] = hexmap.terrain_cached(
             ("ps_terrain_shots",), dict)
         th = t.hex
+        okey = _options_key(opts)
         key = (shooter, target, hx, facing, gun, s.vehicle.turret, s.vehicle.penetration, th, t.facing,
-               _armour_key(t.vehicle), status, target_moving, _options_key(opts))
+               _armour_key(t.vehicle), status, target_moving, okey)
         wrecks = _wreck_hexes(battle)
         ent = store.get(key)
         if ent is not None and (not wrecks or not _wreck_in(ent[1], wrecks, hx, th)):
             return ent[0]
-        g, fp, clean = _geometry_footprint(battle, hx, facing, gun, s.vehicle, th, t.facing, t.vehicle, obstacles,
-                                           rules, wrecks)
+        g, fp, clean = _geometry_footprint(battle, hx, facing, gun, s.vehicle, th, t.facing, t.vehicle,
+                                           self.obstacles(battle), self.sight_rules(opts), wrecks, okey)
         v = self._shot_of(battle, s, t, hx, status, target_moving, g)
         if clean:
             if len(store) >= TERRAIN_SHOTS_MAX:
@@ -1174,9 +1174,10 @@ def _move_costs(rs: PanzerSquadron, battle: BoardView) -> dict[Hex, int]:
 
 def _geometry_footprint(battle: BoardView, a: Hex, facing: int, gun: int, firer: Vehicle, b: Hex,
                         target_facing: int, target: Vehicle, obstacles: frozenset[Hex], rules: SightRules,
-                        wrecks: tuple[Hex, ...]) -> tuple[dict, tuple[int, int] | None, bool]:
+                        wrecks: tuple[Hex, ...], options_key: tuple) -> tuple[dict, tuple[int, int] | None, bool]:
     """:func:`shot_geometry` of the shot ``a`` -> ``b`` on ``battle`` (live tanks do not block sight; ``obstacles``
-    its obstacles, terrain and wrecks; ``wrecks`` the wrecks' hexes, :func:`_wreck_hexes`), counted with the
+    its obstacles, terrain and wrecks; ``wrecks`` the wrecks' hexes, :func:`_wreck_hexes`; ``options_key`` the
+    options', :func:`_options_key`), counted with the
     pair-by-pair line counts (:func:`_pair_lines`), as ``(geometry, footprint, clean)``: the footprint the hexes
     whose obstacles the geometry read (:func:`_line_footprint`: the hexes of the seven lines and of their
     hexsides, the target's neighbours and the two hexes; ``None``, the sight ellipse, when it counted the
@@ -1184,7 +1185,7 @@ def _geometry_footprint(battle: BoardView, a: Hex, facing: int, gun: int, firer:
     the terrain alone, the same in every battle on that terrain (what :meth:`PanzerSquadron._shot` shares)."""
     g = shot_geometry(a, facing, gun, firer.turret, b, target_facing, target.armour, obstacles, rules,
                       battle.options.exceptional_modifier,
-                      _pair_lines(battle.map, obstacles, rules, wrecks, _options_key(battle.options)))
+                      _pair_lines(battle.map, obstacles, rules, wrecks, options_key))
     fp = None if "exceptional_face" in g else _line_footprint(
         b[0] - a[0], b[1] - a[1], None if rules.los_origin == "centre" else facing % 6)
     return g, fp, not wrecks or not _wreck_in(fp, wrecks, a, b)
