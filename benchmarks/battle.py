@@ -14,7 +14,11 @@ Figures are CPU seconds of this process (``time.process_time()``: the machine is
 measure), after imports, the median of ``--reps`` battles at seeds 1..reps, each after a full garbage collection
 (outside the timing: a full pass over the earlier battles' objects costs as much as a whole battle and would land on
 a random one).  The battles of one case share the scenario's board as a batch's do (``Scenario.battle_board``: built
-by the first, copied for the others).
+by the first, copied for the others), and with it the answers on the terrain alone that the board's terrain cache
+keeps (``HexMap.terrain_cached``; e.g. Panzer Squadron's shots and geometries of pairs with no wreck in their
+footprint), so a later battle reads what the earlier ones computed, as a batch worker's later battles do.  The
+``cold`` column is the CPU of the case's first battle (seed 1), which finds that cache empty (the rule modules'
+pure geometry memos, ``functools`` caches, may hold what earlier cases of the run computed).
 
 The floor ("what the battle cannot do without"), measured in the same run: one more battle at seed 1 records every
 *distinct* call of the rule set's three queries -- the pair sight test, the movement search ``reachable`` and the
@@ -146,7 +150,8 @@ def write_scenarios(folder: Path) -> list[Path]:
 
 # --- timing ---------------------------------------------------------------------------------------------------
 def timed(spec: Scenario, seeds: list[int]) -> dict[str, Any]:
-    """CPU s per battle, decisions and turns: the medians over the battles at ``seeds``."""
+    """CPU s per battle, decisions and turns: the medians over the battles at ``seeds``; ``cold_cpu_s`` the CPU of
+    the first (the board's shared terrain cache still empty)."""
     cpu, dec, turns = [], [], []
     for s in seeds:
         gc.collect()  # the last battle's garbage is collected outside the timing, not in a random later battle
@@ -156,7 +161,7 @@ def timed(spec: Scenario, seeds: list[int]) -> dict[str, Any]:
         dec.append(r.row["decisions"])
         turns.append(r.row["turns"])
     c, d = statistics.median(cpu), statistics.median(dec)
-    return {"cpu_s": round(c, 4), "decisions": d, "turns": statistics.median(turns),
+    return {"cpu_s": round(c, 4), "cold_cpu_s": round(cpu[0], 4), "decisions": d, "turns": statistics.median(turns),
             "ms_per_decision": round(1000 * c / d, 3) if d else None, "runs": len(seeds)}
 
 
@@ -346,15 +351,15 @@ def growth(rows: list[tuple[str, dict[str, Any]]], seeds: list[int]) -> list[dic
 
 
 def fmt_cases(rows: list[dict[str, Any]]) -> str:
-    head = (f"{'case':<11} {'CPU s':>8} {'turns':>5} {'decisions':>9} {'ms/dec':>7} {'floor s':>8} {'ratio':>6} "
-            f"{'sight':>7} {'moves':>6} {'odds':>5}")
+    head = (f"{'case':<11} {'CPU s':>8} {'cold':>6} {'turns':>5} {'decisions':>9} {'ms/dec':>7} {'floor s':>8} "
+            f"{'ratio':>6} {'sight':>7} {'moves':>6} {'odds':>5}")
     lines = [head]
     for r in rows:
         if "error" in r:
             lines.append(f"{r['case']:<11} {r['error']}")
             continue
         fl = f"{r['floor_s']:>8.3f} {r['ratio'] or float('nan'):>6.1f}" if "floor_s" in r else f"{'-':>8} {'-':>6}"
-        lines.append(f"{r['case']:<11} {r['cpu_s']:>8.3f} {r['turns']:>5} {r['decisions']:>9} "
+        lines.append(f"{r['case']:<11} {r['cpu_s']:>8.3f} {r['cold_cpu_s']:>6.2f} {r['turns']:>5} {r['decisions']:>9} "
                      f"{r['ms_per_decision'] or 0:>7.2f} {fl} {r.get('sight', ''):>7} {r.get('moves', ''):>6} "
                      f"{r.get('odds', ''):>5}"
                      + (f"  ({r['floor_failed']} floor calls failed on their copy)" if r.get("floor_failed") else ""))

@@ -1298,7 +1298,7 @@ class SightLines:
     makes it the image of the lines ``base`` under a symmetry of the grid (:func:`_symmetry`'s ``matrix``), aim
     ``i`` being the image of the base's aim ``aims[i]``: its hexes are then mapped only when asked for."""
 
-    __slots__ = ("_hexes", "hexsides", "_by_stride", "_image", "_q", "_r", "_ok")
+    __slots__ = ("_hexes", "hexsides", "_by_stride", "_sides_by_stride", "_image", "_q", "_r", "_ok")
 
     def __init__(self, dq: int, dr: int, origin: int | None,
                  image: tuple[SightLines, tuple[int, int, int, int], tuple[int, ...]] | None = None):
@@ -1324,6 +1324,7 @@ class SightLines:
                 _canonical_sides((a * x1 + b * y1, c * x1 + d * y1, a * x2 + b * y2, c * x2 + d * y2, ok1, ok2)
                                  for x1, y1, x2, y2, ok1, ok2 in base.hexsides[j]) for j in aims)
         self._by_stride: dict[int, tuple[int, tuple[int, ...]]] = {}
+        self._sides_by_stride: dict[int, tuple[int, tuple[int, ...]]] = {}
 
     @property
     def hexes(self) -> tuple[tuple[Hex, ...], ...]:
@@ -1356,6 +1357,28 @@ class SightLines:
                     ea, eb = a + w * c, b + w * d  # flat index of the image of ``(x, y)``: ``ea x + eb y``
                     got = _flat_masks(ea * base._q + eb * base._r, base._ok[list(aims)])
             self._by_stride[w] = got
+        return got
+
+
+    def side_masks(self, w: int) -> tuple[int, tuple[int, ...]]:
+        """``(lowest flat offset, one bit mask per aim)`` of the hexes that may block a hexside each aim's line runs
+        along (the ``ok`` hexes of :attr:`hexsides`), for a grid of row stride ``w`` (cached; 0 for an aim with
+        none): bit ``x + w * y - low`` of mask ``k`` is set for each such hex ``(x, y)`` of aim ``k``.  An aim
+        whose mask meets no obstacle bit has no blocking hexside under either ``hexside_blocks`` option
+        (:func:`count_clear_lines`)."""
+        got = self._sides_by_stride.get(w)
+        if got is None:
+            per_aim = [[x + w * y for x1, y1, x2, y2, ok1, ok2 in sides
+                        for x, y, ok in ((x1, y1, ok1), (x2, y2, ok2)) if ok] for sides in self.hexsides]
+            flat = [f for fs in per_aim for f in fs]
+            low = min(flat) if flat else 0
+            masks = []
+            for fs in per_aim:
+                m = 0
+                for f in fs:
+                    m |= 1 << (f - low)
+                masks.append(m)
+            got = self._sides_by_stride[w] = (low, tuple(masks))
         return got
 
 
@@ -1528,13 +1551,29 @@ def count_clear_lines(firer: tuple[int, int], target: tuple[int, int], obstacles
     g = _grid_for(obstacles, min(fq, tq) - reach, min(fr, tr) - reach, max(fq, tq) + reach, max(fr, tr) + reach)
     got = lines._by_stride.get(g.w)
     low, masks = got if got is not None else lines.masks(g.w)
-    near = g.bits >> ((fq - g.q0) + g.w * (fr - g.r0) + low)
+    base = (fq - g.q0) + g.w * (fr - g.r0)
+    near = g.bits >> (base + low)
     either = hexside_blocks != "both"
     clear = 0
+    side_bits: int | None = None
     for i in (range(7) if aims is AIMS else [AIMS.index(aim) for aim in aims]):
         if near & masks[i]:
             continue
-        for x1, y1, x2, y2, ok1, ok2 in lines.hexsides[i]:
+        sides = lines.hexsides[i]
+        if not sides:
+            clear += 1
+            continue
+        # no obstacle among the hexes beside the hexsides the line runs along: none of them blocks (a zero is
+        # exact: every obstacle is in the grid at its own bit; a hex off the grid's box is no obstacle, and its
+        # bit, which may alias another hex's, can only make the test fall through to the hexside loop below)
+        slow, smasks = lines._sides_by_stride.get(g.w) or lines.side_masks(g.w)
+        if side_bits is None:
+            shift = base + slow
+            side_bits = g.bits >> shift if shift >= 0 else g.bits << -shift
+        if not side_bits & smasks[i]:
+            clear += 1
+            continue
+        for x1, y1, x2, y2, ok1, ok2 in sides:
             o1 = ok1 and (fq + x1, fr + y1) in obstacles
             o2 = ok2 and (fq + x2, fr + y2) in obstacles
             if (o1 or o2) if either else (o1 and o2):

@@ -29,16 +29,19 @@ def _scenario() -> Any:
 
 
 def _direct(rs: Any, b: Any, s: int, t: int, as_if: Hypo | None = None) -> Any:
-    """The shot computed from scratch: the same checks as ``shot``, then ``_shot`` with the clear lines counted
-    directly (no cache read)."""
-    import sim.rules.panzer_squadron.play as play
+    """The shot computed from scratch: the same checks as ``shot``, then the geometry by ``shot_geometry`` with the
+    clear lines counted directly (no cache read: neither the line counts nor the shared terrain-only answers) and
+    the rest by ``_shot_of``, the part of ``_shot`` after the geometry."""
+    return _direct_shot(rs, b, s, t, as_if)
 
-    saved = play._pair_lines
-    play._pair_lines = lambda *_a: None  # type: ignore[assignment]
-    try:
-        return _direct_shot(rs, b, s, t, as_if)
-    finally:
-        play._pair_lines = saved
+
+def _direct_geometry(battle: Any, a: Any, facing: int, gun: int, firer: Any, b: Any, target_facing: int,
+                     target: Any, obstacles: Any, rules: Any) -> dict:
+    """``_terrain_geometry``'s geometry without its shared cache: ``shot_geometry``, the lines counted directly."""
+    from sim.rules.panzer_squadron.sight import shot_geometry
+
+    return shot_geometry(a, facing, gun, firer.turret, b, target_facing, target.armour, obstacles, rules,
+                         battle.options.exceptional_modifier)
 
 
 def _direct_shot(rs: Any, b: Any, s: int, t: int, as_if: Hypo | None = None) -> Any:
@@ -54,12 +57,17 @@ def _direct_shot(rs: Any, b: Any, s: int, t: int, as_if: Hypo | None = None) -> 
     else:
         hx = ts.hex
         status = ts.rules_state["start_status"] if b.rules_state.get("active") == s else ts.rules_state["marker"]
-    return rs._shot(b, s, t, as_if, hx, status, tt.rules_state.get("marker") == IN_MOVEMENT)
+    facing = as_if.facing if as_if else ts.facing
+    gun = facing if as_if or ts.turret_facing is None else ts.turret_facing
+    g = _direct_geometry(b, hx, facing, gun, ts.vehicle, tt.hex, tt.facing, tt.vehicle, rs.obstacles(b),
+                         rs.sight_rules(b.options))
+    return rs._shot_of(b, ts, tt, hx, status, tt.rules_state.get("marker") == IN_MOVEMENT, g)
 
 
 def _same(got: Any, want: Any) -> bool:
     if isinstance(want, Illegal):
-        return isinstance(got, Illegal) and str(got) == str(want)
+        return isinstance(got, Illegal) and str(got) == str(want) and \
+            getattr(got, "los", None) == getattr(want, "los", None)
     return (not isinstance(got, Illegal) and (got.shooter, got.target, got.key, got.face) ==
             (want.shooter, want.target, want.key, want.face) and dict(got.info) == dict(want.info))
 
@@ -276,3 +284,58 @@ def test_shots_at_from_equals_the_shots_on_the_two_views():
         to = [t.hex for t in live if t.side == 1]
         assert nearest_distances(frms, to) == [min_distance(x, to) for x in frms]
     assert checked > 300 and legal > 20, (checked, legal)
+
+
+def test_terrain_only_shots_shared_by_the_battles_of_a_scenario_equal_the_direct_computation():
+    """The terrain-only shots kept in the board's shared terrain cache (``PanzerSquadron._shot``: the battles of one
+    scenario play on copies of one board) are used in a later battle only while none of its wrecks lies in their
+    footprint: the shots of a second and a third battle, read through that cache (and the front caches), equal
+    those computed directly at every checkpoint, wrecks and all; and the later battles do read shots the earlier
+    ones stored, also once wrecks lie on the board."""
+    import sim.rules.panzer_squadron.play as play
+
+    spec = _scenario()
+    BattleModel(spec, 1).run()  # fills the scenario's shared terrain cache
+    computed = [0]
+    saved = play._geometry_footprint
+
+    def counting(*args: Any, **kw: Any) -> Any:
+        computed[0] += 1  # a shot computed, not read from the shared cache
+        return saved(*args, **kw)
+
+    stores: list[Any] = []
+    checked = reads = reads_with_wrecks = kills = 0
+    for seed in (2, 3):
+        m = BattleModel(spec, seed)
+        b = m.battle
+        rs = b.ruleset
+        stores.append(b.map.terrain_cached(("ps_terrain_shots",), dict))
+        for _step in range(30):
+            if b.ended:
+                break
+            m.advance(4)
+            kills = max(kills, sum(1 for t in b.tanks if not t.alive))
+            live = [t for t in b.tanks if t.alive and t.hex is not None]
+            for s in live:
+                status = s.rules_state["start_status"] if b.rules_state.get("active") == s.tank_id else \
+                    s.rules_state["marker"]
+                foes = [t for t in live if t.side != s.side]
+                computed[0] = 0
+                play._geometry_footprint = counting  # type: ignore[assignment]
+                try:
+                    got = [rs._shot(b, s.tank_id, t.tank_id, None, s.hex, status,
+                                    t.rules_state.get("marker") == IN_MOVEMENT) for t in foes]
+                finally:
+                    play._geometry_footprint = saved  # type: ignore[assignment]
+                reads += len(foes) - computed[0]
+                if b.wrecks():
+                    reads_with_wrecks += len(foes) - computed[0]
+                for got_shot, t in zip(got, foes):
+                    assert _same(got_shot, _direct(rs, b, s.tank_id, t.tank_id)), (seed, s.tank_id, t.tank_id)
+                    checked += 1
+                ids = [t.tank_id for t in foes]
+                for got_shot, t in zip(rs.shots(b, s.tank_id, ids), ids):
+                    assert _same(got_shot, _direct(rs, b, s.tank_id, t)), (seed, s.tank_id, t)
+    assert stores[0] is stores[1] and len(stores[0]) > 100
+    assert checked > 1000 and kills >= 3 and reads > 500 and reads_with_wrecks > 100, \
+        (checked, kills, reads, reads_with_wrecks)

@@ -85,3 +85,32 @@ def test_shot_geometry_equals_the_reference():
         assert list(got.items()) == list(want.items()), args
         kinds.add((want["boundary"], want["side_masked"], want["los"], want["shot_allowed"]))
     assert len(kinds) >= 8  # boundaries, masked sides, all three sight results, allowed and not
+
+
+def test_hexside_mask_shortcut_equals_the_reference_seven_line_test():
+    """count_clear_lines answers a line that runs along hexsides with no obstacle beside any of them from one bit
+    mask (``SightLines.side_masks``) and the others hexside by hexside: both kinds of line occur often on random
+    boards (dense and sparse, every range, both line origins, both hexside options), and every count equals the
+    seven-line test written out (fixed seed)."""
+    import random
+
+    from sim.hexgrid import AIMS, Hex, count_clear_lines, sight_lines
+    from sim.rules.panzer_squadron.sight import SightRules, reference_clear_lines
+
+    rng = random.Random(5)
+    cells = [Hex(q, r) for q in range(-3, 16) for r in range(-8, 12)]
+    quiet = beside = 0
+    for _ in range(400):
+        obs = frozenset(rng.sample(cells, rng.choice([3, 12, 40, 120, 250])))
+        a, b = rng.sample(cells, 2)
+        for origin in (None, rng.randrange(6)):
+            for mode in ("both", "either"):
+                want = reference_clear_lines(a, 0, b, obs, SightRules("centre", mode), AIMS, origin)
+                assert count_clear_lines(a, b, obs, origin, hexside_blocks=mode) == want, (a, b, origin, mode)
+            for sides in sight_lines(b[0] - a[0], b[1] - a[1], origin).hexsides:
+                if sides:
+                    hit = any((ok1 and (a[0] + x1, a[1] + y1) in obs) or (ok2 and (a[0] + x2, a[1] + y2) in obs)
+                              for x1, y1, x2, y2, ok1, ok2 in sides)
+                    beside += hit
+                    quiet += not hit
+    assert quiet > 150 and beside > 150, (quiet, beside)

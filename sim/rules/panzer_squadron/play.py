@@ -453,7 +453,22 @@ class PanzerSquadron(Ruleset):
               target_moving: bool) -> Shot | Illegal:
         """:meth:`shot` computed (a legal pair of tanks; ``hx`` the shooter's hex, ``status`` its status for the
         shot, ``target_moving`` the target's marker).  The geometry is :meth:`geometry`'s, computed here directly
-        (the shot itself is what the caller keeps)."""
+        (the shot itself is what the caller keeps).
+
+        When live tanks do not block sight, *terrain-only* answers are shared by every battle of the scenario
+        (issue 14: batch workers and the benchmark's seeds play on copies of one board,
+        :meth:`sim.hexgrid.HexMap.for_another_battle`, which share :meth:`~sim.hexgrid.HexMap.terrain_cached`).  A
+        shot reads the obstacles only in its footprint (:func:`_geometry_footprint`), so one computed while no
+        wreck lies there is the shot on the terrain alone, the same in every battle on that terrain.  Such shots
+        are kept in a dict of the terrain cache (dropped when the terrain changes; at most
+        :data:`TERRAIN_SHOTS_MAX` entries, emptied when full) under the key ``(shooter, target, firer hex, facing,
+        gun facing, turret, penetration, target hex, target facing, target armour, status, target moving,
+        options)`` -- everything the shot reads besides those obstacles: the tanks' ids (in the Shot), the two
+        vehicles' figures it uses, where they stand and face, the firer's status, the target's marker and the
+        options key (:func:`_options_key`: the sight rules, the exceptional modifier and the Tiles, which decide the
+        terrain obstacles and the tile modifiers of the two hexes' terrain); an entry is used only while no wreck of
+        this battle lies in its footprint (the battle's wrecks, a few, tested one by one, :func:`_wreck_in`).
+        ``tests/test_ps_shots_batch.py`` compares the shots of later battles with the direct computation."""
         s, t = battle.tanks[shooter], battle.tanks[target]
         if as_if:
             facing = gun = as_if.facing
@@ -462,11 +477,36 @@ class PanzerSquadron(Ruleset):
             gun = facing if s.turret_facing is None else s.turret_facing
         assert t.hex is not None  # shot() checked
         opts = battle.options
-        obstacles = self.obstacles(battle)
-        rules = self.sight_rules(opts)
-        lines = None if opts.live_tanks_block_los else _pair_lines(battle.map, obstacles, rules)
-        g = shot_geometry(hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, obstacles, rules,
-                          opts.exceptional_modifier, lines)
+        if opts.live_tanks_block_los:
+            return self._shot_of(battle, s, t, hx, status, target_moving, shot_geometry(
+                hx, facing, gun, s.vehicle.turret, t.hex, t.facing, t.vehicle.armour, self.obstacles(battle),
+                self.sight_rules(opts), opts.exceptional_modifier))
+        # the terrain-only shots shared by the battles of the scenario (see the docstring for the key)
+        hexmap = battle.map
+        store: dict[tuple, tuple[Shot | Illegal, tuple[int, int] | None]] = hexmap.terrain_cached(
+            ("ps_terrain_shots",), dict)
+        th = t.hex
+        okey = _options_key(opts)
+        key = (shooter, target, hx, facing, gun, s.vehicle.turret, s.vehicle.penetration, th, t.facing,
+               _armour_key(t.vehicle), status, target_moving, okey)
+        wrecks = _wreck_hexes(battle)
+        ent = store.get(key)
+        if ent is not None and (not wrecks or not _wreck_in(ent[1], wrecks, hx, th)):
+            return ent[0]
+        g, fp, clean = _geometry_footprint(battle, hx, facing, gun, s.vehicle, th, t.facing, t.vehicle,
+                                           self.obstacles(battle), self.sight_rules(opts), wrecks, okey)
+        v = self._shot_of(battle, s, t, hx, status, target_moving, g)
+        if clean:
+            if len(store) >= TERRAIN_SHOTS_MAX:
+                store.clear()
+            store[key] = (v, fp)
+        return v
+
+    def _shot_of(self, battle: BoardView, s: TankState, t: TankState, hx: Hex, status: str, target_moving: bool,
+                 g: dict) -> Shot | Illegal:
+        """The shot of ``s`` from ``hx`` at ``t`` (:meth:`_shot`) once its geometry ``g`` (a dict of its own, which
+        this fills in) is known: the refusal, or the modifiers (8.1) and the :class:`Shot`."""
+        assert t.hex is not None
         if not g["shot_allowed"]:
             refused = GeometryIllegal(g["reason"])
             refused.los = g["los"]
@@ -476,9 +516,9 @@ class PanzerSquadron(Ruleset):
         m = net_modifier(firer_status=status, turret_rotated=g["turret_rotation"], target_moving=target_moving,
                          cover_modifier=g["cover_modifier"], range_hexes=g["range"], tile_modifier=tile_mod)
         key = PSKey(s.vehicle.penetration, g["armour"], m)
-        g["firer_status"] = status  # g is this shot's own (computed above, not shared)
+        g["firer_status"] = status  # g is this shot's own (computed or copied by the caller, not shared)
         g["tile_modifier"] = tile_mod
-        return Shot(shooter, target, key, g["face"], MappingProxyType(g))
+        return Shot(s.tank_id, t.tank_id, key, g["face"], MappingProxyType(g))
 
     def odds(self, key: Hashable) -> Odds:
         """Exact odds (D22) of a shot's key, a :class:`PSKey`; raises ``TypeError`` for any other key."""
@@ -540,13 +580,17 @@ class PanzerSquadron(Ruleset):
         pivot one vertex for 1, or (``allow_reverse``) back into a rear neighbour for cost + 1."""
         h, f = state
         out: list[tuple[tuple[Hex, int], int, Action]] = []
+        opts = battle.options
         dirs = [(f % 6, 0), ((f - 1) % 6, 0)]
-        if battle.options.allow_reverse:
+        if opts.allow_reverse:
             dirs += [((f + 2) % 6, 1), ((f + 3) % 6, 1)]
+        costs = _move_costs(self, battle)
+        occupants = battle.occupants
         for k, extra in dirs:
             n = h.neighbour(k)
-            if self._enterable(battle, n):
-                out.append(((n, f), self.tile(battle, n).move_cost + extra, Step(tank, n)))
+            c = costs.get(n)
+            if c is not None and not occupants(n):  # as _enterable: on the map, a Tile that allows moving, empty
+                out.append(((n, f), c + extra, Step(tank, n)))
         for nf in ((f + 1) % 6, (f - 1) % 6):
             out.append(((h, nf), 1, Pivot(tank, nf)))
         return out
@@ -1042,21 +1086,29 @@ def _lasting_shots(rs: PanzerSquadron, battle: BattleState, shooter: int, target
     return [kept[t][0] for t in targets]
 
 
-def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) -> Callable[[Hex, int, Hex], int]:
+def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules, wrecks: tuple[Hex, ...],
+                options_key: tuple) -> Callable[[Hex, int, Hex], int]:
     """The ``lines`` of :func:`shot_geometry` for a board whose obstacles are ``obstacles`` (its terrain and wrecks:
-    live tanks do not block sight): :func:`clear_lines`, kept per pair of hexes in a dict of the board's own
-    (:meth:`sim.hexgrid.HexMap.local_cached`: dropped when the terrain changes, not shared with a fork), at most
-    ``PAIR_CACHE_MAX`` entries (emptied when full).
+    live tanks do not block sight; ``wrecks`` the wrecks' hexes, :func:`_wreck_hexes`; ``options_key`` the
+    options', :func:`_options_key`): :func:`clear_lines`, kept
+    per pair of hexes in a dict of the board's own (:meth:`sim.hexgrid.HexMap.local_cached`: dropped when the
+    terrain changes, not shared with a fork), at most ``PAIR_CACHE_MAX`` entries (emptied when full).
 
     Its key ``(firer hex, target hex, line origin, hexside_blocks)`` -- the origin the firer's facing when
     ``los_origin`` is ``front_vertex``, else the centre -- is everything the count reads besides the obstacles,
     and an entry is reused only while no change logged since (:meth:`sim.hexgrid.HexMap.bump`) is unlocated or
     falls in the pair's footprint (:func:`_line_footprint`, which holds every hex a line enters and every
     blockable hex beside a hexside it runs along).  So a count survives a pivot of either tank, a turn of the
-    target and any wreck off its lines."""
+    target and any wreck off its lines.
+
+    A miss reads the counts on the terrain alone that the battles of the scenario share (the board's terrain cache,
+    :meth:`~sim.hexgrid.HexMap.terrain_cached`, one dict per options key, which holds the Tiles that decide the
+    terrain obstacles; same key; at most :data:`TERRAIN_SHOTS_MAX` entries, emptied when full): a count made while
+    no wreck lay in its footprint, used only while none of ``wrecks`` does."""
     front = rules.los_origin != "centre"
     hs = rules.hexside_blocks
     box: dict[tuple, tuple[int, int]] = hexmap.local_cached(("ps_lines",), dict)
+    shared: dict[tuple, int] = hexmap.terrain_cached(("ps_terrain_lines", options_key), dict)
     changes = hexmap.changes
 
     def lines(a: Hex, facing: int, b: Hex) -> int:
@@ -1064,6 +1116,7 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
         key = (a, b, origin, hs)
         n = len(changes)
         ent = box.get(key)
+        fp = None
         if ent is not None:
             if ent[1] == n:
                 return ent[0]
@@ -1075,12 +1128,94 @@ def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules) ->
             else:
                 box[key] = (ent[0], n)
                 return ent[0]
-        v = clear_lines(a, facing, b, obstacles, rules)
+        v = shared.get(key)
+        clean = True
+        if v is None or wrecks:
+            if wrecks:
+                if fp is None:
+                    fp = _line_footprint(b[0] - a[0], b[1] - a[1], origin)
+                clean = not _wreck_in(fp, wrecks, a, b)
+            if v is None or not clean:
+                v = clear_lines(a, facing, b, obstacles, rules)
+                if clean:
+                    if len(shared) >= TERRAIN_SHOTS_MAX:
+                        shared.clear()
+                    shared[key] = v
         if len(box) >= PAIR_CACHE_MAX:
             box.clear()
         box[key] = (v, n)
         return v
     return lines
+
+
+#: Most entries of a board's shared terrain-only shots (:meth:`PanzerSquadron._shot`; emptied when full).
+TERRAIN_SHOTS_MAX = 100_000
+
+
+def _move_costs(rs: PanzerSquadron, battle: BoardView) -> dict[Hex, int]:
+    """The entry cost (the Tile's ``move_cost``, D13) of every cell whose Tile does not block movement, by hex: what
+    :meth:`PanzerSquadron.move_options` reads of the terrain (a hex not in it is off the map or impassable).  It
+    reads only the terrain and the Tiles, so it is kept in the terrain cache (shared by the battles of a
+    scenario, dropped when the terrain changes) under the options key (:func:`_options_key`, which holds the
+    Tiles)."""
+    hexmap = battle.map
+    opts = battle.options
+
+    def compute() -> dict[Hex, int]:
+        tiles = rs.tiles(opts)
+        out = {}
+        for h in hexmap:
+            t = tiles[hexmap.terrain(h)]
+            if not t.blocks_move:
+                out[h] = t.move_cost
+        return out
+    return hexmap.terrain_cached(("ps_move_costs", _options_key(opts)), compute)
+
+
+def _geometry_footprint(battle: BoardView, a: Hex, facing: int, gun: int, firer: Vehicle, b: Hex,
+                        target_facing: int, target: Vehicle, obstacles: frozenset[Hex], rules: SightRules,
+                        wrecks: tuple[Hex, ...], options_key: tuple) -> tuple[dict, tuple[int, int] | None, bool]:
+    """:func:`shot_geometry` of the shot ``a`` -> ``b`` on ``battle`` (live tanks do not block sight; ``obstacles``
+    its obstacles, terrain and wrecks; ``wrecks`` the wrecks' hexes, :func:`_wreck_hexes`; ``options_key`` the
+    options', :func:`_options_key`), counted with the
+    pair-by-pair line counts (:func:`_pair_lines`), as ``(geometry, footprint, clean)``: the footprint the hexes
+    whose obstacles the geometry read (:func:`_line_footprint`: the hexes of the seven lines and of their
+    hexsides, the target's neighbours and the two hexes; ``None``, the sight ellipse, when it counted the
+    exceptional lines of a masked side), ``clean`` whether no wreck lies in it -- then the geometry is the one on
+    the terrain alone, the same in every battle on that terrain (what :meth:`PanzerSquadron._shot` shares)."""
+    g = shot_geometry(a, facing, gun, firer.turret, b, target_facing, target.armour, obstacles, rules,
+                      battle.options.exceptional_modifier,
+                      _pair_lines(battle.map, obstacles, rules, wrecks, options_key))
+    fp = None if "exceptional_face" in g else _line_footprint(
+        b[0] - a[0], b[1] - a[1], None if rules.los_origin == "centre" else facing % 6)
+    return g, fp, not wrecks or not _wreck_in(fp, wrecks, a, b)
+
+
+def _wreck_hexes(battle: BoardView) -> tuple[Hex, ...]:
+    """The hexes of the battle's wrecks (kept under the map version, :meth:`sim.hexgrid.HexMap.cached`)."""
+    return battle.map.cached(("ps_wreck_hexes",), lambda: tuple(_hexes(battle.wrecks())))
+
+
+def _wreck_in(fp: tuple[int, int] | None, wrecks: tuple[Hex, ...], a: Hex, b: Hex) -> bool:
+    """Whether one of ``wrecks`` lies in the footprint ``fp`` of the pair ``a``-``b`` (offsets from ``a``,
+    :func:`_line_footprint`; ``None``: the sight ellipse ``distance(c, a) + distance(c, b) <= distance(a, b) +
+    slack``, the test of ``pair_cached``)."""
+    aq, ar = a
+    if fp is not None:
+        low, bits = fp
+        for c in wrecks:
+            i = c[0] - aq + _FP_W * (c[1] - ar) - low
+            if i >= 0 and (bits >> i) & 1:
+                return True
+        return False
+    bq, br = b
+    x, y = bq - aq, br - ar
+    lim = abs(x) + abs(y) + abs(x + y) + 2 * _SLACK
+    for c in wrecks:
+        x, y, u, w = c[0] - aq, c[1] - ar, c[0] - bq, c[1] - br
+        if abs(x) + abs(y) + abs(x + y) + abs(u) + abs(w) + abs(u + w) <= lim:
+            return True
+    return False
 
 
 def _still_valid(front: dict, key: tuple, ent: tuple[Any, int, tuple[int, int] | None], changes: list,
