@@ -27,9 +27,12 @@ Speed: everything is computed on first access.  Odds, threats and visibility are
 and shared by every observation of that battle (an activation decision asks about every actor, a greedy doctrine
 about many hypothetical states: each distinct question is computed once until an event changes the board);
 ``targets`` and ``reachable`` are cached per decision.  Where the rule set's shots are pair-local
-(``pair_local_shots``: Panzer Squadron unless live tanks block sight) threats are also kept across versions, term
-by term, and only the terms of the tanks an event changed (``BattleState.state_changes``) or of the pairs a new
-wreck may block are redone (:meth:`Observation._lasting_threat`; the rule set keeps its shots the same way).
+(``pair_local_shots``: Panzer Squadron unless live tanks block sight; Hummel Quest only without tank cover and
+spotting) or read only the occupants of a footprint besides the pair (``shots_read_footprint_occupants``: ASL, where
+live AFVs on the line hinder), threats are also kept across versions, term by term, and only the terms of the tanks
+an event changed (``BattleState.state_changes``), of the footprints a changed tank left or entered
+(``BattleState.state_change_hexes``) or of the pairs a new wreck may block are redone
+(:meth:`Observation._lasting_threat`; Panzer Squadron keeps its shots the same way).
 """
 from __future__ import annotations
 

@@ -567,13 +567,6 @@ class PanzerSquadron(Ruleset):
         return {"penetration": key.penetration, "armour": key.armour, "modifier": key.modifier}
 
     # movement --------------------------------------------------------------------------------------------------
-    def _enterable(self, battle: BoardView, h: Hex) -> bool:
-        if h not in battle.map:
-            return False
-        if self.tile(battle, h).blocks_move:
-            return False
-        return not battle.occupants(h)
-
     def move_options(self, battle: BoardView, tank: int, state: tuple[Hex, int]
                      ) -> list[tuple[tuple[Hex, int], int, Action]]:
         """Legal single moves from ``state = (hex, facing)`` (D13): enter a front neighbour at the Tile's cost,
@@ -589,7 +582,7 @@ class PanzerSquadron(Ruleset):
         for k, extra in dirs:
             n = h.neighbour(k)
             c = costs.get(n)
-            if c is not None and not occupants(n):  # as _enterable: on the map, a Tile that allows moving, empty
+            if c is not None and not occupants(n):  # enterable: on the map, a Tile that allows moving, empty
                 out.append(((n, f), c + extra, Step(tank, n)))
         for nf in ((f + 1) % 6, (f - 1) % 6):
             out.append(((h, nf), 1, Pivot(tank, nf)))
