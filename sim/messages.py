@@ -112,11 +112,21 @@ def expected_fields(model: Any, loc: Sequence[Any]) -> list[str] | None:
     return [f.alias or n for n, f in m.model_fields.items()]
 
 
-def unknown_field_message(name: Any, allowed: Sequence[str]) -> str:
+def unknown_field_message(name: Any, allowed: Sequence[str], limit: int = 600) -> str:
     """``unknown field 'X'; expected one of a, b, c`` with the closest name first when one is close
     (:func:`difflib.get_close_matches`): what a misspelt field's error says instead of pydantic's "Extra inputs are
-    not permitted"."""
-    return f"unknown field {short(name)}{did_you_mean(name, allowed)}; expected one of {', '.join(sorted(allowed))}"
+    not permitted").  The names are listed whole: past about ``limit`` characters the rest are counted
+    (``... and 12 more``), never cut inside a name."""
+    head = f"unknown field {short(name)}{did_you_mean(name, allowed)}; expected one of "
+    names = sorted(allowed)
+    shown: list[str] = []
+    size = len(head)
+    for i, n in enumerate(names):
+        if shown and size + len(n) + 2 > limit:
+            return head + ", ".join(shown) + f", ... and {len(names) - i} more"
+        shown.append(n)
+        size += len(n) + 2
+    return head + ", ".join(shown)
 
 
 def did_you_mean(name: Any, names: Iterable[str]) -> str:
@@ -185,7 +195,7 @@ def validation_lines(src: str, exc: Any, prefix: str = "", *, model: Any = None,
             path = prefix + ("" if path.startswith("[") else ".") + path if path != "(top level)" else prefix
         got_txt = "" if isinstance(got, (dict, list, tuple)) or got is None else f" (got {short(got)})"
         alike[pattern] = len(lines)
-        lines.append(f"{src}: {path}: {clip(msg, 300)}{got_txt}")
+        lines.append(f"{src}: {path}: {clip(msg, 300 if e.get('type') != 'extra_forbidden' else 700)}{got_txt}")
         counts.append(0)
     out = [line + (f" (and {n:,} more like it)" if n else "") for line, n in zip(lines, counts)]
     return out + ([f"{src}: ... and {other:,} more problems"] if other else [])

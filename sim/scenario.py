@@ -799,12 +799,13 @@ def validate(data: Mapping[str, Any], src: str = "<scenario>") -> Scenario:
         return _validate(data, src)
 
 
-def _raw_vehicle_errors(data: Mapping[str, Any], src: str, already: list[str]) -> list[str]:
-    """The unknown-vehicle problems of a scenario mapping whose schema failed, so that one pass reports them with
-    the schema's: each ``sides[i].tanks[j].vehicle`` that is text, not a key of a ``vehicles:`` mapping and not in
-    the catalog of the named rule set.  Read from the raw mapping, defensively (anything of an unexpected shape is
-    skipped: the schema's lines already name it); nothing when the rule set's name is not a known one, and no line
-    for a path the schema already reported.  At most :data:`MAX_ERRORS` lines."""
+def _raw_rule_errors(data: Mapping[str, Any], src: str, already: list[str]) -> list[str]:
+    """The rule-set problems of a scenario mapping whose schema failed, so that one pass reports them with the
+    schema's lines: ``ruleset.options`` checked by the rule set's options schema, each tank's ``rules`` block by its
+    tank schema, and each ``sides[i].tanks[j].vehicle`` that is text, not a key of a ``vehicles:`` mapping and not
+    in the rule set's catalog.  Read from the raw mapping, defensively (a value of an unexpected shape is skipped:
+    the schema's lines already name it; blocks pass the same plain-value limits first); nothing when the rule set's
+    name is not a known one, and no line for a path the schema already reported.  At most :data:`MAX_ERRORS` lines."""
     ruleset = data.get("ruleset")
     name = ruleset.get("name") if isinstance(ruleset, Mapping) else None
     if not isinstance(name, str):
@@ -813,24 +814,46 @@ def _raw_vehicle_errors(data: Mapping[str, Any], src: str, already: list[str]) -
         rs = rules_base.get(name)
     except rules_base.UnknownRuleset:
         return []
+    out: list[str] = []
+
+    def reported(path: str) -> bool:
+        where = f"{src}: {path}"
+        return any(a.startswith(where) for a in already)
+
+    def block(value: Any, path: str, schema: Any) -> None:
+        if not isinstance(value, Mapping) or reported(path):
+            return
+        n_before = len(out)
+        _check_block(value, path, MAX_BLOCK_NUMBER, out, src)
+        if len(out) == n_before:
+            try:
+                schema(**value)
+            except ValidationError as exc:
+                out.extend(_fmt_validation(src, exc, path, model=schema))
+            except TypeError:  # keys that are not names: the schema's lines say so
+                pass
+
+    block(ruleset.get("options", {}), "ruleset.options", rs.Options)
     local = data.get("vehicles")
     defined = set(local) if isinstance(local, Mapping) else set()
     sides = data.get("sides")
-    out: list[str] = []
     for si, side in enumerate(sides[:MAX_ERRORS] if isinstance(sides, list) else ()):
         tanks = side.get("tanks") if isinstance(side, Mapping) else None
         for ti, t in enumerate(tanks[:MAX_TANKS] if isinstance(tanks, list) else ()):
-            vid = t.get("vehicle") if isinstance(t, Mapping) else None
-            where = f"{src}: sides[{si}].tanks[{ti}].vehicle"
-            if not isinstance(vid, str) or vid in defined or any(a.startswith(where) for a in already):
+            if len(out) >= MAX_ERRORS:
+                return out[:MAX_ERRORS]
+            if not isinstance(t, Mapping):
+                continue
+            block(t.get("rules", {}), f"sides[{si}].tanks[{ti}].rules", rs.TankExt)
+            vid = t.get("vehicle")
+            path = f"sides[{si}].tanks[{ti}].vehicle"
+            if not isinstance(vid, str) or vid in defined or reported(path):
                 continue
             try:
                 rs.vehicle(vid)
             except KeyError as exc:
-                out.append(f"{where}: {clip(str(exc.args[0]), 300)} (or define it under vehicles:)")
-            if len(out) >= MAX_ERRORS:
-                return out
-    return out
+                out.append(f"{src}: {path}: {clip(str(exc.args[0]), 300)} (or define it under vehicles:)")
+    return out[:MAX_ERRORS]
 
 
 def _validate(data: Mapping[str, Any], src: str) -> Scenario:
@@ -840,7 +863,7 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
         sc = Scenario.model_validate({**{k: v for k, v in data.items() if k != "source"}, "source": src})
     except ValidationError as exc:
         lines = _fmt_validation(src, exc, model=Scenario)
-        raise ScenarioError(lines + _raw_vehicle_errors(data, src, lines)) from None
+        raise ScenarioError(lines + _raw_rule_errors(data, src, lines)) from None
     except RecursionError:
         raise ScenarioError([f"{src}: (top level): nested too deeply"]) from None
     errors: list[str] = []

@@ -141,3 +141,33 @@ def test_the_raw_vehicle_pass_skips_what_it_cannot_read():
     d["turn_limit"] = "soon"
     d["sides"] = [{"tanks": "many"}, 3]                 # shapes the schema refuses: no traceback, schema lines only
     assert "sides" in _errors(d)
+
+
+def test_rule_set_blocks_are_checked_even_when_the_schema_fails():
+    """A misspelt rule-set option or tank ``rules`` field is reported in the same pass as a schema error."""
+    d = small_ps_scenario()
+    d["turn_limit"] = "soon"
+    d["ruleset"]["options"]["turn_limit_reslt"] = "most_tanks"
+    d["sides"][0]["tanks"][1]["rules"] = {"statuss": "ok"}
+    msg = _errors(d)
+    assert "scenarios/x.yaml: turn_limit:" in msg
+    assert "scenarios/x.yaml: ruleset.options.turn_limit_reslt: unknown field" in msg
+    assert "did you mean 'turn_limit_result'?" in msg
+    assert "scenarios/x.yaml: sides[0].tanks[1].rules.statuss: unknown field" in msg
+    d = small_ps_scenario()
+    d["sides"][0]["tanks"][0]["facng"] = 1            # a schema error inside the same tank
+    d["sides"][0]["tanks"][0]["rules"] = {"status": "flying"}
+    msg = _errors(d)
+    assert "sides[0].tanks[0].facng" in msg and "sides[0].tanks[0].rules.status" in msg
+
+
+def test_an_unknown_field_message_lists_whole_names():
+    from sim.messages import unknown_field_message
+
+    names = [f"option_number_{i:03d}" for i in range(100)]
+    msg = unknown_field_message("x", names)
+    assert msg.endswith(" more") and "option_number_000" in msg
+    listed = msg.split("expected one of ", 1)[1].rsplit(", ... and ", 1)
+    assert all(n in names for n in listed[0].split(", "))
+    assert int(listed[1].split()[0]) + len(listed[0].split(", ")) == 100
+    assert unknown_field_message("x", ["a", "b"]).endswith("expected one of a, b")
