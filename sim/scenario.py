@@ -833,7 +833,7 @@ def _raw_rule_errors(data: Mapping[str, Any], src: str, already: list[str]) -> l
             except TypeError:  # keys that are not names: the schema's lines say so
                 pass
 
-    block(ruleset.get("options", {}), "ruleset.options", rs.Options)
+    block(ruleset.get("options", {}) if isinstance(ruleset, Mapping) else None, "ruleset.options", rs.Options)
     local = data.get("vehicles")
     defined = set(local) if isinstance(local, Mapping) else set()
     sides = data.get("sides")
