@@ -54,6 +54,8 @@ def test_replay_without_scenario_matches_final_snapshot(tmp_path, monkeypatch, c
     assert all(len(path) >= 2 for f in frs for _, path in f.picture.moves)
     assert (battle["winner"] or "draw") in frs[-1].caption
 
+    with pytest.raises(replay.ReplayError, match="one battle stored without an id.*leave out --battle"):
+        replay.replay(out, "x")  # nothing to pick: refused, not ignored
     per_turn = replay.replay(out / "events.parquet", per="turn")
     assert len(per_turn) == 1 + battle["turns"]
     assert per_turn[-1].state == final

@@ -256,11 +256,13 @@ def read_event_rows(source: str | Path, battle: str | None = None) -> tuple[pd.D
     """The event rows of one stored battle, sorted by ``seq``, and its id (``None`` for a single-battle file).
 
     ``source``: an events Parquet file, a folder with ``events.parquet``, or a results folder with event parts (see
-    the module docstring).  ``battle``: the battle id (compared as text) when the rows hold several battles; it is
-    ignored for a single battle stored without an id column.  The files read are checked against the folder's part
+    the module docstring).  ``battle``: the battle id (compared as text) when the rows hold several battles; a single battle
+    stored without an id column (``tanksim run --out``) has none to pick, and giving one is refused (a typo or the
+    wrong folder, not something to ignore).  The files read are checked against the folder's part
     checksums first.  Returns a DataFrame with at least ``seq, turn, kind, data`` (``data`` a JSON string per row)
     and ``_file``.  Raises :class:`ReplayError` for a missing path, no event table, a file that fails its checksum
-    or is not readable, columns of the wrong type, an unknown id, several battles and no id, or a log that does not
+    or is not readable, columns of the wrong type, an unknown id, an id for a battle stored without one, several
+    battles and no id, or a log that does not
     start with ``BattleStarted``.
     """
     root, files = _sources(source)
@@ -272,6 +274,9 @@ def read_event_rows(source: str | Path, battle: str | None = None) -> tuple[pd.D
         raise ReplayError(f"{root}: no battle {_show(str(battle))} ({len(ids)} battles, e.g. {', '.join(ids[:5])})")
     if not ids and len(files) > 1:
         raise ReplayError(f"{root}: several event tables but no battle id column ({', '.join(ID_COLUMNS)})")
+    if battle is not None and not ids:
+        raise ReplayError(f"{root}: holds one battle stored without an id (tanksim run --out); there is no battle "
+                          f"{_show(str(battle))} to pick: leave out --battle")
     chosen = (str(battle) if battle is not None else ids[0]) if ids else None
     df = pd.concat([_read_one(f, root, chosen) for f in files], ignore_index=True)
     if chosen is not None and not df.empty:
@@ -750,7 +755,6 @@ def replay(source: str | Path, battle: str | None = None, per: str = "activation
     return load_replay(source, battle, per).frames
 
 
-# --- writing -------------------------------------------------------------------------------------------------------
 # --- writing -------------------------------------------------------------------------------------------------------
 
 def write_animation(frs: Sequence[Frame], out: str | Path, *, fps: float = 2.0, size: float = 7.0,
