@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 from sim.events import ShotResolved, Status, to_json
 from sim.hexgrid import Hex
@@ -310,3 +310,25 @@ def result_of(model: BattleModel, wall_s: float = 0.0, *, record_events: bool = 
     return BattleResult(summarise(model, wall_s), log_rows(model) if record_events else [], series_rows(model),
                         final_state(model), shot_rows(model) if tables else [], tank_rows(model) if tables else [],
                         side_rows(model) if tables else [])
+
+
+def losses_by_cause(log: Sequence[Any], tanks: Sequence[Any]) -> list[dict[str, int]]:
+    """How each side's lost tanks were lost: per side (in side order) ``{reason: tanks}`` in order of first loss,
+    from the reason of each lost tank's last ``StatusChanged`` event (the rule set's words: a shot's result such as
+    ``KIA`` or ``destroyed``, ``unconfirmed kill`` (ASL C7.4 after possible shock), ``fled off the map``,
+    ``withdrawn``).  ``log``: the battle's log entries; ``tanks``: its tank states (``tank_id``, ``side``,
+    ``status``).  A shot's kill is counted in the run's ``kills``; a tank lost any other way is only here."""
+    from sim.events import StatusChanged
+
+    last: dict[int, str] = {}
+    for entry in log:
+        e = entry.event
+        if isinstance(e, StatusChanged):
+            last[e.tank] = e.reason or e.status
+    sides = max((t.side for t in tanks), default=-1) + 1
+    out: list[dict[str, int]] = [{} for _ in range(sides)]
+    for t in sorted(tanks, key=lambda t: t.tank_id):
+        if t.status in Status.LOST:
+            why = last.get(t.tank_id, t.status)
+            out[t.side][why] = out[t.side].get(why, 0) + 1
+    return out

@@ -314,7 +314,13 @@ def test_rerun_from_reproduces_a_stored_battle_and_events_are_stored(tmp_path, c
     from sim.cli import main as cli_main
 
     assert cli_main(["run", "--from", str(out), "--battle", row["run_key"]]) == 0
-    assert "reproduced: the stored result and this run agree" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "reproduced: the stored result and this run agree" in text
+    # the losses are told as `tanksim run` tells them: per side, how many of how many, by cause where any
+    for si in (1, 2):
+        lost = int(row[f"side{si}_lost"])
+        line = next(ln for ln in text.splitlines() if f" lost {lost} of {int(row[f'side{si}_tanks'])}" in ln)
+        assert ("(" in line) == (lost > 0), line
     assert cli_main(["run", "--from", str(out), "--battle", "ffffffff"]) == 2
     assert "is not stored there" in capsys.readouterr().err
     from sim.view.replay import read_event_rows

@@ -74,33 +74,11 @@ def _kv(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
-def losses_by_cause(log: Sequence[Any], tanks: Sequence[Any]) -> list[dict[str, int]]:
-    """How each side's lost tanks were lost: per side (in side order) ``{reason: tanks}`` in order of first loss,
-    from the reason of each lost tank's last ``StatusChanged`` event (the rule set's words: a shot's result such as
-    ``KIA`` or ``destroyed``, ``unconfirmed kill`` (ASL C7.4 after possible shock), ``fled off the map``,
-    ``withdrawn``).  ``log``: the battle's log entries; ``tanks``: its tank states (``tank_id``, ``side``,
-    ``status``).  A shot's kill is counted in the run's ``kills``; a tank lost any other way is only here."""
-    from sim.events import Status, StatusChanged
-
-    last: dict[int, str] = {}
-    for entry in log:
-        e = entry.event
-        if isinstance(e, StatusChanged):
-            last[e.tank] = e.reason or e.status
-    sides = max((t.side for t in tanks), default=-1) + 1
-    out: list[dict[str, int]] = [{} for _ in range(sides)]
-    for t in sorted(tanks, key=lambda t: t.tank_id):
-        if t.status in Status.LOST:
-            why = last.get(t.tank_id, t.status)
-            out[t.side][why] = out[t.side].get(why, 0) + 1
-    return out
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from sim.events import RuleEvent
     from sim.experiments.store import write_battle
     from sim.model import BattleModel
-    from sim.runner import result_of
+    from sim.runner import losses_by_cause, result_of
     from sim.scenario import PolicySpec, load_scenario, side_index
     from sim.view.render import picture_of, save_board, shots_of
 

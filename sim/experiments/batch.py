@@ -1300,6 +1300,7 @@ def rerun_from(out_dir: str | Path, battle_id: str | None, plot: str | None = No
     stored hashes are checked (:func:`verified_manifest`, :func:`verify_run_row`): an edited manifest or part is
     refused.  Exit code 0 when the result is reproduced, 1 when it differs, 2 for a bad folder or id, or hashes
     that do not match."""
+    from sim.runner import losses_by_cause
     from sim.view.render import picture_of, save_board, shots_of
 
     try:
@@ -1345,9 +1346,13 @@ def rerun_from(out_dir: str | Path, battle_id: str | None, plot: str | None = No
     if new["status"] != "ok":
         print(f"  {new['status']}: {new.get('error')}")
     else:
-        print(f"  result:  {new['winner'] + ' wins' if new['winner'] else 'draw'} - {new['reason']}")
-        print(f"  turns:   {new['turns']}; {new['side1_name']} lost {new['side1_lost']} of {new['side1_tanks']}, "
-              f"{new['side2_name']} lost {new['side2_lost']} of {new['side2_tanks']}")
+        print(f"  result:  {'winner ' + new['winner'] if new['winner'] else 'draw'} - {new['reason']}")
+        causes = losses_by_cause(models[0].battle.log, models[0].battle.tanks) if models else []
+        print(f"  turns:   {new['turns']}")
+        for si in range(2):
+            how = ", ".join(f"{why}: {n}" for why, n in causes[si].items()) if si < len(causes) else ""
+            print(f"  {new[f'side{si + 1}_name']:<10} lost {new[f'side{si + 1}_lost']} of "
+                  f"{new[f'side{si + 1}_tanks']}{f' ({how})' if how else ''}")
         print(f"  shots {new['shots']}, hits {new['hits']}, kills {new['kills']}")
     if ok:
         print("  reproduced: the stored result and this run agree")
