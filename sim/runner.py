@@ -249,15 +249,25 @@ def final_state(model: BattleModel) -> list[dict[str, Any]]:
 
 
 def deciding_shot(model: BattleModel) -> str:
-    """A readable line for the last killing shot (the one that decided the battle), or ``""``."""
+    """A readable line for the last killing shot (the one that decided the battle), or ``""``: who fired at whom,
+    the face and range, the shot's result in the rule set's words and, where that word is not itself the loss
+    (Hummel Quest's ``hit``, whose damage put the target out), what became of the target (its next
+    ``StatusChanged``: ``hit -> incapacitated``)."""
+    from sim.events import StatusChanged
+
     b = model.battle
-    for entry in reversed(b.log):
+    log = b.log
+    for i in range(len(log) - 1, -1, -1):
+        entry = log[i]
         e = entry.event
         if isinstance(e, ShotResolved) and e.kill and e.target is not None:
             s, t = b.tanks[e.shooter], b.tanks[e.target]
             d = dict(e.details)
+            then = next((x.event for x in log[i + 1:] if isinstance(x.event, StatusChanged)
+                         and x.event.tank == e.target), None)
+            tail = "" if then is None or e.result in (then.reason, then.status) else f" -> {then.status}"
             return (f"turn {entry.turn}: {s.label} ({s.vehicle_id}) -> {t.label} ({t.vehicle_id}) "
-                    f"{d.get('face', '')} at range {d.get('range', '?')}: {e.result}")
+                    f"{d.get('face', '')} at range {d.get('range', '?')}: {e.result}{tail}")
     return ""
 
 

@@ -223,3 +223,15 @@ def test_run_says_how_each_side_lost_its_tanks(tmp_path):
     # every lost tank is accounted for in a battle where all losses are shots: no extra remark
     text2 = tanksim("run", str(f), "--seed", "2", check=True).stdout
     assert "kills 5;" in text2 and "without a killing shot" not in text2
+
+
+def test_the_deciding_shot_says_what_became_of_the_target():
+    """A Hummel Quest shot's result is ``hit`` (its damage decides); the line adds the target's new status. Where
+    the result already names the loss (PS ``destroyed``) nothing is added."""
+    from sim.runner import run_battle
+    from sim.scenario import load_scenario
+
+    hq = run_battle(load_scenario("hq_ram_brawl"), seed=1, record_events=False).row["deciding_shot"]
+    assert hq.endswith(": hit -> incapacitated"), hq
+    ps = run_battle(load_scenario("default"), seed=1, record_events=False).row["deciding_shot"]
+    assert ps.endswith(": destroyed") and "->" not in ps.split(":")[-1], ps
