@@ -351,15 +351,16 @@ def growth(rows: list[tuple[str, dict[str, Any]]], seeds: list[int]) -> list[dic
 
 
 def fmt_cases(rows: list[dict[str, Any]]) -> str:
-    head = (f"{'case':<11} {'CPU s':>8} {'cold':>6} {'turns':>5} {'decisions':>9} {'ms/dec':>7} {'floor s':>8} "
+    w = max([11] + [len(str(r["case"])) for r in rows])  # the case column fits its longest name
+    head = (f"{'case':<{w}} {'CPU s':>8} {'cold':>6} {'turns':>5} {'decisions':>9} {'ms/dec':>7} {'floor s':>8} "
             f"{'ratio':>6} {'sight':>7} {'moves':>6} {'odds':>5}")
     lines = [head]
     for r in rows:
         if "error" in r:
-            lines.append(f"{r['case']:<11} {r['error']}")
+            lines.append(f"{r['case']:<{w}} {r['error']}")
             continue
         fl = f"{r['floor_s']:>8.3f} {r['ratio'] or float('nan'):>6.1f}" if "floor_s" in r else f"{'-':>8} {'-':>6}"
-        lines.append(f"{r['case']:<11} {r['cpu_s']:>8.3f} {r['cold_cpu_s']:>6.2f} {r['turns']:>5} {r['decisions']:>9} "
+        lines.append(f"{r['case']:<{w}} {r['cpu_s']:>8.3f} {r['cold_cpu_s']:>6.2f} {r['turns']:>5} {r['decisions']:>9} "
                      f"{r['ms_per_decision'] or 0:>7.2f} {fl} {r.get('sight', ''):>7} {r.get('moves', ''):>6} "
                      f"{r.get('odds', ''):>5}"
                      + (f"  ({r['floor_failed']} floor calls failed on their copy)" if r.get("floor_failed") else ""))
