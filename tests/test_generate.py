@@ -170,11 +170,11 @@ def test_generate_command_writes_a_valid_file_and_same_seed_gives_same_bytes(tmp
 
 
 @pytest.mark.parametrize("argv, expected", [
-    (["meeting", "--size", "4"], "size: Input should be greater than or equal to 8"),
+    (["meeting", "--size", "4"], "tanksim generate: --size: Input should be greater than or equal to 8"),
     (["meeting", "--tanks", "60", "--size", "10"], "too small"),
-    (["river", "--density", "0.2"], "density: only the random generator takes a density"),
-    (["random", "--ruleset", "asl", "--terrain", "water=0.1"], "terrain: 'water' is not a terrain"),
-    (["meeting", "--attacker", "tiger_x"], "attacker[0]: unknown panzer_squadron vehicle 'tiger_x'"),
+    (["river", "--density", "0.2"], "--density: only the random generator takes a density"),
+    (["random", "--ruleset", "asl", "--terrain", "water=0.1"], "--terrain: 'water' is not a terrain"),
+    (["meeting", "--attacker", "tiger_x"], "--attacker[0]: unknown panzer_squadron vehicle 'tiger_x'"),
 ])
 def test_bad_generator_parameters_are_named(argv, expected, capsys):
     assert generate_cli.main(argv) == 2

@@ -24,6 +24,10 @@ def _shares(text: str) -> dict[str, float]:
     return out
 
 
+#: The path prefix of a generator parameter in :class:`GeneratorError` lines (each parameter is an option).
+_PARAMS = "generator.params."
+
+
 def _ids(text: str) -> list[str]:
     return [x.strip() for x in text.split(",") if x.strip()]
 
@@ -60,8 +64,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         text = generate_text(args.kind, params)
     except GeneratorError as exc:
-        print("\n".join(f"tanksim generate: {e.removeprefix('generator.params.')}" for e in exc.errors),
-              file=sys.stderr)
+        # a parameter's problem names its option (``--size: ...``), as the user typed it
+        print("\n".join(f"tanksim generate: {'--' + e.removeprefix(_PARAMS) if e.startswith(_PARAMS) else e}"
+                        for e in exc.errors), file=sys.stderr)
         return 2
     if args.out in (None, "-"):
         try:
