@@ -345,8 +345,10 @@ def test_watchdog_interrupts_python_code_even_under_except_exception():
 def test_executor_options_are_checked():
     with pytest.raises(ValueError, match="not both"), open_executor(scheduler="tcp://127.0.0.1:1", dask_local=2):
         pass
-    with pytest.raises(FileNotFoundError, match="not a batch results folder"):
+    with pytest.raises(FileNotFoundError, match="no such folder"):
         load_runs("/nonexistent/results")
+    with pytest.raises(FileNotFoundError, match="not a batch results folder"):
+        load_runs(os.path.dirname(__file__))  # a folder, but no manifest
 
 
 def test_rule_set_warnings_in_workers_follow_tanksim_log(tmp_path):

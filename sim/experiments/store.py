@@ -885,6 +885,8 @@ def read_manifest(out_dir: str | Path) -> dict[str, Any]:
     :class:`sim.experiments.CorruptResults` naming the file (and line) if it is not a JSON object."""
     p = Path(out_dir) / MANIFEST
     if not p.is_file():
+        if not Path(out_dir).exists():
+            raise FileNotFoundError(f"{out_dir}: no such folder (a batch results folder, written by tanksim batch)")
         raise FileNotFoundError(f"{out_dir}: not a batch results folder (no {MANIFEST})")
     m = read_json(p)
     if not isinstance(m, dict):
