@@ -182,3 +182,14 @@ def test_board_legend_with_long_side_names_lies_inside_the_figure():
     for leg in legends:
         box = leg.get_window_extent(renderer)
         assert 0 <= box.x0 and box.x1 <= fig.bbox.width, (box, fig.bbox.width)
+
+
+def test_a_tank_out_of_the_fight_shows_no_markers():
+    """A wreck keeps its rule-set flags (an ambush set before it was hit) but is drawn without their tags."""
+    from sim.view.render import markers_of
+
+    flags = {"ambush": True, "panicked": True}
+    assert markers_of(flags, "ok") == ("panicked", "ambush")
+    assert markers_of(flags) == ("panicked", "ambush")
+    for status in ("destroyed", "incapacitated", "fled", "withdrawn"):
+        assert markers_of(flags, status) == ()

@@ -188,7 +188,7 @@ def board_data(model: Any) -> dict[str, Any]:
                       "ring_w": 0.26 if cls or t.tank_id == sel else 0.0, "dash": "",
                       "hx": hx, "hy": hy, "tx": tx, "ty": ty, "label": t.label, "cls": cls,
                       "wreck": t.status == "destroyed",
-                      "marks": ",".join(render.MARKERS[m][0] for m in render.markers_of(t.rules_state))})
+                      "marks": ",".join(render.MARKERS[m][0] for m in render.markers_of(t.rules_state, t.status))})
         text = _tank_text(t, b)
         if sel_obs is not None and t.side != b.tanks[sel].side and t.alive:
             odds = sel_obs.odds(t.tank_id, shooter=sel)

@@ -20,7 +20,7 @@ from matplotlib.patches import RegularPolygon  # noqa: E402
 from matplotlib.typing import RcKeyType  # noqa: E402
 
 from sim.battle import BoardView  # noqa: E402
-from sim.events import BattleStarted, Moved, ShotResolved  # noqa: E402
+from sim.events import BattleStarted, Moved, ShotResolved, Status  # noqa: E402
 
 if TYPE_CHECKING:
     import numpy as np
@@ -113,8 +113,12 @@ class BoardPicture:
     view: tuple[float, float, float, float] | None = None  # fixed (xmin, xmax, ymin, ymax), e.g. a whole animation's
 
 
-def markers_of(rules_state: Mapping[str, Any]) -> tuple[str, ...]:
-    """The :data:`MARKERS` set in a tank's ``rules_state`` (in :data:`MARKERS` order)."""
+def markers_of(rules_state: Mapping[str, Any], status: str | None = None) -> tuple[str, ...]:
+    """The :data:`MARKERS` set in a tank's ``rules_state`` (in :data:`MARKERS` order); none for a tank whose
+    ``status`` says it is out of the fight (:data:`sim.events.Status.LOST`: a wreck is not "in ambush" or
+    "panicked", whatever flags its state kept)."""
+    if status in Status.LOST:
+        return ()
     return tuple(k for k in MARKERS if rules_state.get(k))
 
 
@@ -127,7 +131,8 @@ def picture_of(battle: BoardView, shots: Iterable[ShotLine] = (), title: str = "
     tanks = []
     for t in battle.tanks:
         at = None if t.hex is None else (t.hex.q, t.hex.r)
-        tanks.append(TankPicture(t.label, t.side, at, t.facing, t.turret_facing, t.status, markers_of(t.rules_state)))
+        tanks.append(TankPicture(t.label, t.side, at, t.facing, t.turret_facing, t.status,
+                                 markers_of(t.rules_state, t.status)))
     return BoardPicture(sorted(battle.map.cells), {h: battle.map.terrain(h) for h in battle.map.cells}, tanks,
                         list(shots), [tuple(o["hex"]) for o in battle.objectives], [s.name for s in battle.sides],
                         title)

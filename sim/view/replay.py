@@ -256,9 +256,9 @@ def read_event_rows(source: str | Path, battle: str | None = None) -> tuple[pd.D
     """The event rows of one stored battle, sorted by ``seq``, and its id (``None`` for a single-battle file).
 
     ``source``: an events Parquet file, a folder with ``events.parquet``, or a results folder with event parts (see
-    the module docstring).  ``battle``: the battle id (compared as text) when the rows hold several battles; a single battle
-    stored without an id column (``tanksim run --out``) has none to pick, and giving one is refused (a typo or the
-    wrong folder, not something to ignore).  The files read are checked against the folder's part
+    the module docstring).  ``battle``: the battle id (compared as text) when the rows hold several battles; a
+    single battle stored without an id column (``tanksim run --out``) has none to pick, and giving one is refused
+    (a typo or the wrong folder, not something to ignore).  The files read are checked against the folder's part
     checksums first.  Returns a DataFrame with at least ``seq, turn, kind, data`` (``data`` a JSON string per row)
     and ``_file``.  Raises :class:`ReplayError` for a missing path, no event table, a file that fails its checksum
     or is not readable, columns of the wrong type, an unknown id, an id for a battle stored without one, several
