@@ -736,6 +736,23 @@ class Observation(StateQueries):
             return compute()
         return self._memo(key, compute)
 
+    def ram_targets(self, actor: int | None = None) -> tuple[int, ...] | None:
+        """Ids of the tanks own tank ``actor`` (default the observation's) may ram in this decision as far as the
+        side knows, in id order: exactly the ``e`` for which :meth:`is_legal` of ``Ram(actor, e)`` holds, in one
+        call (the rule set's ``Legal.rams`` on the side's view, so a hidden enemy is never listed).  ``None``
+        when the rule set's legal set does not enumerate its rams (ask :meth:`is_legal` enemy by enemy then).
+        Kept per decision as :meth:`is_legal` is."""
+        rams = self._legal.rams
+        if rams is None:
+            return None
+        a = self.actor if actor is None else actor
+
+        def compute() -> tuple[int, ...]:
+            with self._side_view():
+                return tuple(rams(a))
+
+        return self._memo(("rams", a), compute)
+
     # --- geometry ---------------------------------------------------------------------------------------------
     def passable(self, h: Any) -> bool:
         """Whether static terrain lets a tank enter ``h`` at all."""
