@@ -746,8 +746,10 @@ class Observation(StateQueries):
         if rams is None:
             return None
         a = self.actor if actor is None else actor
+        if a is None:
+            return ()   # a ram names its actor: none is legal without one
 
-        def compute() -> tuple[int, ...]:
+        def compute(a: int = a) -> tuple[int, ...]:
             with self._side_view():
                 return tuple(rams(a))
 

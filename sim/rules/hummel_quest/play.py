@@ -1686,6 +1686,9 @@ class HummelQuest(Ruleset):
                     return mode == "move_and_fire" and self._attack_ok(battle, tid, a)
                 return may_ram and self._ram_ok(battle, tid, a)
 
+            def rams(a: int, may_ram: bool = may_ram) -> tuple[int, ...]:
+                return self._rams(battle, tid, a) if may_ram else ()
+
             def reach(_a: int, left: int = left) -> Mapping[Hashable, tuple[int, list[Hex]]]:
                 return self.reachable(battle, tid, left)
 
@@ -1694,7 +1697,7 @@ class HummelQuest(Ruleset):
                           specials=("end_move",),
                           plan_to=lambda _a, path, then=None, end_status=None: self.plan_to(battle, tid, path, then,
                                                                                              end_status),
-                          rams=lambda a, may_ram=may_ram: self._rams(battle, tid, a) if may_ram else ())
+                          rams=rams)
             act = yield Decision(t.side, "move_step", (tid,), legal, Pass(tid),
                                  {"mp": left, "entered": moved, "compulsory": False, "mode": mode,
                                   "interrupted": False, "can_fire": False, "fire_cost": 0, "speed_hexes": s,
