@@ -7,7 +7,7 @@ A doctrine sees only what this offers, and it is the same under every rule set:
   ``known_ids()`` (visible, or engageable by this decision), ``last_known()`` (enemy id -> hex), ``holder(hex)``,
   ``objectives()``;
 * the decision: ``modes(actor)``, ``targets(actor)``, ``reachable(actor)`` (``{state: (cost, path)}``),
-  ``plan_to(path)``, ``is_legal(action)``;
+  ``plan_to(path)``, ``is_legal(action)``, ``ram_targets(actor)`` (the legal rams in one call);
 * geometry: ``distance``, ``los``, ``passable``, ``distance_field``, ``hex_of`` / ``facing_of`` (of a movement
   state), ``facing_towards``, ``in_arc``, ``hypo(state)``;
 * exact odds: ``odds(target, as_if=Hypo(hex, facing, moved))``, ``face(target, as_if)`` (the face struck),
