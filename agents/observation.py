@@ -7,7 +7,7 @@ A doctrine sees only what this offers, and it is the same under every rule set:
   ``known_ids()`` (visible, or engageable by this decision), ``last_known()`` (enemy id -> hex), ``holder(hex)``,
   ``objectives()``;
 * the decision: ``modes(actor)``, ``targets(actor)``, ``reachable(actor)`` (``{state: (cost, path)}``),
-  ``plan_to(path)``, ``is_legal(action)``;
+  ``plan_to(path)``, ``is_legal(action)``, ``ram_targets(actor)`` (the legal rams in one call);
 * geometry: ``distance``, ``los``, ``passable``, ``distance_field``, ``hex_of`` / ``facing_of`` (of a movement
   state), ``facing_towards``, ``in_arc``, ``hypo(state)``;
 * exact odds: ``odds(target, as_if=Hypo(hex, facing, moved))``, ``face(target, as_if)`` (the face struck),
@@ -738,6 +738,25 @@ class Observation(StateQueries):
         except TypeError:
             return compute()
         return self._memo(key, compute)
+
+    def ram_targets(self, actor: int | None = None) -> tuple[int, ...] | None:
+        """Ids of the tanks own tank ``actor`` (default the observation's) may ram in this decision as far as the
+        side knows, in id order: exactly the ``e`` for which :meth:`is_legal` of ``Ram(actor, e)`` holds, in one
+        call (the rule set's ``Legal.rams`` on the side's view, so a hidden enemy is never listed).  ``None``
+        when the rule set's legal set does not enumerate its rams (ask :meth:`is_legal` enemy by enemy then).
+        Kept per decision as :meth:`is_legal` is."""
+        rams = self._legal.rams
+        if rams is None:
+            return None
+        a = self.actor if actor is None else actor
+        if a is None:
+            return ()   # a ram names its actor: none is legal without one
+
+        def compute(a: int = a) -> tuple[int, ...]:
+            with self._side_view():
+                return tuple(rams(a))
+
+        return self._memo(("rams", a), compute)
 
     # --- geometry ---------------------------------------------------------------------------------------------
     def passable(self, h: Any) -> bool:

@@ -115,6 +115,7 @@ def calls(probe: Probe, obs: Observation) -> dict[str, list[tuple[tuple, dict, i
         "modes": [((i,), {}, None) for i in probe.ids],
         "plan_to": [((p,), {}, None) for p in probe.paths],
         "is_legal": [((act,), {}, None) for act in probe.actions],
+        "ram_targets": [((i,), {}, None) for i in probe.ids] + [((), {}, a) for a in own],
         "passable": [((h,), {}, None) for h in probe.hexes],
         "distance_field": [(([h0],), {}, None)],
         "los": [((i, j), {}, None) for i in probe.ids[:-3] for j in probe.ids[:-3]],

@@ -285,16 +285,24 @@ class Doctrine(Policy):
         if not obs.has_ramming:
             return None
         best = None
+        enum = getattr(obs, "ram_targets", None)  # the legal rams in one call, where the observation has them
         for a in (decision.actors if actors is None else actors):
             me = obs.for_actor(a).me
             if me is None or me.hex is None:
                 continue
-            for e in obs.enemies():
-                act = Ram(a, e.tank_id)
-                if obs.is_legal(act):
-                    k = (obs.distance(me.hex, e.hex), a, e.tank_id)
-                    if best is None or k < best[0]:
-                        best = (k, act)
+            rams = None if enum is None else enum(a)
+            if rams is None:
+                legal = [e for e in obs.enemies() if obs.is_legal(Ram(a, e.tank_id))]
+            elif not rams:
+                continue
+            else:
+                # the same answers as ``is_legal(Ram(a, e))`` for every visible ``e`` (Observation.ram_targets)
+                ok = set(rams)
+                legal = [e for e in obs.enemies() if e.tank_id in ok]
+            for e in legal:
+                k = (obs.distance(me.hex, e.hex), a, e.tank_id)
+                if best is None or k < best[0]:
+                    best = (k, Ram(a, e.tank_id))
         return None if best is None else best[1]
 
     def on_ram(self, obs: Any, decision: Any) -> Action:

@@ -33,7 +33,9 @@ class Legal:
     ``contains(action)`` decides any action; ``reachable(actor)`` returns ``{state: (cost, path)}`` (a movement
     search run on demand, never a list of paths built up front); ``targets(actor)`` the target ids a shot may be
     aimed at now; ``modes`` the action modes (for ``activate``), ``specials`` the rule set's special action names;
-    ``plan_to(actor, state, then)`` turns a reachable state into a :class:`~sim.actions.Plan`.
+    ``plan_to(actor, state, then)`` turns a reachable state into a :class:`~sim.actions.Plan`.  ``rams(actor)``,
+    where a rule set gives it, lists the tank ids ``actor`` may ram now, in id order: exactly the ``e`` for which
+    ``contains(Ram(actor, e))`` holds, asked on the same board (``None``: not enumerated, ask ``contains``).
     """
 
     contains: Callable[[Action], bool] = lambda a: isinstance(a, Pass)
@@ -42,6 +44,7 @@ class Legal:
     modes: tuple[str, ...] = ()
     specials: tuple[str, ...] = ()
     plan_to: Callable[..., Action] | None = None
+    rams: Callable[[int], tuple[int, ...]] | None = None
 
 
 @dataclass(frozen=True)

@@ -1502,6 +1502,14 @@ class HummelQuest(Ruleset):
                 out.append(e.tank_id)
         return tuple(out)
 
+    def _rams(self, battle: BoardView, tid: int, actor: int) -> tuple[int, ...]:
+        """``Legal.rams`` of a decision of ``tid`` whose ``contains`` takes a ram when :meth:`_ram_ok` does: the
+        ids ``e`` for which ``_ram_ok(battle, tid, Ram(actor, e))`` holds, in id order.  That is
+        :meth:`_ram_targets` for ``actor == tid`` (both pass exactly the enemies on the board, within half Speed to
+        Speed, for which :meth:`ram_shot` is legal; ``_ram_ok``'s inline tests are ones :meth:`ram_shot` makes
+        too), and nothing for another actor (``_ram_ok`` takes only rams by ``tid``)."""
+        return self._ram_targets(battle, tid) if actor == tid else ()
+
     def _targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
         """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed).
 
@@ -1573,7 +1581,8 @@ class HummelQuest(Ruleset):
         legal = Legal(contains=lambda a: (isinstance(a, Activate) and a.actor == tid and a.mode in modes)
                       or self._ram_ok(battle, tid, a),
                       modes=modes, targets=lambda _a: self._targets(battle, tid),
-                      reachable=lambda _a: self.reachable(battle, tid, s), specials=self._specials(battle, tid))
+                      reachable=lambda _a: self.reachable(battle, tid, s), specials=self._specials(battle, tid),
+                      rams=lambda a: self._rams(battle, tid, a))
         act = yield Decision(t.side, "activate", (tid,), legal, Activate(tid, "hold"),
                              {"round": battle.turn, "modes": {tid: modes}, "speed_hexes": s,
                               "half_speed": half_speed(s)})
@@ -1641,7 +1650,7 @@ class HummelQuest(Ruleset):
         if not targets:
             return
         legal = Legal(contains=lambda a: isinstance(a, Pass) or self._ram_ok(battle, tid, a),
-                      targets=lambda _a: targets)
+                      targets=lambda _a: targets, rams=lambda a: self._rams(battle, tid, a))
         act = yield Decision(t.side, "ram", (tid,), legal, Ram(tid, self._best_ram(battle, tid, targets)), {})
         if isinstance(act, Ram) and legal.contains(act):
             yield from self._ram(battle, dice, _checked(self.ram_shot(battle, tid, act.target)))
@@ -1677,6 +1686,9 @@ class HummelQuest(Ruleset):
                     return mode == "move_and_fire" and self._attack_ok(battle, tid, a)
                 return may_ram and self._ram_ok(battle, tid, a)
 
+            def rams(a: int, may_ram: bool = may_ram) -> tuple[int, ...]:
+                return self._rams(battle, tid, a) if may_ram else ()
+
             def reach(_a: int, left: int = left) -> Mapping[Hashable, tuple[int, list[Hex]]]:
                 return self.reachable(battle, tid, left)
 
@@ -1684,7 +1696,8 @@ class HummelQuest(Ruleset):
                           targets=lambda _a: self._targets(battle, tid) if mode == "move_and_fire" else (),
                           specials=("end_move",),
                           plan_to=lambda _a, path, then=None, end_status=None: self.plan_to(battle, tid, path, then,
-                                                                                             end_status))
+                                                                                             end_status),
+                          rams=rams)
             act = yield Decision(t.side, "move_step", (tid,), legal, Pass(tid),
                                  {"mp": left, "entered": moved, "compulsory": False, "mode": mode,
                                   "interrupted": False, "can_fire": False, "fire_cost": 0, "speed_hexes": s,
@@ -1738,7 +1751,8 @@ class HummelQuest(Ruleset):
         if chosen is not None:
             act = chosen
         else:
-            legal = Legal(contains=contains, targets=lambda _a: self._targets(battle, tid), specials=specials)
+            legal = Legal(contains=contains, targets=lambda _a: self._targets(battle, tid), specials=specials,
+                          rams=lambda a: self._rams(battle, tid, a) if moved == 0 else ())
             act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid), {"moved": moved, "round": battle.turn})
         if act is None or not contains(act):
             return

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from functools import lru_cache
 
-from sim.hexgrid import Hex, hex_line
+from sim.hexgrid import _NUDGE, Hex, hex_line
 from sim.rules.hummel_quest.board import BLOCKS, HARD, TALL, HQBoard, SightGrid
 
 # --- sight (§7.5, §7.6) ------------------------------------------------------------------------------------------
@@ -33,10 +33,34 @@ def _line_offsets(dq: int, dr: int) -> tuple[tuple[tuple[int, int], ...], tuple[
 
     :func:`sim.hexgrid.hex_line` is ``a`` plus the line from the origin to ``b - a`` (its definition), so
     ``line_pair(a, b)`` is ``a`` plus these offsets: line A is ``hex_line(0, d)``, line B is the negation of
-    ``hex_line(0, -d)``.  Pure geometry, shared by every map; bounded (one entry per offset)."""
-    la = hex_line((0, 0), (dq, dr))
-    lb = hex_line((0, 0), (-dq, -dr))
-    return (tuple((h[0], h[1]) for h in la[1:-1]), tuple((-h[0], -h[1]) for h in lb[1:-1]))
+    ``hex_line(0, -d)``.  Pure geometry, shared by every map; bounded (one entry per offset).
+
+    Both lines are interpolated in one loop, inline: the float operations of
+    :func:`sim.hexgrid._hex_line_direct` from the origin (``hex_line``'s definition: ``a + (b - a) * t`` with
+    ``t = i / n`` on the nudged cube coordinates, round half to even, then the cube-rounding fix of
+    ``_cube_round``) in the same order on the same values, so the same hexes, without a call per hex
+    (tests/test_hq_sight_lines.py compares them with ``hex_line`` on every offset of a region)."""
+    n = max(abs(dq), abs(dr), abs(dq + dr))
+    if n < 2:
+        return ((), ())
+    ax, ay, az = _NUDGE   # ``_hex_line_direct``'s nudged ``a`` at the origin (``0 + nudge`` is the nudge)
+    out: list[list[tuple[int, int]]] = []
+    for sq, sr, sign in ((dq, dr, 1), (-dq, -dr, -1)):
+        bx, by, bz = sq + _NUDGE[0], sr + _NUDGE[1], -sq - sr + _NUDGE[2]
+        ex, ey, ez = bx - ax, by - ay, bz - az
+        line = []
+        for i in range(1, n):
+            t = i / n
+            x, y, z = ax + ex * t, ay + ey * t, az + ez * t
+            rx, ry, rz = round(x), round(y), round(z)
+            fx, fy, fz = abs(rx - x), abs(ry - y), abs(rz - z)
+            if fx > fy and fx > fz:
+                rx = -ry - rz
+            elif fy > fz:
+                ry = -rx - rz
+            line.append((sign * int(rx), sign * int(ry)))
+        out.append(line)
+    return (tuple(out[0]), tuple(out[1]))
 
 
 @dataclass(frozen=True)
