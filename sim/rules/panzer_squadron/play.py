@@ -323,6 +323,52 @@ class PanzerSquadron(Ruleset):
             targets = ts
         return self._shots_now(battle, shooter, targets, as_if)
 
+    def odds_bound(self, battle: BoardView, shooter: int, target: int, as_if: Hypo | None = None) -> Odds | None:
+        """An upper bound on the odds of :meth:`shot` ``shooter`` -> ``target`` (``as_if`` as there): odds whose
+        ``p_kill`` and ``p_hit`` are at least the shot's own, or ``None`` when the shot is surely illegal.  What a
+        doctrine picking its best target (:meth:`agents.observation.Observation.best_by_bound`) ranks the enemies
+        by, so that it works out the exact shots best bound first and stops when no bound can beat the best.
+
+        It is the shot with its seven lines of sight taken as clear (no obstacle counted on them), everything else
+        exact: the range and its bonus, the turret rotation and the hull arc (5.3), the face struck and its armour
+        (7.1, D2), side masking and, for a masked side, the exceptional lines (7.2 step 3, counted for real), the
+        maximum range, the statuses and the Tile modifiers (8.1).  **Why it is sound**: of the whole shot only the
+        seven-line count of an unmasked face depends on the lines, and it enters in one place (7.2, 8.1): 7 clear
+        lines give cover 0, 2 to 6 give cover -1, 0 or 1 make the shot illegal; the face, its armour and every
+        other modifier are read before the count.  So the real shot is illegal or has the same penetration and
+        armour and a net modifier lower by 0 or 1.  The odds (D22, :func:`shot_odds`) do not fall as the modifier
+        rises: each natural d10 lands on the same or a better row of the hit table (D6: miss, then bonus 0, 10, 20,
+        30, 50) and a higher bonus never lowers the penetration chance (D7), so both ``p_hit`` and ``p_kill`` of
+        the clear-lines key are >= the real ones.  With live tanks blocking sight (6.1) the bound is the exact
+        odds (the shot itself).  ``tests/test_ps_odds_bound.py`` checks the bound against the exact odds."""
+        if battle.options.live_tanks_block_los:
+            sh = self.shot(battle, shooter, target, None, as_if)
+            return None if isinstance(sh, Illegal) else shot_odds(sh.key)
+        tanks = battle.tanks
+        if target.__class__ is not int or not 0 <= target < len(tanks):
+            return None
+        s, t = tanks[shooter], tanks[target]
+        th = t.hex
+        if not t.alive or th is None or t.side == s.side:
+            return None
+        if as_if:
+            hx = as_hex(as_if.hex)
+            facing = gun = as_if.facing
+            status = IN_MOVEMENT if as_if.moved and s.rules_state.get("start_status") == IN_MOVEMENT else \
+                s.rules_state.get("start_status", STATIONARY)
+        else:
+            hx, facing = s.hex, s.facing
+            if hx is None:
+                raise ValueError(f"geometry: tank {shooter} is not on the board")
+            gun = facing if s.turret_facing is None else s.turret_facing
+            status = s.rules_state["start_status"] if battle.rules_state.get("active") == shooter else \
+                s.rules_state["marker"]
+        opts = battle.options
+        g = shot_geometry(hx, facing, gun, s.vehicle.turret, th, t.facing, t.vehicle.armour, self.obstacles(battle),
+                          self.sight_rules(opts), opts.exceptional_modifier, _all_lines_clear)
+        v = self._shot_of(battle, s, t, hx, status, t.rules_state.get("marker") == IN_MOVEMENT, g)
+        return None if isinstance(v, Illegal) else shot_odds(v.key)
+
     def _shots_now(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None,
                    fps: list[tuple[int, int] | None] | None = None) -> list[Shot | Illegal]:
         """:meth:`shots` without the lasting memo; with ``fps``, also appends there each answer's footprint (the
@@ -666,6 +712,9 @@ class PanzerSquadron(Ruleset):
         ids = [e.tank_id for e in battle.enemies_of(battle.tanks[tid].side)]
         return tuple(e for e, sh in zip(ids, self.shots(battle, tid, ids)) if not isinstance(sh, Illegal))
 
+    def _enemy_ids(self, battle: BoardView, tid: int) -> tuple[int, ...]:
+        return tuple(e.tank_id for e in battle.enemies_of(battle.tanks[tid].side))
+
     def play_turn(self, battle: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One game turn (D15): initiative, then the sides alternate activating one tank each."""
         first = yield from self._initiative(battle, dice)
@@ -686,7 +735,7 @@ class PanzerSquadron(Ruleset):
             def contains(a: Action, actors: tuple[int, ...] = actors) -> bool:
                 return (isinstance(a, Activate) and a.actor is not None and a.actor in actors
                         and a.mode in self._modes(battle, a.actor))
-            legal = Legal(contains=contains, modes=MODES, targets=lambda tid: self._targets(battle, tid),
+            legal = Legal(contains=contains, modes=MODES, targets=ShotTargets(self, battle),
                           reachable=lambda tid: self.reachable(battle, tid, 8))
             act = yield Decision(side, "activate", actors, legal, Activate(actors[0], "hold"),
                                  {"turn": battle.turn, "modes": {a: self._modes(battle, a) for a in actors}})
@@ -772,7 +821,7 @@ class PanzerSquadron(Ruleset):
         t = battle.tanks[tid]
         legal = Legal(contains=lambda a: isinstance(a, Pass) or (
             isinstance(a, Fire) and a.actor == tid and not isinstance(self.shot(battle, tid, a.target), Illegal)),
-            targets=lambda _tid: self._targets(battle, tid))
+            targets=ShotTargets(self, battle, tid))
         act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid))
         if isinstance(act, Fire) and legal.contains(act):
             self.resolve(battle, self._allowed_shot(battle, tid, act.target), dice)
@@ -834,7 +883,7 @@ class PanzerSquadron(Ruleset):
             def reachable(_t: int, budget: int = mp) -> dict:
                 return self.reachable(battle, tid, budget)
             legal = Legal(contains=contains, reachable=reachable,
-                          targets=lambda _t: self._targets(battle, tid) if mode == "move_and_fire" else (),
+                          targets=ShotTargets(self, battle, tid, mode == "move_and_fire"),
                           specials=("end_move",),
                           plan_to=lambda _t, path, then=None, end_status=None: self.plan_to(battle, tid, path, then,
                                                                                              end_status))
@@ -1021,6 +1070,36 @@ def _front_cache(hexmap: HexMap, options: PSOptions) -> tuple[dict[tuple, tuple[
 _LASTING: "weakref.WeakKeyDictionary[BattleState, dict[tuple, list]]" = weakref.WeakKeyDictionary()
 #: Most entries of one battle's lasting memo (emptied when full).
 LASTING_MAX = 5_000
+
+
+def _all_lines_clear(_firer: Hex, _facing: int, _target: Hex) -> int:
+    """The ``lines`` of :func:`shot_geometry` for :meth:`PanzerSquadron.odds_bound`: all seven lines clear."""
+    return 7
+
+
+class ShotTargets:
+    """The ``targets`` of a decision's :class:`~sim.rules.base.Legal` whose targets are the enemies a shot is legal
+    at (sections 6, 8): ``targets(tid)`` the enemies of ``tid`` (of ``actor`` when given: the decision's one
+    firer) whose :meth:`PanzerSquadron.shot` is legal, in the order of ``battle.enemies_of``; none when not
+    ``enabled``.  ``candidates(tid)`` is that list before the legality test (the targets are exactly the
+    candidates with a legal shot, in that order), which lets an observation rank them by
+    :meth:`PanzerSquadron.odds_bound` without working out every shot."""
+
+    __slots__ = ("actor", "battle", "enabled", "rs")
+
+    def __init__(self, rs: PanzerSquadron, battle: BoardView, actor: int | None = None, enabled: bool = True):
+        self.rs, self.battle, self.actor, self.enabled = rs, battle, actor, enabled
+
+    def __call__(self, tid: int) -> tuple[int, ...]:
+        if not self.enabled:
+            return ()
+        return self.rs._targets(self.battle, tid if self.actor is None else self.actor)
+
+    def candidates(self, tid: int) -> tuple[int, ...]:
+        """The enemies :meth:`__call__` tests (its answer is those of them with a legal shot)."""
+        if not self.enabled:
+            return ()
+        return self.rs._enemy_ids(self.battle, tid if self.actor is None else self.actor)
 
 
 #: The footprint of an answer that reads no hex (:meth:`PanzerSquadron._shots_now`): no offset is in it.
