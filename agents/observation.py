@@ -832,62 +832,31 @@ class Observation(StateQueries):
         return [None if sh is None else odds(sh.key) for sh in self._shots(s, ts, as_if)]
 
     def best_by_bound(self, actor: int, min_odds: float | None = None) -> tuple[tuple[int, Odds] | None] | None:
-        """The target of own tank ``actor`` in this decision with the best exact odds, found by branch and bound:
-        ``(answer,)`` where ``answer`` is ``(target, odds)`` with the greatest ``(p_kill, p_hit, -target)`` among
-        :meth:`targets` whose odds have ``p_kill`` or ``p_hit`` above 0 and, when ``min_odds`` is given,
+        """The target of own tank ``actor`` in this decision with the best exact odds now, found by branch and
+        bound: ``(answer,)`` where ``answer`` is ``(target, odds)`` with the greatest ``(p_kill, p_hit, -target)``
+        among :meth:`targets` whose odds have ``p_kill`` or ``p_hit`` above 0 and, when ``min_odds`` is given,
         ``float(p_kill) >= min_odds`` (``None`` if there is none) -- the answer of the default
-        :meth:`agents.policies.base.Doctrine.best_target` -- or ``None`` when this observation cannot bound (the
-        rule set has no ``odds_bound``, the decision's targets are not "the candidates with a legal shot", or the
-        targets are already worked out, so that the plain loop is as cheap).
+        :meth:`agents.policies.base.Doctrine.best_target` -- or ``None`` when this observation cannot bound: the
+        rule set has no ``best_by_bound``, the decision's targets are not "the candidates with a legal shot"
+        (``decision.legal.targets.candidates``), or they are already worked out (the plain loop is as cheap).
 
-        The candidates (``decision.legal.targets.candidates``, on the side's view) are ranked by the rule set's
-        ``odds_bound`` (odds at least the exact ones, ``None``: surely no legal shot); the exact shots are worked
-        out best bound first, and the search stops at the first bound whose ``(p_kill, p_hit, -target)`` is below
-        the best exact key (no later candidate can beat it: its exact key is at most its bound, below the best)
-        or whose ``p_kill`` is below ``min_odds``.  A candidate whose bound is ``None``, or whose bound fails the
-        filter, cannot be in the answer.  ``tests/test_ps_odds_bound.py`` compares the answer with the full
-        ranking at every decision of played battles."""
+        The rule set's ``best_by_bound`` (:meth:`sim.rules.panzer_squadron.play.PanzerSquadron.best_by_bound`)
+        searches the candidates not hidden, on the side's view (a hidden enemy is never a target, and its
+        shot is never legal there), so the answer is the one of :meth:`targets` and :meth:`odds_many`.
+        ``tests/test_ps_odds_bound.py`` compares it with the full ranking at every decision of played battles."""
         a = self._own_id(actor)
         if ("targets", a) in self._cache:
             return None
         cands = getattr(self._legal.targets, "candidates", None)
-        bound = getattr(self._rs, "odds_bound", None)
-        if cands is None or bound is None:
+        search = getattr(self._rs, "best_by_bound", None)
+        if cands is None or search is None:
             return None
         hidden = self._hidden()
-        tanks = self._b.tanks
-        if a in hidden or tanks[a].hex is None:
+        if a in hidden or self._b.tanks[a].hex is None:
             return (None,)
-        ranked = []
         with self._side_view():
-            for t in cands(a):
-                if t in hidden:
-                    continue
-                o = bound(self._b, a, t, None)
-                if o is None:
-                    continue
-                pk, ph = o.p_kill, o.p_hit
-                if (pk <= 0 and ph <= 0) or (min_odds is not None and float(pk) < min_odds):
-                    continue
-                ranked.append((pk, ph, -t))
-        ranked.sort(reverse=True)
-        best: tuple[int, Odds] | None = None
-        bk: tuple[Any, Any, int] | None = None
-        odds = self._rs.odds
-        for k in ranked:
-            if bk is not None and k < bk:
-                break
-            sh = self._shot(a, -k[2], None)
-            if sh is None:
-                continue
-            o = odds(sh.key)
-            pk, ph = o.p_kill, o.p_hit
-            if (pk <= 0 and ph <= 0) or (min_odds is not None and float(pk) < min_odds):
-                continue
-            ek = (pk, ph, k[2])
-            if bk is None or ek > bk:
-                bk, best = ek, (-k[2], o)
-        return (best,)
+            ts = [t for t in cands(a) if t not in hidden]
+            return (search(self._b, a, ts, min_odds) if ts else None,)
 
     def odds(self, target: int, as_if: Hypo | None = None, shooter: int | None = None) -> Odds | None:
         """Exact odds of own tank ``shooter`` (default the actor) firing at ``target`` now, or from the
