@@ -38,7 +38,7 @@ from __future__ import annotations
 import weakref
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping, TypeVar
+from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping, TypeVar, cast
 
 from pydantic import Field
 
@@ -368,9 +368,10 @@ class PanzerSquadron(Ruleset):
             status = IN_MOVEMENT if as_if.moved and s.rules_state.get("start_status") == IN_MOVEMENT else \
                 s.rules_state.get("start_status", STATIONARY)
         else:
-            hx, facing = s.hex, s.facing
-            if hx is None:
+            here = s.hex
+            if here is None:
                 raise ValueError(f"geometry: tank {shooter} is not on the board")
+            hx, facing = here, s.facing
             gun = facing if s.turret_facing is None else s.turret_facing
             status = s.rules_state["start_status"] if battle.rules_state.get("active") == shooter else \
                 s.rules_state["marker"]
@@ -1280,28 +1281,31 @@ def _lasting_best(rs: PanzerSquadron, battle: BattleState, shooter: int, targets
     ent = _lasting_entry(battle, shooter, None)
     kept: dict[Any, tuple[Shot | Illegal, tuple[int, int] | None]] = ent[0]
     bounds: dict[Any, tuple[PSKey | None, tuple[int, int] | None]] = ent[3]
-    ranked = []
+    ranked: list[tuple[int, int, int, bool, PSKey]] = []
     for t in targets:
         got = kept.get(t)
+        bkey: PSKey | None = None
         if got is None:
             b = bounds.get(t)
             if b is None:
-                b = _bound_of(rs, battle, shooter, t)
-                if b[0] is False:  # a masked side: its shot now
+                nb, fp = _bound_of(rs, battle, shooter, t)
+                if nb is False:  # a masked side: its shot now
                     fps: list[tuple[int, int] | None] = []
                     v = rs._shots_now(battle, shooter, (t,), None, fps)[0]
                     got = kept[t] = (v, fps[0])
                 else:
-                    bounds[t] = b
+                    b = bounds[t] = (None if nb is True else nb, fp)
+            if b is not None:
+                bkey = b[0]
         if got is not None:
             v = got[0]
             if isinstance(v, Illegal):
                 continue
-            key, exact = v.key, True
+            key, exact = cast(PSKey, v.key), True
         else:
-            key, exact = b[0], False
-            if key is None:
+            if bkey is None:
                 continue
+            key, exact = bkey, False
         pk, ph, fk = _rank(key)
         if (pk <= 0 and ph <= 0) or (min_odds is not None and fk < min_odds):
             continue
@@ -1320,7 +1324,7 @@ def _lasting_best(rs: PanzerSquadron, battle: BattleState, shooter: int, targets
             bounds.pop(-nt, None)
             if isinstance(v, Illegal):
                 continue
-            key = v.key
+            key = cast(PSKey, v.key)  # a PanzerSquadron shot's key is a PSKey
             pk, ph, fk = _rank(key)
             if (pk <= 0 and ph <= 0) or (min_odds is not None and fk < min_odds):
                 continue
