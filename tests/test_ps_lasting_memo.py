@@ -75,6 +75,7 @@ def _checked(monkeypatch) -> dict[str, int]:
         assert got == (None if best is None else best[1])
         seen["shots"] += 1
         seen["hidden"] += bool(battle.hidden_tanks)
+        seen["map_changes"] = max(seen["map_changes"], len(battle.map.changes))
         return got
 
     monkeypatch.setattr(play, "_lasting_shots", lasting_shots)

@@ -1294,7 +1294,7 @@ def _lasting_best(rs: PanzerSquadron, battle: BattleState, shooter: int, targets
                     v = rs._shots_now(battle, shooter, (t,), None, fps)[0]
                     got = kept[t] = (v, fps[0])
                 else:
-                    b = bounds[t] = (None if nb is True else nb, fp)
+                    b = bounds[t] = (cast("PSKey | None", nb), fp)  # not False here
             if b is not None:
                 bkey = b[0]
         if got is not None:
