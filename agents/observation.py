@@ -853,6 +853,33 @@ class Observation(StateQueries):
         odds = self._rs.odds
         return [None if sh is None else odds(sh.key) for sh in self._shots(s, ts, as_if)]
 
+    def best_by_bound(self, actor: int, min_odds: float | None = None) -> tuple[tuple[int, Odds] | None] | None:
+        """The target of own tank ``actor`` in this decision with the best exact odds now, found by branch and
+        bound: ``(answer,)`` where ``answer`` is ``(target, odds)`` with the greatest ``(p_kill, p_hit, -target)``
+        among :meth:`targets` whose odds have ``p_kill`` or ``p_hit`` above 0 and, when ``min_odds`` is given,
+        ``float(p_kill) >= min_odds`` (``None`` if there is none) -- the answer of the default
+        :meth:`agents.policies.base.Doctrine.best_target` -- or ``None`` when this observation cannot bound: the
+        rule set has no ``best_by_bound``, the decision's targets are not "the candidates with a legal shot"
+        (``decision.legal.targets.candidates``), or they are already worked out (the plain loop is as cheap).
+
+        The rule set's ``best_by_bound`` (:meth:`sim.rules.panzer_squadron.play.PanzerSquadron.best_by_bound`)
+        searches the candidates not hidden, on the side's view (a hidden enemy is never a target, and its
+        shot is never legal there), so the answer is the one of :meth:`targets` and :meth:`odds_many`.
+        ``tests/test_ps_odds_bound.py`` compares it with the full ranking at every decision of played battles."""
+        a = self._own_id(actor)
+        if ("targets", a) in self._cache:
+            return None
+        cands = getattr(self._legal.targets, "candidates", None)
+        search = getattr(self._rs, "best_by_bound", None)
+        if cands is None or search is None:
+            return None
+        hidden = self._hidden()
+        if a in hidden or self._b.tanks[a].hex is None:
+            return (None,)
+        with self._side_view():
+            ts = [t for t in cands(a) if t not in hidden]
+            return (search(self._b, a, ts, min_odds) if ts else None,)
+
     def odds(self, target: int, as_if: Hypo | None = None, shooter: int | None = None) -> Odds | None:
         """Exact odds of own tank ``shooter`` (default the actor) firing at ``target`` now, or from the
         hypothetical position ``as_if``; ``None`` if the shot is not legal (always for a hidden enemy)."""

@@ -123,6 +123,7 @@ def calls(probe: Probe, obs: Observation) -> dict[str, list[tuple[tuple, dict, i
         + [((t,), {"shooter": s}, None) for t in probe.ids for s in own],
         "odds_many": [((list(probe.ids),), {"as_if": hy, "shooter": a0}, None) for hy in probe.hypos]
         + [((list(probe.ids),), {"shooter": s}, None) for s in own],
+        "best_by_bound": [((s,), {}, None) for s in own] + [((s,), {"min_odds": 0.1}, None) for s in own],
         "face": [((t,), {"as_if": hy, "shooter": a0}, None) for t in probe.ids for hy in probe.hypos]
         + [((t,), {"shooter": s}, None) for t in probe.ids for s in own],
         "side_odds": [((t,), {}, None) for t in probe.ids],

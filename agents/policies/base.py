@@ -196,6 +196,13 @@ class Doctrine(Policy):
         id) among ``among`` (default: the decision's targets now, or the visible enemies for an ``as_if``
         position), only those :meth:`worth_firing` at if ``worth``; ``None`` if there is none."""
         a = obs.actor if actor is None else actor
+        cls = type(self)
+        fast = cls.target_value is Doctrine.target_value and cls.worth_firing is Doctrine.worth_firing
+        if among is None and as_if is None and fast:
+            bounded = getattr(obs, "best_by_bound", None)  # branch and bound on the rule set's odds bound
+            got = None if bounded is None else bounded(a, self.min_odds if worth else None)
+            if got is not None:
+                return got[0]
         if among is None:
             among = obs.targets(a) if as_if is None else obs.visible_ids()
         best = None
@@ -205,8 +212,7 @@ class Doctrine(Policy):
             pairs: Iterable[tuple[int, Any]] = zip(among, many(among, as_if=as_if, shooter=a))
         else:
             pairs = ((t, obs.odds(t, as_if=as_if, shooter=a)) for t in among)
-        cls = type(self)
-        if cls.target_value is Doctrine.target_value and cls.worth_firing is Doctrine.worth_firing:
+        if fast:
             return self._best_by_odds(pairs, worth)
         for t, o in pairs:
             if o is None or (o.p_kill <= 0 and o.p_hit <= 0):

@@ -38,7 +38,7 @@ from __future__ import annotations
 import weakref
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping, TypeVar
+from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping, TypeVar, cast
 
 from pydantic import Field
 
@@ -57,7 +57,18 @@ from sim.events import (
     TankStateSet,
     TurretTurned,
 )
-from sim.hexgrid import DIRECTIONS, PAIR_CACHE_MAX, Hex, HexMap, as_hex, bounded_dijkstra, sight_lines
+from sim.hexgrid import (
+    DIRECTIONS,
+    FRONT,
+    PAIR_CACHE_MAX,
+    REAR,
+    SIDE,
+    Hex,
+    HexMap,
+    as_hex,
+    bounded_dijkstra,
+    sight_lines,
+)
 from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, RulesOptions, Shot
 from sim.rules.panzer_squadron import data as ps_data
 from sim.rules.panzer_squadron.data import DEFAULT_TILES, Tile, Vehicle, catalog, find_vehicle
@@ -71,7 +82,7 @@ from sim.rules.panzer_squadron.odds import (
     resolve_key,
     shot_odds,
 )
-from sim.rules.panzer_squadron.sight import SightRules, clear_lines, shot_geometry, turret_facing_for
+from sim.rules.panzer_squadron.sight import SightRules, clear_lines, shot_geometry, thicker, turret_facing_for
 from sim.victory import draw, most_tanks, standard_outcome
 
 MODES = ("hold", "fire", "move", "move_and_fire", "ambush")
@@ -322,6 +333,131 @@ class PanzerSquadron(Ruleset):
                 return _lasting_shots(self, battle, shooter, ts, as_if)
             targets = ts
         return self._shots_now(battle, shooter, targets, as_if)
+
+    def odds_bound(self, battle: BoardView, shooter: int, target: int, as_if: Hypo | None = None) -> Odds | None:
+        """An upper bound on the odds of :meth:`shot` ``shooter`` -> ``target`` (``as_if`` as there): odds whose
+        ``p_kill`` and ``p_hit`` are at least the shot's own, or ``None`` when the shot is surely illegal.  What a
+        doctrine picking its best target (:meth:`agents.observation.Observation.best_by_bound`) ranks the enemies
+        by, so that it works out the exact shots best bound first and stops when no bound can beat the best.
+
+        It is the shot with its seven lines of sight taken as clear (no obstacle counted on them), everything else
+        exact: the range and its bonus, the turret rotation and the hull arc (5.3), the face struck and its armour
+        (7.1, D2), side masking and, for a masked side, the exceptional lines (7.2 step 3, counted for real), the
+        maximum range, the statuses and the Tile modifiers (8.1).  **Why it is sound**: of the whole shot only the
+        seven-line count of an unmasked face depends on the lines, and it enters in one place (7.2, 8.1): 7 clear
+        lines give cover 0, 2 to 6 give cover -1, 0 or 1 make the shot illegal; the face, its armour and every
+        other modifier are read before the count.  So the real shot is illegal or has the same penetration and
+        armour and a net modifier lower by 0 or 1.  The odds (D22, :func:`shot_odds`) do not fall as the modifier
+        rises: each natural d10 lands on the same or a better row of the hit table (D6: miss, then bonus 0, 10, 20,
+        30, 50) and a higher bonus never lowers the penetration chance (D7), so both ``p_hit`` and ``p_kill`` of
+        the clear-lines key are >= the real ones.  With live tanks blocking sight (6.1) the bound is the exact
+        odds (the shot itself).  ``tests/test_ps_odds_bound.py`` checks the bound against the exact odds."""
+        if battle.options.live_tanks_block_los:
+            sh = self.shot(battle, shooter, target, None, as_if)
+            return None if isinstance(sh, Illegal) else shot_odds(sh.key)
+        tanks = battle.tanks
+        if target.__class__ is not int or not 0 <= target < len(tanks):
+            return None
+        s, t = tanks[shooter], tanks[target]
+        th = t.hex
+        if not t.alive or th is None or t.side == s.side:
+            return None
+        if as_if:
+            hx = as_hex(as_if.hex)
+            facing = gun = as_if.facing
+            status = IN_MOVEMENT if as_if.moved and s.rules_state.get("start_status") == IN_MOVEMENT else \
+                s.rules_state.get("start_status", STATIONARY)
+        else:
+            here = s.hex
+            if here is None:
+                raise ValueError(f"geometry: tank {shooter} is not on the board")
+            hx, facing = here, s.facing
+            gun = facing if s.turret_facing is None else s.turret_facing
+            status = s.rules_state["start_status"] if battle.rules_state.get("active") == shooter else \
+                s.rules_state["marker"]
+        key = self._bound_key(battle, s, t, hx, facing, gun, status)
+        if key is False:  # a masked side: the shot itself (its exceptional lines counted)
+            sh = self.shot(battle, shooter, target, None, as_if)
+            return None if isinstance(sh, Illegal) else shot_odds(sh.key)
+        return None if key is None else shot_odds(key)
+
+    def _bound_key(self, battle: BoardView, s: TankState, t: TankState, hx: Hex, facing: int, gun: int,
+                   status: str) -> PSKey | None | bool:
+        """The key of :meth:`odds_bound`'s odds (``None``: surely illegal), or ``False`` when the struck side is
+        masked (7.2: the bound would count the exceptional lines, as the shot does; the caller asks the shot).
+
+        The geometry of :func:`shot_geometry` up to the line count, written out for one pair (the range, the arc
+        test, the aspect with D2's thicker face on a boundary, the masking test of the side's hexside), then the
+        range and hull-arc limits and the net modifier with cover 0 (seven clear lines)."""
+        th = t.hex
+        assert th is not None
+        dq, dr = th[0] - hx[0], th[1] - hx[1]
+        rng = max(abs(dq), abs(dr), abs(dq + dr))
+        a, b, c = dq, dr, -dq - dr
+        for _ in range(gun % 6):
+            a, b, c = -b, -c, -a
+        rotated = a < max(b, c)
+        opts = battle.options
+        rules = self.sight_rules(opts)
+        if (rules.max_range_hexes is not None and rng > rules.max_range_hexes) or (rotated and not s.vehicle.turret):
+            return None
+        a, b, c = -dq, -dr, dq + dr
+        tf = t.facing
+        for _ in range(tf % 6):
+            a, b, c = -b, -c, -a
+        hi, lo = (b, c) if b >= c else (c, b)
+        armour = t.vehicle.armour
+        if a > hi or (a == b == c == 0):
+            face = FRONT
+        elif a == hi:
+            face = thicker(armour, (FRONT, SIDE))
+        elif a < lo:
+            face = REAR
+        elif a == lo:
+            face = thicker(armour, (SIDE, REAR))
+        else:
+            face = SIDE
+        if face == SIDE:
+            across = th.neighbour((tf + 1) % 6 if c > b else (tf + 4) % 6)
+            if across != hx and across in self.obstacles(battle):
+                return False
+        tiles = self.tiles(opts)
+        tile_mod = tiles[battle.map.terrain(th)].target_modifier + tiles[battle.map.terrain(hx)].firer_modifier
+        m = net_modifier(firer_status=status, turret_rotated=rotated,
+                         target_moving=t.rules_state.get("marker") == IN_MOVEMENT,
+                         cover_modifier=0, range_hexes=rng, tile_modifier=tile_mod)
+        return PSKey(s.vehicle.penetration, int(armour[face]), m)
+
+    def best_by_bound(self, battle: BoardView, shooter: int, targets: Iterable[int], min_odds: float | None = None
+                      ) -> tuple[int, Odds] | None:
+        """Of the ``targets`` (enemy ids) of live tank ``shooter`` (on the board, shooting from where it stands),
+        the one whose legal shot has the greatest ``(p_kill, p_hit, -target)`` among those with ``p_kill`` or
+        ``p_hit`` above 0 and, given ``min_odds``, ``float(p_kill) >= min_odds``, as ``(target, odds)``; ``None``
+        if there is none.  The same answer as working out every shot (:meth:`shots`) and taking the best, found by
+        branch and bound: the targets are ranked by :meth:`odds_bound` (or by their exact odds where the shot is
+        already known), the exact shots worked out best bound first, and the search stops at the first bound
+        below the best exact key (every later target's exact key is at most its bound, so below the best; keys
+        differ in the target id, so none ties) or failing the filter (a target whose bound fails it fails it
+        exactly too: its ``p_kill`` and ``p_hit`` are at most the bound's).  On a :class:`BattleState` whose live
+        tanks do not block sight the shots and bounds are kept across versions (:func:`_lasting_best`)."""
+        ts = tuple(targets)
+        if isinstance(battle, BattleState) and not battle.options.live_tanks_block_los:
+            try:
+                return _lasting_best(self, battle, shooter, ts, min_odds)
+            except TypeError:  # an unhashable target: the plain search
+                pass
+        best: tuple[int, Odds] | None = None
+        bk: tuple[Any, Any, int] | None = None
+        for t, sh in zip(ts, self.shots(battle, shooter, ts)):
+            if isinstance(sh, Illegal):
+                continue
+            o = shot_odds(sh.key)
+            k = (o.p_kill, o.p_hit, -t)
+            if (k[0] <= 0 and k[1] <= 0) or (min_odds is not None and float(k[0]) < min_odds):
+                continue
+            if bk is None or k > bk:
+                bk, best = k, (t, o)
+        return best
 
     def _shots_now(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None,
                    fps: list[tuple[int, int] | None] | None = None) -> list[Shot | Illegal]:
@@ -659,6 +795,9 @@ class PanzerSquadron(Ruleset):
         ids = [e.tank_id for e in battle.enemies_of(battle.tanks[tid].side)]
         return tuple(e for e, sh in zip(ids, self.shots(battle, tid, ids)) if not isinstance(sh, Illegal))
 
+    def _enemy_ids(self, battle: BoardView, tid: int) -> tuple[int, ...]:
+        return tuple(e.tank_id for e in battle.enemies_of(battle.tanks[tid].side))
+
     def play_turn(self, battle: Battle, dice: DiceSource) -> Generator[Decision, Action | None, None]:
         """One game turn (D15): initiative, then the sides alternate activating one tank each."""
         first = yield from self._initiative(battle, dice)
@@ -679,7 +818,7 @@ class PanzerSquadron(Ruleset):
             def contains(a: Action, actors: tuple[int, ...] = actors) -> bool:
                 return (isinstance(a, Activate) and a.actor is not None and a.actor in actors
                         and a.mode in self._modes(battle, a.actor))
-            legal = Legal(contains=contains, modes=MODES, targets=lambda tid: self._targets(battle, tid),
+            legal = Legal(contains=contains, modes=MODES, targets=ShotTargets(self, battle),
                           reachable=lambda tid: self.reachable(battle, tid, 8))
             act = yield Decision(side, "activate", actors, legal, Activate(actors[0], "hold"),
                                  {"turn": battle.turn, "modes": {a: self._modes(battle, a) for a in actors}})
@@ -765,7 +904,7 @@ class PanzerSquadron(Ruleset):
         t = battle.tanks[tid]
         legal = Legal(contains=lambda a: isinstance(a, Pass) or (
             isinstance(a, Fire) and a.actor == tid and not isinstance(self.shot(battle, tid, a.target), Illegal)),
-            targets=lambda _tid: self._targets(battle, tid))
+            targets=ShotTargets(self, battle, tid))
         act = yield Decision(t.side, "fire", (tid,), legal, Pass(tid))
         if isinstance(act, Fire) and legal.contains(act):
             self.resolve(battle, self._allowed_shot(battle, tid, act.target), dice)
@@ -827,7 +966,7 @@ class PanzerSquadron(Ruleset):
             def reachable(_t: int, budget: int = mp) -> dict:
                 return self.reachable(battle, tid, budget)
             legal = Legal(contains=contains, reachable=reachable,
-                          targets=lambda _t: self._targets(battle, tid) if mode == "move_and_fire" else (),
+                          targets=ShotTargets(self, battle, tid, mode == "move_and_fire"),
                           specials=("end_move",),
                           plan_to=lambda _t, path, then=None, end_status=None: self.plan_to(battle, tid, path, then,
                                                                                              end_status))
@@ -1016,6 +1155,36 @@ _LASTING: "weakref.WeakKeyDictionary[BattleState, dict[tuple, list]]" = weakref.
 LASTING_MAX = 5_000
 
 
+def _all_lines_clear(_firer: Hex, _facing: int, _target: Hex) -> int:
+    """The ``lines`` of :func:`shot_geometry` for :meth:`PanzerSquadron.odds_bound`: all seven lines clear."""
+    return 7
+
+
+class ShotTargets:
+    """The ``targets`` of a decision's :class:`~sim.rules.base.Legal` whose targets are the enemies a shot is legal
+    at (sections 6, 8): ``targets(tid)`` the enemies of ``tid`` (of ``actor`` when given: the decision's one
+    firer) whose :meth:`PanzerSquadron.shot` is legal, in the order of ``battle.enemies_of``; none when not
+    ``enabled``.  ``candidates(tid)`` is that list before the legality test (the targets are exactly the
+    candidates with a legal shot, in that order), which lets an observation rank them by
+    :meth:`PanzerSquadron.odds_bound` without working out every shot."""
+
+    __slots__ = ("actor", "battle", "enabled", "rs")
+
+    def __init__(self, rs: PanzerSquadron, battle: BoardView, actor: int | None = None, enabled: bool = True):
+        self.rs, self.battle, self.actor, self.enabled = rs, battle, actor, enabled
+
+    def __call__(self, tid: int) -> tuple[int, ...]:
+        if not self.enabled:
+            return ()
+        return self.rs._targets(self.battle, tid if self.actor is None else self.actor)
+
+    def candidates(self, tid: int) -> tuple[int, ...]:
+        """The enemies :meth:`__call__` tests (its answer is those of them with a legal shot)."""
+        if not self.enabled:
+            return ()
+        return self.rs._enemy_ids(self.battle, tid if self.actor is None else self.actor)
+
+
 #: The footprint of an answer that reads no hex (:meth:`PanzerSquadron._shots_now`): no offset is in it.
 _NO_HEXES = (0, 0)
 
@@ -1034,41 +1203,12 @@ def _lasting_shots(rs: PanzerSquadron, battle: BattleState, shooter: int, target
     changes since (:meth:`sim.hexgrid.HexMap.bump`): an unlocated one (the terrain) empties it, a located one (a
     wreck appearing or leaving) drops the pairs whose footprint (:func:`_footprint`, offsets from the firer's hex;
     ``None``: any change drops it) holds it.  The pairs not kept are asked of ``_shots_now`` (the answers are pair
-    by pair, so the list equals a fresh one)."""
-    store = _LASTING.get(battle)
-    if store is None:
-        store = _LASTING[battle] = {}
-    sc = battle.state_changes
-    mc = battle.map.changes
-    nsc, nmc = len(sc), len(mc)
-    key = (shooter, as_if, battle.hidden_tanks, battle.rules_state.get("active") == shooter)
+    by pair, so the list equals a fresh one).  The entry's fourth item keeps the odds bounds of
+    :func:`_lasting_best` the same way (a bound reads the same two tanks, options and terrain, and obstacles only
+    in its footprint, :func:`_bound_of`)."""
     try:
-        ent = store.get(key)
-        if ent is None:
-            if len(store) >= LASTING_MAX:
-                store.clear()
-            ent = store[key] = [{}, nsc, nmc]
+        ent = _lasting_entry(battle, shooter, as_if)
         kept: dict[Any, tuple[Shot | Illegal, tuple[int, int] | None]] = ent[0]
-        if ent[1] != nsc:
-            changed = set(sc[ent[1]:])
-            if shooter in changed:
-                kept.clear()
-            else:
-                for t in changed:
-                    kept.pop(t, None)
-            ent[1] = nsc
-        if ent[2] != nmc:
-            new = mc[ent[2]:]
-            a = as_hex(as_if.hex) if as_if else battle.tanks[shooter].hex
-            if a is None or None in new:
-                kept.clear()
-            elif kept:
-                aq, ar = a
-                offs = [(c[0] - aq, c[1] - ar) for c in new if c is not None]
-                for t in [t for t, (_v, fp) in kept.items()
-                          if fp is None or any(_in_footprint(fp, x, y) for x, y in offs)]:
-                    del kept[t]
-            ent[2] = nmc
         ask = [t for t in targets if t not in kept]
     except TypeError:  # an unhashable target or position: asked directly
         return rs._shots_now(battle, shooter, targets, as_if)
@@ -1077,6 +1217,148 @@ def _lasting_shots(rs: PanzerSquadron, battle: BattleState, shooter: int, target
         for t, v, fp in zip(ask, rs._shots_now(battle, shooter, ask, as_if, fps), fps):
             kept[t] = (v, fp)
     return [kept[t][0] for t in targets]
+
+
+def _lasting_entry(battle: BattleState, shooter: int, as_if: Hypo | None) -> list:
+    """The entry ``[shots, len(state_changes), len(map.changes), bounds]`` of :func:`_lasting_shots`'s memo for
+    ``(shooter, as_if)`` on ``battle``, brought up to date (the pairs the changes since may have changed dropped
+    from both dicts, see there).  Raises ``TypeError`` for an unhashable position."""
+    store = _LASTING.get(battle)
+    if store is None:
+        store = _LASTING[battle] = {}
+    sc = battle.state_changes
+    mc = battle.map.changes
+    nsc, nmc = len(sc), len(mc)
+    key = (shooter, as_if, battle.hidden_tanks, battle.rules_state.get("active") == shooter)
+    ent = store.get(key)
+    if ent is None:
+        if len(store) >= LASTING_MAX:
+            store.clear()
+        ent = store[key] = [{}, nsc, nmc, {}]
+        return ent
+    kept, bounds = ent[0], ent[3]
+    if ent[1] != nsc:
+        changed = set(sc[ent[1]:])
+        if shooter in changed:
+            kept.clear()
+            bounds.clear()
+        else:
+            for t in changed:
+                kept.pop(t, None)
+                bounds.pop(t, None)
+        ent[1] = nsc
+    if ent[2] != nmc:
+        new = mc[ent[2]:]
+        a = as_hex(as_if.hex) if as_if else battle.tanks[shooter].hex
+        if a is None or None in new:
+            kept.clear()
+            bounds.clear()
+        else:
+            aq, ar = a
+            offs = [(c[0] - aq, c[1] - ar) for c in new if c is not None]
+            for d in (kept, bounds):
+                if d:
+                    for t in [t for t, (_v, fp) in d.items()
+                              if fp is None or any(_in_footprint(fp, x, y) for x, y in offs)]:
+                        del d[t]
+        ent[2] = nmc
+    return ent
+
+
+def _lasting_best(rs: PanzerSquadron, battle: BattleState, shooter: int, targets: tuple[int, ...],
+                  min_odds: float | None) -> tuple[int, Odds] | None:
+    """:meth:`PanzerSquadron.best_by_bound` on a battle whose live tanks do not block sight, with the shots and the
+    bounds kept across versions in :func:`_lasting_shots`'s memo (a target whose shot is kept is ranked by its
+    exact odds, one whose bound is kept by that bound; only the rest get a new bound, :func:`_bound_of`; a masked
+    side's target gets its shot at once).  Odds are ranked by :func:`_rank` (exact integers)."""
+    ent = _lasting_entry(battle, shooter, None)
+    kept: dict[Any, tuple[Shot | Illegal, tuple[int, int] | None]] = ent[0]
+    bounds: dict[Any, tuple[PSKey | None, tuple[int, int] | None]] = ent[3]
+    ranked: list[tuple[int, int, int, bool, PSKey]] = []
+    for t in targets:
+        got = kept.get(t)
+        bkey: PSKey | None = None
+        if got is None:
+            b = bounds.get(t)
+            if b is None:
+                nb, fp = _bound_of(rs, battle, shooter, t)
+                if nb is False:  # a masked side: its shot now
+                    fps: list[tuple[int, int] | None] = []
+                    v = rs._shots_now(battle, shooter, (t,), None, fps)[0]
+                    got = kept[t] = (v, fps[0])
+                else:
+                    b = bounds[t] = (cast("PSKey | None", nb), fp)  # not False here
+            if b is not None:
+                bkey = b[0]
+        if got is not None:
+            v = got[0]
+            if isinstance(v, Illegal):
+                continue
+            key, exact = cast(PSKey, v.key), True
+        else:
+            if bkey is None:
+                continue
+            key, exact = bkey, False
+        pk, ph, fk = _rank(key)
+        if (pk <= 0 and ph <= 0) or (min_odds is not None and fk < min_odds):
+            continue
+        ranked.append((pk, ph, -t, exact, key))
+    ranked.sort(reverse=True)
+    best: tuple[int, PSKey] | None = None
+    bk: tuple[int, int, int] | None = None
+    for pk, ph, nt, exact, key in ranked:
+        k = (pk, ph, nt)
+        if bk is not None and k < bk:
+            break
+        if not exact:
+            fps = []
+            v = rs._shots_now(battle, shooter, (-nt,), None, fps)[0]
+            kept[-nt] = (v, fps[0])
+            bounds.pop(-nt, None)
+            if isinstance(v, Illegal):
+                continue
+            key = cast(PSKey, v.key)  # a PanzerSquadron shot's key is a PSKey
+            pk, ph, fk = _rank(key)
+            if (pk <= 0 and ph <= 0) or (min_odds is not None and fk < min_odds):
+                continue
+            k = (pk, ph, nt)
+        if bk is None or k > bk:
+            bk, best = k, (-nt, key)
+    return None if best is None else (best[0], shot_odds(best[1]))
+
+
+#: A multiple of the denominators of every ``p_kill`` and ``p_hit`` of :func:`shot_odds` (D22: the d10 in tenths,
+#: the d100 in hundredths and the automatic kill a twentieth of the hits: ``p_kill`` in thousandths).
+_RANK_SCALE = 1000
+
+
+@lru_cache(maxsize=65536)
+def _rank(key: PSKey) -> tuple[int, int, float]:
+    """``(p_kill, p_hit)`` of ``shot_odds(key)`` as exact integers (times :data:`_RANK_SCALE`: the same order and
+    equalities as the Fractions, compared far faster) and ``float(p_kill)`` (the ``min_odds`` test).  Raises
+    ``ArithmeticError`` if a probability is not a multiple of ``1 / _RANK_SCALE`` (it always is)."""
+    o = shot_odds(key)
+    pk, ph = o.p_kill * _RANK_SCALE, o.p_hit * _RANK_SCALE
+    if pk.denominator != 1 or ph.denominator != 1:
+        raise ArithmeticError(f"odds of {key} are not in thousandths")
+    return pk.numerator, ph.numerator, float(o.p_kill)
+
+
+def _bound_of(rs: PanzerSquadron, battle: BoardView, shooter: int, target: int
+              ) -> tuple[PSKey | None | bool, tuple[int, int] | None]:
+    """``(key, footprint)``: :meth:`PanzerSquadron._bound_key` of the shot ``shooter`` -> ``target`` now (``None``:
+    surely illegal; ``False``: a masked side) and the obstacle hexes it read, as offsets from the firer: it reads
+    only the hex across the struck side's hexside, one of the target's neighbours, which
+    :func:`_line_footprint` holds."""
+    tanks = battle.tanks
+    s, t = tanks[shooter], tanks[target]
+    hx, th = s.hex, t.hex
+    if hx is None or th is None or not t.alive or t.side == s.side:
+        return None, _NO_HEXES
+    key = rs._bound_key(battle, s, t, hx, s.facing, s.facing if s.turret_facing is None else s.turret_facing,
+                        s.rules_state["start_status"] if battle.rules_state.get("active") == shooter
+                        else s.rules_state["marker"])
+    return key, _line_footprint(th[0] - hx[0], th[1] - hx[1], None)
 
 
 def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules, wrecks: tuple[Hex, ...],
