@@ -351,7 +351,8 @@ def growth(rows: list[tuple[str, dict[str, Any]]], seeds: list[int]) -> list[dic
 
 
 def fmt_cases(rows: list[dict[str, Any]]) -> str:
-    w = max([11] + [len(str(r["case"])) for r in rows])  # the case column fits its longest name
+    # the case column fits the longest case name (the rows are printed one by one as they finish)
+    w = max([11, len("default")] + [len(n) for n in CASE_PARAMS] + [len(str(r["case"])) for r in rows])
     head = (f"{'case':<{w}} {'CPU s':>8} {'cold':>6} {'turns':>5} {'decisions':>9} {'ms/dec':>7} {'floor s':>8} "
             f"{'ratio':>6} {'sight':>7} {'moves':>6} {'odds':>5}")
     lines = [head]
