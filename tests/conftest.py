@@ -74,3 +74,30 @@ def _assertions_inside_policies_fail_the_test():
     if caught:
         pytest.fail(f"{len(caught)} assertion(s) failed inside policy decisions (recorded as faults): "
                     + "; ".join(caught[:5]), pytrace=False)
+
+
+def fresh_threat(o, tid, h, facing, known, remembered):
+    """The threat :meth:`agents.observation.Observation.threat` defines, computed without its memos: on the side's
+    view of observation ``o``, the sum of the kill odds of each ``known`` enemy's shot at tank ``tid`` placed on
+    ``h`` facing ``facing``, plus each ``remembered`` ``(enemy, hex, facing)``'s shot from where it was last seen
+    (none from ``h`` itself); one ``shot`` per enemy on ``HypoView`` copies.  An exact ``Fraction``."""
+    from fractions import Fraction
+
+    from sim.battle import HypoView
+    from sim.rules.base import Illegal
+
+    rs, b = o._rs, o._b
+    total = Fraction(0)
+    with o._side_view():
+        view = HypoView(b, tid, h, facing)
+        for e in known:
+            sh = rs.shot(view, e, tid)
+            if not isinstance(sh, Illegal):
+                total += rs.odds(sh.key).p_kill
+        for e, eh, ef in remembered:
+            if eh == h:
+                continue
+            sh = rs.shot(HypoView(HypoView(b, e, eh, ef), tid, h, facing), e, tid)
+            if not isinstance(sh, Illegal):
+                total += rs.odds(sh.key).p_kill
+    return total

@@ -14,10 +14,10 @@ from __future__ import annotations
 
 import benchmarks.battle as bench
 from agents import observation as obs_mod
+from conftest import fresh_threat
 from sim.rules.asl.play import ASL
 from sim.rules.base import Illegal
 from sim.runner import run_battle
-from tests.test_ps_lasting_memo import _fresh_threat
 
 
 def _checked(monkeypatch) -> dict[str, int]:
@@ -29,7 +29,7 @@ def _checked(monkeypatch) -> dict[str, int]:
         store = lasting[0]
         before = {k: dict(v[0]) for k, v in store.items()}
         got = orig(self, lasting, tid, h, facing, known, remembered)
-        assert got == _fresh_threat(self, tid, h, facing, known, remembered)
+        assert got == fresh_threat(self, tid, h, facing, known, remembered)
         seen["threat"] += 1
         seen["hidden"] += bool(self._hidden())
         seen["remembered"] += bool(remembered)

@@ -9,33 +9,13 @@
 """
 from __future__ import annotations
 
-from fractions import Fraction
-
 import benchmarks.battle as bench
 from agents import observation as obs_mod
-from sim.battle import HypoView
+from conftest import fresh_threat
 from sim.model import build_battle
 from sim.rules.base import Illegal
 from sim.rules.hummel_quest import play
 from sim.runner import run_battle
-
-
-def _fresh_threat(o, tid, h, facing, known, remembered) -> Fraction:
-    rs, b = o._rs, o._b
-    total = Fraction(0)
-    with o._side_view():
-        view = HypoView(b, tid, h, facing)
-        for e in known:
-            sh = rs.shot(view, e, tid)
-            if not isinstance(sh, Illegal):
-                total += rs.odds(sh.key).p_kill
-        for e, eh, ef in remembered:
-            if eh == h:
-                continue
-            sh = rs.shot(HypoView(HypoView(b, e, eh, ef), tid, h, facing), e, tid)
-            if not isinstance(sh, Illegal):
-                total += rs.odds(sh.key).p_kill
-    return total
 
 
 def _hq_spec(n: int, size: int, turns: int, **options):
@@ -61,7 +41,7 @@ def test_lasting_threat_equals_fresh_without_tank_cover(monkeypatch):
 
     def lasting_threat(self, lasting, tid, h, facing, known, remembered):
         got = orig(self, lasting, tid, h, facing, known, remembered)
-        if got != _fresh_threat(self, tid, h, facing, known, remembered):
+        if got != fresh_threat(self, tid, h, facing, known, remembered):
             bad.append((tid, h, facing))
         seen["threat"] += 1
         return got

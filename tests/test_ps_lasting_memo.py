@@ -11,32 +11,12 @@ remembered enemy's shot from where it was last seen (``HypoView`` views, one ``s
 """
 from __future__ import annotations
 
-from fractions import Fraction
-
 import benchmarks.battle as bench
 from agents import observation as obs_mod
-from sim.battle import HypoView
+from conftest import fresh_threat
 from sim.rules.base import Illegal
 from sim.rules.panzer_squadron import play
 from sim.runner import run_battle
-
-
-def _fresh_threat(o, tid, h, facing, known, remembered) -> Fraction:
-    rs, b = o._rs, o._b
-    total = Fraction(0)
-    with o._side_view():
-        view = HypoView(b, tid, h, facing)
-        for e in known:
-            sh = rs.shot(view, e, tid)
-            if not isinstance(sh, Illegal):
-                total += rs.odds(sh.key).p_kill
-        for e, eh, ef in remembered:
-            if eh == h:
-                continue
-            sh = rs.shot(HypoView(HypoView(b, e, eh, ef), tid, h, facing), e, tid)
-            if not isinstance(sh, Illegal):
-                total += rs.odds(sh.key).p_kill
-    return total
 
 
 def _checked(monkeypatch) -> dict[str, int]:
@@ -53,7 +33,7 @@ def _checked(monkeypatch) -> dict[str, int]:
 
     def lasting_threat(self, lasting, tid, h, facing, known, remembered):
         got = orig_threat(self, lasting, tid, h, facing, known, remembered)
-        assert got == _fresh_threat(self, tid, h, facing, known, remembered)
+        assert got == fresh_threat(self, tid, h, facing, known, remembered)
         seen["threat"] += 1
         return got
 
