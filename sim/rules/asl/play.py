@@ -1023,6 +1023,50 @@ class ASL(Ruleset):
             _HIND_LAST[:] = [weakref.ref(battle), state, out, key]
         return out
 
+    def _batch_los(self, battle: BoardView, root: BattleState, ent: list[Any], view_moved: tuple[Any, ...] | None,
+                   i_old: int | None, p: Hex, q: Hex, ip: int) -> tuple[bool, int]:
+        """:meth:`los` of the ordered pair ``p <= q`` of cells of the LOS grid of ``ent`` (:meth:`_los_entry` of the
+        battle ``root``; ``ip`` the grid index of ``p``), asked in a batch (``_shots_batch``, ``kill_odds_at``) on
+        ``battle``: ``root`` itself (``view_moved`` ``None``) or a what-if view over it that places one tank
+        (``view_moved`` its ``(tank, old hex, new hex)``, ``i_old`` the grid index of the old hex or ``None``).
+        A line that terrain blocks is answered from the obstacle bits; on a view, a line through neither the old
+        nor the new hex of the placed tank has the root's answer (kept in ``ent``'s table: worked out from this
+        line's mask against the hindrance bit planes, as :meth:`_los` would), and one through either is
+        :meth:`_los` of the view itself."""
+        answers = ent[0]
+        if view_moved is None:
+            lo = answers.get((p, q))
+            if lo is None:
+                lo = answers[(p, q)] = self._los(root, p, q, ent)
+            return lo
+        g = ent[2]
+        low, mask = line_mask(q[0] - p[0], q[1] - p[1], g.w)
+        sh = ip + low
+        if (g.obstacles >> sh) & mask:
+            return (False, 0)
+        old, new = view_moved[1], view_moved[2]
+        for h in (old, new):
+            if h is not None:
+                i = i_old if h is old else g.cells.get(h)
+                if i is None or (i >= sh and (mask >> (i - sh)) & 1):
+                    return self._los(battle, p, q)
+        lo = answers.get((p, q))
+        if lo is None:
+            hm = ent[1]
+            if hm is None:
+                hm = ent[1] = self._hind_masks(self._hindrances(root), g)
+            if not (hm.any >> sh) & mask:
+                lo = (True, 0)
+            elif not hm.ok or (hm.block >> sh) & mask:
+                lo = self._los_by_hex(root, p, q)
+            else:
+                hind = 0
+                for j, plane in enumerate(hm.planes):
+                    hind += ((plane >> sh) & mask).bit_count() << j
+                lo = ((hind < 6), hind)
+            answers[(p, q)] = lo
+        return lo
+
     def _los(self, battle: BoardView, p: Hex, q: Hex, ent: list[Any] | None = None) -> tuple[bool, int]:
         """:meth:`los` of ``p <= q`` on a battle (``ent`` its entry of :meth:`_los_memo`) or a what-if view over one,
         computed: the line's interior (:func:`~sim.rules.asl.sight.line_mask`) tested
@@ -1285,15 +1329,11 @@ class ASL(Ruleset):
         ent = self._los_entry(root)
         g = ent[2]
         idx = g.cells
-        w = g.w
-        obstacles = g.obstacles
         if th not in idx:
             return None
-        old = new = i_old = i_new = None
-        if view_moved is not None:
-            _m, old, new = view_moved
-            i_old = idx.get(old) if old is not None else None
-            i_new = idx.get(new) if new is not None else None
+        i_old = None
+        if view_moved is not None and view_moved[1] is not None:
+            i_old = idx.get(view_moved[1])
         bpart = memo.battle_part
         tv = root.map.terrain_version
         kills = memo.kills
@@ -1308,7 +1348,6 @@ class ASL(Ruleset):
         parts = memo.parts
         able = memo.able
         pre_tab = memo.pre
-        answers = ent[0]
         tside = t.side
         no = "?"
         out: list[Fraction | None] = []
@@ -1326,27 +1365,13 @@ class ASL(Ruleset):
             if why:
                 out.append(None)
                 continue
-            # los(battle, s.hex, t.hex), as _shots_batch inlines it
+            # los(battle, s.hex, t.hex)
             p, q = (sh_, th) if sh_ <= th else (th, sh_)
             ip = idx.get(p)
             if ip is None or q not in idx:
                 lo = self.los(battle, sh_, th)
-            elif view_moved is None:
-                lo = answers.get((p, q))
-                if lo is None:
-                    lo = answers[(p, q)] = self._los(root, p, q, ent)
             else:
-                low, mask = line_mask(q[0] - p[0], q[1] - p[1], w)
-                sh = ip + low
-                if (obstacles >> sh) & mask:
-                    lo = (False, 0)
-                elif ((old is not None and (i_old is None or (i_old >= sh and (mask >> (i_old - sh)) & 1)))
-                      or (new is not None and (i_new is None or (i_new >= sh and (mask >> (i_new - sh)) & 1)))):
-                    lo = self._los(battle, p, q)
-                else:
-                    lo = answers.get((p, q))
-                    if lo is None:
-                        lo = answers[(p, q)] = self._los(root, p, q, ent)
+                lo = self._batch_los(battle, root, ent, view_moved, i_old, p, q, ip)
             if not lo[0]:
                 out.append(None)
                 continue
@@ -1444,14 +1469,11 @@ class ASL(Ruleset):
 
         shot = self._shot
         los = self.los
+        i_old = None   # the grid index of the hex the view's tank left (None: off the grid, or no such hex)
         if ent is not None:
-            g = ent[2]
-            idx = g.cells
-            w = g.w
-            obstacles = g.obstacles
-            if view_moved is not None:
-                old = view_moved[1]
-                i_old = idx.get(old) if old is not None else None
+            idx = ent[2].cells
+            if view_moved is not None and view_moved[1] is not None:
+                i_old = idx.get(view_moved[1])
         for sid, tid in pairs:
             if len(shots) >= _SHOT_MEMO_SIZE or isinstance(tid, bool) or not isinstance(tid, int) \
                     or not 0 <= tid < n:
@@ -1474,50 +1496,11 @@ class ASL(Ruleset):
                 lo = los(battle, sh_, th)
             else:
                 p, q = (sh_, th) if sh_ <= th else (th, sh_)
-                ip, iq = idx.get(p), idx.get(q)
-                if ip is None or iq is None:
+                ip = idx.get(p)
+                if ip is None or q not in idx:
                     lo = los(battle, sh_, th)
-                elif view_moved is None:
-                    answers = ent[0]
-                    lo = answers.get((p, q))
-                    if lo is None:
-                        lo = answers[(p, q)] = self._los(root, p, q, ent)
                 else:
-                    low, mask = line_mask(q[0] - p[0], q[1] - p[1], w)
-                    sh = ip + low
-                    if (obstacles >> sh) & mask:
-                        lo = (False, 0)
-                    else:
-                        new = view_moved[2]
-                        on_line = False
-                        for h in (old, new):
-                            if h is not None:
-                                i = i_old if h is old else idx.get(h)
-                                if i is None or (i >= sh and (mask >> (i - sh)) & 1):
-                                    on_line = True
-                                    break
-                        if on_line:
-                            lo = self._los(battle, p, q)
-                        else:
-                            answers = ent[0]
-                            lo = answers.get((p, q))
-                            if lo is None:
-                                # self._los(root, p, q, ent) with this line's mask (obstacles known clear)
-                                hm = ent[1]
-                                if hm is None:
-                                    hm = ent[1] = self._hind_masks(self._hindrances(state_root), g)
-                                if not (hm.any >> sh) & mask:
-                                    lo = (True, 0)
-                                elif not hm.ok or (hm.block >> sh) & mask:
-                                    lo = self._los_by_hex(root, p, q)
-                                else:
-                                    hind = 0
-                                    j = 0
-                                    for plane in hm.planes:
-                                        hind += ((plane >> sh) & mask).bit_count() << j
-                                        j += 1
-                                    lo = ((hind < 6), hind)
-                                answers[(p, q)] = lo
+                    lo = self._batch_los(battle, state_root, ent, view_moved, i_old, p, q, ip)
             if not lo[0]:
                 out.append(Illegal("no LOS"))
                 continue
