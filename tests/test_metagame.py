@@ -177,3 +177,47 @@ def test_tied_doctrines_give_a_segment_of_equilibria():
     assert pure0.stability == "neutral" and pure0.max_real == pytest.approx(0) and not pure0.cycles
     x = G.symmetric_equilibrium(M)
     assert x[2] == pytest.approx(0) and (M.T @ x >= 0.5 - 1e-9).all()      # no doctrine beats it
+    # the reported one is the segment's entropy maximum, its midpoint (Nash averaging), not an LP vertex
+    assert x == pytest.approx([0.5, 0.5, 0], abs=1e-6)
+
+
+def test_a_copy_of_a_doctrine_splits_its_share():
+    # rock-paper-scissors with rock entered twice (identical rows and columns): the set of equilibria is
+    # rock + rock' = 1/3, paper = scissors = 1/3; the entropy maximum splits rock's third in two
+    R4 = np.array([[0.5, 0.5, 0.0, 1.0], [0.5, 0.5, 0.0, 1.0], [1.0, 1.0, 0.5, 0.0], [0.0, 0.0, 1.0, 0.5]])
+    assert G.symmetric_equilibrium(R4) == pytest.approx([1 / 6, 1 / 6, 1 / 3, 1 / 3], abs=1e-6)
+    assert G.maximin_vertex(R4)[1] == pytest.approx(0.5)
+    # a dominant doctrine entered twice: the two copies share it equally, whatever order they are listed in
+    D = np.array([[0.5, 0.5, 0.8, 0.7], [0.5, 0.5, 0.8, 0.7], [0.2, 0.2, 0.5, 0.6], [0.3, 0.3, 0.4, 0.5]])
+    for perm in ([0, 1, 2, 3], [2, 0, 3, 1], [3, 2, 1, 0]):
+        x = G.symmetric_equilibrium(D[np.ix_(perm, perm)])
+        assert x[np.argsort(perm)] == pytest.approx([0.5, 0.5, 0, 0], abs=1e-6)
+
+
+def test_a_unique_equilibrium_is_the_lp_vertex_unchanged():
+    # where the optimal set is one point, the reported mix is the LP's own (not an approximation of it)
+    rng = np.random.default_rng(11)
+    for _ in range(20):
+        A = rng.random((6, 6))
+        M = (A + 1 - A.T) / 2
+        np.fill_diagonal(M, 0.5)
+        x = G.symmetric_equilibrium(M)
+        assert np.array_equal(x, G.maximin_vertex(M)[0])
+        assert (x @ M >= 0.5 - 1e-9).all() and x.sum() == pytest.approx(1)
+
+
+def test_identical_entrants_share_the_equilibrium_in_the_analysis():
+    # "rock" and "stone" play the same: every game of one is the other's (same seeds), and between them draws
+    base = rps_games(6, seed=3)
+    twin = base[(base["a"] == "rock") | (base["b"] == "rock")].copy()
+    twin["a"] = twin["a"].replace("rock", "stone")
+    twin["b"] = twin["b"].replace("rock", "stone")
+    twin["cluster"] = "stone-" + twin["cluster"]
+    draws = pd.DataFrame([{"a": x, "b": y, "score_a": 0.5, "cluster": f"rs-{k}"}
+                          for k in range(6) for x, y in (("rock", "stone"), ("stone", "rock"))])
+    games = pd.concat([base, twin, draws], ignore_index=True)
+    names = ["rock", "stone", "paper", "scissors"]
+    mg = G.analyse(games, names, G.MetagameOptions(bootstrap=0, t_max=50))
+    eq = dict(zip(names, mg.equilibrium))
+    assert eq["rock"] == pytest.approx(eq["stone"], abs=1e-6) and eq["rock"] > 0.05
+    assert any("largest entropy" in n for n in mg.notes)

@@ -15,7 +15,8 @@ What it computes:
   equilibrium; both the final shares and the time average are reported.
 * :func:`symmetric_equilibrium` -- the maximin mix of the constant-sum game (``scipy.optimize.linprog``,
   HiGHS): the mix no single doctrine beats on average, i.e. the symmetric Nash equilibrium and the rest point
-  the replicator orbits.  When several mixes are optimal (doctrines with identical results) this is one vertex.
+  the replicator orbits.  When several mixes are optimal (doctrines with identical results) it is the one of
+  largest entropy (Nash averaging, Balduzzi et al. 2018): identical doctrines get equal shares.
 * :func:`rest_points` -- every rest point of the replicator that is a symmetric Nash equilibrium (one per
   support with an equalising mix, for up to :data:`MAX_SUPPORT_ENUMERATION` doctrines), each with its
   stability from the eigenvalues of the replicator's Jacobian on the simplex: ``stable`` (all real parts < 0:
@@ -225,11 +226,12 @@ def stability(M: np.ndarray, x: np.ndarray, tol: float = 1e-9) -> tuple[str, flo
 
 
 # --- equilibria -------------------------------------------------------------------------------------------------
-def symmetric_equilibrium(M: np.ndarray) -> np.ndarray:
-    """The maximin mix ``x`` of payoff matrix ``M``: maximise ``v`` subject to ``sum_i x_i M[i, j] >= v`` for
-    every ``j``, ``x`` on the simplex (``scipy.optimize.linprog``, HiGHS).  For a symmetric constant-sum ``M``
-    (a tournament's) ``v = 1/2`` and ``x`` is a symmetric Nash equilibrium.  Tiny negative round-off is clipped
-    and the mix renormalised."""
+def maximin_vertex(M: np.ndarray) -> tuple[np.ndarray, float]:
+    """The maximin mix ``x`` of payoff matrix ``M`` and its value ``v``, as a vertex of the optimal set: maximise
+    ``v`` subject to ``sum_i x_i M[i, j] >= v`` for every ``j``, ``x`` on the simplex (``scipy.optimize.linprog``,
+    HiGHS).  When several mixes are optimal (doctrines tied against each other) this is whichever vertex HiGHS
+    stops at; :func:`symmetric_equilibrium` picks the one the meta-game reports.  Tiny negative round-off is
+    clipped and the mix renormalised."""
     M = np.asarray(M, dtype=float)
     K = M.shape[0]
     c = np.zeros(K + 1)
@@ -242,7 +244,53 @@ def symmetric_equilibrium(M: np.ndarray) -> np.ndarray:
         raise MetagameError(f"equilibrium LP failed: {res.message}")
     x = np.clip(res.x[:K], 0.0, None)
     x[x < 1e-12] = 0.0
-    return x / x.sum()
+    return x / x.sum(), float(res.x[K])
+
+
+#: Slack of the maximum-entropy search's "still optimal" constraints, and how far its mix may be from the LP's
+#: vertex to count as the same (the optimal set is then a single point and the vertex is reported as it is).
+_MAXENT_SLACK = 1e-10
+_SAME_MIX = 1e-6
+
+
+def symmetric_equilibrium(M: np.ndarray) -> np.ndarray:
+    """The symmetric Nash equilibrium the meta-game reports: the **maximum-entropy** maximin mix of ``M``.
+
+    For a symmetric constant-sum ``M`` (a tournament's) the maximin value is ``1/2`` and the maximin mixes are
+    exactly its symmetric Nash equilibria, a convex set.  Where that set is one point (the usual case) this is
+    :func:`maximin_vertex`'s mix.  Where it is not -- doctrines with identical results, or one doctrine that can
+    stand in for a mix of others -- this is the mix of largest entropy in it, the choice of *Nash averaging*
+    (Balduzzi, Tuyls, Perolat and Graepel, "Re-evaluating evaluation", NeurIPS 2018): it is unique (entropy is
+    strictly concave), it gives doctrines with identical payoff rows and columns equal shares (swapping them maps
+    the set onto itself, so the unique maximiser is unchanged), and adding a copy of a doctrine splits that
+    doctrine's share between the copies instead of moving the mix.  A single LP vertex would give one copy all of
+    it and the other none.  Found by ``scipy.optimize.minimize`` (SLSQP) over the mixes that still guarantee the
+    value (within ``1e-10``); if that search fails, the vertex is returned.  Returns ``(K,)``, summing to 1."""
+    M = np.asarray(M, dtype=float)
+    x_lp, v = maximin_vertex(M)
+    K = M.shape[0]
+    if K < 2:
+        return x_lp
+
+    def neg_entropy(x: np.ndarray) -> float:
+        return float(np.sum(x * np.log(np.maximum(x, 1e-300))))
+
+    def grad(x: np.ndarray) -> np.ndarray:
+        return np.log(np.maximum(x, 1e-300)) + 1.0
+
+    res = optimize.minimize(
+        neg_entropy, np.full(K, 1.0 / K), jac=grad, method="SLSQP", bounds=[(0.0, 1.0)] * K,
+        constraints=[{"type": "ineq", "fun": lambda x: x @ M - v + _MAXENT_SLACK, "jac": lambda x: M.T},
+                     {"type": "eq", "fun": lambda x: np.array([x.sum() - 1.0]), "jac": lambda x: np.ones((1, K))}],
+        options={"ftol": 1e-14, "maxiter": 500})
+    if not res.success:  # pragma: no cover - a bounded, feasible, smooth convex problem
+        return x_lp
+    x = np.clip(res.x, 0.0, None)
+    x[x < 1e-9] = 0.0
+    if x.sum() <= 0 or ((x / x.sum()) @ M < v - 1e-7).any():  # pragma: no cover - as above
+        return x_lp
+    x = x / x.sum()
+    return x_lp if np.abs(x - x_lp).max() <= _SAME_MIX else x
 
 
 @dataclass(frozen=True)
@@ -448,7 +496,8 @@ def analyse(games: pd.DataFrame, names: Sequence[str], options: MetagameOptions 
     if len(rps) > 1:
         notes.append("several equilibria: every mix between them is one too (in a constant-sum game the equilibria "
                      "form a convex set; doctrines tied against each other can stand in for each other), so the "
-                     "equilibrium column shows one of them")
+                     "equilibrium column shows the one of largest entropy, which gives tied doctrines equal "
+                     "shares")
     return Metagame(names, M, symmetric_equilibrium(M), rps, replicator(M, t_max=options.t_max), ar, unc, options,
                     notes + more)
 
