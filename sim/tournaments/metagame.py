@@ -279,9 +279,9 @@ def symmetric_equilibrium(M: np.ndarray) -> np.ndarray:
         return np.log(np.maximum(x, 1e-300)) + 1.0
 
     res = optimize.minimize(
-        neg_entropy, np.full(K, 1.0 / K), jac=grad, method="SLSQP", bounds=[(0.0, 1.0)] * K,
-        constraints=[{"type": "ineq", "fun": lambda x: x @ M - v + _MAXENT_SLACK, "jac": lambda x: M.T},
-                     {"type": "eq", "fun": lambda x: np.array([x.sum() - 1.0]), "jac": lambda x: np.ones((1, K))}],
+        neg_entropy, np.full(K, 1.0 / K), jac=grad, method="SLSQP", bounds=optimize.Bounds(0.0, 1.0),
+        constraints=[optimize.LinearConstraint(M.T, v - _MAXENT_SLACK, np.inf),
+                     optimize.LinearConstraint(np.ones((1, K)), 1.0, 1.0)],
         options={"ftol": 1e-14, "maxiter": 500})
     if not res.success:  # pragma: no cover - a bounded, feasible, smooth convex problem
         return x_lp
