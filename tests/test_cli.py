@@ -208,7 +208,7 @@ def test_odds_help_names_every_parameter_of_every_rule_set_with_its_meaning():
 
 
 def test_run_says_how_each_side_lost_its_tanks(tmp_path):
-    # an ASL battle where one tank is lost without a killing shot (its crew fails the immobilization task check)
+    # an ASL battle where one tank is lost other than by a shot's kill result (its crew fails the immobilization task check)
     f = tmp_path / "asl.yaml"
     tanksim("generate", "random", "--ruleset", "asl", "--size", "16", "--tanks", "5", "--seed", "3", "-o", str(f),
             check=True)
@@ -219,10 +219,10 @@ def test_run_says_how_each_side_lost_its_tanks(tmp_path):
     assert row["kills"] == row["side1_lost"] + row["side2_lost"] - 1
     text = tanksim("run", str(f), "--seed", "1", check=True).stdout
     assert "lost 5 of 5 (Immobilization TC failed: 1, elim: 2, burn: 2)" in text
-    assert "kills 4 (1 more tank lost without a killing shot: see the sides above)" in text
+    assert "kills 4 (1 more tank lost other than by a shot's kill result: see the sides above)" in text
     # every lost tank is accounted for in a battle where all losses are shots: no extra remark
     text2 = tanksim("run", str(f), "--seed", "2", check=True).stdout
-    assert "kills 5;" in text2 and "without a killing shot" not in text2
+    assert "kills 5;" in text2 and "other than by a shot" not in text2
 
 
 def test_the_deciding_shot_says_what_became_of_the_target():
