@@ -85,19 +85,20 @@ def test_rows_of_the_bundled_battles_are_the_two_pass_text(path):
     from sim.scenario import load_scenario
 
     model = BattleModel(load_scenario(path), 1, decision_timeout_s=0)
-    model.run(max_turns=4)
+    model.run(max_turns=3)
     assert _check_model(model) > 1
 
 
-@pytest.mark.parametrize("name", ["ps_50v50", "asl_50v50", "hq_50v50_long"])
-def test_rows_of_the_benchmark_battles_are_the_two_pass_text(name):
+@pytest.mark.parametrize("name,decisions", [("ps_50v50", 250), ("asl_50v50", 150), ("hq_50v50_long", 1500)])
+def test_rows_of_the_benchmark_battles_are_the_two_pass_text(name, decisions):
+    """The first ``decisions`` decisions of each benchmark battle (enough for shots in every rule set)."""
     from sim.model import BattleModel
     from sim.scenario import load_scenario
 
     model = BattleModel(load_scenario(ROOT / "benchmarks" / "scenarios" / f"{name}.yaml"), 1, decision_timeout_s=0)
-    model.run(max_turns=2)
+    assert model.advance(decisions) == decisions
     kinds = {e.event.kind for e in model.battle.log}
-    assert {"BattleStarted", "ShotResolved"} <= kinds or {"BattleStarted", "Moved"} <= kinds
+    assert {"BattleStarted", "Moved", "ShotResolved", "RuleEvent"} <= kinds, kinds
     assert _check_model(model) > 50
 
 
