@@ -8,6 +8,7 @@ stream, so one side's policy never shifts the other's draws or the dice.
 """
 from __future__ import annotations
 
+import gc
 import numbers
 import os
 from typing import Any, Callable, Generator, Mapping
@@ -391,11 +392,24 @@ class BattleModel(Model):
 
     def run(self, max_turns: int | None = None) -> Outcome | None:
         """Play until the battle ends; returns the :class:`Outcome` (``None`` if ``max_turns`` turns were played
-        first and the battle goes on)."""
-        while not self.ended:
-            self.step()
-            if max_turns is not None and self.battle.turn >= max_turns and not self.ended:
-                break
+        first and the battle goes on).
+
+        The objects that exist when the battle starts (modules, the scenario, the board and its caches, the
+        model) are frozen out of the cyclic garbage collector while it plays (``gc.freeze``) and returned to it at
+        the end (``gc.unfreeze``, also on an error): the collector's full passes then walk only what the battle
+        made, not the whole heap again (about 5 % of a 50 v 50 battle's CPU, issue 14).  Nothing is kept alive
+        that would otherwise be freed: unfreezing hands every frozen object back to the oldest generation, whose
+        next pass collects any that became garbage meanwhile; the event log does not depend on it.
+        DECISION: the collector has one frozen set, so objects frozen before the battle (CPython freezes a few
+        hundred at start-up; a caller may have frozen its own) are handed back to it as well at the end."""
+        gc.freeze()
+        try:
+            while not self.ended:
+                self.step()
+                if max_turns is not None and self.battle.turn >= max_turns and not self.ended:
+                    break
+        finally:
+            gc.unfreeze()
         return self.outcome
 
     def advance(self, n_decisions: int = 1) -> int:

@@ -118,8 +118,8 @@ def log_rows(model: BattleModel) -> list[dict[str, Any]]:
         ev = e.event
         data = _setup_json(ev, block) if block is not None and ev.kind == "BattleStarted" else None
         row: dict[str, Any] = {"seq": e.seq, "turn": e.turn, "kind": ev.kind,
-                               "data": to_json(ev.payload()) if data is None else data,
-                               "rolls": to_json([[r.die, r.value, r.label] for r in e.rolls])}
+                               "data": ev.payload_json() if data is None else data,
+                               "rolls": to_json([[r.die, r.value, r.label] for r in e.rolls]) if e.rolls else "[]"}
         shot = ev.kind == "ShotResolved"
         for c in SHOT_EVENT_COLUMNS:
             row[c] = getattr(ev, c) if shot else None
