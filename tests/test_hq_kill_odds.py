@@ -1,7 +1,8 @@
-"""Hummel Quest's ``kill_odds_at`` (issue 14): the kill odds of ``shot`` pair by pair (``None`` where it is illegal),
-asked cheapest test first and with the firers' parts kept per battle version -- compared with the direct answer at
-every call of a played battle (every threat of every decision: what-if places, hidden enemies, remembered ones) and
-on random boards with random tank states and options.  Its footprint with no shot made covers the direct attack's."""
+"""Hummel Quest's ``kill_odds_at`` and ``legal_shots`` (issue 14): the kill odds of ``shot`` pair by pair (``None``
+where it is illegal), and the same legal shots, asked cheapest test first (``kill_odds_at`` with the firers' parts
+kept per battle version) -- compared with the direct answers at every call of a played battle (every threat and
+shot list of every decision: what-if places, remembered enemies) and on random boards with random tank states,
+options and hidden tanks.  The footprint given no shot covers the direct attack's."""
 from __future__ import annotations
 
 import random
@@ -14,10 +15,24 @@ import benchmarks.battle as bench
 from sim.battle import HypoView
 from sim.hexgrid import Hex
 from sim.model import BattleModel
-from sim.rules.base import Illegal
+from sim.rules.base import Hypo, Illegal
 from sim.rules.hummel_quest import play
 from sim.runner import run_battle
 from sim.scenario import validate
+
+
+def _legal_same(got: list[Any], want: list[Any]) -> bool:
+    """``legal_shots`` against ``shot``: the same legal shots, an illegal answer where ``shot`` has one."""
+    if len(got) != len(want):
+        return False
+    for g, w in zip(got, want):
+        if isinstance(w, Illegal):
+            if not isinstance(g, Illegal):
+                return False
+        elif isinstance(g, Illegal) or (g.shooter, g.target, g.key, g.face, dict(g.info)) != \
+                (w.shooter, w.target, w.key, w.face, dict(w.info)):
+            return False
+    return True
 
 
 def _direct(rs: Any, battle: Any, shooters: Any, target: Any) -> list[Any]:
@@ -34,7 +49,7 @@ def test_kill_odds_at_equals_shot_at_every_call_of_a_played_battle(monkeypatch, 
     """16 v 16 on 24 x 24 (the benchmark's set-up), 50 m hexes, 8 rounds at seed 2, then the 10 v 10 of mixed
     vehicles (an indirect-fire SPG among them)."""
     orig = play.HummelQuest.kill_odds_at
-    seen = {"calls": 0, "pairs": 0, "legal": 0, "views": 0}
+    seen = {"calls": 0, "pairs": 0, "legal": 0, "views": 0, "shots": 0}
     bad: list = []   # recorded, not raised: the query runs inside a policy, whose exceptions are faults
 
     def kill_odds_at(self, battle, shooters, target):
@@ -49,7 +64,18 @@ def test_kill_odds_at_equals_shot_at_every_call_of_a_played_battle(monkeypatch, 
         seen["views"] += isinstance(battle, HypoView)
         return got
 
+    orig_legal = play.HummelQuest.legal_shots
+
+    def legal_shots(self, battle, shooter, targets, as_if=None):
+        targets = list(targets)
+        got = orig_legal(self, battle, shooter, targets, as_if)
+        if not _legal_same(got, [self.shot(battle, shooter, t, None, as_if) for t in targets]):
+            bad.append((shooter, targets, as_if))
+        seen["shots"] += len(targets)
+        return got
+
     monkeypatch.setattr(play.HummelQuest, "kill_odds_at", kill_odds_at)
+    monkeypatch.setattr(play.HummelQuest, "legal_shots", legal_shots)
     sc = bench.big_scenario(n=16, ruleset="hummel_quest", size=24, turns=8, hex_size_m=50)
     sc["ruleset"]["options"] = {**sc["ruleset"].get("options", {}), **options}
     res = run_battle(bench.validate(sc, "hummel_quest"), seed=2, record_events=False, decision_timeout_s=0)
@@ -60,7 +86,7 @@ def test_kill_odds_at_equals_shot_at_every_call_of_a_played_battle(monkeypatch, 
             break
         m.advance(3)
     assert bad == []
-    assert seen["calls"] > 300 and seen["legal"] > 100 and seen["views"] > 300, seen
+    assert seen["calls"] > 300 and seen["legal"] > 100 and seen["views"] > 300 and seen["shots"] > 1000, seen
 
 
 def _random_battle(rnd: random.Random) -> Any:
@@ -88,7 +114,7 @@ def test_kill_odds_at_equals_shot_on_random_boards():
     from sim.events import TankStateSet
 
     rnd = random.Random(7)
-    pairs = legal = 0
+    pairs = legal = legal_s = 0
     for _ in range(25):
         b = _random_battle(rnd)
         rs = b.ruleset
@@ -117,11 +143,20 @@ def test_kill_odds_at_equals_shot_on_random_boards():
                     assert got == want, (target, got, want)
                     pairs += len(shooters)
                     legal += sum(w is not None for w in want)
+            for a in [*range(n), -1]:   # ``legal_shots``: one firer at every target, where it is and what-if
+                whatifs: list[Any] = [None]
+                if 0 <= a < n and b.tanks[a].hex is not None:
+                    whatifs += [Hypo(h, 0, True) for h in b.tanks[a].hex.neighbours() if h in b.map]
+                for as_if in whatifs:
+                    targets: list[Any] = [*range(n), -1, (3, 3)]
+                    want_s = [rs.shot(b, a, t, None, as_if) for t in targets]
+                    assert _legal_same(rs.legal_shots(b, a, targets, as_if), want_s), (a, as_if)
+                    legal_s += sum(not isinstance(w, Illegal) for w in want_s)
             hide = tuple(t.tank_id for t in b.tanks if rnd.random() < 0.3)
             with b.hiding(hide):
                 for target in range(n):
                     assert rs.kill_odds_at(b, shooters, target) == _direct(rs, b, shooters, target), (hide, target)
-    assert pairs > 12_000 and legal > 300, (pairs, legal)
+    assert pairs > 12_000 and legal > 300 and legal_s > 300, (pairs, legal, legal_s)
 
 
 @pytest.mark.filterwarnings("ignore:hummel_quest")

@@ -759,8 +759,17 @@ class HummelQuest(Ruleset):
         rule = self._opts(battle).los_rule
         return battle.map.local_cached(("hq_seen", rule), lambda: _SeenMemo(self.board(battle).sight_grid(), rule))
 
-    def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
-              ) -> list[Shot | Illegal]:
+    def legal_shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
+                    ) -> list[Shot | Illegal]:
+        """:meth:`shots` where only the legal shots matter (:meth:`agents.observation.Observation.odds_many`):
+        the same :class:`Shot` answers; an illegal one is an :class:`Illegal` whose reason may differ from
+        :meth:`shot`'s.  The range (``max_sight_m``, §7.5) and the band's Firepower needed (§7.1) are tested
+        before the terrain's lines (most pairs fail them): each is a test :meth:`shot` makes of a direct shot,
+        so a pair failing one has no legal shot whatever its lines."""
+        return self.shots(battle, shooter, targets, as_if, _reasons=False)
+
+    def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None,
+              _reasons: bool = True) -> list[Shot | Illegal]:
         """``[shot(battle, shooter, t, None, as_if) for t in targets]``, the same answers in that order: the
         firer's part (:meth:`_firer_part`) and the batch's options once, each tank target first through the
         tests of :meth:`shot` whose answers need no sight detail (in its order: friendly target, target gone,
@@ -796,6 +805,8 @@ class HummelQuest(Ruleset):
         off_board = Status.OFF_BOARD
         out: list[Shot | Illegal] = []
         add = out.append
+        max_h = max_m // hs   # d * hs > max_m  <=>  d > max_m // hs (whole hexes)
+        need_at: dict[int, int] = {}   # range in hexes -> the band's Firepower needed (§7.1)
         for tt in ts:
             if not (isinstance(tt, int) and not isinstance(tt, bool) and 0 <= tt < n):
                 add(self.shot(battle, shooter, tt, None, as_if))
@@ -818,6 +829,27 @@ class HummelQuest(Ruleset):
             if ia < 0 or not (qlo <= bq <= q1 and rlo <= br <= r1):
                 add(self.shot(battle, shooter, tt, None, as_if))   # an end off the grid: the full sight
                 continue
+            if not _reasons:   # :meth:`legal_shots`: range and Firepower first
+                dq = aq - bq   # :func:`sim.hexgrid.distance`, inlined
+                dr = ar - br
+                ds = dq + dr
+                if dq < 0:
+                    dq = -dq
+                if dr < 0:
+                    dr = -dr
+                if ds < 0:
+                    ds = -ds
+                d = dq if dq >= dr and dq >= ds else (dr if dr >= ds else ds)
+                if d > max_h:
+                    add(_BEYOND)
+                    continue
+                if not no_damage:
+                    need = need_at.get(d)
+                    if need is None:
+                        need = need_at[d] = band_of(d * hs, edges).fp_needed
+                    if part < need:
+                        add(_FP_LOW)
+                        continue
             got = memo.get(ia + (bq - q0) * span + br - r0)
             if got is None:
                 got = seen(hx, th)
