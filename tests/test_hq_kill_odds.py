@@ -179,3 +179,36 @@ def test_footprint_without_the_shot_covers_the_direct_attack():
                     assert all(blind(h) for h in b.map if full(h))
                 checked += 1
     assert checked > 200, checked
+
+
+@pytest.mark.filterwarnings("ignore:hummel_quest")
+def test_visible_equals_los_at_every_call_of_a_played_battle(monkeypatch):
+    """``visible`` (its last answer given back when the tanks named in ``state_changes`` since kept their hexes in
+    play) against ``los`` of every pair, at every call of two played battles."""
+    orig = play.HummelQuest.visible
+    seen: dict[str, Any] = {"calls": 0, "nonempty": 0, "answers": set()}
+    bad: list = []
+
+    def visible(self, battle, side):
+        got = orig(self, battle, side)
+        own = [t.hex for t in battle.tanks if t.side == side and not self.is_out(t)]
+        want = tuple(e.tank_id for e in battle.tanks if e.side != side and not self.is_out(e)
+                     and any(self.los(battle, h, e.hex) for h in own))
+        if got != want:
+            bad.append((side, got, want))
+        seen["calls"] += 1
+        seen["nonempty"] += bool(want)
+        seen["answers"].add(want)
+        return got
+
+    monkeypatch.setattr(play.HummelQuest, "visible", visible)
+    sc = bench.big_scenario(n=16, ruleset="hummel_quest", size=24, turns=8, hex_size_m=50)
+    res = run_battle(bench.validate(sc, "hummel_quest"), seed=2, record_events=False, decision_timeout_s=0)
+    assert res.row["turns"] >= 3
+    m = BattleModel(_scenario(), 4)
+    for _ in range(60):
+        if m.battle.ended:
+            break
+        m.advance(3)
+    assert bad == []
+    assert seen["calls"] > 500 and seen["nonempty"] > 300 and len(seen["answers"]) > 20, seen
