@@ -505,61 +505,30 @@ class HummelQuest(Ruleset):
         cleared past :data:`_SEEN_BY_MAX` enemy hexes, a hex's misses past as many hexes.  The last answer of each
         side is kept beside them (same dict owner, same renewal) with the own hexes and the enemies' ids and hexes
         it was computed from, which with the terrain, rule and range are all it reads: asked again with the same
-        tanks in the same places, it is given back unchanged.
-
-        On a :class:`~sim.battle.BattleState` with no tank hidden, that last answer also holds the battle (weakly)
-        and the length of its ``state_changes`` (every event that changes a tank names it there, and nothing else
-        changes one but :meth:`~sim.battle.BattleState.hiding`, excluded), with each tank's hex while in play: asked
-        again of that battle, only the tanks named since are read, and if none of them entered, left or changed its
-        hex in play the answer is given back without reading the others."""
+        tanks in the same places, it is given back unchanged."""
+        own = []
+        foes = []
+        not_in_play = _NOT_IN_PLAY
+        for t in battle.tanks:
+            h = t.hex
+            if h is None or t.status in not_in_play or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0:
+                continue   # not :meth:`hex_in_play`
+            if t.side == side:
+                own.append(h)
+            else:
+                foes.append((t.tank_id, h))
+        if not own or not foes:
+            return ()
         o = self._opts(battle)
         max_h = o.max_sight_m // self.hex_size(battle)   # d * hs > max_m  <=>  d > max_m // hs (whole hexes)
         rule = o.los_rule
         # the last answer per side, under what it reads besides the terrain: the own hexes and the enemies' ids
         # and hexes (a decision often follows one that changed neither)
-        last: dict[int, tuple[Any, ...]] = battle.map.local_cached(("hq_visible_last", rule, max_h), dict)
-        prev = last.get(side)
-        logged = type(battle) is BattleState and not battle.hidden_tanks
-        not_in_play = _NOT_IN_PLAY
-        tanks = battle.tanks
-        if logged and prev is not None and prev[3] is not None and prev[3]() is battle:
-            sc = battle.state_changes   # a BattleState (checked)
-            nsc = len(sc)
-            if nsc == prev[4]:
-                return prev[2]
-            was = prev[5]
-            for tid in set(sc[prev[4]:]):
-                t = tanks[tid]
-                h = t.hex
-                if h is None or t.status in not_in_play or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0:
-                    h = None
-                if h != was[tid]:
-                    break
-            else:
-                last[side] = (*prev[:4], nsc, was)
-                return prev[2]
-        own = []
-        foes = []
-        at: list[Hex | None] = []   # each tank's hex while in play (``None``: out or off the board)
-        for t in tanks:
-            h = t.hex
-            if h is None or t.status in not_in_play or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0:
-                at.append(None)
-                continue   # not :meth:`hex_in_play`
-            at.append(h)
-            if t.side == side:
-                own.append(h)
-            else:
-                foes.append((t.tank_id, h))
-        stamp = (weakref.ref(battle), len(battle.state_changes), at) if logged else (None, -1, at)  # type: ignore[attr-defined]
-        if len(last) > 8:   # bounded: one entry per side in practice
-            last.clear()
-        if not own or not foes:
-            last[side] = ((), (), (), *stamp)
-            return ()
+        last: dict[int, tuple[tuple[Hex, ...], tuple[tuple[int, Hex], ...], tuple[int, ...]]] = \
+            battle.map.local_cached(("hq_visible_last", rule, max_h), dict)
         own_t, foes_t = tuple(own), tuple(foes)
+        prev = last.get(side)
         if prev is not None and prev[0] == own_t and prev[1] == foes_t:
-            last[side] = (*prev[:3], *stamp)
             return prev[2]
         seen_of = self._seen(battle)
         # per enemy hex: a hex that sees it, or the hexes known not to (pair facts of this terrain, rule, range)
@@ -599,7 +568,9 @@ class HummelQuest(Ruleset):
                     misses = set()
                 facts[eh] = misses
         answer = tuple(out)
-        last[side] = (own_t, foes_t, answer, *stamp)
+        if len(last) > 8:   # bounded: one entry per side in practice
+            last.clear()
+        last[side] = (own_t, foes_t, answer)
         return answer
 
     # --- set-up -----------------------------------------------------------------------------------------------
