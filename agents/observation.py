@@ -833,8 +833,10 @@ class Observation(StateQueries):
             isinstance(t, int) and 0 <= t < n and tanks[t].hex is None)]
         if not ask:
             return [None] * len(targets)
+        # a rule set may answer only which shots are legal (``legal_shots``: the same shots, any reason)
+        shots = getattr(self._rs, "legal_shots", None) or self._rs.shots
         with self._side_view():
-            got = self._rs.shots(self._b, s, ask, as_if)
+            got = shots(self._b, s, ask, as_if)
         if len(ask) == len(targets):
             return [None if isinstance(sh, Illegal) else sh for sh in got]
         it = iter(got)

@@ -99,6 +99,9 @@ def test_shot_footprint_holds_every_occupant_read(monkeypatch):
         return got
 
     monkeypatch.setattr(rs_cls, "shots_at", shots_at)
+    # the threat then makes its shots (``shots_at``) instead of asking the kill odds alone; the footprint given no
+    # shot (``kill_odds_at``'s) is checked against the shot's in tests/test_hq_kill_odds.py
+    monkeypatch.delattr(rs_cls, "kill_odds_at")
     res = run_battle(_hq_spec(12, 18, 6), seed=2, record_events=False, decision_timeout_s=0)
     assert res.row["turns"] >= 2
     assert seen["pairs"] > 800 and seen["shots"] > 100 and seen["covered"] > 0

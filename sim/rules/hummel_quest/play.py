@@ -73,6 +73,7 @@ DECISIONS taken here where the spec is silent (each also noted where it is imple
 from __future__ import annotations
 
 import warnings
+import weakref
 from collections import deque
 from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
 from fractions import Fraction
@@ -80,7 +81,7 @@ from functools import lru_cache
 from typing import Any, cast
 
 from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
-from sim.battle import Battle, BoardView, TankState
+from sim.battle import Battle, BattleState, BoardView, HypoView, TankState
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,
@@ -202,6 +203,14 @@ _WEAPON_TABLES: dict[int, tuple[Vehicle, tuple[tuple[str, bool, int], ...]]] = {
 #: At most this many vehicles in :data:`_WEAPON_TABLES` before it starts afresh.
 _WEAPON_TABLES_MAX = 4096
 
+
+
+#: :meth:`HummelQuest.kill_odds_at`'s firers' parts: ``battle -> (version, turn, {tank id: part})`` (see there).
+_FIRER_PARTS: "weakref.WeakKeyDictionary[BattleState, tuple[int, int, dict[int, int]]]" = weakref.WeakKeyDictionary()
+#: A firer's part in :data:`_FIRER_PARTS`: it cannot attack (out or panicked).
+_CANNOT = -3
+#: A firer's part in :data:`_FIRER_PARTS`: an indirect weapon ready (the full shot, §13).
+_INDIRECT = -2
 
 
 def _sight_range_verdict(sees: bool | None, frm: Hex, to: Hex, firepower: int, hex_size_m: int, max_sight_m: int,
@@ -750,8 +759,17 @@ class HummelQuest(Ruleset):
         rule = self._opts(battle).los_rule
         return battle.map.local_cached(("hq_seen", rule), lambda: _SeenMemo(self.board(battle).sight_grid(), rule))
 
-    def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
-              ) -> list[Shot | Illegal]:
+    def legal_shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None
+                    ) -> list[Shot | Illegal]:
+        """:meth:`shots` where only the legal shots matter (:meth:`agents.observation.Observation.odds_many`):
+        the same :class:`Shot` answers; an illegal one is an :class:`Illegal` whose reason may differ from
+        :meth:`shot`'s.  The range (``max_sight_m``, §7.5) and the band's Firepower needed (§7.1) are tested
+        before the terrain's lines (most pairs fail them): each is a test :meth:`shot` makes of a direct shot,
+        so a pair failing one has no legal shot whatever its lines."""
+        return self.shots(battle, shooter, targets, as_if, _reasons=False)
+
+    def shots(self, battle: BoardView, shooter: int, targets: Iterable[Any], as_if: Hypo | None = None,
+              _reasons: bool = True) -> list[Shot | Illegal]:
         """``[shot(battle, shooter, t, None, as_if) for t in targets]``, the same answers in that order: the
         firer's part (:meth:`_firer_part`) and the batch's options once, each tank target first through the
         tests of :meth:`shot` whose answers need no sight detail (in its order: friendly target, target gone,
@@ -787,6 +805,8 @@ class HummelQuest(Ruleset):
         off_board = Status.OFF_BOARD
         out: list[Shot | Illegal] = []
         add = out.append
+        max_h = max_m // hs   # d * hs > max_m  <=>  d > max_m // hs (whole hexes)
+        need_at: dict[int, int] = {}   # range in hexes -> the band's Firepower needed (§7.1)
         for tt in ts:
             if not (isinstance(tt, int) and not isinstance(tt, bool) and 0 <= tt < n):
                 add(self.shot(battle, shooter, tt, None, as_if))
@@ -809,6 +829,27 @@ class HummelQuest(Ruleset):
             if ia < 0 or not (qlo <= bq <= q1 and rlo <= br <= r1):
                 add(self.shot(battle, shooter, tt, None, as_if))   # an end off the grid: the full sight
                 continue
+            if not _reasons:   # :meth:`legal_shots`: range and Firepower first
+                dq = aq - bq   # :func:`sim.hexgrid.distance`, inlined
+                dr = ar - br
+                ds = dq + dr
+                if dq < 0:
+                    dq = -dq
+                if dr < 0:
+                    dr = -dr
+                if ds < 0:
+                    ds = -ds
+                d = dq if dq >= dr and dq >= ds else (dr if dr >= ds else ds)
+                if d > max_h:
+                    add(_BEYOND)
+                    continue
+                if not no_damage:
+                    need = need_at.get(d)
+                    if need is None:
+                        need = need_at[d] = band_of(d * hs, edges).fp_needed
+                    if part < need:
+                        add(_FP_LOW)
+                        continue
             got = memo.get(ia + (bq - q0) * span + br - r0)
             if got is None:
                 got = seen(hx, th)
@@ -901,6 +942,131 @@ class HummelQuest(Ruleset):
             add(self.shot(battle, x, target) if verdict is None else verdict)
         return out
 
+    def kill_odds_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Fraction | None]:
+        """``[None if illegal else odds(sh.key).p_kill for sh in shots_at(battle, shooters, target)]``, the same
+        exact values in that order: what a side's threat sums (:meth:`agents.observation.Observation.threat`).
+
+        A ``None`` needs no reason, so the tests of a direct shot are taken cheapest first: the firer's part
+        (:meth:`_firer_part`, inlined), the pair's refusals of :meth:`shots_at`, then the range in whole hexes
+        (``max_sight_m``, §7.5) and the band's Firepower needed (§7.1; asked once per range in the call) before
+        the terrain's lines (:meth:`_seen`), which most pairs never reach; a pair that passes them all, a firer
+        with an indirect weapon ready (§13: location, not sight), an end off the sight grid or an odd id is
+        answered by :meth:`shot` and :meth:`odds`.  Every test is one :meth:`shot` makes, and a direct shot is
+        legal exactly when all pass (the best ready Firepower reaching the band's is ``firing`` non-empty), so
+        the order changes no answer.
+
+        The firer's part (cannot attack, an indirect weapon ready, or the best ready Firepower, -1 for none) is
+        kept per battle in :data:`_FIRER_PARTS` under the battle's ``version`` and ``turn`` (a threat asks it of
+        the same enemies at every candidate hex): it reads the firer's status, DT, OST, weapon readiness (its
+        ``rules_state``, §7.4) and vehicle, which change only by events, each of which bumps the version, and the
+        turn.  Only a tank that is the battle's own object is kept (a what-if view's placed copy is read afresh);
+        hiding (:meth:`sim.battle.BattleState.hiding`) changes a tank's hex alone, which is read on every ask, not
+        kept.  Bounded: one table per battle object (weakly held), renewed at each version."""
+        ss = list(shooters)
+        tanks = battle.tanks
+        n = len(tanks)
+        odds = self.odds
+        if not isinstance(target, int) or isinstance(target, bool) or not 0 <= target < n:
+            return [None if isinstance(x, Illegal) else odds(x.key).p_kill for x in self.shots_at(battle, ss, target)]
+        t = tanks[target]
+        th = t.hex
+        if th is None or t.status in Status.OFF_BOARD:
+            return [None] * len(ss)   # every shot at a tank gone is refused (:meth:`shot`), whoever fires
+        turn = max(1, int(getattr(battle, "turn", 1) or 1))
+        o = self._opts(battle)
+        hs = self.hex_size(battle)
+        max_h = o.max_sight_m // hs   # d * hs > max_m  <=>  d > max_m // hs (whole hexes)
+        edges = o.band_edges
+        no_damage = o.fp_requirement_mode == "no_damage"
+        seen = self._seen(battle)
+        memo = seen.memo
+        q0, r0, span, qlo, rlo, q1, r1, size = seen.q0, seen.r0, seen.span, seen.qlo, seen.rlo, seen.q1, seen.r1, \
+            seen.size
+        off_board = Status.OFF_BOARD
+        tside = t.side
+        bq, br = th[0], th[1]
+        jb = (bq - q0) * span + br - r0 if qlo <= bq <= q1 and rlo <= br <= r1 else -1
+        need_at: dict[int, int] = {}   # range in hexes -> the band's Firepower needed (§7.1)
+        tables = _WEAPON_TABLES
+        # the firers' parts of the battle (under its what-if views) at this version and turn
+        root: Any = battle
+        while type(root) is HypoView:
+            root = root.base
+        root_tanks: list[Any]
+        if type(root) is BattleState:
+            ent = _FIRER_PARTS.get(root)
+            if ent is None or ent[0] != root.version or ent[1] != turn:
+                ent = _FIRER_PARTS[root] = (root.version, turn, {})
+            parts, root_tanks = ent[2], root.tanks
+        else:
+            parts, root_tanks = {}, [None] * n
+        out: list[Fraction | None] = []
+        add = out.append
+        for x in ss:
+            if type(x) is not int or not 0 <= x < n:
+                sh = self.shot(battle, x, target)
+                add(None if isinstance(sh, Illegal) else odds(sh.key).p_kill)
+                continue
+            s = tanks[x]
+            hx = s.hex
+            if hx is None or s.side == tside or hx == th:
+                add(None)
+                continue
+            best = parts.get(x) if s is root_tanks[x] else None
+            if best is None:
+                st = s.status
+                rs = s.rules_state
+                v = s.vehicle
+                if st in off_board or st in _OUT or int(rs.get("dt", v.dt)) <= 0 or int(rs.get("ost", v.ost)) <= 0:
+                    best = _CANNOT
+                else:
+                    best = -1
+                    wt = tables.get(id(v))   # :func:`_weapon_table`, its hit inlined
+                    for key, indirect, fp in (wt[1] if wt is not None and wt[0] is v else _weapon_table(v)):
+                        if int(rs.get(key, 1)) <= turn:
+                            if indirect:
+                                best = _INDIRECT
+                                break
+                            if fp > best:
+                                best = fp
+                if s is root_tanks[x]:
+                    parts[x] = best
+            if best < 0 and best != _INDIRECT:   # cannot attack, or no ready weapon
+                add(None)
+                continue
+            aq, ar = hx[0], hx[1]
+            if best >= 0:
+                dq = aq - bq   # :func:`sim.hexgrid.distance`, inlined
+                dr = ar - br
+                ds = dq + dr
+                if dq > max_h or -dq > max_h or dr > max_h or -dr > max_h or ds > max_h or -ds > max_h:
+                    add(None)   # beyond ``max_sight_m``
+                    continue
+                if not no_damage:
+                    if dq < 0:
+                        dq = -dq
+                    if dr < 0:
+                        dr = -dr
+                    if ds < 0:
+                        ds = -ds
+                    d = dq if dq >= dr and dq >= ds else (dr if dr >= ds else ds)
+                    need = need_at.get(d)
+                    if need is None:
+                        need = need_at[d] = band_of(d * hs, edges).fp_needed
+                    if best < need:
+                        add(None)   # firepower below the band's
+                        continue
+                if jb >= 0 and qlo <= aq <= q1 and rlo <= ar <= r1:
+                    got = memo.get(((aq - q0) * span + ar - r0) * size + jb)
+                    if got is None:
+                        got = seen(hx, th)
+                    if not got:
+                        add(None)   # hidden
+                        continue
+            sh = self.shot(battle, x, target)
+            add(None if isinstance(sh, Illegal) else odds(sh.key).p_kill)
+        return out
+
     # --- what a shot reads (the hooks of answers kept across versions, :class:`agents.observation.Observation`) ----
     def _any_indirect(self, battle: BoardView) -> bool:
         """Whether a tank of ``battle`` carries an indirect weapon (§13): the vehicles are fixed for a battle."""
@@ -922,7 +1088,7 @@ class HummelQuest(Ruleset):
             return False
         return not (o.spotting and self._any_indirect(battle))
 
-    def shot_footprint(self, battle: BoardView, shot: Shot | Illegal, firer_hex: Hex, firer_facing: int,
+    def shot_footprint(self, battle: BoardView, shot: Shot | Illegal | None, firer_hex: Hex, firer_facing: int,
                        target_hex: Hex) -> Callable[[Hex], bool] | None:
         """For the answer ``shot`` of :meth:`shot` (``fire=None``) from ``firer_hex`` at the tank on
         ``target_hex`` (``firer_facing`` is not read: HQ sight has no facing, §7.5): ``touches(h)``, true for every
@@ -938,6 +1104,9 @@ class HummelQuest(Ruleset):
           battle has an indirect weapon (no location was asked of the allies); else ``None``: an ally's LOS
           (§13 (b)) may have been read.  (Other refusals -- friendly, gone, same hex, no ready weapon -- read the
           pair alone, so they are covered by the same answer.)
+        - ``shot`` ``None`` (the answer was not made: :meth:`kill_odds_at`): what either of the two above may have
+          read -- ``None`` where an indirect attack or refusal may have read the allies, else the direct
+          attack's hexes.
         Tanks never block sight (§7.5), so the lines' blocking, the range and the Firepower needed read no
         tank.  A wreck in HQ is a tank on its hex (§9), so it is an occupant like any other."""
         o = self._opts(battle)
@@ -950,9 +1119,13 @@ class HummelQuest(Ruleset):
                 return _TOUCHES_NONE
             hexes = frozenset(check)
             return hexes.__contains__
-        if not (o.spotting and self._any_indirect(battle)) or self.los(battle, a, b):
-            return _TOUCHES_NONE
-        return None
+        if o.spotting and self._any_indirect(battle) and not self.los(battle, a, b):
+            return None
+        if shot is None and o.tanks_give_cover:   # the answer not given: the direct attack's hexes (a superset)
+            fixed, check = self._sight_entry(battle, a, b, o.los_rule)[:2]
+            if fixed is None and check:
+                return frozenset(check).__contains__
+        return _TOUCHES_NONE
 
     def _weapon_pool(self, battle: BoardView, s: TankState, fire: Action | None) -> list[Weapon] | Illegal:
         ws = list(s.vehicle.weapons)
