@@ -1,9 +1,9 @@
 """ASL's movement search (issue 14) against the engine's search over the rule set's successors.
 
-``ASL.reachable`` runs ``_movement_search`` (the successors generated in place, a list per cost instead of a
-heap).  During real battles every search is compared with :func:`~sim.hexgrid.bounded_dijkstra` over
-``ASL._successors`` (computed afresh per state): the same states in the same order, the same costs and paths,
-at the budget asked and at random smaller and larger ones.
+``ASL.reachable`` runs ``_movement_search`` (the successors generated in place on integer states, a list per cost
+instead of a heap; paths as tuples).  During real battles every search is compared with
+:func:`~sim.hexgrid.bounded_dijkstra` over ``ASL._successors`` (computed afresh per state): the same states in the
+same order, the same costs and paths, at the budget asked and at random smaller and larger ones.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ def _reference(rs: ASL, b, tank: int, budget: int):
     start = (t.hex, t.facing)
     extra = (0 if rs._started_now(b, t) else HALF) + HALF
     res = bounded_dijkstra(start, lambda st: rs._successors(b, tank, st), budget - extra)
-    return {st: ((0 if st == start else c + extra), path) for st, (c, path) in res.items()}
+    return {st: ((0 if st == start else c + extra), tuple(path)) for st, (c, path) in res.items()}
 
 
 def _checking(monkeypatch, rng: random.Random) -> list[int]:

@@ -66,6 +66,7 @@ import dataclasses
 import weakref
 from fractions import Fraction
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping
 
 from pydantic import Field, field_validator
@@ -505,11 +506,12 @@ def _move_table(cells: frozenset[Hex]) -> _MoveTable:
 
 def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex], int | None],
                      vca: Callable[[Hex], int], extra: int, cells: frozenset[Hex] | None = None
-                     ) -> dict[Hashable, tuple[int, list]]:
+                     ) -> dict[Hashable, tuple[int, tuple[tuple[Hex, int], ...]]]:
     """:func:`_movement_search_states` (the same answers, paths and order), on the integer states of
     :class:`_MoveTable` when ``cells`` (the map's cells) holds the start's hex and its facing is 0..5: every state
     it reaches is then on the map (``entry`` is ``None`` off it), so a state is an index into flat lists instead
     of a key of dicts of ``(hex, facing)`` tuples.  ``entry`` and ``vca`` are asked once per cell per search.
+    Paths are tuples (the same states; :meth:`ASL.reachable` hands them over as they are).
 
     Step for step as :func:`_movement_search_states`: its successor dict of a state keeps the edges in the order
     first found, an edge being found when the state is scanned with a cost that leaves room for it (here a list
@@ -520,7 +522,8 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
     table = None if cells is None else _move_table(cells)
     i0 = None if table is None else table.index.get(h0)
     if table is None or i0 is None or type(f0) is not int or not 0 <= f0 <= 5:
-        return _movement_search_states(start, budget, entry, vca, extra)
+        found = _movement_search_states(start, budget, entry, vca, extra)
+        return {s: (c, tuple(p)) for s, (c, p) in found.items()}
     s0 = 6 * i0 + f0
     states, moves, cell_of = table.states, table.moves, table.cells
     n = len(states)
@@ -567,7 +570,7 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
     order: list[int] = []
     dist = [-1] * n
     paths: list[Any] = [None] * n
-    paths[s0] = [start]
+    paths[s0] = (start,)
     seen = [limit] * n
     seen[s0] = 0
     buckets: list[list[int]] = [[] for _ in range(budget + 1)]
@@ -589,8 +592,8 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
                 if vu < seen[u]:
                     seen[u] = vu
                     buckets[vu].append(u)
-                    paths[u] = pv + [states[u]]
-    res: dict[Hashable, tuple[int, list]] = {start: (0, paths[s0])}
+                    paths[u] = pv + (states[u],)
+    res: dict[Hashable, tuple[int, tuple[tuple[Hex, int], ...]]] = {start: (0, paths[s0])}
     for s in order[1:]:
         res[states[s]] = (dist[s] + extra, paths[s])
     return res
@@ -2321,22 +2324,25 @@ class ASL(Ruleset):
 
         return entry, vca
 
-    def reachable(self, battle: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
+    def reachable(self, battle: BoardView, tank: int, budget: int
+                  ) -> Mapping[Hashable, tuple[int, tuple[Hashable, ...]]]:
         """``{(hex, facing): (cost, path)}`` within ``budget`` **half-MP**, forward moves and VCA changes only
         (Reverse is offered as a single ``Step`` in ``move_step``).  A cost includes the Start MP (if the AFV is
-        stopped) and a final Stop MP, so a plan within the MP left ends stopped; the start state costs 0."""
+        stopped) and a final Stop MP, so a plan within the MP left ends stopped; the start state costs 0.
+        An immutable answer (a ``MappingProxyType`` over a fresh dict, each path a tuple of states), which
+        :meth:`~agents.observation.Observation.reachable` hands on as it is (issue 14)."""
         t = battle.tank(tank)
         here = t.hex
         rs = t.rules_state
         if (not t.alive or here is None or rs.get("immobilized") or rs.get("bogged") or rs.get("abandoned")
                 or rs.get("shocked") or rs.get("uk") or rs.get("stunned")):
-            return {(here, t.facing): (0, [(here, t.facing)])}
+            return MappingProxyType({(here, t.facing): (0, ((here, t.facing),))})
         start = (here, t.facing)
         extra = (0 if self._started_now(battle, t) else HALF) + HALF
         if budget < extra:
-            return {start: (0, [start])}
+            return MappingProxyType({start: (0, (start,))})
         entry, vca = self._search_costs(battle, tank)
-        return _movement_search(start, budget - extra, entry, vca, extra, battle.map.cells)
+        return MappingProxyType(_movement_search(start, budget - extra, entry, vca, extra, battle.map.cells))
 
     def plan_to(self, battle: BoardView, tank: int, path: list, then: Action | None = None,
                 end_status: str | None = None) -> Plan:
@@ -2612,7 +2618,7 @@ class ASL(Ruleset):
                     return False
                 return isinstance(a, Pass)
 
-            def reachable(_a: int, budget: int = mp_left) -> Mapping[Hashable, tuple[int, list]]:
+            def reachable(_a: int, budget: int = mp_left) -> Mapping[Hashable, tuple[int, tuple[Hashable, ...]]]:
                 return self.reachable(battle, tid, budget)
 
             def targets(_a: int, can_fire: bool = can_fire) -> tuple[int, ...]:
