@@ -552,19 +552,38 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
             out = outs[u]
             if out is None:
                 out = outs[u] = []
+            # the four successors in order, unrolled; the two VCA changes cost the same, so they are found together
             mask = masks[u]
-            for v, c, bit in ((sa, ca, 1), (sb, cb, 2), (right, cv, 4), (left, cv, 8)):
-                if c is None:
-                    continue
-                cost = bu + c
-                if cost > budget:
-                    continue
-                if not mask & bit:
-                    mask |= bit
-                    out.append((v, c))
-                if cost < best[v]:
-                    best[v] = cost
-                    nxt.append(v)
+            if ca is not None:
+                cost = bu + ca
+                if cost <= budget:
+                    if not mask & 1:
+                        mask |= 1
+                        out.append((sa, ca))
+                    if cost < best[sa]:
+                        best[sa] = cost
+                        nxt.append(sa)
+            if cb is not None:
+                cost = bu + cb
+                if cost <= budget:
+                    if not mask & 2:
+                        mask |= 2
+                        out.append((sb, cb))
+                    if cost < best[sb]:
+                        best[sb] = cost
+                        nxt.append(sb)
+            cost = bu + cv
+            if cost <= budget:
+                if not mask & 4:
+                    mask |= 4
+                    out.append((right, cv))
+                    out.append((left, cv))
+                if cost < best[right]:
+                    best[right] = cost
+                    nxt.append(right)
+                if cost < best[left]:
+                    best[left] = cost
+                    nxt.append(left)
             masks[u] = mask
         frontier = nxt
     order: list[int] = []
