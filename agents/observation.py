@@ -707,12 +707,16 @@ class Observation(StateQueries):
 
     def reachable(self, actor: int | None = None) -> Mapping[Any, tuple[int, tuple]]:
         """``{state: (cost, path)}`` own tank ``actor`` can reach in this decision (the rule set's movement search,
-        on the side's view: paths run through hexes where only hidden enemies stand)."""
+        on the side's view: paths run through hexes where only hidden enemies stand).  A rule set's answer that is
+        already immutable (a ``MappingProxyType`` whose paths are tuples: :class:`~sim.rules.base.Legal`) is kept as
+        it is; any other is copied into one (the same values)."""
         a = self._own_id(self.actor if actor is None else actor)
 
         def compute() -> Mapping[Any, tuple[int, tuple]]:
             with self._side_view():
                 found = self._legal.reachable(a)
+                if type(found) is MappingProxyType:
+                    return found
                 return MappingProxyType({s: (c, tuple(p)) for s, (c, p) in found.items()})
 
         return self._memo(("reach", a), compute)

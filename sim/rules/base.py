@@ -31,7 +31,9 @@ class Legal:
     """Lazy legality for one decision.
 
     ``contains(action)`` decides any action; ``reachable(actor)`` returns ``{state: (cost, path)}`` (a movement
-    search run on demand, never a list of paths built up front); ``targets(actor)`` the target ids a shot may be
+    search run on demand, never a list of paths built up front; a path is a list or a tuple of states, and an
+    answer that is a ``types.MappingProxyType`` with tuple paths is immutable as it is, so the observation hands it
+    on without a copy); ``targets(actor)`` the target ids a shot may be
     aimed at now; ``modes`` the action modes (for ``activate``), ``specials`` the rule set's special action names;
     ``plan_to(actor, state, then)`` turns a reachable state into a :class:`~sim.actions.Plan`.  ``rams(actor)``,
     where a rule set gives it, lists the tank ids ``actor`` may ram now, in id order: exactly the ``e`` for which
@@ -39,7 +41,7 @@ class Legal:
     """
 
     contains: Callable[[Action], bool] = lambda a: isinstance(a, Pass)
-    reachable: Callable[[int], Mapping[Hashable, tuple[int, list]]] = lambda actor: {}
+    reachable: Callable[[int], Mapping[Hashable, tuple[int, Sequence[Any]]]] = lambda actor: {}
     targets: Callable[[int], tuple[int, ...]] = lambda actor: ()
     modes: tuple[str, ...] = ()
     specials: tuple[str, ...] = ()
@@ -245,7 +247,7 @@ class Ruleset:
         t = b.tanks[tank]
         return Fraction(1 if t.alive and t.hex is not None else 0)
 
-    def reachable(self, b: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
+    def reachable(self, b: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, Sequence[Any]]]:
         return {}
 
     def visible(self, b: BoardView, side: int) -> tuple[int, ...]:

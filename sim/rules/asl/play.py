@@ -66,6 +66,7 @@ import dataclasses
 import weakref
 from fractions import Fraction
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any, Callable, Generator, Hashable, Iterable, Literal, Mapping
 
 from pydantic import Field, field_validator
@@ -459,8 +460,166 @@ def _shot_key(values: tuple[Any, ...]) -> ShotKey | str:
 
 
 
+class _MoveTable:
+    """The movement states ``(hex, facing)`` of one map's cells (facings 0..5) as integers ``6 * cell + facing``,
+    for :func:`_movement_search` (pure hex geometry of the cell set, shared by every search on it).
+
+    ``cells[i]`` is cell ``i``, ``index`` its inverse, ``states[s]`` the state tuple of ``s`` and ``moves[s]``
+    :func:`_moves` of it on integers: ``(front cell, state there, other front cell, state there, VCA right,
+    VCA left, cell)``, a cell off the map being ``-1`` (its state then unused)."""
+
+    __slots__ = ("cells", "index", "states", "moves")
+
+    def __init__(self, cells: Iterable[Hex]):
+        self.cells: tuple[Hex, ...] = tuple(cells)
+        self.index: dict[Hex, int] = {h: i for i, h in enumerate(self.cells)}
+        self.states: list[tuple[Hex, int]] = []
+        self.moves: list[tuple[int, int, int, int, int, int, int]] = []
+        index = self.index
+        for i, h in enumerate(self.cells):
+            for f in range(6):
+                a = index.get(h.neighbour(f), -1)
+                b = index.get(h.neighbour((f - 1) % 6), -1)
+                self.states.append((h, f))
+                self.moves.append((a, 6 * a + f, b, 6 * b + f, 6 * i + (f + 1) % 6, 6 * i + (f - 1) % 6, i))
+
+
+#: The :class:`_MoveTable` of each cell set, by the ``id`` of the map's (immutable) cell frozenset, kept with it
+#: (so the id is not reused while the entry lives); emptied when it reaches the size below.
+_MOVE_TABLES: dict[int, tuple[frozenset[Hex], _MoveTable]] = {}
+_MOVE_TABLES_SIZE = 16
+#: Not looked up yet (:func:`_movement_search`'s per-search cost lists).
+_UNSET: Any = object()
+
+
+def _move_table(cells: frozenset[Hex]) -> _MoveTable:
+    """The :class:`_MoveTable` of the cell set ``cells`` (made on first use)."""
+    got = _MOVE_TABLES.get(id(cells))
+    if got is not None and got[0] is cells:
+        return got[1]
+    if len(_MOVE_TABLES) >= _MOVE_TABLES_SIZE:
+        _MOVE_TABLES.clear()
+    table = _MoveTable(cells)
+    _MOVE_TABLES[id(cells)] = (cells, table)
+    return table
+
+
 def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex], int | None],
-                     vca: Callable[[Hex], int], extra: int) -> dict[Hashable, tuple[int, list]]:
+                     vca: Callable[[Hex], int], extra: int, cells: frozenset[Hex] | None = None
+                     ) -> dict[Hashable, tuple[int, tuple[tuple[Hex, int], ...]]]:
+    """:func:`_movement_search_states` (the same answers, paths and order), on the integer states of
+    :class:`_MoveTable` when ``cells`` (the map's cells) holds the start's hex and its facing is 0..5: every state
+    it reaches is then on the map (``entry`` is ``None`` off it), so a state is an index into flat lists instead
+    of a key of dicts of ``(hex, facing)`` tuples.  ``entry`` and ``vca`` are asked once per cell per search.
+    Paths are tuples (the same states; :meth:`ASL.reachable` hands them over as they are).
+
+    Step for step as :func:`_movement_search_states`: its successor dict of a state keeps the edges in the order
+    first found, an edge being found when the state is scanned with a cost that leaves room for it (here a list
+    and a bit per edge: each edge's cost from a state is fixed, so ``c < out.get(v, limit)`` is "not found
+    yet"); ``best`` and ``seen`` start at ``budget + 1`` (so ``cost < best`` is its ``cost < best.get(v,
+    limit)`` and ``vu < seen`` its ``u not in seen or vu < seen[u]``, as ``vu <= budget``).  Issue 14."""
+    h0, f0 = start
+    table = None if cells is None else _move_table(cells)
+    i0 = None if table is None else table.index.get(h0)
+    if table is None or i0 is None or type(f0) is not int or not 0 <= f0 <= 5:
+        found = _movement_search_states(start, budget, entry, vca, extra)
+        return {s: (c, tuple(p)) for s, (c, p) in found.items()}
+    s0 = 6 * i0 + f0
+    states, moves, cell_of = table.states, table.moves, table.cells
+    n = len(states)
+    limit = budget + 1
+    best = [limit] * n
+    best[s0] = 0
+    outs: list[list[tuple[int, int]] | None] = [None] * n
+    masks = [0] * n
+    ent: list[Any] = [_UNSET] * len(cell_of) + [None]   # the last answers the off-map cell -1
+    vcs: list[Any] = [_UNSET] * len(cell_of)
+    frontier = [s0]
+    while frontier:
+        nxt = []
+        for u in frontier:
+            bu = best[u]
+            a, sa, b, sb, right, left, i = moves[u]
+            ca = ent[a]
+            if ca is _UNSET:
+                ca = ent[a] = entry(cell_of[a])
+            cb = ent[b]
+            if cb is _UNSET:
+                cb = ent[b] = entry(cell_of[b])
+            cv = vcs[i]
+            if cv is _UNSET:
+                cv = vcs[i] = vca(cell_of[i])
+            out = outs[u]
+            if out is None:
+                out = outs[u] = []
+            # the four successors in order, unrolled; the two VCA changes cost the same, so they are found together
+            mask = masks[u]
+            if ca is not None:
+                cost = bu + ca
+                if cost <= budget:
+                    if not mask & 1:
+                        mask |= 1
+                        out.append((sa, ca))
+                    if cost < best[sa]:
+                        best[sa] = cost
+                        nxt.append(sa)
+            if cb is not None:
+                cost = bu + cb
+                if cost <= budget:
+                    if not mask & 2:
+                        mask |= 2
+                        out.append((sb, cb))
+                    if cost < best[sb]:
+                        best[sb] = cost
+                        nxt.append(sb)
+            cost = bu + cv
+            if cost <= budget:
+                if not mask & 4:
+                    mask |= 4
+                    out.append((right, cv))
+                    out.append((left, cv))
+                if cost < best[right]:
+                    best[right] = cost
+                    nxt.append(right)
+                if cost < best[left]:
+                    best[left] = cost
+                    nxt.append(left)
+            masks[u] = mask
+        frontier = nxt
+    order: list[int] = []
+    dist = [-1] * n
+    paths: list[Any] = [None] * n
+    paths[s0] = (start,)
+    seen = [limit] * n
+    seen[s0] = 0
+    buckets: list[list[int]] = [[] for _ in range(budget + 1)]
+    buckets[0].append(s0)
+    for d in range(budget + 1):
+        for v in buckets[d]:   # a zero-cost edge appends to this bucket while it is read, as the original does
+            if dist[v] >= 0:
+                continue
+            dist[v] = d
+            order.append(v)
+            out = outs[v]
+            if not out:
+                continue
+            pv = paths[v]
+            for u, c in out:
+                vu = d + c
+                if vu > budget or dist[u] >= 0:
+                    continue
+                if vu < seen[u]:
+                    seen[u] = vu
+                    buckets[vu].append(u)
+                    paths[u] = pv + (states[u],)
+    res: dict[Hashable, tuple[int, tuple[tuple[Hex, int], ...]]] = {start: (0, paths[s0])}
+    for s in order[1:]:
+        res[states[s]] = (dist[s] + extra, paths[s])
+    return res
+
+
+def _movement_search_states(start: tuple[Hex, int], budget: int, entry: Callable[[Hex], int | None],
+                            vca: Callable[[Hex], int], extra: int) -> dict[Hashable, tuple[int, list]]:
     """:func:`~sim.hexgrid.bounded_dijkstra` from ``start`` within ``budget`` half-MP over ASL's movement states
     ``(hex, facing)``, the successors of :meth:`ASL._successors` (the two hexes in front at ``entry(hex)``
     half-MP, ``None`` = not enterable, then the two VCA changes at ``vca(hex)``) generated in place; every cost
@@ -2184,22 +2343,25 @@ class ASL(Ruleset):
 
         return entry, vca
 
-    def reachable(self, battle: BoardView, tank: int, budget: int) -> Mapping[Hashable, tuple[int, list]]:
+    def reachable(self, battle: BoardView, tank: int, budget: int
+                  ) -> Mapping[Hashable, tuple[int, tuple[Hashable, ...]]]:
         """``{(hex, facing): (cost, path)}`` within ``budget`` **half-MP**, forward moves and VCA changes only
         (Reverse is offered as a single ``Step`` in ``move_step``).  A cost includes the Start MP (if the AFV is
-        stopped) and a final Stop MP, so a plan within the MP left ends stopped; the start state costs 0."""
+        stopped) and a final Stop MP, so a plan within the MP left ends stopped; the start state costs 0.
+        An immutable answer (a ``MappingProxyType`` over a fresh dict, each path a tuple of states), which
+        :meth:`~agents.observation.Observation.reachable` hands on as it is (issue 14)."""
         t = battle.tank(tank)
         here = t.hex
         rs = t.rules_state
         if (not t.alive or here is None or rs.get("immobilized") or rs.get("bogged") or rs.get("abandoned")
                 or rs.get("shocked") or rs.get("uk") or rs.get("stunned")):
-            return {(here, t.facing): (0, [(here, t.facing)])}
+            return MappingProxyType({(here, t.facing): (0, ((here, t.facing),))})
         start = (here, t.facing)
         extra = (0 if self._started_now(battle, t) else HALF) + HALF
         if budget < extra:
-            return {start: (0, [start])}
+            return MappingProxyType({start: (0, (start,))})
         entry, vca = self._search_costs(battle, tank)
-        return _movement_search(start, budget - extra, entry, vca, extra)
+        return MappingProxyType(_movement_search(start, budget - extra, entry, vca, extra, battle.map.cells))
 
     def plan_to(self, battle: BoardView, tank: int, path: list, then: Action | None = None,
                 end_status: str | None = None) -> Plan:
@@ -2475,7 +2637,7 @@ class ASL(Ruleset):
                     return False
                 return isinstance(a, Pass)
 
-            def reachable(_a: int, budget: int = mp_left) -> Mapping[Hashable, tuple[int, list]]:
+            def reachable(_a: int, budget: int = mp_left) -> Mapping[Hashable, tuple[int, tuple[Hashable, ...]]]:
                 return self.reachable(battle, tid, budget)
 
             def targets(_a: int, can_fire: bool = can_fire) -> tuple[int, ...]:
