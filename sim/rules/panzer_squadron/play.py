@@ -691,10 +691,7 @@ class PanzerSquadron(Ruleset):
         t = battle.tanks[tank]
         if t.hex is None:
             raise ValueError(f"reachable: tank {t.label} is not on the board")
-
-        def succ(st: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
-            return [(n, c) for n, c, _ in self.move_options(battle, tank, st)]
-        return bounded_dijkstra((t.hex, t.facing), succ, budget)
+        return bounded_dijkstra((t.hex, t.facing), _move_successors(self, battle), budget)
 
     def plan_to(self, battle: BoardView, tank: int, path: list, then: Action | None = None,
                 end_status: str | None = None) -> Plan:
@@ -1484,6 +1481,37 @@ def _move_costs(rs: PanzerSquadron, battle: BoardView) -> dict[Hex, int]:
                 out[h] = t.move_cost
         return out
     return hexmap.terrain_cached(("ps_move_costs", _options_key(opts)), compute)
+
+
+def _move_successors(rs: PanzerSquadron, battle: BoardView
+                     ) -> Callable[[tuple[Hex, int]], list[tuple[tuple[Hex, int], int]]]:
+    """``succ(state)``: ``[(next state, cost) for next state, cost, _action in rs.move_options(battle, tank,
+    state)]`` -- the same moves in the same order (D13: the front neighbours, the rear ones with
+    ``allow_reverse``, then the two pivots) -- without making the actions, for the searches of
+    :meth:`PanzerSquadron.reachable`.  The entry costs and the occupancy are read as ``move_options`` reads them,
+    at each call (a search asks on one board, so they do not change between its calls; the entry costs are the
+    board's cached ones, :func:`_move_costs`).  ``tests/test_ps_play.py`` compares it with ``move_options``."""
+    costs = _move_costs(rs, battle)
+    occupants = battle.occupants
+    reverse = battle.options.allow_reverse
+    # per facing: the neighbour directions entered forwards (extra cost 0), then backwards (+1)
+    dirs = [((DIRECTIONS[f], 0), (DIRECTIONS[(f - 1) % 6], 0))
+            + (((DIRECTIONS[(f + 2) % 6], 1), (DIRECTIONS[(f + 3) % 6], 1)) if reverse else ())
+            for f in range(6)]
+
+    def succ(state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
+        h, f = state
+        q, r = h
+        out: list[tuple[tuple[Hex, int], int]] = []
+        for d, extra in dirs[f % 6]:
+            n = Hex(q + d[0], r + d[1])
+            c = costs.get(n)
+            if c is not None and not occupants(n):
+                out.append(((n, f), c + extra))
+        out.append(((h, (f + 1) % 6), 1))
+        out.append(((h, (f - 1) % 6), 1))
+        return out
+    return succ
 
 
 def _geometry_footprint(battle: BoardView, a: Hex, facing: int, gun: int, firer: Vehicle, b: Hex,
