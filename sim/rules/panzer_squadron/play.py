@@ -385,9 +385,48 @@ class PanzerSquadron(Ruleset):
                    status: str) -> PSKey | None | bool:
         """The key of :meth:`odds_bound`'s odds (``None``: surely illegal), or ``False`` when the struck side is
         masked (7.2: the bound would count the exceptional lines, as the shot does; the caller asks the shot).
-        ``facing`` (the hull's) is not read: the bound takes the lines as clear, whatever their origin.  See
-        :func:`_bound_keys`, which computes it."""
-        return _bound_keys(self, battle, s, hx, gun, status)(t)
+
+        The geometry of :func:`shot_geometry` up to the line count, written out for one pair (the range, the arc
+        test, the aspect with D2's thicker face on a boundary, the masking test of the side's hexside), then the
+        range and hull-arc limits and the net modifier with cover 0 (seven clear lines)."""
+        th = t.hex
+        assert th is not None
+        dq, dr = th[0] - hx[0], th[1] - hx[1]
+        rng = max(abs(dq), abs(dr), abs(dq + dr))
+        a, b, c = dq, dr, -dq - dr
+        for _ in range(gun % 6):
+            a, b, c = -b, -c, -a
+        rotated = a < max(b, c)
+        opts = battle.options
+        rules = self.sight_rules(opts)
+        if (rules.max_range_hexes is not None and rng > rules.max_range_hexes) or (rotated and not s.vehicle.turret):
+            return None
+        a, b, c = -dq, -dr, dq + dr
+        tf = t.facing
+        for _ in range(tf % 6):
+            a, b, c = -b, -c, -a
+        hi, lo = (b, c) if b >= c else (c, b)
+        armour = t.vehicle.armour
+        if a > hi or (a == b == c == 0):
+            face = FRONT
+        elif a == hi:
+            face = thicker(armour, (FRONT, SIDE))
+        elif a < lo:
+            face = REAR
+        elif a == lo:
+            face = thicker(armour, (SIDE, REAR))
+        else:
+            face = SIDE
+        if face == SIDE:
+            across = th.neighbour((tf + 1) % 6 if c > b else (tf + 4) % 6)
+            if across != hx and across in self.obstacles(battle):
+                return False
+        tiles = self.tiles(opts)
+        tile_mod = tiles[battle.map.terrain(th)].target_modifier + tiles[battle.map.terrain(hx)].firer_modifier
+        m = net_modifier(firer_status=status, turret_rotated=rotated,
+                         target_moving=t.rules_state.get("marker") == IN_MOVEMENT,
+                         cover_modifier=0, range_hexes=rng, tile_modifier=tile_mod)
+        return PSKey(s.vehicle.penetration, int(armour[face]), m)
 
     def best_by_bound(self, battle: BoardView, shooter: int, targets: Iterable[int], min_odds: float | None = None
                       ) -> tuple[int, Odds] | None:
@@ -1163,7 +1202,7 @@ def _lasting_shots(rs: PanzerSquadron, battle: BattleState, shooter: int, target
     ``None``: any change drops it) holds it.  The pairs not kept are asked of ``_shots_now`` (the answers are pair
     by pair, so the list equals a fresh one).  The entry's fourth item keeps the odds bounds of
     :func:`_lasting_best` the same way (a bound reads the same two tanks, options and terrain, and obstacles only
-    in its footprint, :func:`_bounds_of`)."""
+    in its footprint, :func:`_bound_of`)."""
     try:
         ent = _lasting_entry(battle, shooter, as_if)
         kept: dict[Any, tuple[Shot | Illegal, tuple[int, int] | None]] = ent[0]
@@ -1229,22 +1268,19 @@ def _lasting_best(rs: PanzerSquadron, battle: BattleState, shooter: int, targets
                   min_odds: float | None) -> tuple[int, Odds] | None:
     """:meth:`PanzerSquadron.best_by_bound` on a battle whose live tanks do not block sight, with the shots and the
     bounds kept across versions in :func:`_lasting_shots`'s memo (a target whose shot is kept is ranked by its
-    exact odds, one whose bound is kept by that bound; only the rest get a new bound, :func:`_bounds_of`; a masked
+    exact odds, one whose bound is kept by that bound; only the rest get a new bound, :func:`_bound_of`; a masked
     side's target gets its shot at once).  Odds are ranked by :func:`_rank` (exact integers)."""
     ent = _lasting_entry(battle, shooter, None)
     kept: dict[Any, tuple[Shot | Illegal, tuple[int, int] | None]] = ent[0]
     bounds: dict[Any, tuple[PSKey | None, tuple[int, int] | None]] = ent[3]
     ranked: list[tuple[int, int, int, bool, PSKey]] = []
-    bound_of = None  # _bounds_of, made at the first target that needs a new bound
     for t in targets:
         got = kept.get(t)
         bkey: PSKey | None = None
         if got is None:
             b = bounds.get(t)
             if b is None:
-                if bound_of is None:
-                    bound_of = _bounds_of(rs, battle, shooter)
-                nb, fp = bound_of(t)
+                nb, fp = _bound_of(rs, battle, shooter, t)
                 if nb is False:  # a masked side: its shot now
                     fps: list[tuple[int, int] | None] = []
                     v = rs._shots_now(battle, shooter, (t,), None, fps)[0]
@@ -1307,94 +1343,21 @@ def _rank(key: PSKey) -> tuple[int, int, float]:
     return pk.numerator, ph.numerator, float(o.p_kill)
 
 
-def _bound_keys(rs: PanzerSquadron, battle: BoardView, s: TankState, hx: Hex, gun: int, status: str
-                ) -> Callable[[TankState], PSKey | None | bool]:
-    """``key(t)``: :meth:`PanzerSquadron._bound_key` of the shot of ``s`` from ``hx`` (gun facing ``gun``, firer
-    status ``status``) at each live enemy ``t`` on the board -- what the firer, the options, the Tiles and the
-    firer's hex give worked out once for all the targets of a search (:func:`_lasting_best`), the obstacles read
-    only when a struck side's hexside is tested.
-
-    The geometry of :func:`shot_geometry` up to the line count, written out for one pair (the range, the arc
-    test, the aspect with D2's thicker face on a boundary, the masking test of the side's hexside), then the
-    range and hull-arc limits and the net modifier with cover 0 (seven clear lines); ``None``: surely illegal,
-    ``False``: a masked side."""
-    opts = battle.options
-    max_range = rs.sight_rules(opts).max_range_hexes
-    vehicle = s.vehicle
-    turret, penetration = vehicle.turret, vehicle.penetration
-    tiles = rs.tiles(opts)
-    terrain = battle.map.terrain
-    firer_mod = tiles[terrain(hx)].firer_modifier
-    hq, hr = hx
-    turns = gun % 6
-    obstacles: frozenset[Hex] | None = None
-
-    def key(t: TankState) -> PSKey | None | bool:
-        nonlocal obstacles
-        th = t.hex
-        assert th is not None
-        dq, dr = th[0] - hq, th[1] - hr
-        rng = max(abs(dq), abs(dr), abs(dq + dr))
-        a, b, c = dq, dr, -dq - dr
-        for _ in range(turns):
-            a, b, c = -b, -c, -a
-        rotated = a < max(b, c)
-        if (max_range is not None and rng > max_range) or (rotated and not turret):
-            return None
-        a, b, c = -dq, -dr, dq + dr
-        tf = t.facing
-        for _ in range(tf % 6):
-            a, b, c = -b, -c, -a
-        hi, lo = (b, c) if b >= c else (c, b)
-        armour = t.vehicle.armour
-        if a > hi or (a == b == c == 0):
-            face = FRONT
-        elif a == hi:
-            face = thicker(armour, (FRONT, SIDE))
-        elif a < lo:
-            face = REAR
-        elif a == lo:
-            face = thicker(armour, (SIDE, REAR))
-        else:
-            face = SIDE
-        if face == SIDE:
-            across = th.neighbour((tf + 1) % 6 if c > b else (tf + 4) % 6)
-            if across != hx:
-                if obstacles is None:
-                    obstacles = rs.obstacles(battle)
-                if across in obstacles:
-                    return False
-        tile_mod = tiles[terrain(th)].target_modifier + firer_mod
-        m = net_modifier(firer_status=status, turret_rotated=rotated,
-                         target_moving=t.rules_state.get("marker") == IN_MOVEMENT,
-                         cover_modifier=0, range_hexes=rng, tile_modifier=tile_mod)
-        return PSKey(penetration, int(armour[face]), m)
-    return key
-
-
-def _bounds_of(rs: PanzerSquadron, battle: BoardView, shooter: int
-               ) -> Callable[[int], tuple[PSKey | None | bool, tuple[int, int] | None]]:
-    """``bound(target)``: ``(key, footprint)``, :meth:`PanzerSquadron._bound_key` of the shot ``shooter`` ->
-    ``target`` now (``None``: surely illegal; ``False``: a masked side; the firer's part worked out once,
-    :func:`_bound_keys`) and the obstacle hexes it read, as offsets from the firer: it reads only the hex across
-    the struck side's hexside, one of the target's neighbours, which :func:`_line_footprint` holds."""
+def _bound_of(rs: PanzerSquadron, battle: BoardView, shooter: int, target: int
+              ) -> tuple[PSKey | None | bool, tuple[int, int] | None]:
+    """``(key, footprint)``: :meth:`PanzerSquadron._bound_key` of the shot ``shooter`` -> ``target`` now (``None``:
+    surely illegal; ``False``: a masked side) and the obstacle hexes it read, as offsets from the firer: it reads
+    only the hex across the struck side's hexside, one of the target's neighbours, which
+    :func:`_line_footprint` holds."""
     tanks = battle.tanks
-    s = tanks[shooter]
-    hx = s.hex
-    if hx is None:
-        return lambda _target: (None, _NO_HEXES)
-    keys = _bound_keys(rs, battle, s, hx, s.facing if s.turret_facing is None else s.turret_facing,
-                       s.rules_state["start_status"] if battle.rules_state.get("active") == shooter
-                       else s.rules_state["marker"])
-    side, hq, hr = s.side, hx[0], hx[1]
-
-    def bound(target: int) -> tuple[PSKey | None | bool, tuple[int, int] | None]:
-        t = tanks[target]
-        th = t.hex
-        if th is None or not t.alive or t.side == side:
-            return None, _NO_HEXES
-        return keys(t), _line_footprint(th[0] - hq, th[1] - hr, None)
-    return bound
+    s, t = tanks[shooter], tanks[target]
+    hx, th = s.hex, t.hex
+    if hx is None or th is None or not t.alive or t.side == s.side:
+        return None, _NO_HEXES
+    key = rs._bound_key(battle, s, t, hx, s.facing, s.facing if s.turret_facing is None else s.turret_facing,
+                        s.rules_state["start_status"] if battle.rules_state.get("active") == shooter
+                        else s.rules_state["marker"])
+    return key, _line_footprint(th[0] - hx[0], th[1] - hx[1], None)
 
 
 def _pair_lines(hexmap: HexMap, obstacles: frozenset[Hex], rules: SightRules, wrecks: tuple[Hex, ...],
