@@ -166,3 +166,36 @@ def test_turn_limit_result(opt, expect):
     assert PS.outcome(b).winner == expect
     b.emit(StatusChanged(2, "destroyed", "test"))
     assert PS.outcome(b).winner == 0
+
+
+def test_move_successors_equal_move_options_through_a_played_battle():
+    """``_move_successors`` (the moves of ``reachable``'s search, no actions made) gives, for every state a live
+    tank can reach, exactly the ``(state, cost)`` of ``move_options`` in the same order, with and without
+    reversing, at many points of a played battle (tanks moved, wrecks made); ``reachable`` then equals the search
+    over ``move_options`` itself."""
+    from sim.hexgrid import bounded_dijkstra
+    from sim.model import BattleModel
+    from sim.rules.panzer_squadron.play import _move_successors
+    from tests.test_ps_shots_batch import _scenario
+
+    m = BattleModel(_scenario(), 2)
+    b = m.battle
+    rs = b.ruleset
+    states = 0
+    for _step in range(12):
+        if b.ended:
+            break
+        m.advance(6)
+        for reverse in (False, True):
+            object.__setattr__(b, "options", b.options.model_copy(update={"allow_reverse": reverse}))
+            for t in b.live_tanks():
+                succ = _move_successors(rs, b)
+
+                def direct(st: tuple, tid: int = t.tank_id) -> list:
+                    return [(n, c) for n, c, _a in rs.move_options(b, tid, st)]
+                want = bounded_dijkstra((t.hex, t.facing), direct, 4)
+                for st in want:
+                    assert succ(st) == direct(st), (t.tank_id, st, reverse)
+                    states += 1
+                assert rs.reachable(b, t.tank_id, 4) == want
+    assert states > 2000, states

@@ -339,3 +339,34 @@ def test_terrain_only_shots_shared_by_the_battles_of_a_scenario_equal_the_direct
     assert stores[0] is stores[1] and len(stores[0]) > 100
     assert checked > 1000 and kills >= 3 and reads > 500 and reads_with_wrecks > 100, \
         (checked, kills, reads, reads_with_wrecks)
+
+
+def test_wreck_mask_test_equals_the_wreck_by_wreck_test():
+    """``_wreck_in`` on a :class:`_HexMask` (one shift and ``and`` of its bit mask) gives the answer of the loop over
+    the wrecks (a plain tuple), and ``_mask_in_footprint`` of offsets that of ``_in_footprint`` one by one
+    (``_lasting_entry``'s test), for random footprints, firer hexes and wreck sets, negative coordinates and
+    flat-index aliasing (hexes 64 columns apart) included."""
+    import random
+
+    from sim.hexgrid import Hex
+    from sim.rules.panzer_squadron.play import _HexMask, _in_footprint, _line_footprint, _mask_in_footprint, _wreck_in
+
+    rnd = random.Random(11)
+    hits = misses = 0
+    for _ in range(3000):
+        a = Hex(rnd.randint(-70, 70), rnd.randint(-70, 70))
+        b = Hex(a[0] + rnd.randint(-9, 9), a[1] + rnd.randint(-9, 9))
+        fp = _line_footprint(b[0] - a[0], b[1] - a[1], rnd.choice([None, *range(6)]))
+        near = [Hex(a[0] + rnd.randint(-10, 10), a[1] + rnd.randint(-10, 10)) for _ in range(rnd.randint(0, 6))]
+        far = [Hex(rnd.randint(-140, 140), rnd.randint(-140, 140)) for _ in range(rnd.randint(0, 40))]
+        alias = [Hex(h[0] + 64 * k, h[1] - k) for h in near[:2] for k in (-1, 1)]
+        ws = tuple({*near, *far, *alias})
+        want = _wreck_in(fp, ws, a, b)
+        got = _wreck_in(fp, _HexMask(ws), a, b)
+        assert got == want, (a, b, ws)
+        hits += want
+        misses += not want
+        offs = _HexMask((c[0] - a[0], c[1] - a[1]) for c in ws)  # _lasting_entry's test: offsets from the firer
+        assert _mask_in_footprint(offs, fp[0], fp[1]) == any(_in_footprint(fp, x, y) for x, y in offs)
+    assert _wreck_in(fp, _HexMask(()), a, b) is False
+    assert hits > 300 and misses > 300, (hits, misses)

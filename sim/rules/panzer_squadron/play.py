@@ -730,10 +730,7 @@ class PanzerSquadron(Ruleset):
         t = battle.tanks[tank]
         if t.hex is None:
             raise ValueError(f"reachable: tank {t.label} is not on the board")
-
-        def succ(st: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
-            return [(n, c) for n, c, _ in self.move_options(battle, tank, st)]
-        return bounded_dijkstra((t.hex, t.facing), succ, budget)
+        return bounded_dijkstra((t.hex, t.facing), _move_successors(self, battle), budget)
 
     def plan_to(self, battle: BoardView, tank: int, path: list, then: Action | None = None,
                 end_status: str | None = None) -> Plan:
@@ -1255,11 +1252,13 @@ def _lasting_entry(battle: BattleState, shooter: int, as_if: Hypo | None) -> lis
             bounds.clear()
         else:
             aq, ar = a
-            offs = [(c[0] - aq, c[1] - ar) for c in new if c is not None]
+            # the changes as offsets from the firer, one mask: a footprint holds one iff _in_footprint says so of
+            # one of them (_mask_in_footprint)
+            offs = _HexMask((c[0] - aq, c[1] - ar) for c in new if c is not None)
             for d in (kept, bounds):
                 if d:
                     for t in [t for t, (_v, fp) in d.items()
-                              if fp is None or any(_in_footprint(fp, x, y) for x, y in offs)]:
+                              if fp is None or _mask_in_footprint(offs, fp[0], fp[1])]:
                         del d[t]
         ent[2] = nmc
     return ent
@@ -1447,6 +1446,37 @@ def _move_costs(rs: PanzerSquadron, battle: BoardView) -> dict[Hex, int]:
     return hexmap.terrain_cached(("ps_move_costs", _options_key(opts)), compute)
 
 
+def _move_successors(rs: PanzerSquadron, battle: BoardView
+                     ) -> Callable[[tuple[Hex, int]], list[tuple[tuple[Hex, int], int]]]:
+    """``succ(state)``: ``[(next state, cost) for next state, cost, _action in rs.move_options(battle, tank,
+    state)]`` -- the same moves in the same order (D13: the front neighbours, the rear ones with
+    ``allow_reverse``, then the two pivots) -- without making the actions, for the searches of
+    :meth:`PanzerSquadron.reachable`.  The entry costs and the occupancy are read as ``move_options`` reads them,
+    at each call (a search asks on one board, so they do not change between its calls; the entry costs are the
+    board's cached ones, :func:`_move_costs`).  ``tests/test_ps_play.py`` compares it with ``move_options``."""
+    costs = _move_costs(rs, battle)
+    occupants = battle.occupants
+    reverse = battle.options.allow_reverse
+    # per facing: the neighbour directions entered forwards (extra cost 0), then backwards (+1)
+    dirs = [((DIRECTIONS[f], 0), (DIRECTIONS[(f - 1) % 6], 0))
+            + (((DIRECTIONS[(f + 2) % 6], 1), (DIRECTIONS[(f + 3) % 6], 1)) if reverse else ())
+            for f in range(6)]
+
+    def succ(state: tuple[Hex, int]) -> list[tuple[tuple[Hex, int], int]]:
+        h, f = state
+        q, r = h
+        out: list[tuple[tuple[Hex, int], int]] = []
+        for d, extra in dirs[f % 6]:
+            n = Hex(q + d[0], r + d[1])
+            c = costs.get(n)
+            if c is not None and not occupants(n):
+                out.append(((n, f), c + extra))
+        out.append(((h, (f + 1) % 6), 1))
+        out.append(((h, (f - 1) % 6), 1))
+        return out
+    return succ
+
+
 def _geometry_footprint(battle: BoardView, a: Hex, facing: int, gun: int, firer: Vehicle, b: Hex,
                         target_facing: int, target: Vehicle, obstacles: frozenset[Hex], rules: SightRules,
                         wrecks: tuple[Hex, ...], options_key: tuple) -> tuple[dict, tuple[int, int] | None, bool]:
@@ -1466,18 +1496,47 @@ def _geometry_footprint(battle: BoardView, a: Hex, facing: int, gun: int, firer:
     return g, fp, not wrecks or not _wreck_in(fp, wrecks, a, b)
 
 
-def _wreck_hexes(battle: BoardView) -> tuple[Hex, ...]:
-    """The hexes of the battle's wrecks (kept under the map version, :meth:`sim.hexgrid.HexMap.cached`)."""
-    return battle.map.cached(("ps_wreck_hexes",), lambda: tuple(_hexes(battle.wrecks())))
+class _HexMask(tuple):
+    """A tuple of hexes (a battle's wrecks, or offsets of map changes from a firer) with their flat indices ``q +
+    _FP_W * r`` as one bit mask: bit ``flat(c) - base`` of ``mask`` set for each hex ``c`` (``base`` the least flat
+    index, 0 for no hex).  What lets :func:`_wreck_in` and :func:`_lasting_entry` test a footprint against every
+    hex in one shift and ``and`` of two integers (:func:`_mask_in_footprint`) instead of a pass over the hexes
+    (the wrecks grow in number with the tanks of the battle)."""
+
+    base: int
+    mask: int
+
+    def __new__(cls, hexes: Iterable[tuple[int, int]]) -> _HexMask:
+        self = super().__new__(cls, hexes)
+        flats = [c[0] + _FP_W * c[1] for c in self]
+        self.base = base = min(flats, default=0)
+        m = 0
+        for f in flats:
+            m |= 1 << (f - base)
+        self.mask = m
+        return self
+
+
+def _wreck_hexes(battle: BoardView) -> _HexMask:
+    """The hexes of the battle's wrecks, as :class:`_HexMask` (kept under the map version,
+    :meth:`sim.hexgrid.HexMap.cached`)."""
+    return battle.map.cached(("ps_wreck_hexes",), lambda: _HexMask(_hexes(battle.wrecks())))
 
 
 def _wreck_in(fp: tuple[int, int] | None, wrecks: tuple[Hex, ...], a: Hex, b: Hex) -> bool:
     """Whether one of ``wrecks`` lies in the footprint ``fp`` of the pair ``a``-``b`` (offsets from ``a``,
     :func:`_line_footprint`; ``None``: the sight ellipse ``distance(c, a) + distance(c, b) <= distance(a, b) +
-    slack``, the test of ``pair_cached``)."""
+    slack``, the test of ``pair_cached``).
+
+    With a footprint and ``wrecks`` a :class:`_HexMask`, the test reads its mask: wreck ``c`` is in ``fp`` when bit
+    ``i = flat(c) - flat(a) - low`` of ``bits`` is set (``i >= 0``), that is bit ``i`` of the mask shifted right by
+    ``k = flat(a) + low - base`` (left by ``-k`` when ``k < 0``: every ``i`` is then positive) -- the same answer as
+    the wreck-by-wreck test, flat-index aliasing included (``tests/test_ps_shots_batch.py`` compares them)."""
     aq, ar = a
     if fp is not None:
         low, bits = fp
+        if isinstance(wrecks, _HexMask):
+            return _mask_in_footprint(wrecks, aq + _FP_W * ar + low, bits)
         for c in wrecks:
             i = c[0] - aq + _FP_W * (c[1] - ar) - low
             if i >= 0 and (bits >> i) & 1:
@@ -1491,6 +1550,16 @@ def _wreck_in(fp: tuple[int, int] | None, wrecks: tuple[Hex, ...], a: Hex, b: He
         if abs(x) + abs(y) + abs(x + y) + abs(u) + abs(w) + abs(u + w) <= lim:
             return True
     return False
+
+
+def _mask_in_footprint(hexes: _HexMask, low: int, bits: int) -> bool:
+    """Whether a hex of ``hexes`` has its flat index ``f`` with ``f >= low`` and bit ``f - low`` of ``bits`` set: the
+    footprint ``(low, bits)`` (:func:`_line_footprint`; ``low`` plus the firer's flat index when ``hexes`` are
+    absolute) holds one of them.  The mask shifted right by ``k = low - base`` (left by ``-k`` when ``k < 0``,
+    every hex then at or past ``low``), anded with ``bits``."""
+    k = low - hexes.base
+    m = hexes.mask
+    return ((m >> k) if k >= 0 else (m << -k)) & bits != 0
 
 
 def _still_valid(front: dict, key: tuple, ent: tuple[Any, int, tuple[int, int] | None], changes: list,
