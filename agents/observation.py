@@ -336,6 +336,11 @@ class StateQueries:
         return Hypo(h, self.facing_of(state), self.me is not None and h != self.me.hex)
 
 
+def _plan_to(obs: Observation, actor: int, path: Any, then: Any = None, end_status: str | None = None) -> Any:
+    """``SideLegal.plan_to``: own tank ``actor``'s move plan along ``path`` (:meth:`Observation.plan_to`)."""
+    return obs.for_actor(actor).plan_to(path, then, end_status)
+
+
 class SideLegal:
     """``decision.legal`` as a policy sees it: the rule set's :class:`~sim.rules.base.Legal` asked on the board as
     the side knows it (:meth:`Observation._side_view`), so no answer depends on an enemy the side does not know.
@@ -354,7 +359,9 @@ class SideLegal:
         set_(self, "_obs", obs)
         set_(self, "modes", tuple(legal.modes))
         set_(self, "specials", tuple(legal.specials))
-        set_(self, "plan_to", None if legal.plan_to is None else self._plan_to)
+        # the plan maker holds the observation, not this SideLegal (a bound method stored here would be a
+        # reference cycle, freed only by the cyclic collector)
+        set_(self, "plan_to", None if legal.plan_to is None else functools.partial(_plan_to, obs))
 
     def contains(self, action: Any) -> bool:
         """Whether ``action`` is legal, as far as the side knows (:meth:`Observation.is_legal`)."""
@@ -367,9 +374,6 @@ class SideLegal:
     def targets(self, actor: int) -> tuple[int, ...]:
         """Target ids of own tank ``actor`` (:meth:`Observation.targets`)."""
         return self._obs.targets(actor)
-
-    def _plan_to(self, actor: int, path: Any, then: Any = None, end_status: str | None = None) -> Any:
-        return self._obs.for_actor(actor).plan_to(path, then, end_status)
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise ReadOnlyError(f"observations are read-only: cannot set {name}")
@@ -444,8 +448,8 @@ class Observation(StateQueries):
         # SideLegal answers Legal's queries on the side's view (duck-typed: Legal is a concrete class)
         # a decision handed on by another observation (for_actor) has a read-only context already
         ctx = decision.context if isinstance(decision.legal, SideLegal) else read_only(decision.context)
-        set_(self, "decision", Decision(decision.side, decision.kind, tuple(decision.actors),
-                                        SideLegal(self, legal),  # type: ignore[arg-type]
+        # first the decision with the rule set's own legal set: the private twin built below keeps it
+        set_(self, "decision", Decision(decision.side, decision.kind, tuple(decision.actors), legal,
                                         decision.default, ctx))
         a = actor if actor is not None else (decision.actors[0] if decision.actors else None)
         if a is not None and not self._own(a):
@@ -461,6 +465,19 @@ class Observation(StateQueries):
             mem[("facing", i)] = t.facing
         # the memory may have changed: a memo of it in a cache handed on (for_actor after an event) is dropped
         self._cache.pop(("last_known",), None)
+        # ``decision.legal`` answers through a private twin of this observation (every field and cache shared;
+        # its own ``decision`` keeps the rule set's legal set) rather than through ``self``: a SideLegal bound to
+        # ``self`` would make observation -> decision -> legal -> observation a reference cycle, which only the
+        # cyclic garbage collector frees, so each decision's observation and its memos (an ASL movement search's
+        # paths: thousands of tuples) would outlive the decision, fill the collector's oldest generation and make
+        # its full passes a fifth of an ASL battle.  Without the cycle they go when the decision's last
+        # reference does.  The twin is reachable only through SideLegal's private field.
+        twin = object.__new__(Observation)
+        for name in Observation.__slots__:
+            set_(twin, name, getattr(self, name))
+        d = self.decision
+        set_(self, "decision", Decision(d.side, d.kind, d.actors, SideLegal(twin, legal),  # type: ignore[arg-type]
+                                        d.default, d.context))
 
     def __setattr__(self, name: str, value: Any) -> None:
         raise ReadOnlyError(f"observations are read-only: cannot set {name}")

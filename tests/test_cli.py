@@ -208,7 +208,8 @@ def test_odds_help_names_every_parameter_of_every_rule_set_with_its_meaning():
 
 
 def test_run_says_how_each_side_lost_its_tanks(tmp_path):
-    # an ASL battle where one tank is lost other than by a shot's kill result (its crew fails the immobilization task check)
+    # an ASL battle where one tank is lost other than by a shot's kill result (its crew fails the immobilization
+    # task check)
     f = tmp_path / "asl.yaml"
     tanksim("generate", "random", "--ruleset", "asl", "--size", "16", "--tanks", "5", "--seed", "3", "-o", str(f),
             check=True)

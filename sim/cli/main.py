@@ -135,7 +135,8 @@ def cmd_run(args: argparse.Namespace) -> int:
               f"{row[f'side{si + 1}_tanks']}{f' ({how})' if how else ''}, {row[f'side{si + 1}_alive']} fighting")
     lost = sum(int(row[f"side{si + 1}_lost"]) for si in range(len(b.sides)))
     other = lost - int(row["kills"])
-    more = f" ({plural(other, 'more tank')} lost other than by a shot's kill result: see the sides above)" if other > 0 else ""
+    more = (f" ({plural(other, 'more tank')} lost other than by a shot's kill result: see the sides above)"
+            if other > 0 else "")
     print(f"  shots {row['shots']}, hits {row['hits']}, kills {row['kills']}{more}; policy faults {row['faults']}")
     rams = sum(1 for e in b.log if isinstance(e.event, RuleEvent) and e.event.name == "ram")
     panics = sum(1 for e in b.log if isinstance(e.event, RuleEvent) and e.event.name == "panic")
