@@ -150,7 +150,7 @@ def test_analyse_a_round_robin_with_bootstrap_intervals_and_plot(tmp_path):
     again = G.analyse(games, names, opts)
     pd.testing.assert_frame_equal(mg.table(), again.table())             # seeded: deterministic
     text = G.format_metagame(mg)
-    assert "Stable mixes" in text and "neutral" in text and "rock" in text
+    assert "Equilibrium mixes" in text and "neutral" in text and "rock" in text
     G.plot_metagame(mg, str(tmp_path / "m.png"), title="rps")
     assert (tmp_path / "m.png").stat().st_size > 10000
     js = G.to_json(mg)
@@ -192,6 +192,17 @@ def test_a_copy_of_a_doctrine_splits_its_share():
     for perm in ([0, 1, 2, 3], [2, 0, 3, 1], [3, 2, 1, 0]):
         x = G.symmetric_equilibrium(D[np.ix_(perm, perm)])
         assert x[np.argsort(perm)] == pytest.approx([0.5, 0.5, 0, 0], abs=1e-6)
+
+
+def test_the_maximum_entropy_mix_is_a_clean_neutral_rest_point():
+    # twins 0 and 1 beside an RPS-like trio: the equilibria are a segment (the twins' split); the reported mix
+    # splits them equally, gives the beaten doctrine exactly 0, and its stability is not eigenvalue noise
+    A = np.array([[.5, .5, .7, .3, .6], [.5, .5, .7, .3, .6], [.3, .3, .5, .9, .2], [.7, .7, .1, .5, .4],
+                  [.4, .4, .8, .6, .5]])
+    x = G.symmetric_equilibrium(A)
+    assert x[2] == 0 and x == pytest.approx([0.125, 0.125, 0, 0.25, 0.5], abs=1e-6)
+    rp = next(r for r in G.rest_points(A) if np.allclose(r.mix, x))
+    assert rp.stability == "neutral"
 
 
 def test_a_unique_equilibrium_is_the_lp_vertex_unchanged():

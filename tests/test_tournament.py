@@ -81,7 +81,7 @@ def test_round_robin_both_sides_and_identical_on_one_and_two_workers(tmp_path, c
     assert "Leaderboard" in out and "Head to head" in out and "Side bias" in out and "Score per rule set" in out
     flat = " ".join(out.split())
     assert "Ranked by Elo" in flat and "openskill (Plackett-Luce) is the live-ladder view" in flat
-    assert "Meta-game" in out and "Stable mixes" in out
+    assert "Meta-game" in out and "Equilibrium mixes" in out
     assert "played 0 games (12 already stored)" in out
     assert main([str(f), "--out", str(tmp_path / "w2"), "--no-progress", "--no-plots", "--json"]) == 0
     got = capsys.readouterr()

@@ -57,6 +57,9 @@ from scipy import integrate, linalg, optimize
 MAX_SUPPORT_ENUMERATION = 12
 #: Shares below this are "not in the support".
 SUPPORT_TOL = 1e-6
+#: A rest point's eigenvalue real parts within this of 0 count as 0 ("neutral"): the maximum-entropy mix is found
+#: numerically (to about 1e-9), so its eigenvalues carry that much noise.
+EIGEN_TOL = 1e-7
 
 
 class MetagameError(ValueError):
@@ -286,7 +289,7 @@ def symmetric_equilibrium(M: np.ndarray) -> np.ndarray:
     if not res.success:  # pragma: no cover - a bounded, feasible, smooth convex problem
         return x_lp
     x = np.clip(res.x, 0.0, None)
-    x[x < 1e-9] = 0.0
+    x[x < SUPPORT_TOL] = 0.0       # the search ends about 1e-9 inside the bounds: a share that small is none
     if x.sum() <= 0 or ((x / x.sum()) @ M < v - 1e-7).any():  # pragma: no cover - as above
         return x_lp
     x = x / x.sum()
@@ -349,7 +352,7 @@ def rest_points(M: np.ndarray, tol: float = 1e-9) -> list[RestPoint]:
             found.append(lp)
     out = []
     for x in found:
-        kind, top = stability(M, x, tol)
+        kind, top = stability(M, x, max(tol, EIGEN_TOL))
         ev = tangent_eigenvalues(M, x)
         spins = bool(((np.abs(ev.real) <= 1e-7) & (np.abs(ev.imag) > 1e-7)).any())
         out.append(RestPoint(x, kind, top, kind == "neutral" and spins))
@@ -507,13 +510,13 @@ def _pct(x: float) -> str:
 
 
 def format_metagame(mg: Metagame) -> str:
-    """The printed meta-game section: the stable mixes (equilibrium rest points with their stability), the
+    """The printed meta-game section: the equilibrium mixes (rest points with their stability), the
     per-doctrine table with bootstrap intervals, and how to read it."""
     o = mg.options
     conf = f"{o.confidence:.0%}"
     lines = [f"Meta-game (doctrines as a population; payoff = mean score against each other; bootstrap {o.bootstrap} "
              f"resamples of mirrored pairs, {conf} intervals)"]
-    lines.append("  Stable mixes (replicator rest points that are equilibria):")
+    lines.append("  Equilibrium mixes (rest points of the replicator dynamics) and their stability:")
     for rp in mg.rest_points:
         mix = ", ".join(f"{n} {100 * v:.0f}%" for n, v in sorted(zip(mg.names, rp.mix), key=lambda p: -p[1])
                         if v > SUPPORT_TOL)

@@ -40,7 +40,7 @@ pool or Dask); the driver streams finished games into Parquet parts (:mod:`sim.e
 **Results** (:func:`analyse`): leaderboard (games, W/D/L, score with Wilson interval, Bradley-Terry Elo with
 profile-likelihood interval and LOS -- the ranking column --, openskill mu/sigma as the live-ladder view;
 :mod:`sim.tournaments.ratings`), head-to-head matrix, per-scenario and per-rule-set scores, side bias, and for a round
-robin the meta-game (replicator dynamics, stable mixes, alpha-rank with bootstrap intervals;
+robin the meta-game (replicator dynamics, equilibrium mixes and their stability, alpha-rank with bootstrap intervals;
 :mod:`sim.tournaments.metagame`).
 """
 from __future__ import annotations
