@@ -168,6 +168,16 @@ def problem_message(error: Mapping[str, Any], model: Any = None) -> str:
     return error_message(error)
 
 
+def says_value(msg: str, value: Any) -> bool:
+    """Whether the message ``msg`` already shows ``value`` (a validator's own ``..., got 3`` or a quoted
+    ``'advnce'``), so :func:`validation_lines` adds no second ``(got 3)``.  A number counts only after ``got``
+    (a bare ``3`` in a message may be a bound, not the value); a text counts quoted anywhere."""
+    shown = {short(value), repr(value), str(value)}
+    if any(f"got {t}" in msg for t in shown):
+        return True
+    return isinstance(value, str) and any(t in msg for t in (short(value), repr(value)))
+
+
 def validation_lines(src: str, exc: Any, prefix: str = "", *, model: Any = None, limit: int = 40) -> list[str]:
     """One ``src: field.path: message (got VALUE)`` line per error of the pydantic ``ValidationError`` ``exc``
     (VALUE cut short, never expanded; a misspelt field says the closest valid name, :func:`problem_message`, given
@@ -193,7 +203,8 @@ def validation_lines(src: str, exc: Any, prefix: str = "", *, model: Any = None,
         path = field_path(loc)
         if prefix:
             path = prefix + ("" if path.startswith("[") else ".") + path if path != "(top level)" else prefix
-        got_txt = "" if isinstance(got, (dict, list, tuple)) or got is None else f" (got {short(got)})"
+        got_txt = ("" if isinstance(got, (dict, list, tuple)) or got is None or says_value(msg, got)
+                   else f" (got {short(got)})")
         alike[pattern] = len(lines)
         lines.append(f"{src}: {path}: {clip(msg, 300 if e.get('type') != 'extra_forbidden' else 700)}{got_txt}")
         counts.append(0)

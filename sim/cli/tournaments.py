@@ -106,14 +106,19 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
         fmt = ("round robin" if t.spec.format == "round_robin" else
                f"gauntlet of {', '.join(t.names[:t.spec.seeds])} against the field")
         n = T.plural
-        print(f"tournament {t.spec.name} ({fmt}): {n(len(t.entrants), 'entrant')}, {n(len(t.scenarios), 'scenario')} "
-              f"({', '.join(f'{lab} [{sc.ruleset.name}]' for lab, sc in t.scenarios)}), "
-              f"{n(t.spec.games_per_pairing, 'game')} per pairing and scenario -> {n(len(games), 'game')}")
-        for e in t.entrants:
-            print(f"  {e.name:<16} {e.describe()}")
+
+        def header() -> None:   # printed once every check that can refuse the file or folder has passed
+            print(f"tournament {t.spec.name} ({fmt}): {n(len(t.entrants), 'entrant')}, "
+                  f"{n(len(t.scenarios), 'scenario')} "
+                  f"({', '.join(f'{lab} [{sc.ruleset.name}]' for lab, sc in t.scenarios)}), "
+                  f"{n(t.spec.games_per_pairing, 'game')} per pairing and scenario -> {n(len(games), 'game')}")
+            for e in t.entrants:
+                print(f"  {e.name:<16} {e.describe()}")
+
         t0 = time.perf_counter()
         summary = T.run_tournament(t, args.out, workers=args.workers, scheduler=args.scheduler,
-                                   dask_local=args.dask_local, new=args.new, progress=not args.no_progress)
+                                   dask_local=args.dask_local, new=args.new, progress=not args.no_progress,
+                                   on_start=header)
         played = time.perf_counter() - t0
         games_df = T.load_games(t, args.out)
         if games_df.empty:

@@ -30,6 +30,7 @@ interval of :mod:`sim.tournaments.ratings`, the same method as the tournament le
 """
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -94,6 +95,9 @@ class SPRT:
         return f"elo0={self.elo0:g},elo1={self.elo1:g},alpha={self.alpha:g},beta={self.beta:g}{extra}"
 
 
+_SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
+
+
 def parse_sprt(text: str) -> SPRT:
     """``"elo0=0,elo1=20,alpha=0.05,beta=0.05[,model=normalized]"`` -> :class:`SPRT` (missing keys keep their
     defaults).
@@ -104,8 +108,10 @@ def parse_sprt(text: str) -> SPRT:
     for part in filter(None, (p.strip() for p in text.split(","))):
         k, sep, v = part.partition("=")
         k = k.strip()
-        if not sep or k not in ("elo0", "elo1", "alpha", "beta", "model"):
-            raise SPRTError(f"--sprt {text!r}: {part!r} is not one of elo0=, elo1=, alpha=, beta=, model=")
+        if not sep or k not in _SPRT_KEYS:
+            near = difflib.get_close_matches(k, _SPRT_KEYS, n=1)
+            hint = f" (did you mean {near[0]}=?)" if near else ""
+            raise SPRTError(f"--sprt {text!r}: {part!r} is not one of elo0=, elo1=, alpha=, beta=, model={hint}")
         if k == "model":
             model = v.strip()
             continue
@@ -114,8 +120,11 @@ def parse_sprt(text: str) -> SPRT:
         except ValueError:
             raise SPRTError(f"--sprt {text!r}: {k} must be a number, got {v!r}") from None
     d = SPRT()
-    return SPRT(nums.get("elo0", d.elo0), nums.get("elo1", d.elo1), nums.get("alpha", d.alpha),
-                nums.get("beta", d.beta), d.model if model is None else model)
+    try:
+        return SPRT(nums.get("elo0", d.elo0), nums.get("elo1", d.elo1), nums.get("alpha", d.alpha),
+                    nums.get("beta", d.beta), d.model if model is None else model)
+    except SPRTError as exc:   # name the option the user typed, as the messages above do
+        raise SPRTError(f"--sprt {text!r}: {str(exc).removeprefix('sprt: ')}") from None
 
 
 def score_of_elo(elo: float) -> float:

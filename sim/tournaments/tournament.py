@@ -1033,8 +1033,12 @@ def _chunks(t: Tournament, games: Sequence[Game]) -> Iterator[Chunk]:
 
 def run_tournament(t: Tournament, out: str | Path, *, workers: int | None = None, scheduler: str | None = None,
                    dask_local: int | None = None, new: bool = False, progress: bool = True,
-                   check: bool = True) -> RunSummary:
+                   check: bool = True, on_start: Callable[[], None] | None = None) -> RunSummary:
     """Play every scheduled game not yet stored in ``out`` and store it (Parquet parts in ``out/runs``).
+
+    ``on_start`` (if given) is called once every check that can refuse the file or the folder has passed, just
+    before the first game (``tanksim tournament`` prints its header there, so a refused file prints only the
+    error).
 
     Entrants are checked first (``check``), before anything is created: statically, with ``tanksim validate``'s
     wording (:func:`entrant_problems`), then loaded for real (:func:`check_entrants`; for a folder that does not
@@ -1060,11 +1064,12 @@ def run_tournament(t: Tournament, out: str | Path, *, workers: int | None = None
             raise EntrantLoadFailure(problems)
     with store.folder_lock(out, "tanksim tournament"):
         return _run_tournament(t, out, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
-                               progress=progress, check=check)
+                               progress=progress, check=check, on_start=on_start)
 
 
 def _run_tournament(t: Tournament, out: Path, *, workers: int | None, scheduler: str | None,
-                    dask_local: int | None, new: bool, progress: bool, check: bool) -> RunSummary:
+                    dask_local: int | None, new: bool, progress: bool, check: bool,
+                    on_start: Callable[[], None] | None = None) -> RunSummary:
     import warnings
 
     from tqdm import tqdm
@@ -1089,6 +1094,8 @@ def _run_tournament(t: Tournament, out: Path, *, workers: int | None, scheduler:
             raise EntrantLoadFailure([f"{t.source}: {p}" for p in problems])
     _write_manifest(out, manifest)  # only once the entrants load: a failed start leaves the folder unbound
     store.clean_partial(out)
+    if on_start is not None:
+        on_start()
     t0 = time.perf_counter()
     seq = store.next_part_number(out)
     info: dict[str, Any] = {}
