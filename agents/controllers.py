@@ -22,6 +22,7 @@ from agents import plugins
 from agents.plugins import PolicyLoadError
 from agents.policies import BUILTIN, Policy
 from agents.side_controller import Fault, SideController
+from sim.messages import unknown_policy_message
 
 __all__ = ["EntrantPolicy", "Fault", "PolicyLoadError", "SideController", "check_policy", "load_policy"]
 
@@ -62,8 +63,7 @@ def _builtin(name: Any) -> type[Policy]:
         raise PolicyLoadError(f"policy name {plugins.short(name)}: expected a built-in name or "
                               f"package.module:ClassName")
     if name.strip() not in BUILTIN:
-        raise PolicyLoadError(f"unknown policy {plugins.short(name.strip())}; built-in: {', '.join(sorted(BUILTIN))}, "
-                              f"or give package.module:ClassName")
+        raise PolicyLoadError(unknown_policy_message(name.strip(), BUILTIN))
     return BUILTIN[name.strip()]
 
 

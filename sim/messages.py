@@ -129,6 +129,15 @@ def unknown_field_message(name: Any, allowed: Sequence[str], limit: int = 600) -
     return head + ", ".join(shown)
 
 
+def unknown_policy_message(name: Any, builtin: Iterable[str]) -> str:
+    """``unknown policy 'X' (did you mean 'Y'?); built-in: a, b, ..., or give package.module:ClassName``: the one
+    wording of an unknown doctrine name everywhere (a scenario's, an experiment's or a tournament's policy, ``run
+    --policy``, ``match``), with the closest built-in name when one is close (:func:`did_you_mean`)."""
+    names = sorted(builtin)
+    return (f"unknown policy {short(name)}{did_you_mean(name, names)}; built-in: {', '.join(names)}, or give "
+            f"package.module:ClassName")
+
+
 def did_you_mean(name: Any, names: Iterable[str]) -> str:
     """`` (did you mean 'X'?)`` naming the one of ``names`` closest to a user's misspelt ``name``
     (:func:`difflib.get_close_matches`, its default cut-off 0.6), or ``""`` when none is close: the hint every

@@ -75,6 +75,7 @@ def _kv(items: Sequence[str]) -> dict[str, str]:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from agents.controllers import PolicyLoadError, check_policy
     from sim.events import RuleEvent
     from sim.experiments.store import write_battle
     from sim.model import BattleModel
@@ -101,6 +102,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         si = side_index(spec, side)
         if si in policies:
             raise ValueError(f"--policy {p!r}: side {spec.sides[si].name} already has a --policy")
+        try:   # checked here (statically, as a scenario's policy is) so the message names the option typed
+            check_policy(name, params)
+        except PolicyLoadError as exc:
+            raise ValueError(f"--policy {p!r}: {exc}") from None
         policies[si] = PolicySpec(name=name, params=params)
     import time
     t0 = time.perf_counter()
@@ -188,8 +193,9 @@ def cmd_odds(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps(out))
     else:
+        width = max(map(len, out))   # the label column fits its longest label, for every rule set and mode
         for k, v in out.items():
-            print(f"{k:>18}: {_odds_text(v)}")
+            print(f"{k:>{width}}: {_odds_text(v)}")
     return 0
 
 

@@ -56,6 +56,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agents.collect import CollectSpec
 from sim import generate as gen
 from sim import scenario as scn
+from sim.messages import unknown_policy_message
 from sim.scenario import ScenarioError
 
 #: Parameter name of the set-up factor (not a scenario path).
@@ -1047,8 +1048,7 @@ def _check_policies(raw: Mapping[str, Any], over: Mapping[str, Any], factors: Se
                     name = v.get("name") if isinstance(v, dict) else v
                     at = f"{src}: {where}" + (f"[{j}]" if where.startswith("factors") else "")
                     if not isinstance(name, str) or (":" not in name and name not in BUILTIN):
-                        errors.append(f"{at}: unknown policy {scn.short(name)}; expected one of "
-                                      f"{', '.join(sorted(BUILTIN))}, or package.module:ClassName")
+                        errors.append(f"{at}: {unknown_policy_message(name, BUILTIN)}")
                         continue
                     try:
                         refuse_commands(name, v.get("params") if isinstance(v, dict) else None)
