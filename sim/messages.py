@@ -179,11 +179,15 @@ def problem_message(error: Mapping[str, Any], model: Any = None) -> str:
 
 def says_value(msg: str, value: Any) -> bool:
     """Whether the message ``msg`` already shows ``value`` (a validator's own ``..., got 3`` or a quoted
-    ``'advnce'``), so :func:`validation_lines` adds no second ``(got 3)``.  A number counts only after ``got``
-    (a bare ``3`` in a message may be a bound, not the value); a text counts quoted anywhere."""
-    shown = {short(value), repr(value), str(value)}
-    if any(f"got {t}" in msg for t in shown):
-        return True
+    ``'advnce'``), so :func:`validation_lines` adds no second ``(got 3)``.  A number counts only after ``got`` or
+    as the message's first word (``7 is not an Armor Factor ...``; a bare ``3`` elsewhere may be a bound, not the
+    value); a text counts quoted anywhere."""
+    import re
+
+    shown = {short(value), repr(value)} | (set() if isinstance(value, str) else {str(value)})
+    for t in shown:   # the value as a whole word: "got 2" is not said by "got 20"
+        if re.search(rf"(?:\bgot |^){re.escape(t)}(?!\w|\.\d)", msg):
+            return True
     return isinstance(value, str) and any(t in msg for t in (short(value), repr(value)))
 
 

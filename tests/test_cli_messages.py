@@ -1,0 +1,150 @@
+"""A newcomer's pass through the README: a refused file prints nothing but its error (no start-up header first), a
+validator's message says its value once, an unknown policy name gets "did you mean" and one wording everywhere,
+every error names the option typed (``--policy``, ``--sprt``), and ``odds``' label column fits its labels."""
+from __future__ import annotations
+
+import re
+
+import pytest
+import yaml
+
+from conftest import ROOT, small_ps_scenario
+from sim.cli.main import main as tanksim
+
+BUILTIN_WORDING = "; built-in: advance, cover, flank, focus_fire, greedy, hold"
+
+
+def _tournament_file(tmp_path, **over) -> str:
+    spec = {"name": "twins", "games_per_pairing": 2,
+            "entrants": [{"name": "a", "policy": "advance"}, {"name": "b", "policy": "hold"}],
+            "scenarios": [{"file": str(ROOT / "scenarios" / "default.yaml"), "label": "v"}]}
+    spec.update(over)
+    f = tmp_path / "t.yaml"
+    f.write_text(yaml.safe_dump(spec))
+    return str(f)
+
+
+def test_a_refused_tournament_file_prints_only_its_error_and_makes_no_folder(tmp_path, capsys):
+    f = _tournament_file(tmp_path, entrants=[{"name": "a", "policy": "advnce"}, {"name": "b", "policy": "hold"}])
+    out = tmp_path / "out"
+    assert tanksim(["tournament", f, "--out", str(out), "--no-progress"]) == 2
+    said = capsys.readouterr()
+    assert said.out == ""                      # no "tournament twins (round robin): ..." header, no entrant list
+    assert said.err.strip() == (f"{f}: entrants[0].policy: unknown policy 'advnce' (did you mean 'advance'?)"
+                                f"{BUILTIN_WORDING}, learned, lookahead, objective, random, random_target, rush, or "
+                                f"give package.module:ClassName")
+    assert not out.exists()
+
+
+def test_a_folder_refusal_also_comes_before_the_header(tmp_path, capsys):
+    """A folder holding a batch's results is refused before anything is printed."""
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "manifest.json").write_text("{}")   # a batch's manifest
+    rc = tanksim(["tournament", _tournament_file(tmp_path), "--out", str(out), "--no-progress"])
+    said = capsys.readouterr()
+    assert rc == 2, said.err
+    assert "tournament twins" not in said.out and said.out == ""
+    assert said.err.strip() == f"{out}: holds other results (manifest.json: a batch's); choose another --out folder"
+
+
+def test_a_validator_message_says_its_value_once(tmp_path):
+    from sim.messages import says_value, validation_lines
+    from sim.tournaments.tournament import TournamentError, load_tournament
+
+    with pytest.raises(TournamentError) as e:
+        load_tournament(_tournament_file(tmp_path, games_per_pairing=3))
+    (line,) = [x for x in e.value.errors if "games_per_pairing" in x]
+    assert line.endswith(": games_per_pairing: must be even (each seed is played from both sides: 2 games), got 3")
+    # the kind: any validator that quotes its value (after "got", first, or a quoted text) gets no "(got ...)"
+    from pydantic import BaseModel, ValidationError, field_validator
+
+    class M(BaseModel):
+        n: int = 0
+        k: int = 0
+        s: str = ""
+        b: int = 0
+
+        @field_validator("n")
+        @classmethod
+        def _n(cls, v: int) -> int:
+            raise ValueError(f"at least 2, got {v}")
+
+        @field_validator("k")
+        @classmethod
+        def _k(cls, v: int) -> int:
+            raise ValueError(f"{v} is not on the scale")
+
+        @field_validator("s")
+        @classmethod
+        def _s(cls, v: str) -> str:
+            raise ValueError(f"unknown name {v!r}")
+
+        @field_validator("b")
+        @classmethod
+        def _b(cls, v: int) -> int:
+            raise ValueError("must be at most 2")     # says a bound, not the value: the value is added
+
+    with pytest.raises(ValidationError) as ve:
+        M(n=20, k=7, s="abc", b=2)
+    assert validation_lines("m.yaml", ve.value) == [
+        "m.yaml: n: at least 2, got 20", "m.yaml: k: 7 is not on the scale", "m.yaml: s: unknown name 'abc'",
+        "m.yaml: b: must be at most 2 (got 2)"]
+    assert not says_value("at least 2, got 20", 2) and says_value("got 2.", 2) and not says_value("got 2.5", 2)
+
+
+def test_unknown_policy_one_wording_with_did_you_mean_everywhere(tmp_path, capsys):
+    from sim.experiments.design import load_experiment
+    from sim.scenario import ScenarioError, validate
+
+    sc = small_ps_scenario()
+    sc["sides"][1]["policy"] = "advnce"
+    with pytest.raises(ScenarioError) as e:
+        validate(sc, "s.yaml")
+    assert "s.yaml: sides[1].policy: unknown policy 'advnce' (did you mean 'advance'?)" + BUILTIN_WORDING in str(
+        e.value)
+
+    exp = tmp_path / "exp.yaml"
+    exp.write_text(yaml.safe_dump({"name": "e", "scenario": str(ROOT / "scenarios" / "default.yaml"),
+                                   "factors": [{"path": "sides.0.policy.name", "levels": ["hold", "advnce"]}]}))
+    with pytest.raises(ScenarioError) as e:
+        load_experiment(exp)
+    assert (f"{exp}: factors[0].levels[1]: unknown policy 'advnce' (did you mean 'advance'?)" + BUILTIN_WORDING
+            in str(e.value))
+    assert "expected one of" not in str(e.value)
+
+    assert tanksim(["run", "--policy", "2=advnce"]) == 2
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert said.err.startswith("tanksim run: --policy '2=advnce': unknown policy 'advnce' (did you mean 'advance'?)"
+                               + BUILTIN_WORDING)
+    assert tanksim(["run", "--policy", "2=advance:speeed=2"]) == 2
+    assert capsys.readouterr().err.startswith("tanksim run: --policy '2=advance:speeed=2': policy 'advance': bad "
+                                              "parameters")
+
+
+@pytest.mark.parametrize("sprt, said", [
+    ("alpha=5", "--sprt 'alpha=5': alpha must be in (0, 0.5), got 5.0"),
+    ("elo0=30", "--sprt 'elo0=30': elo0 (30.0) must be below elo1 (20.0)"),
+    ("model=probit", "--sprt 'model=probit': model must be one of logistic, normalized, got 'probit'"),
+    ("elo=20", "--sprt 'elo=20': 'elo=20' is not one of elo0=, elo1=, alpha=, beta=, model= (did you mean elo1=?)"),
+])
+def test_match_sprt_errors_name_the_option_typed(sprt, said, capsys):
+    assert tanksim(["match", "hold", "advance", "--scenario", "default", "--sprt", sprt]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.strip() == f"tanksim match: {said}"
+
+
+@pytest.mark.parametrize("args", [
+    ["hummel_quest", "mode=ram", "pool=3", "tn_to_be_struck=5", "damage_from_strike=2", "target_dur=3",
+     "target_dt=4", "target_size=2"],
+    ["hummel_quest", "mode=check", "pool=3", "tn=6"],
+    ["panzer_squadron", "penetration=118", "armour=177", "modifier=0"],
+])
+def test_odds_label_column_fits_its_longest_label(args, capsys):
+    assert tanksim(["odds", *args]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) >= 3
+    # every label right-aligned to one column: the ": " after each label at the same place, no label wider
+    assert len({len(re.match(r"^( *\S+): ", line).group(1)) for line in lines}) == 1, lines
+    assert min(len(line) - len(line.lstrip()) for line in lines) == 0    # the column is no wider than needed
