@@ -148,3 +148,17 @@ def test_odds_label_column_fits_its_longest_label(args, capsys):
     # every label right-aligned to one column: the ": " after each label at the same place, no label wider
     assert len({len(re.match(r"^( *\S+): ", line).group(1)) for line in lines}) == 1, lines
     assert min(len(line) - len(line.lstrip()) for line in lines) == 0    # the column is no wider than needed
+
+
+def test_a_refused_batch_folder_prints_only_its_error(tmp_path, capsys):
+    exp = tmp_path / "e.yaml"
+    exp.write_text(yaml.safe_dump({"name": "e", "scenario": str(ROOT / "scenarios" / "default.yaml"),
+                                   "factors": [{"path": "turn_limit", "levels": [2]}]}))
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "tournament.json").write_text("{}")   # a tournament's folder
+    assert tanksim(["batch", str(exp), "--out", str(out), "--no-progress"]) == 2
+    said = capsys.readouterr()
+    assert said.out == ""
+    assert said.err.strip() == (f"tanksim batch: {out}: holds other results (tournament.json: a tournament's); "
+                                f"choose another --out folder")    # no "e: 1 design point x ..." header before it

@@ -70,9 +70,11 @@ def main(argv: Sequence[str] | None = None) -> int:
              f"process pool of {args.workers or 'all'} workers")
     from sim.cli.main import plural
 
-    print(f"{exp.spec.name}: {plural(len(exp.points), 'design point')} x "
-          f"{plural(exp.spec.replications, 'replication')} = {plural(exp.n_runs, 'battle')} of {exp.base_src}, on a "
-          f"{where}; results in {args.out}", file=sys.stderr)
+    def header() -> None:   # once the folder is locked and verified: a refused folder prints only its error
+        print(f"{exp.spec.name}: {plural(len(exp.points), 'design point')} x "
+              f"{plural(exp.spec.replications, 'replication')} = {plural(exp.n_runs, 'battle')} of {exp.base_src}, "
+              f"on a {where}; results in {args.out}", file=sys.stderr)
+
     old = signal.signal(signal.SIGTERM, _sigterm)
     show = warnings.showwarning
     warnings.showwarning = lambda message, *a, **k: print(f"tanksim batch: warning: {message}", file=sys.stderr)
@@ -80,7 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         s = execute(exp, args.out, workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local,
                     new=args.new, events=args.events, watchdog_s=args.watchdog, chunk_s=args.chunk_seconds,
                     progress=not args.no_progress, retry_failed=args.retry_failed,
-                    tables=args.tables)
+                    tables=args.tables, on_start=header)
     except (BatchRefused, FolderInUse) as exc:
         print(f"tanksim batch: {exc}", file=sys.stderr)
         return 2

@@ -917,8 +917,13 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
             dask_local: int | None = None, new: bool = False, events: bool = False,
             watchdog_s: float | None = None, chunk_s: float | None = None, progress: bool = True,
             pool: Pool | None = None, retry_failed: bool = False, tables: bool = False,
-            announce: Callable[[str], None] | None = None) -> BatchSummary:
+            announce: Callable[[str], None] | None = None,
+            on_start: Callable[[], None] | None = None) -> BatchSummary:
     """Play every run of ``exp`` not yet stored in ``out_dir`` and store it there.
+
+    ``on_start()`` (if given) is called once the folder has been locked and verified (every check that can refuse
+    it has passed), before the folder's warnings and the first battle: ``tanksim batch`` prints its header there,
+    so a refused folder prints only the error.
 
     ``workers`` / ``scheduler`` / ``dask_local``: see :func:`open_executor` (or pass an open ``pool`` to reuse
     it; it is left open); ``new``: accept a changed experiment; ``events``: also store event logs and per-turn
@@ -936,14 +941,17 @@ def execute(exp: Experiment, out_dir: str | Path, *, workers: int | None = None,
     with store.folder_lock(out, "tanksim batch"):
         return _execute(exp, out, workers=workers, scheduler=scheduler, dask_local=dask_local, new=new,
                         events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, progress=progress, pool=pool,
-                        retry_failed=retry_failed, tables=tables, announce=announce)
+                        retry_failed=retry_failed, tables=tables, announce=announce, on_start=on_start)
 
 
 def _execute(exp: Experiment, out: Path, *, workers: int | None, scheduler: str | None, dask_local: int | None,
              new: bool, events: bool, watchdog_s: float | None, chunk_s: float | None, progress: bool,
              pool: Pool | None, retry_failed: bool, tables: bool = False,
-             announce: Callable[[str], None] | None = None) -> BatchSummary:
+             announce: Callable[[str], None] | None = None,
+             on_start: Callable[[], None] | None = None) -> BatchSummary:
     manifest = prepare_folder(exp, out, new)
+    if on_start is not None:
+        on_start()
     if retry_failed:
         drop_runs(out, set(failed_run_keys(out)) & {r.key for r in exp.runs()})
     stored = store.stored_run_keys(out)
