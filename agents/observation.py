@@ -559,6 +559,12 @@ class Observation(StateQueries):
             ctx = self.decision.context
             known |= {ctx[k] for k in ACTING_ENEMY_KEYS if ctx.get(k) in live}
             actors = [a for a in self.decision.actors if self._own(a) and b.tanks[a].hex is not None]
+            if rs.shots_need_sight and not rs.has_ramming:
+                # a live actor's legal shot is at an enemy it sees, which is in visible_ids already: only the
+                # actors that are not live tanks (normally none) are asked about the enemies out of sight
+                actors = [a for a in actors if not b.tanks[a].alive]
+                if not actors:
+                    return tuple(sorted(known))
             for e in sorted(live - known):  # only the enemies out of sight: usually few, often none
                 if any(not isinstance(sh, Illegal) for sh in rs.shots_at(b, actors, e)) or (
                         rs.has_ramming and any(legal.contains(Ram(a, e)) for a in actors)):

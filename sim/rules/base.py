@@ -172,6 +172,10 @@ class Ruleset:
     HexExt: ClassVar[type[BaseModel]] = EmptyExt
     #: Whether the rule set has ramming (doctrines such as ``rush`` ask).
     has_ramming: ClassVar[bool] = False
+    #: Whether every legal shot's firer is a live tank that sees its target (the rule set's ``visible``): then an
+    #: enemy its side does not see is no live tank's legal target, and ``Observation.known_ids`` asks the shots
+    #: at it only of the decision's actors that are not live tanks.
+    shots_need_sight: ClassVar[bool] = False
 
     # --- catalog ---------------------------------------------------------------------------------------------
     def vehicle(self, vid: str) -> Any:

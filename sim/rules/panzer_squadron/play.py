@@ -129,6 +129,10 @@ class PanzerSquadron(Ruleset):
     Options = PSOptions
     TankExt = PSTankExt
     has_ramming = False
+    #: A legal shot needs 2+ clear lines (6.4) or a legal masked-side situation (7.2, ``los`` partial), so its
+    #: geometry's ``los`` is never ``blocked``, and :meth:`visible` counts exactly the enemies some live tank of the
+    #: side has a geometry ``los`` other than ``blocked`` to (section 8 step 1; ``tests/test_ps_known_ids.py``).
+    shots_need_sight = True
 
     # catalog ---------------------------------------------------------------------------------------------------
     def vehicle(self, vid: str) -> Vehicle:
