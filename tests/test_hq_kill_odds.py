@@ -43,6 +43,20 @@ def _direct(rs: Any, battle: Any, shooters: Any, target: Any) -> list[Any]:
     return out
 
 
+def _play_two_battles(options: dict[str, Any]) -> None:
+    """A 16 v 16 battle of :func:`benchmarks.battle.big_scenario` under ``options`` (8 turns, seed 2) and up to
+    180 decisions of the mixed-vehicle scenario (seed 4): the played battles the checks below ride on."""
+    sc = bench.big_scenario(n=16, ruleset="hummel_quest", size=24, turns=8, hex_size_m=50)
+    sc["ruleset"]["options"] = {**sc["ruleset"].get("options", {}), **options}
+    res = run_battle(bench.validate(sc, "hummel_quest"), seed=2, record_events=False, decision_timeout_s=0)
+    assert res.row["turns"] >= 3
+    m = BattleModel(_scenario(), 4)
+    for _ in range(60):
+        if m.battle.ended:
+            break
+        m.advance(3)
+
+
 @pytest.mark.filterwarnings("ignore:hummel_quest")   # Speeds that are not whole hexes at 50 m a hex
 @pytest.mark.parametrize("options", [{}, {"tanks_give_cover": False}])   # the lasting threat off, and on
 def test_kill_odds_at_equals_shot_at_every_call_of_a_played_battle(monkeypatch, options):
@@ -76,15 +90,7 @@ def test_kill_odds_at_equals_shot_at_every_call_of_a_played_battle(monkeypatch, 
 
     monkeypatch.setattr(play.HummelQuest, "kill_odds_at", kill_odds_at)
     monkeypatch.setattr(play.HummelQuest, "legal_shots", legal_shots)
-    sc = bench.big_scenario(n=16, ruleset="hummel_quest", size=24, turns=8, hex_size_m=50)
-    sc["ruleset"]["options"] = {**sc["ruleset"].get("options", {}), **options}
-    res = run_battle(bench.validate(sc, "hummel_quest"), seed=2, record_events=False, decision_timeout_s=0)
-    assert res.row["turns"] >= 3
-    m = BattleModel(_scenario(), 4)
-    for _ in range(60):
-        if m.battle.ended:
-            break
-        m.advance(3)
+    _play_two_battles(options)
     assert bad == []
     assert seen["calls"] > 300 and seen["legal"] > 100 and seen["views"] > 300 and seen["shots"] > 1000, seen
 
@@ -202,13 +208,6 @@ def test_visible_equals_los_at_every_call_of_a_played_battle(monkeypatch):
         return got
 
     monkeypatch.setattr(play.HummelQuest, "visible", visible)
-    sc = bench.big_scenario(n=16, ruleset="hummel_quest", size=24, turns=8, hex_size_m=50)
-    res = run_battle(bench.validate(sc, "hummel_quest"), seed=2, record_events=False, decision_timeout_s=0)
-    assert res.row["turns"] >= 3
-    m = BattleModel(_scenario(), 4)
-    for _ in range(60):
-        if m.battle.ended:
-            break
-        m.advance(3)
+    _play_two_battles({})
     assert bad == []
     assert seen["calls"] > 500 and seen["nonempty"] > 300 and len(seen["answers"]) > 20, seen
