@@ -6,6 +6,7 @@ checks of ``agents/``, so it imports nothing of the project.
 """
 from __future__ import annotations
 
+import re
 import reprlib
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -182,8 +183,6 @@ def says_value(msg: str, value: Any) -> bool:
     ``'advnce'``), so :func:`validation_lines` adds no second ``(got 3)``.  A number counts only after ``got`` or
     as the message's first word (``7 is not an Armor Factor ...``; a bare ``3`` elsewhere may be a bound, not the
     value); a text counts quoted anywhere."""
-    import re
-
     shown = {short(value), repr(value)} | (set() if isinstance(value, str) else {str(value)})
     for t in shown:   # the value as a whole word: "got 2" is not said by "got 20"
         if re.search(rf"(?:\bgot |^){re.escape(t)}(?!\w|\.\d)", msg):
