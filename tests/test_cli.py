@@ -202,6 +202,15 @@ def test_odds_help_names_every_parameter_of_every_rule_set_with_its_meaning():
         assert sorted(set(listed)) == sorted(expected[ruleset]), ruleset
         assert "(no description)" not in section
         assert set(MEANINGS[ruleset]) == set(expected[ruleset])
+        # one meaning column per rule set, across Hummel Quest's modes too
+        starts = {len(m.group(1))
+                  for m in re.finditer(r"^( {2,4}\w+ {2,})(\S)", section, re.M)}
+        assert len(starts) == 1, (ruleset, starts)
+    # a Hummel Quest parameter that is neither required nor given a default value says what leaving it out means
+    optional = {n for spec in (hq_odds.SHOT_PARAMS, hq_odds.RAM_PARAMS, hq_odds.CHECK_PARAMS)
+                for n, (_kind, default) in spec.items() if default is None}
+    assert {"attacker_size", "attacker_dt"} <= optional
+    assert all(re.search(r"\b(absent|default)\b", MEANINGS["hummel_quest"][n]) for n in optional), optional
     # the bundled odds of the README still answer with the parameter names the help gives
     r = tanksim("odds", "panzer_squadron", "penetration=118", "armour=177", "modifier=0", "--json")
     assert json.loads(r.stdout)["p_kill"] == "53/200"

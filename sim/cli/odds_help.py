@@ -105,9 +105,9 @@ MEANINGS: dict[str, dict[str, str]] = {
         "tn_to_be_struck": "target's TN to be Struck (capped by the ram_tn_cap option)",
         "damage_from_strike": "attacker's Damage from Strike",
         "strike_mod": "modifier of the attacker's Damage from Strike",
-        "attacker_size": "attacker's Size (for the return damage)",
+        "attacker_size": "attacker's Size (for the return damage; absent: no return damage)",
         "attacker_dur": "attacker's Dur (for the return damage)",
-        "attacker_dt": "attacker's DT (for its chance of being incapacitated)",
+        "attacker_dt": "attacker's DT (for its chance of being incapacitated; absent: that chance is not given)",
         "target_damage_from_strike": "target's Damage from Strike (return damage)",
         "target_strike_mod": "modifier of the target's Damage from Strike",
         "ones_tens_rule": "true: natural 1s and 10s pass or fail the pool (section 6; default: the option)",
@@ -148,18 +148,21 @@ def odds_parameters() -> dict[str, dict[str, dict[str, str]]]:
 
 def odds_parameter_help(width: int = 100) -> str:
     """The parameter section of ``tanksim odds --help``: per rule set (spec section named), per group, one line
-    ``name  meaning (default)`` per parameter, wrapped to ``width`` columns.  A name without a meaning in
+    ``name  meaning (default)`` per parameter, the meanings of one rule set starting in one column, wrapped to
+    ``width`` columns.  A name without a meaning in
     :data:`MEANINGS` is listed with ``(no description)``."""
     lines = ["parameters (name=value, any order; values and rules: docs/rules/):"]
     for ruleset, groups in odds_parameters().items():
         lines.append(f"{ruleset} ({SPEC_SECTIONS.get(ruleset, ruleset)}):")
         meanings = MEANINGS.get(ruleset, {})
+        # one name column per rule set, across its groups (Hummel Quest's modes line up with each other)
+        col = max(len(n) + (4 if group else 2) for group, params in groups.items() for n in params) + 2
         for group, params in groups.items():
             indent = "  "
             if group:
                 lines.append(f"  {group}:")
                 indent = "    "
-            pad = max(len(n) for n in params) + 2
+            pad = col - len(indent)
             for name, default in params.items():
                 text = meanings.get(name, "(no description)")
                 if default:
