@@ -46,3 +46,50 @@ def test_visible_and_targets_equal_the_direct_answers_on_random_boards():
                 assert rs._targets(b, a) == want_t, (a, want_t)
                 legal += len(want_t)
     assert calls == 720 and seen > 500 and legal > 300, (calls, seen, legal)
+
+
+@pytest.mark.filterwarnings("ignore:hummel_quest")
+def test_flee_counts_and_counted_enemies_equal_the_direct_answers_on_random_boards():
+    """``flee_plan``'s sector counts (its kept per-offset sectors) against :func:`sectors_of` of every enemy, its
+    direction against the rank of §11.2 computed directly, and ``_counted_enemies`` (``hex_in_play`` inlined)
+    against ``hex_in_play`` of every enemy, on random boards whose tanks move and change state."""
+    from sim.hexgrid import DIRECTIONS, distance
+    from sim.rules.hummel_quest.panic import flee_plan, sectors_of
+
+    rnd = random.Random(13)
+    plans = counted = 0
+    for _ in range(30):
+        b = _random_battle(rnd)
+        rs = b.ruleset
+        cells = list(b.map)
+        for _round in range(6):
+            for t in b.tanks:
+                pick = rnd.random()
+                if pick < 0.4 and t.hex is not None:
+                    b.emit(Moved(t.tank_id, rnd.choice(cells), rnd.randrange(6), 1))
+                elif pick < 0.45:
+                    b.emit(TankStateSet(t.tank_id, "dt", 0))
+            for t in b.tanks:
+                if t.hex is None:
+                    continue
+                es = rs._counted_enemies(b, t.tank_id)
+                want_es = [h for e in b.tanks if e.side != t.side and (h := rs.hex_in_play(e)) is not None]
+                if rs._opts(b).flee_counts != "visible":
+                    assert es == want_es
+                counted += len(es)
+                s = rnd.randint(1, 6)
+                plan = flee_plan(rs.board(b), t.hex, s, es)
+                counts = [0] * 6
+                for e in es:
+                    for k in sectors_of((e[0] - t.hex.q, e[1] - t.hex.r)):
+                        counts[k] += 1
+                assert plan.sector_counts == tuple(counts)
+                if es:
+                    def aim(k: int, c=t.hex, s=s) -> tuple[int, int]:
+                        return (c.q + s * DIRECTIONS[k].q, c.r + s * DIRECTIONS[k].r)
+                    want_k = min((k for k in range(6) if counts[k] == min(counts)),
+                                 key=lambda k: (-min(distance(aim(k), e) for e in es),
+                                                -sum(distance(aim(k), e) for e in es), k))
+                    assert plan.direction == want_k
+                    plans += 1
+    assert plans > 500 and counted > 2000, (plans, counted)
