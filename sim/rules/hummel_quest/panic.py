@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import lru_cache
 
 from sim.hexgrid import DIRECTIONS, Hex, distance
 from sim.rules.hummel_quest.board import HQBoard
@@ -35,13 +34,6 @@ def sectors_of(v: tuple[int, int]) -> tuple[int, ...]:
     if c == (0, 0, 0):
         return ()
     return tuple(k for k, (i, j, m) in enumerate(_SECTOR_ORDER) if c[i] >= c[j] >= c[m])
-
-
-@lru_cache(maxsize=65_536)
-def _sectors_at(dq: int, dr: int) -> tuple[int, ...]:
-    """:func:`sectors_of` of ``(dq, dr)``, kept: pure geometry, shared by every flee (bounded: one entry per
-    offset, at most 65,536)."""
-    return sectors_of((dq, dr))
 
 
 @dataclass(frozen=True)
@@ -70,13 +62,12 @@ def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Ite
     edge hex too (§11.1: it remains in the same spot).
     """
     c = Hex(*c)
-    cq, cr = c
-    eqr = [(e[0], e[1]) for e in enemies]   # the enemies' axial coordinates (q, r)
+    es = [Hex(*e) for e in enemies]
     counts = [0] * 6
-    for q, r in eqr:
-        for k in _sectors_at(q - cq, r - cr):
+    for e in es:
+        for k in sectors_of((e.q - c.q, e.r - c.r)):
             counts[k] += 1
-    if not eqr:
+    if not es:
         return FleePlan(tuple(counts), None, None, (), c, False)
     s = speed_hexes
     fewest = min(counts)
@@ -84,6 +75,8 @@ def flee_plan(board: HQBoard, c: tuple[int, int], speed_hexes: int, enemies: Ite
     def aim(k: int) -> Hex:
         d = DIRECTIONS[k]
         return Hex(c.q + s * d.q, c.r + s * d.r)
+
+    eqr = [(e.q, e.r) for e in es]
 
     def rank(k: int) -> tuple[int, int, int]:
         aq, ar = aim(k)

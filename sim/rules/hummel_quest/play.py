@@ -1416,11 +1416,7 @@ class HummelQuest(Ruleset):
         """Enemies counted by a flee move (§11.2, ``flee_counts``)."""
         o = self._opts(battle)
         t = battle.tanks[tid]
-        side = t.side
-        not_in_play = _NOT_IN_PLAY
-        es = [h for e in battle.tanks   # ``self.hex_in_play(e)`` inlined (as in :meth:`visible`)
-              if e.side != side and (h := e.hex) is not None and e.status not in not_in_play
-              and int(e.rules_state.get("dt", e.vehicle.dt)) > 0]
+        es = [h for e in battle.tanks if e.side != t.side and (h := self.hex_in_play(e)) is not None]
         if o.flee_counts == "visible":
             board = self.board(battle)
             eyes = [h for a in battle.tanks if a.side == t.side and (h := self.hex_in_play(a)) is not None]
