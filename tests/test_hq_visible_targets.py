@@ -1,7 +1,7 @@
-"""Hummel Quest's ``visible`` (its pair facts kept per enemy hex across calls, only the own hexes not known to miss
-asked) and ``_targets`` (legality from the batched shot tests, the legal shots not built) against the direct
-answers -- ``los`` of every pair, ``shot`` of every enemy -- on random boards whose tanks move, change state and
-leave between calls, so the kept facts meet changed boards (issue 14)."""
+"""Hummel Quest's ``visible`` (its pair facts kept per enemy hex across calls, its last answer per side) and
+``_targets`` (legality from the batched shot tests) against the direct answers -- ``los`` of every pair, ``shot``
+of every enemy -- on random boards whose tanks move, change state and leave between calls, so the kept facts meet
+changed boards (issue 14)."""
 from __future__ import annotations
 
 import random

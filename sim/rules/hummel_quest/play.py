@@ -543,16 +543,11 @@ class HummelQuest(Ruleset):
             if type(got) is Hex and got in own_set:   # noqa: E721  (a witness, not a set of misses)
                 out.append(tid)
                 continue
-            if isinstance(got, set):
-                misses = got
-                ask: set[Hex] | list[Hex] = own_set - misses   # the own hexes not known to miss (any order)
-                if not ask:
-                    continue   # every own hex known not to see it: the facts stand as they are
-            else:
-                misses = set()
-                ask = own
+            misses = got if isinstance(got, set) else set()
             eq, er = eh
-            for sh in ask:
+            for sh in own:
+                if sh in misses:
+                    continue
                 dq = sh[0] - eq
                 dr = sh[1] - er
                 ds = dq + dr
