@@ -513,11 +513,17 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
     of a key of dicts of ``(hex, facing)`` tuples.  ``entry`` and ``vca`` are asked once per cell per search.
     Paths are tuples (the same states; :meth:`ASL.reachable` hands them over as they are).
 
-    Step for step as :func:`_movement_search_states`: its successor dict of a state keeps the edges in the order
-    first found, an edge being found when the state is scanned with a cost that leaves room for it (here a list
-    and a bit per edge: each edge's cost from a state is fixed, so ``c < out.get(v, limit)`` is "not found
-    yet"); ``best`` and ``seen`` start at ``budget + 1`` (so ``cost < best`` is its ``cost < best.get(v,
-    limit)`` and ``vu < seen`` its ``u not in seen or vu < seen[u]``, as ``vu <= budget``).  Issue 14."""
+    The same answers as :func:`_movement_search_states` without its breadth-first pass (issue 14): that pass
+    only builds each state's successor dict, whose edges are the state's successors ``v`` with ``best + c <=
+    budget`` (``best`` its cheapest cost, the one the Dijkstra pass settles it at, so exactly the edges that pass
+    keeps) in the order first found.  Edges of one cost are found at the same scan (the first whose cost leaves
+    room for them), so in the successor function's fixed order (front, other front, VCA right, VCA left); that
+    order differs only between edges of different costs, which push into different per-cost lists, so the
+    pushes, and with them every answer, path and the order, are the same when the settled state's successors
+    are generated in place in the fixed order.  ``seen`` starts at ``budget + 1`` (so ``vu < seen`` is the state
+    search's ``u not in seen or vu < seen[u]`` and implies ``vu <= budget``); a path is its settled parent's
+    path and the state, the parent being the state whose push was the last (so the one it keeps).
+    Issue 14."""
     h0, f0 = start
     table = None if cells is None else _move_table(cells)
     i0 = None if table is None else table.index.get(h0)
@@ -528,68 +534,11 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
     states, moves, cell_of = table.states, table.moves, table.cells
     n = len(states)
     limit = budget + 1
-    best = [limit] * n
-    best[s0] = 0
-    outs: list[list[tuple[int, int]] | None] = [None] * n
-    masks = [0] * n
     ent: list[Any] = [_UNSET] * len(cell_of) + [None]   # the last answers the off-map cell -1
     vcs: list[Any] = [_UNSET] * len(cell_of)
-    frontier = [s0]
-    while frontier:
-        nxt = []
-        for u in frontier:
-            bu = best[u]
-            a, sa, b, sb, right, left, i = moves[u]
-            ca = ent[a]
-            if ca is _UNSET:
-                ca = ent[a] = entry(cell_of[a])
-            cb = ent[b]
-            if cb is _UNSET:
-                cb = ent[b] = entry(cell_of[b])
-            cv = vcs[i]
-            if cv is _UNSET:
-                cv = vcs[i] = vca(cell_of[i])
-            out = outs[u]
-            if out is None:
-                out = outs[u] = []
-            # the four successors in order, unrolled; the two VCA changes cost the same, so they are found together
-            mask = masks[u]
-            if ca is not None:
-                cost = bu + ca
-                if cost <= budget:
-                    if not mask & 1:
-                        mask |= 1
-                        out.append((sa, ca))
-                    if cost < best[sa]:
-                        best[sa] = cost
-                        nxt.append(sa)
-            if cb is not None:
-                cost = bu + cb
-                if cost <= budget:
-                    if not mask & 2:
-                        mask |= 2
-                        out.append((sb, cb))
-                    if cost < best[sb]:
-                        best[sb] = cost
-                        nxt.append(sb)
-            cost = bu + cv
-            if cost <= budget:
-                if not mask & 4:
-                    mask |= 4
-                    out.append((right, cv))
-                    out.append((left, cv))
-                if cost < best[right]:
-                    best[right] = cost
-                    nxt.append(right)
-                if cost < best[left]:
-                    best[left] = cost
-                    nxt.append(left)
-            masks[u] = mask
-        frontier = nxt
     order: list[int] = []
     dist = [-1] * n
-    paths: list[Any] = [None] * n
-    paths[s0] = (start,)
+    parent = [-1] * n
     seen = [limit] * n
     seen[s0] = 0
     buckets: list[list[int]] = [[] for _ in range(budget + 1)]
@@ -600,18 +549,43 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
                 continue
             dist[v] = d
             order.append(v)
-            out = outs[v]
-            if not out:
-                continue
-            pv = paths[v]
-            for u, c in out:
-                vu = d + c
-                if vu > budget or dist[u] >= 0:
-                    continue
-                if vu < seen[u]:
-                    seen[u] = vu
-                    buckets[vu].append(u)
-                    paths[u] = pv + (states[u],)
+            # the four successors in order, unrolled (the successor dict's order where it matters: see above)
+            a, sa, b, sb, right, left, i = moves[v]
+            ca = ent[a]
+            if ca is _UNSET:
+                ca = ent[a] = entry(cell_of[a])
+            if ca is not None:
+                vu = d + ca
+                if vu < seen[sa] and dist[sa] < 0:   # (vu < seen <= limit: vu <= budget)
+                    seen[sa] = vu
+                    buckets[vu].append(sa)
+                    parent[sa] = v
+            cb = ent[b]
+            if cb is _UNSET:
+                cb = ent[b] = entry(cell_of[b])
+            if cb is not None:
+                vu = d + cb
+                if vu < seen[sb] and dist[sb] < 0:
+                    seen[sb] = vu
+                    buckets[vu].append(sb)
+                    parent[sb] = v
+            cv = vcs[i]
+            if cv is _UNSET:
+                cv = vcs[i] = vca(cell_of[i])
+            vu = d + cv
+            if vu <= budget:
+                if vu < seen[right] and dist[right] < 0:
+                    seen[right] = vu
+                    buckets[vu].append(right)
+                    parent[right] = v
+                if vu < seen[left] and dist[left] < 0:
+                    seen[left] = vu
+                    buckets[vu].append(left)
+                    parent[left] = v
+    paths: list[Any] = [None] * n
+    paths[s0] = (start,)
+    for s in order[1:]:   # a state's parent is settled before it, its path final when the state was pushed last
+        paths[s] = paths[parent[s]] + (states[s],)
     res: dict[Hashable, tuple[int, tuple[tuple[Hex, int], ...]]] = {start: (0, paths[s0])}
     for s in order[1:]:
         res[states[s]] = (dist[s] + extra, paths[s])
