@@ -682,7 +682,7 @@ class _KeyFamily:
     turret-facing default, and sets every other field from the others alone, so the key is equal to the one it
     would build; anything else (and every ask before the family's first key) goes through :func:`_shot_key`.
     Issue 14: this skips re-parsing some 40 parameters per new key.  ``kills`` maps a ``sub`` to the kill odds of
-    its key (``None`` for a refusal: :meth:`ASL._kill_geometry`), at most :data:`_KEY_FAMILY_SIZE` entries."""
+    its key (``None`` for a refusal: :meth:`ASL._kill_at`), at most :data:`_KEY_FAMILY_SIZE` entries."""
 
     __slots__ = ("values", "template", "keys", "kills")
 
@@ -1406,7 +1406,7 @@ class ASL(Ruleset):
     def kill_odds_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Fraction | None]:
         """``[None if illegal else odds(sh.key).p_kill for sh in shots_at(battle, shooters, target)]`` (the same
         exact values in that order), without making the shots where the shot table does not hold them
-        (:meth:`_kill_geometry`): what a side's threat sums (:meth:`agents.observation.Observation.threat`)."""
+        (:meth:`_kill_at`): what a side's threat sums (:meth:`agents.observation.Observation.threat`)."""
         shooters = list(shooters)
         fast = self._kill_odds_fast(battle, shooters, target)
         if fast is not None:
@@ -1421,7 +1421,7 @@ class ASL(Ruleset):
 
         The loop of :meth:`_shots_batch` for one target: the same refusals, LOS (the battle's answers table, the
         view's placed tank's two hexes checked on the line) and :meth:`_shot_pre` table, the target's part read
-        once, and the kill odds (:meth:`_kill_geometry`) kept in the shot table's ``kills``:
+        once, and the kill odds (:meth:`_kill_at`) kept in the shot table's ``kills``:
         ``{(target, its part, hex, VCA, TCA, battle part, terrain version): {(shooter, its part, hex, VCA, TCA,
         hindrance): kill odds or None}}`` -- together the key of :func:`_shot_memo_key` for an AP shot of the
         ``kind`` of the phase with a clear LOS, so everything the answer reads (at most :data:`_KILL_TARGETS`
@@ -1484,6 +1484,7 @@ class ASL(Ruleset):
         tside = t.side
         no = "?"
         out: list[Fraction | None] = []
+        tg = None   # (the target's part of the geometry, on the first miss: _kill_target)
         for sid in shooters:
             s = tanks[sid] if type(sid) is int and 0 <= sid < n else None
             sh_ = s.hex if s is not None else None
@@ -1525,9 +1526,64 @@ class ASL(Ruleset):
                     if len(pre_tab) >= _SHOT_MEMO_SIZE:
                         pre_tab.clear()
                     pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", None)
-                pk = tab[ikey] = self._kill_geometry(root, s, t, lo[1], pre)
+                if tg is None:
+                    tg = self._kill_target(root, t)
+                pk = tab[ikey] = self._kill_at(sh_, lo[1], pre, tg)
             out.append(pk)
         return out
+
+    def _kill_target(self, battle: BoardView, t: TankState) -> tuple[Hex, int, int, int, tuple | None]:
+        """What :meth:`_geometry` reads of the target ``t`` (on the board ``battle``'s map), the same for every
+        firer: ``(hex, VCA, TCA or else VCA, TEM of its hex, its hull-down hexsides or None)``, the hexsides
+        ``tuple(rules_state["hull_down"])`` where its ``hd_hex`` is its hex, else ``None`` (never hull-down)."""
+        th = t.hex
+        assert th is not None
+        trs = t.rules_state
+        hd_hex = trs.get("hd_hex")
+        hd = tuple(trs.get("hull_down", ())) if hd_hex and tuple(th) == tuple(hd_hex) else None
+        return (th, t.facing, t.turret_facing if t.turret_facing is not None else t.facing,
+                self.terrain(battle, th).tem, hd)
+
+    def _kill_at(self, sh: Hex, hind: int, pre: tuple | Illegal, tg: tuple[Hex, int, int, int, tuple | None]
+                 ) -> Fraction | None:
+        """``odds(shot.key).p_kill`` of :meth:`_shot_geometry`'s answer (``None`` for a refusal, whichever) for a
+        firer on hex ``sh`` (:meth:`_shot_pre`'s answer ``pre`` for it and the target, the LOS hindrance ``hind``)
+        at the target of :meth:`_kill_target` ``tg``, without making the shot: :meth:`_geometry`'s steps, the
+        target's reads done once per batch, give the same ``sub``, whose kill odds are kept per geometry in the
+        :class:`_KeyFamily` (``kills``), as its keys are."""
+        if isinstance(pre, Illegal):
+            return None
+        kind, tv, turret, vertex, basic, free_turn, stuck, fam = (pre[0], pre[2], pre[3], pre[4], pre[7], pre[16],
+                                                                 pre[17], pre[18])
+        th, t_facing, tv_vertex, tem, hd = tg
+        af = tv.af
+        rng, turns, _new_vertex, aspect, turret_aspect = _pair_geometry(
+            th[0] - sh[0], th[1] - sh[1], vertex, t_facing, tv_vertex,
+            af["hull_front"], af["hull_side"], af["turret_front"], af["turret_side"])
+        ca_change = 0
+        if turns:
+            if kind == "bounding_first":
+                if not (turret and free_turn):
+                    return None
+            elif turret or not stuck:
+                ca_change = turns
+            else:
+                return None
+        if isinstance(basic, Illegal):
+            return None
+        hull_down = bool(hull_down_hexsides(th, sh, hd)) if rng > 0 and hd is not None else False
+        sub = (rng, ca_change, tem, hind, hull_down, aspect, turret_aspect)
+        kills = fam.kills
+        pk = kills.get(sub, _NO_KILL)
+        if pk is _NO_KILL:
+            key = fam.keys.get(sub)
+            if key is None:
+                key = fam.make(sub)
+            pk = None if isinstance(key, str) else self.odds(key).p_kill
+            if len(kills) >= _KEY_FAMILY_SIZE:
+                kills.clear()
+            kills[sub] = pk
+        return pk
 
     def _shots_batch(self, battle: BoardView, pairs: list[tuple[int, Any]], kind: str | None
                      ) -> list[Shot | Illegal]:
@@ -1772,26 +1828,6 @@ class ASL(Ruleset):
                 "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
                 "phase": battle.rules_state.get("phase")}
         return _new_shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
-
-    def _kill_geometry(self, battle: BoardView, s: TankState, t: TankState, hind: int, pre: tuple | Illegal
-                       ) -> Fraction | None:
-        """``odds(shot.key).p_kill`` of :meth:`_shot_geometry`'s answer (``None`` for a refusal), without making the
-        shot: the kill odds are kept per geometry in the :class:`_KeyFamily` (``kills``), as its keys are."""
-        got = self._geometry(battle, s, t, hind, pre)
-        if isinstance(got, Illegal):
-            return None
-        fam, sub, _turn_to, _pivot_to = got
-        kills = fam.kills
-        pk = kills.get(sub, _NO_KILL)
-        if pk is _NO_KILL:
-            key = fam.keys.get(sub)
-            if key is None:
-                key = fam.make(sub)
-            pk = None if isinstance(key, str) else self.odds(key).p_kill
-            if len(kills) >= _KEY_FAMILY_SIZE:
-                kills.clear()
-            kills[sub] = pk
-        return pk
 
     def _geometry(self, battle: BoardView, s: TankState, t: TankState, hind: int, pre: tuple | Illegal
                   ) -> tuple[_KeyFamily, tuple, int | None, int | None] | Illegal:
