@@ -513,11 +513,17 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
     of a key of dicts of ``(hex, facing)`` tuples.  ``entry`` and ``vca`` are asked once per cell per search.
     Paths are tuples (the same states; :meth:`ASL.reachable` hands them over as they are).
 
-    Step for step as :func:`_movement_search_states`: its successor dict of a state keeps the edges in the order
-    first found, an edge being found when the state is scanned with a cost that leaves room for it (here a list
-    and a bit per edge: each edge's cost from a state is fixed, so ``c < out.get(v, limit)`` is "not found
-    yet"); ``best`` and ``seen`` start at ``budget + 1`` (so ``cost < best`` is its ``cost < best.get(v,
-    limit)`` and ``vu < seen`` its ``u not in seen or vu < seen[u]``, as ``vu <= budget``).  Issue 14."""
+    The same answers as :func:`_movement_search_states` without its breadth-first pass (issue 14): that pass
+    only builds each state's successor dict, whose edges are the state's successors ``v`` with ``best + c <=
+    budget`` (``best`` its cheapest cost, the one the Dijkstra pass settles it at, so exactly the edges that pass
+    keeps) in the order first found.  Edges of one cost are found at the same scan (the first whose cost leaves
+    room for them), so in the successor function's fixed order (front, other front, VCA right, VCA left); that
+    order differs only between edges of different costs, which push into different per-cost lists, so the
+    pushes, and with them every answer, path and the order, are the same when the settled state's successors
+    are generated in place in the fixed order.  ``seen`` starts at ``budget + 1`` (so ``vu < seen`` is the state
+    search's ``u not in seen or vu < seen[u]`` and implies ``vu <= budget``); a path is its settled parent's
+    path and the state, the parent being the state whose push was the last (so the one it keeps).
+    Issue 14."""
     h0, f0 = start
     table = None if cells is None else _move_table(cells)
     i0 = None if table is None else table.index.get(h0)
@@ -528,68 +534,11 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
     states, moves, cell_of = table.states, table.moves, table.cells
     n = len(states)
     limit = budget + 1
-    best = [limit] * n
-    best[s0] = 0
-    outs: list[list[tuple[int, int]] | None] = [None] * n
-    masks = [0] * n
     ent: list[Any] = [_UNSET] * len(cell_of) + [None]   # the last answers the off-map cell -1
     vcs: list[Any] = [_UNSET] * len(cell_of)
-    frontier = [s0]
-    while frontier:
-        nxt = []
-        for u in frontier:
-            bu = best[u]
-            a, sa, b, sb, right, left, i = moves[u]
-            ca = ent[a]
-            if ca is _UNSET:
-                ca = ent[a] = entry(cell_of[a])
-            cb = ent[b]
-            if cb is _UNSET:
-                cb = ent[b] = entry(cell_of[b])
-            cv = vcs[i]
-            if cv is _UNSET:
-                cv = vcs[i] = vca(cell_of[i])
-            out = outs[u]
-            if out is None:
-                out = outs[u] = []
-            # the four successors in order, unrolled; the two VCA changes cost the same, so they are found together
-            mask = masks[u]
-            if ca is not None:
-                cost = bu + ca
-                if cost <= budget:
-                    if not mask & 1:
-                        mask |= 1
-                        out.append((sa, ca))
-                    if cost < best[sa]:
-                        best[sa] = cost
-                        nxt.append(sa)
-            if cb is not None:
-                cost = bu + cb
-                if cost <= budget:
-                    if not mask & 2:
-                        mask |= 2
-                        out.append((sb, cb))
-                    if cost < best[sb]:
-                        best[sb] = cost
-                        nxt.append(sb)
-            cost = bu + cv
-            if cost <= budget:
-                if not mask & 4:
-                    mask |= 4
-                    out.append((right, cv))
-                    out.append((left, cv))
-                if cost < best[right]:
-                    best[right] = cost
-                    nxt.append(right)
-                if cost < best[left]:
-                    best[left] = cost
-                    nxt.append(left)
-            masks[u] = mask
-        frontier = nxt
     order: list[int] = []
     dist = [-1] * n
-    paths: list[Any] = [None] * n
-    paths[s0] = (start,)
+    parent = [-1] * n
     seen = [limit] * n
     seen[s0] = 0
     buckets: list[list[int]] = [[] for _ in range(budget + 1)]
@@ -600,18 +549,43 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
                 continue
             dist[v] = d
             order.append(v)
-            out = outs[v]
-            if not out:
-                continue
-            pv = paths[v]
-            for u, c in out:
-                vu = d + c
-                if vu > budget or dist[u] >= 0:
-                    continue
-                if vu < seen[u]:
-                    seen[u] = vu
-                    buckets[vu].append(u)
-                    paths[u] = pv + (states[u],)
+            # the four successors in order, unrolled (the successor dict's order where it matters: see above)
+            a, sa, b, sb, right, left, i = moves[v]
+            ca = ent[a]
+            if ca is _UNSET:
+                ca = ent[a] = entry(cell_of[a])
+            if ca is not None:
+                vu = d + ca
+                if vu < seen[sa] and dist[sa] < 0:   # (vu < seen <= limit: vu <= budget)
+                    seen[sa] = vu
+                    buckets[vu].append(sa)
+                    parent[sa] = v
+            cb = ent[b]
+            if cb is _UNSET:
+                cb = ent[b] = entry(cell_of[b])
+            if cb is not None:
+                vu = d + cb
+                if vu < seen[sb] and dist[sb] < 0:
+                    seen[sb] = vu
+                    buckets[vu].append(sb)
+                    parent[sb] = v
+            cv = vcs[i]
+            if cv is _UNSET:
+                cv = vcs[i] = vca(cell_of[i])
+            vu = d + cv
+            if vu <= budget:
+                if vu < seen[right] and dist[right] < 0:
+                    seen[right] = vu
+                    buckets[vu].append(right)
+                    parent[right] = v
+                if vu < seen[left] and dist[left] < 0:
+                    seen[left] = vu
+                    buckets[vu].append(left)
+                    parent[left] = v
+    paths: list[Any] = [None] * n
+    paths[s0] = (start,)
+    for s in order[1:]:   # a state's parent is settled before it, its path final when the state was pushed last
+        paths[s] = paths[parent[s]] + (states[s],)
     res: dict[Hashable, tuple[int, tuple[tuple[Hex, int], ...]]] = {start: (0, paths[s0])}
     for s in order[1:]:
         res[states[s]] = (dist[s] + extra, paths[s])
@@ -708,7 +682,7 @@ class _KeyFamily:
     turret-facing default, and sets every other field from the others alone, so the key is equal to the one it
     would build; anything else (and every ask before the family's first key) goes through :func:`_shot_key`.
     Issue 14: this skips re-parsing some 40 parameters per new key.  ``kills`` maps a ``sub`` to the kill odds of
-    its key (``None`` for a refusal: :meth:`ASL._kill_geometry`), at most :data:`_KEY_FAMILY_SIZE` entries."""
+    its key (``None`` for a refusal: :meth:`ASL._kill_at`), at most :data:`_KEY_FAMILY_SIZE` entries."""
 
     __slots__ = ("values", "template", "keys", "kills")
 
@@ -1432,7 +1406,7 @@ class ASL(Ruleset):
     def kill_odds_at(self, battle: BoardView, shooters: Iterable[int], target: int) -> list[Fraction | None]:
         """``[None if illegal else odds(sh.key).p_kill for sh in shots_at(battle, shooters, target)]`` (the same
         exact values in that order), without making the shots where the shot table does not hold them
-        (:meth:`_kill_geometry`): what a side's threat sums (:meth:`agents.observation.Observation.threat`)."""
+        (:meth:`_kill_at`): what a side's threat sums (:meth:`agents.observation.Observation.threat`)."""
         shooters = list(shooters)
         fast = self._kill_odds_fast(battle, shooters, target)
         if fast is not None:
@@ -1447,7 +1421,7 @@ class ASL(Ruleset):
 
         The loop of :meth:`_shots_batch` for one target: the same refusals, LOS (the battle's answers table, the
         view's placed tank's two hexes checked on the line) and :meth:`_shot_pre` table, the target's part read
-        once, and the kill odds (:meth:`_kill_geometry`) kept in the shot table's ``kills``:
+        once, and the kill odds (:meth:`_kill_at`) kept in the shot table's ``kills``:
         ``{(target, its part, hex, VCA, TCA, battle part, terrain version): {(shooter, its part, hex, VCA, TCA,
         hindrance): kill odds or None}}`` -- together the key of :func:`_shot_memo_key` for an AP shot of the
         ``kind`` of the phase with a clear LOS, so everything the answer reads (at most :data:`_KILL_TARGETS`
@@ -1510,6 +1484,7 @@ class ASL(Ruleset):
         tside = t.side
         no = "?"
         out: list[Fraction | None] = []
+        tg = None   # (the target's part of the geometry, on the first miss: _kill_target)
         for sid in shooters:
             s = tanks[sid] if type(sid) is int and 0 <= sid < n else None
             sh_ = s.hex if s is not None else None
@@ -1551,9 +1526,64 @@ class ASL(Ruleset):
                     if len(pre_tab) >= _SHOT_MEMO_SIZE:
                         pre_tab.clear()
                     pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", None)
-                pk = tab[ikey] = self._kill_geometry(root, s, t, lo[1], pre)
+                if tg is None:
+                    tg = self._kill_target(root, t)
+                pk = tab[ikey] = self._kill_at(sh_, lo[1], pre, tg)
             out.append(pk)
         return out
+
+    def _kill_target(self, battle: BoardView, t: TankState) -> tuple[Hex, int, int, int, tuple | None]:
+        """What :meth:`_geometry` reads of the target ``t`` (on the board ``battle``'s map), the same for every
+        firer: ``(hex, VCA, TCA or else VCA, TEM of its hex, its hull-down hexsides or None)``, the hexsides
+        ``tuple(rules_state["hull_down"])`` where its ``hd_hex`` is its hex, else ``None`` (never hull-down)."""
+        th = t.hex
+        assert th is not None
+        trs = t.rules_state
+        hd_hex = trs.get("hd_hex")
+        hd = tuple(trs.get("hull_down", ())) if hd_hex and tuple(th) == tuple(hd_hex) else None
+        return (th, t.facing, t.turret_facing if t.turret_facing is not None else t.facing,
+                self.terrain(battle, th).tem, hd)
+
+    def _kill_at(self, sh: Hex, hind: int, pre: tuple | Illegal, tg: tuple[Hex, int, int, int, tuple | None]
+                 ) -> Fraction | None:
+        """``odds(shot.key).p_kill`` of :meth:`_shot_geometry`'s answer (``None`` for a refusal, whichever) for a
+        firer on hex ``sh`` (:meth:`_shot_pre`'s answer ``pre`` for it and the target, the LOS hindrance ``hind``)
+        at the target of :meth:`_kill_target` ``tg``, without making the shot: :meth:`_geometry`'s steps, the
+        target's reads done once per batch, give the same ``sub``, whose kill odds are kept per geometry in the
+        :class:`_KeyFamily` (``kills``), as its keys are."""
+        if isinstance(pre, Illegal):
+            return None
+        kind, tv, turret, vertex, basic, free_turn, stuck, fam = (pre[0], pre[2], pre[3], pre[4], pre[7], pre[16],
+                                                                 pre[17], pre[18])
+        th, t_facing, tv_vertex, tem, hd = tg
+        af = tv.af
+        rng, turns, _new_vertex, aspect, turret_aspect = _pair_geometry(
+            th[0] - sh[0], th[1] - sh[1], vertex, t_facing, tv_vertex,
+            af["hull_front"], af["hull_side"], af["turret_front"], af["turret_side"])
+        ca_change = 0
+        if turns:
+            if kind == "bounding_first":
+                if not (turret and free_turn):
+                    return None
+            elif turret or not stuck:
+                ca_change = turns
+            else:
+                return None
+        if isinstance(basic, Illegal):
+            return None
+        hull_down = bool(hull_down_hexsides(th, sh, hd)) if rng > 0 and hd is not None else False
+        sub = (rng, ca_change, tem, hind, hull_down, aspect, turret_aspect)
+        kills = fam.kills
+        pk = kills.get(sub, _NO_KILL)
+        if pk is _NO_KILL:
+            key = fam.keys.get(sub)
+            if key is None:
+                key = fam.make(sub)
+            pk = None if isinstance(key, str) else self.odds(key).p_kill
+            if len(kills) >= _KEY_FAMILY_SIZE:
+                kills.clear()
+            kills[sub] = pk
+        return pk
 
     def _shots_batch(self, battle: BoardView, pairs: list[tuple[int, Any]], kind: str | None
                      ) -> list[Shot | Illegal]:
@@ -1798,26 +1828,6 @@ class ASL(Ruleset):
                 "hindrance": hind, "turret_face": turret_aspect if rng > 0 else None, "hull_down": hull_down,
                 "phase": battle.rules_state.get("phase")}
         return _new_shot(s.tank_id, t.tank_id, key, aspect if rng > 0 else None, info)
-
-    def _kill_geometry(self, battle: BoardView, s: TankState, t: TankState, hind: int, pre: tuple | Illegal
-                       ) -> Fraction | None:
-        """``odds(shot.key).p_kill`` of :meth:`_shot_geometry`'s answer (``None`` for a refusal), without making the
-        shot: the kill odds are kept per geometry in the :class:`_KeyFamily` (``kills``), as its keys are."""
-        got = self._geometry(battle, s, t, hind, pre)
-        if isinstance(got, Illegal):
-            return None
-        fam, sub, _turn_to, _pivot_to = got
-        kills = fam.kills
-        pk = kills.get(sub, _NO_KILL)
-        if pk is _NO_KILL:
-            key = fam.keys.get(sub)
-            if key is None:
-                key = fam.make(sub)
-            pk = None if isinstance(key, str) else self.odds(key).p_kill
-            if len(kills) >= _KEY_FAMILY_SIZE:
-                kills.clear()
-            kills[sub] = pk
-        return pk
 
     def _geometry(self, battle: BoardView, s: TankState, t: TankState, hind: int, pre: tuple | Illegal
                   ) -> tuple[_KeyFamily, tuple, int | None, int | None] | Illegal:
