@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
+from sim.cli import argtypes
 from sim.rules import base as rules_base
 from sim.scenario import ScenarioError
 
@@ -392,26 +393,18 @@ class _PipeGuard:
         return getattr(self.stream, name)
 
 
-def _seed(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed {text!r}: expected an integer >= 0") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"--seed {v}: expected an integer >= 0")
-    return v
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tanksim", description="Agent-based tank combat: run battles, odds, cases.")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run one battle and print its result")
     r.add_argument("scenario", nargs="?", help="scenario file or bundled name (default: the bundled default)")
-    r.add_argument("--seed", type=_seed, default=0, help="battle seed (integer >= 0)")
-    r.add_argument("--out", help="folder for the battle's files: battle, events, series, shots, tanks, sides "
+    r.add_argument("--seed", type=argtypes.seed, default=0, help="battle seed (integer from 0 to 2**63 - 1)")
+    r.add_argument("--out", type=argtypes.output_folder,
+                   help="folder for the battle's files: battle, events, series, shots, tanks, sides "
                    "(.parquet), final_state.json, parts.jsonl (checksums)")
-    r.add_argument("--plot", help="draw the final board to this image file")
+    r.add_argument("--plot", type=argtypes.output_file(argtypes.PLOT_SUFFIXES),
+                   help="draw the final board to this image file")
     r.add_argument("--json", action="store_true", help="print the result row as JSON")
     r.add_argument("--policy", action="append", metavar="SIDE=NAME[:k=v,...]",
                    help="override a side's doctrine (side by name or 1/2); repeatable")

@@ -1,0 +1,96 @@
+"""Hostile command lines (issue 11's reviewer pass, second round): every option a user types is refused while the
+arguments are parsed, with ``tanksim CMD: error: argument --OPT: what was expected`` (exit 2), before a battle is
+played or a file is written.  Kinds covered: output paths (a folder where a file is written, a missing or non-folder
+parent, an unsupported picture or animation format, a file where a results folder goes), seeds past the files' 63
+bits, worker counts past a tournament file's 1024, counts with no end (``--simulate``, ``--max-games``), timeouts
+of ``inf`` and ports out of range.  Each case goes through :func:`sim.cli.main.main`, the path ``./tanksim`` takes."""
+from __future__ import annotations
+
+import argparse
+
+import pytest
+
+from sim.cli.main import main
+from sim.messages import between, output_file, output_folder, seed, workers
+
+BIG = "18446744073709551616"  # 2**64
+
+
+@pytest.fixture()
+def places(tmp_path):
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "file").write_text("x\n")
+    return tmp_path
+
+
+CASES = [
+    # (argv, option, the expected text after "argument OPTION: ")
+    (["run", "--plot", "{t}/folder"], "--plot", "{t}/folder: is a folder; expected a file to write"),
+    (["run", "--plot", "{t}/nope/b.png"], "--plot",
+     "{t}/nope/b.png: {t}/nope: no such folder; expected a file in an existing folder"),
+    (["run", "--plot", "{t}/file/b.png"], "--plot",
+     "{t}/file/b.png: {t}/file: is not a folder; expected a file in an existing folder"),
+    (["run", "--plot", "{t}/b.weird"], "--plot", "{t}/b.weird: expected a file name ending in .png, .svg, .pdf"),
+    (["run", "--out", "{t}/file"], "--out", "{t}/file: is a file; expected a folder (created if missing)"),
+    (["run", "--out", "{t}/file/sub"], "--out", "{t}/file: is a file; expected a folder (created if missing)"),
+    (["run", "--seed", BIG], "--seed", f"expected an integer >= 0 and <= 9223372036854775807, got '{BIG}'"),
+    (["generate", "meeting", "-o", "{t}/folder"], "-o/--out", "{t}/folder: is a folder; expected a file to write"),
+    (["generate", "meeting", "--seed", "-1"], "--seed", "expected an integer >= 0 and <= 9223372036854775807"),
+    (["batch", "{exp}", "--out", "{t}/file"], "--out", "{t}/file: is a file; expected a folder"),
+    (["batch", "{exp}", "--out", "{t}/res", "--workers", "100000"], "--workers",
+     "expected an integer >= 1 and <= 1024, got '100000'"),
+    (["batch", "{exp}", "--out", "{t}/res", "--dask-local", "5000"], "--dask-local",
+     "expected an integer >= 1 and <= 1024"),
+    (["tournament", "{exp}", "--out", "{t}/file"], "--out", "{t}/file: is a file; expected a folder"),
+    (["tournament", "{exp}", "--out", "{t}/res", "--workers", "2000"], "--workers", "expected an integer >= 1"),
+    (["compare-rulesets", "ruleset_comparison", "--out", "{t}/file"], "--out", "{t}/file: is a file"),
+    (["match", "hold", "advance", "--scenario", "default", "--out", "{t}/file"], "--out", "{t}/file: is a file"),
+    (["match", "hold", "advance", "--scenario", "default", "--max-games", "9" * 23], "--max-games",
+     "expected an integer >= 2 and <= 100000"),
+    (["match", "hold", "advance", "--scenario", "default", "--seed", BIG], "--seed",
+     "expected an integer >= -9223372036854775808 and <= 9223372036854775807"),
+    (["match", "hold", "advance", "--scenario", "default", "--decision-timeout", "inf"], "--decision-timeout",
+     "expected a number >= 0 and <= 86400, got 'inf'"),
+    (["match", "hold", "advance", "--scenario", "default", "--battle-timeout", "nan"], "--battle-timeout",
+     "expected a number >= 0 and <= 604800, got 'nan'"),
+    (["oracle", "ps_square_law", "--simulate", "10000000000000"], "--simulate",
+     "expected an integer >= 0 and <= 100000"),
+    (["oracle", "ps_square_law", "--seed", BIG], "--seed", "expected an integer >= 0"),
+    (["report", "{t}/folder", "--plot", "{t}/folder"], "--plot", "{t}/folder: is a folder; expected a file to write"),
+    (["replay", "{t}/folder", "--out", "{t}/r.avi"], "--out", "{t}/r.avi: expected a file name ending in .gif, .mp4"),
+    (["replay", "{t}/folder", "--out", "{t}/nope/r.gif"], "--out", "{t}/nope: no such folder"),
+    (["app", "--port", "999999"], "--port", "expected an integer >= 0 and <= 65535, got '999999'"),
+    (["app", "--port", "-1"], "--port", "expected an integer >= 0 and <= 65535, got '-1'"),
+]
+
+
+@pytest.mark.parametrize(("argv", "option", "expect"), CASES, ids=[" ".join(c[0][:2]) + " " + c[1] for c in CASES])
+def test_a_hostile_option_is_refused_while_parsing(places, capsys, argv, option, expect):
+    exp = places / "e.yaml"
+    exp.write_text("name: e\nscenario: default\nreplications: 2\n")
+    before = sorted(p.name for p in places.rglob("*"))
+    with pytest.raises(SystemExit) as ex:
+        main([a.format(t=places, exp=exp) for a in argv])
+    assert ex.value.code == 2
+    err = capsys.readouterr().err
+    line = err.strip().splitlines()[-1]
+    assert line.startswith(f"tanksim {argv[0]}: error: argument {option}: "), err
+    assert expect.format(t=places) in line, err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in places.rglob("*")) == before  # nothing written: no picture, no results folder
+
+
+def test_the_argument_types_accept_what_the_files_accept(tmp_path):
+    assert seed("0") == 0 and seed(str(2**63 - 1)) == 2**63 - 1
+    assert workers("1") == 1 and workers("1024") == 1024
+    assert between(0.0, 86_400.0, float)("0") == 0.0 and between(0, 65535)("8765") == 8765
+    png = tmp_path / "b.PNG"
+    assert output_file((".png",))(str(png)) == str(png)
+    assert output_file()("-") == "-" and output_file()(str(tmp_path / "s.yaml")) == str(tmp_path / "s.yaml")
+    assert output_folder(str(tmp_path / "new" / "deeper")) == str(tmp_path / "new" / "deeper")
+    assert output_folder(str(tmp_path)) == str(tmp_path)
+    for parse, text in ((seed, "-1"), (seed, str(2**63)), (seed, "1e3"), (workers, "0"), (workers, "x" * 5000),
+                        (output_file(), ""), (output_folder, "a\0b")):
+        with pytest.raises(argparse.ArgumentTypeError) as ex:
+            parse(text)
+        assert len(str(ex.value)) < 120  # a 5,000-character value is cut, never echoed whole
