@@ -1121,6 +1121,26 @@ class _Constructor(yaml.constructor.SafeConstructor):
             raise yaml.constructor.ConstructorError(None, None, f"cannot read this value: {clip(str(exc), 120)}",
                                                     node.start_mark) from None
 
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """A mapping whose keys differ: a key written twice (``name: a`` ... ``name: b``, or ``yes`` and ``true``,
+        which read as the same key) is a marked error at the second one, where PyYAML would keep the last value
+        silently.  Keys a merge (``<<: *base``) brings in are overridden by the mapping's own, as YAML says."""
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:
+                    continue
+                if first is not key_node:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {clip(repr(key), 60)} (first at line {first.start_mark.line + 1}); "
+                        f"expected each key once in a mapping", key_node.start_mark)
+        return super().construct_mapping(node, deep)
+
     def _not_plain(self, node: Any) -> Any:
         raise yaml.constructor.ConstructorError(None, None, f"the tag {node.tag.rsplit(':', 1)[-1]!r} is not allowed; "
                                                 f"expected plain values (text, numbers, lists, mappings)",
