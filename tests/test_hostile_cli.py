@@ -94,3 +94,21 @@ def test_the_argument_types_accept_what_the_files_accept(tmp_path):
         with pytest.raises(argparse.ArgumentTypeError) as ex:
             parse(text)
         assert len(str(ex.value)) < 120  # a 5,000-character value is cut, never echoed whole
+
+
+@pytest.mark.parametrize("argv", [
+    ["run", "ps_square_law", "--policy", "1={long}"],
+    ["odds", "panzer_squadron", "penetration={long}"],
+    ["match", "hold", "advance", "--scenario", "ps_square_law", "--sprt", "{long}"],
+    ["report", "{long}"],
+    ["validate", "{long}"],
+])
+def test_an_argument_of_100000_characters_is_refused_unechoed(capsys, argv):
+    long = "a" * 100_000
+    assert main([a.format(long=long) for a in argv]) == 2
+    err = capsys.readouterr().err
+    n, arg = next((i, a.format(long=long)) for i, a in enumerate(argv, 1) if "{long}" in a)
+    assert err.startswith(f"tanksim: argument {n} ('"), err
+    assert err.rstrip().endswith(f"): {len(arg):,} characters; expected at most 4,096 (a path, a name or a "
+                                 f"NAME:param=value list)"), err
+    assert len(err) < 300

@@ -466,8 +466,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = stdout
 
 
+#: Longest command-line argument (characters): a path's ``PATH_MAX`` and a tournament file's ``command`` parts; a
+#: longer one is refused before any subcommand reads it, so no message echoes it whole.
+MAX_ARG_CHARS = 4096
+
+
+def _too_long(argv: Sequence[str]) -> str | None:
+    """The error for the first argument longer than :data:`MAX_ARG_CHARS` (``tanksim: argument 3 ('aaa...'):
+    100,000 characters; expected at most 4,096``), else ``None``."""
+    from sim.messages import short
+
+    for i, a in enumerate(argv, 1):
+        if len(a) > MAX_ARG_CHARS:
+            return (f"tanksim: argument {i} ({short(a, 40)}): {len(a):,} characters; expected at most "
+                    f"{MAX_ARG_CHARS:,} (a path, a name or a NAME:param=value list)")
+    return None
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if (err := _too_long(argv)) is not None:
+        print(err, file=sys.stderr)
+        return 2
     import logging
 
     from sim.logs import configure_logging
