@@ -112,3 +112,33 @@ def test_an_argument_of_100000_characters_is_refused_unechoed(capsys, argv):
     assert err.rstrip().endswith(f"): {len(arg):,} characters; expected at most 4,096 (a path, a name or a "
                                  f"NAME:param=value list)"), err
     assert len(err) < 300
+
+
+def test_match_scores_a_pair_whose_games_come_back_one_by_one(tmp_path, capsys, monkeypatch):
+    """A game past the battle watchdog, or one whose worker died, is yielded by ``run_chunks`` on its own and the
+    pair's other game later (:func:`sim.tournaments.tournament.run_chunks`); ``tanksim match`` took every yield for
+    a whole pair and died with ``ValueError: not enough values to unpack``.  Here the real games are played and
+    each pair is handed back one game at a time, the second leg first."""
+    import yaml
+    from test_sprt import DUEL
+
+    from sim.cli.tournaments import match_main
+    from sim.tournaments import tournament as T
+
+    real = T.run_chunks
+
+    def one_by_one(*args, **kwargs):
+        for chunk, rows in real(*args, **kwargs):
+            for row in sorted(rows, key=lambda r: -r["leg"]):
+                yield chunk, [row]
+
+    monkeypatch.setattr(T, "run_chunks", one_by_one)
+    duel = tmp_path / "duel.yaml"
+    duel.write_text(yaml.safe_dump(DUEL))
+    rc = match_main(["hold", "advance", "--scenario", str(duel), "--max-games", "4", "--workers", "1",
+                     "--decision-timeout", "0", "--sprt", "elo0=0,elo1=5"])
+    out = capsys.readouterr()
+    assert rc == 3, out.err
+    assert "Traceback" not in out.err
+    assert "pair    1: hold " in out.out and "pair    2: hold " in out.out
+    assert "2 pairs (4 games) in" in out.out

@@ -265,9 +265,11 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
                        workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local, pool_info=info)
     try:
         for chunk, rows in gen:
-            results[chunk.games[0].rep] = sorted(rows, key=lambda r: r["leg"])
-            while cursor in results:
-                g1, g2 = results.pop(cursor)
+            # a pair's two games may come back in parts: a game past its watchdog, or one whose worker died, is
+            # yielded on its own and the pair's other game after it (run_chunks)
+            results.setdefault(chunk.games[0].rep, []).extend(rows)
+            while len(results.get(cursor, ())) >= 2:
+                g1, g2 = sorted(results.pop(cursor), key=lambda r: r["leg"])
                 cursor += 1
                 games += [g1, g2]
                 if g1["status"] != "ok" or g2["status"] != "ok":
