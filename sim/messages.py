@@ -225,6 +225,47 @@ def validation_lines(src: str, exc: Any, prefix: str = "", *, model: Any = None,
     return out + ([f"{src}: ... and {other:,} more problems"] if other else [])
 
 
+
+#: Characters a name or a text may not hold: C0/C1 controls (ESC starts a terminal escape, CR and NUL rewrite a
+#: line), the Unicode line and paragraph separators, and the bidirectional embedding / override / isolate marks
+#: (a name that prints its own characters in reverse).  A text may hold newlines and tabs.
+_BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u061c")
+
+
+def unprintable(text: str, allow: str = "") -> int | None:
+    """The index of the first character of ``text`` that must not reach a terminal or a table -- a control character
+    (Unicode category Cc, except those in ``allow``), a line or paragraph separator (Zl, Zp) or a bidirectional
+    control mark -- or ``None`` when there is none.  Names and texts of the data files are checked with it, so an
+    echoed name can neither forge an output line nor send a terminal escape sequence."""
+    import unicodedata
+
+    for i, ch in enumerate(text):
+        if ch in allow:
+            continue
+        if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+            return i
+    return None
+
+
+def printable_name(text: str) -> str:
+    """A pydantic ``AfterValidator`` for a name (scenario, side, tank label, tournament): ``text`` unchanged, or
+    ``ValueError`` ``expected a name without control characters; found '\\x1b' at character 5``."""
+    i = unprintable(text)
+    if i is not None:
+        raise ValueError(f"expected a name without control characters; found {text[i]!r} at character {i + 1}")
+    return text
+
+
+def printable_text(text: str) -> str:
+    """A pydantic ``AfterValidator`` for a free text (a description): like :func:`printable_name`, but newlines
+    and tabs are allowed."""
+    i = unprintable(text, allow="\n\t")
+    if i is not None:
+        raise ValueError(f"expected a text without control characters other than newlines and tabs; found "
+                         f"{text[i]!r} at character {i + 1}")
+    return text
+
+
 # --- command-line argument types (argparse ``type=``): a bad option is refused while the arguments are parsed,
 # before anything is read, started or written; shared by ``sim/cli`` and the wings' own ``main`` functions ------------
 def at_least(low: float, kind: type = int) -> Callable[[str], Any]:

@@ -30,6 +30,7 @@ import yaml.constructor
 import yaml.reader
 import yaml.resolver
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -50,7 +51,7 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
-from sim.messages import clip, match_name, short, validation_lines
+from sim.messages import clip, match_name, printable_name, printable_text, short, validation_lines
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -120,8 +121,11 @@ class _Model(BaseModel):
 
 Coord = Annotated[int, Field(ge=-MAX_COORD, le=MAX_COORD)]
 HexPair = tuple[Coord, Coord]
-Name = Annotated[str, Field(max_length=MAX_NAME)]
-Text = Annotated[str, Field(max_length=MAX_TEXT)]
+#: A name (scenario, side, vehicle id, tank label, tile): at most :data:`MAX_NAME` characters, no control
+#: characters (:func:`sim.messages.printable_name`: an echoed name cannot forge an output line or a terminal escape).
+Name = Annotated[str, Field(max_length=MAX_NAME), AfterValidator(printable_name)]
+#: A free text (a description): at most :data:`MAX_TEXT` characters; newlines and tabs but no other controls.
+Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(printable_text)]
 Seconds = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False)]
 
 

@@ -75,3 +75,53 @@ def test_merges_and_distinct_keys_are_not_duplicates():
 def test_no_bundled_yaml_file_repeats_a_key():
     for f in [*ROOT.glob("scenarios/*.yaml"), *ROOT.glob("tests/cases/**/*.yaml"), *ROOT.glob("sim/**/*.yaml")]:
         parse_yaml(f.read_text(), str(f.relative_to(ROOT)))
+
+
+# --- control characters in names (a name printed raw could forge an output line or send a terminal escape) --------
+def _scenario_with(tmp_path, **names):
+    data = parse_yaml((ROOT / "scenarios" / "ps_square_law.yaml").read_text(), "ps")
+    data["name"] = names.get("name", data["name"])
+    data["sides"][0]["name"] = names.get("side", data["sides"][0]["name"])
+    data["sides"][0]["tanks"][0]["label"] = names.get("label", "B1")
+    data["description"] = names.get("description", "two lines\n\tand a tab")
+    from sim.scenario import dump_yaml
+
+    f = tmp_path / "s.yaml"
+    f.write_text(dump_yaml(data))
+    return f
+
+
+@pytest.mark.parametrize(("field", "value", "path", "char", "at"), [
+    ("side", "Blue\x1b[2J\x1b[31mEVIL", "sides[0].name", "'\\x1b'", 5),
+    ("side", "Red\nFAKE LINE: ok", "sides[0].name", "'\\n'", 4),
+    ("label", "B1\x1b]0;pwn\x07", "sides[0].tanks[0].label", "'\\x1b'", 3),
+    ("name", "sq\u202eevil", "name", "'\\u202e'", 3),
+    ("name", "a\u2028b", "name", "'\\u2028'", 2),
+    ("description", "fine\x1b[2J", "description", "'\\x1b'", 5),
+])
+def test_validate_refuses_control_characters_in_names(tmp_path, capsys, field, value, path, char, at):
+    f = _scenario_with(tmp_path, **{field: value})
+    assert main(["validate", str(f)]) == 2
+    out = capsys.readouterr()
+    lines = (out.out + out.err).strip().splitlines()
+    what = "a text without control characters other than newlines and tabs" if field == "description" else \
+        "a name without control characters"
+    assert any(line.startswith(f"{f}: {path}: expected {what}; found {char} at character {at} (got ")
+               for line in lines), lines
+    assert "\x1b" not in out.out + out.err  # the value is echoed escaped (repr), never raw
+    assert not any(line.startswith("FAKE LINE") for line in lines)
+
+
+def test_printable_names_and_texts_pass(tmp_path, capsys):
+    f = _scenario_with(tmp_path, side="Panzer-Lehr Üß 戦車", description="line one\n\tline two")
+    assert main(["validate", str(f)]) == 0
+
+
+def test_a_tournament_name_with_an_escape_is_refused(tmp_path, capsys):
+    text = (ROOT / "scenarios" / "tournament.yaml").read_text().replace("name: all_doctrines",
+                                                                         'name: "t\\e[2J"', 1)
+    f = tmp_path / "t.yaml"
+    f.write_text(text)
+    assert main(["validate", str(f)]) == 2
+    out = capsys.readouterr()
+    assert f"{f}: name: expected a name without control characters; found '\\x1b' at character 2" in out.out + out.err
