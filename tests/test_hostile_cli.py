@@ -142,3 +142,16 @@ def test_match_scores_a_pair_whose_games_come_back_one_by_one(tmp_path, capsys, 
     assert "Traceback" not in out.err
     assert "pair    1: hold " in out.out and "pair    2: hold " in out.out
     assert "2 pairs (4 games) in" in out.out
+
+
+@pytest.mark.parametrize(("argv", "n", "char", "at"), [
+    (["match", "hold\x1b[2J", "advance", "--scenario", "ps_square_law"], 2, "'\\x1b'", 5),
+    (["run", "ps_square_law", "--policy", "1=hold\rFAKE"], 4, "'\\r'", 7),
+    (["report", "{t}/folder", "--side", "Blue\u202e"], 4, "'\\u202e'", 5),
+])
+def test_an_argument_with_a_control_character_is_refused_escaped(places, capsys, argv, n, char, at):
+    assert main([a.format(t=places) for a in argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tanksim: argument {n} ('"), err
+    assert err.rstrip().endswith(f"): expected no control characters; found {char} at character {at}"), err
+    assert not any(c in err for c in "\x1b\r\u202e")

@@ -471,21 +471,28 @@ def main(argv: Sequence[str] | None = None) -> int:
 MAX_ARG_CHARS = 4096
 
 
-def _too_long(argv: Sequence[str]) -> str | None:
+def _bad_argument(argv: Sequence[str]) -> str | None:
     """The error for the first argument longer than :data:`MAX_ARG_CHARS` (``tanksim: argument 3 ('aaa...'):
-    100,000 characters; expected at most 4,096``), else ``None``."""
-    from sim.messages import short
+    100,000 characters; expected at most 4,096 ...``) or holding a control character, a line separator or a bidi
+    override (:func:`sim.messages.unprintable`: ``tanksim: argument 2 ('hold\\x1b[2J'): expected no control
+    characters; found '\\x1b' at character 5``), else ``None``.  Checked before any subcommand reads its
+    arguments, so no message echoes such an argument raw or whole."""
+    from sim.messages import short, unprintable
 
     for i, a in enumerate(argv, 1):
         if len(a) > MAX_ARG_CHARS:
             return (f"tanksim: argument {i} ({short(a, 40)}): {len(a):,} characters; expected at most "
                     f"{MAX_ARG_CHARS:,} (a path, a name or a NAME:param=value list)")
+        at = unprintable(a)
+        if at is not None:
+            return (f"tanksim: argument {i} ({short(a, 40)}): expected no control characters; found {a[at]!r} at "
+                    f"character {at + 1}")
     return None
 
 
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if (err := _too_long(argv)) is not None:
+    if (err := _bad_argument(argv)) is not None:
         print(err, file=sys.stderr)
         return 2
     import logging
