@@ -155,3 +155,27 @@ def test_an_argument_with_a_control_character_is_refused_escaped(places, capsys,
     assert err.startswith(f"tanksim: argument {n} ('"), err
     assert err.rstrip().endswith(f"): expected no control characters; found {char} at character {at}"), err
     assert not any(c in err for c in "\x1b\r\u202e")
+
+
+@pytest.mark.parametrize(("argv", "expect"), [
+    (["run", "ps_square_law", "--policy", "1=advance:min_odds=0.1,min_odds=0.5"],
+     "tanksim run: --policy '1=advance:min_odds=0.1,min_odds=0.5': parameter 'min_odds' given twice; expected each "
+     "parameter once"),
+    (["odds", "panzer_squadron", "penetration=1", "penetration=2"],
+     "tanksim odds: 'penetration' given twice ('1', then '2'); expected each parameter once"),
+    (["match", "hold", "advance", "--scenario", "ps_square_law", "--sprt", "elo0=0,elo0=5"],
+     "tanksim match: --sprt 'elo0=0,elo0=5': elo0 given twice; expected each of elo0, elo1, alpha, beta, model once"),
+    (["match", "hold:x=1,x=2", "advance", "--scenario", "ps_square_law"], "parameter 'x' given twice"),
+])
+def test_a_parameter_typed_twice_is_refused_not_overridden(capsys, argv, expect):
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert expect in err and "Traceback" not in err, err
+
+
+def test_a_terrain_typed_twice_is_refused(capsys):
+    with pytest.raises(SystemExit) as ex:
+        main(["generate", "random", "--terrain", "woods=0.1,woods=0.2"])
+    assert ex.value.code == 2
+    assert ("tanksim generate: error: argument --terrain: --terrain 'woods=0.1,woods=0.2': 'woods' given twice; "
+            "expected each terrain once") in capsys.readouterr().err

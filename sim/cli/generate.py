@@ -18,6 +18,9 @@ def _shares(text: str) -> dict[str, float]:
         k, sep, v = part.partition("=")
         if not sep:
             raise argparse.ArgumentTypeError(f"--terrain {text!r}: expected NAME=SHARE[,NAME=SHARE...]")
+        if k.strip() in out:
+            raise argparse.ArgumentTypeError(f"--terrain {text!r}: {k.strip()!r} given twice; expected each terrain "
+                                             f"once")
         try:
             out[k.strip()] = float(v)
         except ValueError:

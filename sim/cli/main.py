@@ -60,6 +60,9 @@ def parse_policy_arg(text: str) -> tuple[str, str, dict[str, str]]:
                     k, sep, v = kv.partition("=")
                     if not sep:
                         raise ValueError(f"--policy {text!r}: parameter {kv!r} is not key=value")
+                    if k.strip() in params:
+                        raise ValueError(f"--policy {text!r}: parameter {k.strip()!r} given twice; expected each "
+                                         f"parameter once")
                     params[k.strip()] = v.strip()
             break
     return side.strip(), name.strip(), params
@@ -71,6 +74,9 @@ def _kv(items: Sequence[str]) -> dict[str, str]:
         k, sep, v = it.partition("=")
         if not sep:
             raise ValueError(f"{it!r}: expected name=value")
+        if k.strip() in out:
+            raise ValueError(f"{k.strip()!r} given twice ({out[k.strip()]!r}, then {v.strip()!r}); expected each "
+                             f"parameter once")
         out[k.strip()] = v.strip()
     return out
 
