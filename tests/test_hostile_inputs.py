@@ -125,3 +125,17 @@ def test_a_tournament_name_with_an_escape_is_refused(tmp_path, capsys):
     assert main(["validate", str(f)]) == 2
     out = capsys.readouterr()
     assert f"{f}: name: expected a name without control characters; found '\\x1b' at character 2" in out.out + out.err
+
+
+def test_validate_knows_an_experiment_without_factors(tmp_path, capsys):
+    """An experiment of replications only (``tanksim batch`` runs it) was validated as a scenario and refused with
+    ``scenario: unknown field``; its ``scenario`` is checked as batch checks it (a device is not read)."""
+    ok = tmp_path / "e.yaml"
+    ok.write_text("name: e\nscenario: default\nreplications: 2\n")
+    dev = tmp_path / "d.yaml"
+    dev.write_text("name: e\nscenario: /dev/zero\nreplications: 2\n")
+    assert main(["validate", str(ok)]) == 0
+    assert capsys.readouterr().out.strip() == f"{ok}: ok (experiment)"
+    assert main(["validate", str(dev)]) == 2
+    out = capsys.readouterr()
+    assert f"{dev}: scenario: /dev/zero: (file): not a regular file; expected a YAML file" in out.out + out.err

@@ -257,7 +257,8 @@ def cmd_cases(args: argparse.Namespace) -> int:
 
 def _file_kind(path: str) -> str:
     """What a file is, by its top-level keys: ``comparison`` (a rule-set comparison for ``compare-rulesets``: a
-    factor of path ``ruleset``), ``experiment`` (other ``factors``), ``tournament`` (``entrants``), else
+    factor of path ``ruleset``), ``experiment`` (other ``factors``, or a ``scenario`` key: an experiment of
+    replications only has no factors, and no scenario has that key), ``tournament`` (``entrants``), else
     ``scenario``.  A file that cannot be read is a ``scenario`` (its loader reports the problem)."""
     from sim.scenario import find_scenario, parse_yaml
 
@@ -266,10 +267,10 @@ def _file_kind(path: str) -> str:
         data = parse_yaml(text, src)
     except (OSError, ScenarioError):  # the scenario loader reports the problem properly
         return "scenario"
-    if isinstance(data, dict) and "factors" in data:
+    if isinstance(data, dict) and ("factors" in data or "scenario" in data):  # an experiment may have no factors
         from sim.experiments.compare import RULESET
 
-        factors = data["factors"]
+        factors = data.get("factors")
         if isinstance(factors, list) and any(isinstance(f, dict) and f.get("path") == RULESET for f in factors):
             return "comparison"
         return "experiment"
