@@ -57,7 +57,7 @@ CASES = [
      "expected an integer >= 0 and <= 100000"),
     (["oracle", "ps_square_law", "--seed", BIG], "--seed", "expected an integer >= 0"),
     (["report", "{t}/folder", "--plot", "{t}/folder"], "--plot", "{t}/folder: is a folder; expected a file to write"),
-    (["replay", "{t}/folder", "--out", "{t}/r.avi"], "--out", "{t}/r.avi: expected a file name ending in .gif, .mp4"),
+    (["replay", "{t}/folder", "--out", "{t}/folder"], "--out", "{t}/folder: is a folder; expected a file to write"),
     (["replay", "{t}/folder", "--out", "{t}/nope/r.gif"], "--out", "{t}/nope: no such folder"),
     (["app", "--port", "999999"], "--port", "expected an integer >= 0 and <= 65535, got '999999'"),
     (["app", "--port", "-1"], "--port", "expected an integer >= 0 and <= 65535, got '-1'"),

@@ -69,7 +69,7 @@ def parse_policy_arg(text: str) -> tuple[str, str, dict[str, str]]:
 
 
 def _kv(items: Sequence[str]) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for it in items:
         k, sep, v = it.partition("=")
         if not sep:
