@@ -6,9 +6,10 @@ checks of ``agents/``, so it imports nothing of the project.
 """
 from __future__ import annotations
 
+import argparse
 import re
 import reprlib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 
@@ -222,3 +223,171 @@ def validation_lines(src: str, exc: Any, prefix: str = "", *, model: Any = None,
         counts.append(0)
     out = [line + (f" (and {n:,} more like it)" if n else "") for line, n in zip(lines, counts)]
     return out + ([f"{src}: ... and {other:,} more problems"] if other else [])
+
+
+
+#: Characters a name or a text may not hold: C0/C1 controls (ESC starts a terminal escape, CR and NUL rewrite a
+#: line), the Unicode line and paragraph separators, and the bidirectional embedding / override / isolate marks
+#: (a name that prints its own characters in reverse).  A text may hold newlines and tabs.
+_BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u061c")
+
+
+def unprintable(text: str, allow: str = "") -> int | None:
+    """The index of the first character of ``text`` that must not reach a terminal or a table -- a control character
+    (Unicode category Cc, except those in ``allow``), a line or paragraph separator (Zl, Zp) or a bidirectional
+    control mark -- or ``None`` when there is none.  Names and texts of the data files are checked with it, so an
+    echoed name can neither forge an output line nor send a terminal escape sequence."""
+    import unicodedata
+
+    for i, ch in enumerate(text):
+        if ch in allow:
+            continue
+        if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+            return i
+    return None
+
+
+def printable_name(text: str) -> str:
+    """A pydantic ``AfterValidator`` for a name (scenario, side, tank label, tournament): ``text`` unchanged, or
+    ``ValueError`` ``expected a name without control characters; found '\\x1b' at character 5``."""
+    i = unprintable(text)
+    if i is not None:
+        raise ValueError(f"expected a name without control characters; found {text[i]!r} at character {i + 1}")
+    return text
+
+
+def printable_text(text: str) -> str:
+    """A pydantic ``AfterValidator`` for a free text (a description): like :func:`printable_name`, but newlines
+    and tabs are allowed."""
+    i = unprintable(text, allow="\n\t")
+    if i is not None:
+        raise ValueError(f"expected a text without control characters other than newlines and tabs; found "
+                         f"{text[i]!r} at character {i + 1}")
+    return text
+
+
+# --- command-line argument types (argparse ``type=``): a bad option is refused while the arguments are parsed,
+# before anything is read, started or written; shared by ``sim/cli`` and the wings' own ``main`` functions ------------
+def at_least(low: float, kind: type = int) -> Callable[[str], Any]:
+    """An argparse ``type=`` for a number (``int`` or ``float``) of at least ``low``: a bad value is refused while
+    the arguments are parsed, before anything is read, started or written (``tanksim batch: error: argument
+    --workers: expected an integer >= 1, got '0'``)."""
+    what = "an integer" if kind is int else "a number"
+
+    def parse(text: str) -> Any:
+        try:
+            v = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what} >= {low:g}, got {text!r}") from None
+        if not v >= low:  # also refuses nan
+            raise argparse.ArgumentTypeError(f"expected {what} >= {low:g}, got {text!r}")
+        return v
+
+    parse.__name__ = f"{kind.__name__} >= {low:g}"
+    return parse
+
+
+def above(low: float) -> Callable[[str], float]:
+    """An argparse ``type=`` for a finite number greater than ``low`` (seconds: ``--watchdog 0`` is refused)."""
+    def parse(text: str) -> float:
+        try:
+            v = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected a number > {low:g}, got {text!r}") from None
+        if not (v > low and v != float("inf")):
+            raise argparse.ArgumentTypeError(f"expected a finite number > {low:g}, got {text!r}")
+        return v
+
+    parse.__name__ = f"number > {low:g}"
+    return parse
+
+
+def between(low: float, high: float, kind: type = int) -> Callable[[str], Any]:
+    """An argparse ``type=`` for a number (``int`` or ``float``, finite) from ``low`` to ``high`` inclusive: the
+    same bounds the file schema puts on the same quantity (a tournament file's ``workers`` 1..1024, a root seed of
+    63 bits, ``decision_timeout_s`` up to a day), so an option can never ask for more than the file could
+    (``argument --port: expected an integer >= 0 and <= 65535, got '999999'``).  Refuses ``nan`` and ``inf``."""
+    what = "an integer" if kind is int else "a number"
+    span = f">= {low} and <= {high}" if kind is int else f">= {low:g} and <= {high:g}"
+
+    def parse(text: str) -> Any:
+        try:
+            v = kind(text)
+        except ValueError:
+            v = None
+        if v is None or not low <= v <= high:  # also refuses nan and inf
+            raise argparse.ArgumentTypeError(f"expected {what} {span}, got {_cut(text)!r}")
+        return v
+
+    parse.__name__ = f"{kind.__name__} {span}"
+    return parse
+
+
+#: Largest seed any option takes: the file schemas' 63-bit seeds (``seed``, ``root_seed``).
+MAX_SEED = 2**63 - 1
+#: Most worker processes an option may start: a tournament file's ``executor.workers`` bound.
+MAX_WORKERS = 1024
+
+#: ``--seed`` of ``run``, ``oracle`` and ``generate``: an integer from 0 to 2**63 - 1.
+seed = between(0, MAX_SEED)
+#: ``--workers`` / ``--dask-local``: an integer from 1 to :data:`MAX_WORKERS`.
+workers = between(1, MAX_WORKERS)
+
+
+def _cut(text: str, limit: int = 40) -> str:
+    """A user's argument cut for echoing (a 5,000-character value is not printed back whole)."""
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def output_file(suffixes: tuple[str, ...] = ()) -> Callable[[str], str]:
+    """An argparse ``type=`` for a file the command will write (``--plot``, ``replay --out``, ``generate -o``):
+    checked while the arguments are parsed, so a battle is not played before the write fails.  Refused: a path that
+    is an existing folder (``--plot results/`` must not silently become ``results.png``), one whose parent is not an
+    existing folder, and, when ``suffixes`` is given, a name ending in none of them (the formats the writer
+    supports; case-insensitive).  ``-`` (standard output) passes when ``suffixes`` is empty."""
+    from pathlib import Path
+
+    def parse(text: str) -> str:
+        if text == "-" and not suffixes:
+            return text
+        if not text or "\0" in text:
+            raise argparse.ArgumentTypeError(f"{clip(text)!r}: expected a file name")
+        p = Path(text)
+        if p.is_dir():
+            raise argparse.ArgumentTypeError(f"{clip(text)}: is a folder; expected a file to write")
+        parent = p.parent
+        if not parent.is_dir():
+            why = "is not a folder" if parent.exists() else "no such folder"
+            raise argparse.ArgumentTypeError(f"{clip(text)}: {clip(str(parent))}: {why}; expected a file in an "
+                                             f"existing folder")
+        if suffixes and p.suffix.lower() not in suffixes:
+            raise argparse.ArgumentTypeError(f"{clip(text)}: expected a file name ending in {', '.join(suffixes)}")
+        return text
+
+    parse.__name__ = "file to write"
+    return parse
+
+
+def output_folder(text: str) -> str:
+    """An argparse ``type=`` for a folder the command will create or fill (``--out`` of ``run``, ``batch``,
+    ``tournament``, ``match``, ``compare-rulesets``): refused while the arguments are parsed when the path is an
+    existing file (or anything else that is not a folder) or has one as an ancestor, instead of an ``OSError``
+    after the battles were played."""
+    from pathlib import Path
+
+    if not text or "\0" in text:
+        raise argparse.ArgumentTypeError(f"{clip(text)!r}: expected a folder name")
+    p = Path(text)
+    for q in (p, *p.parents):
+        if q.exists() and not q.is_dir():
+            what = "is a file" if q.is_file() else "is not a folder"
+            raise argparse.ArgumentTypeError(f"{clip(str(q))}: {what}; expected a folder (created if missing)")
+        if q.is_dir():
+            break
+    return text
+
+
+output_folder.__name__ = "folder"
+
+#: The picture formats of ``--plot`` (what matplotlib's default backends write).
+PLOT_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".eps", ".ps", ".svgz")

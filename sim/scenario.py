@@ -30,6 +30,7 @@ import yaml.constructor
 import yaml.reader
 import yaml.resolver
 from pydantic import (
+    AfterValidator,
     BaseModel,
     ConfigDict,
     Field,
@@ -50,7 +51,7 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
-from sim.messages import clip, match_name, short, validation_lines
+from sim.messages import clip, match_name, printable_name, printable_text, short, validation_lines
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -120,8 +121,11 @@ class _Model(BaseModel):
 
 Coord = Annotated[int, Field(ge=-MAX_COORD, le=MAX_COORD)]
 HexPair = tuple[Coord, Coord]
-Name = Annotated[str, Field(max_length=MAX_NAME)]
-Text = Annotated[str, Field(max_length=MAX_TEXT)]
+#: A name (scenario, side, vehicle id, tank label, tile): at most :data:`MAX_NAME` characters, no control
+#: characters (:func:`sim.messages.printable_name`: an echoed name cannot forge an output line or a terminal escape).
+Name = Annotated[str, Field(max_length=MAX_NAME), AfterValidator(printable_name)]
+#: A free text (a description): at most :data:`MAX_TEXT` characters; newlines and tabs but no other controls.
+Text = Annotated[str, Field(max_length=MAX_TEXT), AfterValidator(printable_text)]
 Seconds = Annotated[float, Field(gt=0, le=86_400, allow_inf_nan=False)]
 
 
@@ -1120,6 +1124,26 @@ class _Constructor(yaml.constructor.SafeConstructor):
         except (ValueError, TypeError, OverflowError, ArithmeticError) as exc:
             raise yaml.constructor.ConstructorError(None, None, f"cannot read this value: {clip(str(exc), 120)}",
                                                     node.start_mark) from None
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        """A mapping whose keys differ: a key written twice (``name: a`` ... ``name: b``, or ``yes`` and ``true``,
+        which read as the same key) is a marked error at the second one, where PyYAML would keep the last value
+        silently.  Keys a merge (``<<: *base``) brings in are overridden by the mapping's own, as YAML says."""
+        if isinstance(node, yaml.MappingNode):
+            seen: dict[Any, Any] = {}
+            for key_node, _ in node.value:
+                if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                    continue
+                key = self.construct_object(key_node)
+                try:
+                    first = seen.setdefault(key, key_node)
+                except TypeError:
+                    continue
+                if first is not key_node:
+                    raise yaml.constructor.ConstructorError(
+                        None, None, f"duplicate key {clip(repr(key), 60)} (first at line {first.start_mark.line + 1}); "
+                        f"expected each key once in a mapping", key_node.start_mark)
+        return super().construct_mapping(node, deep)
 
     def _not_plain(self, node: Any) -> Any:
         raise yaml.constructor.ConstructorError(None, None, f"the tag {node.tag.rsplit(':', 1)[-1]!r} is not allowed; "

@@ -16,7 +16,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from sim.cli.argtypes import at_least
+from sim.cli.argtypes import at_least, output_folder, workers
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -24,8 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
                                  "with common random numbers: the doctrine x rule-set interaction, Kendall tau "
                                  "between rule sets' doctrine orderings, the robust doctrine.")
     ap.add_argument("comparison", help="comparison file (an experiment with a 'ruleset' factor) or bundled name")
-    ap.add_argument("--out", help="results folder (default results/<name>; re-use it to resume)")
-    ap.add_argument("--workers", type=at_least(1), help="process-pool workers (default: the number of cores)")
+    ap.add_argument("--out", type=output_folder, help="results folder (default results/<name>; re-use it to resume)")
+    ap.add_argument("--workers", type=workers, help="process-pool workers (default: the number of cores)")
     ap.add_argument("--new", action="store_true", help="accept a changed comparison file for an existing folder")
     ap.add_argument("--json", action="store_true", help="print the answer as one JSON object")
     ap.add_argument("--resamples", type=at_least(0), default=None, help="bootstrap resamples (default 1000)")

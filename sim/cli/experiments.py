@@ -18,18 +18,18 @@ import sys
 import warnings
 from collections.abc import Sequence
 
-from sim.cli.argtypes import above, at_least
+from sim.cli.argtypes import above, output_folder, workers
 
 
 def build_parser() -> argparse.ArgumentParser:
     ap = argparse.ArgumentParser(prog="tanksim batch", description="Run an experiment's battles in parallel and "
                                  "store them (resumable).")
     ap.add_argument("experiment", help="experiment YAML file")
-    ap.add_argument("--out", required=True, help="results folder (created; re-use it to resume)")
-    ap.add_argument("--workers", type=at_least(1), help="process-pool workers (default: the number of cores)")
+    ap.add_argument("--out", required=True, type=output_folder, help="results folder (created; re-use it to resume)")
+    ap.add_argument("--workers", type=workers, help="process-pool workers (default: the number of cores)")
     g = ap.add_mutually_exclusive_group()
     g.add_argument("--scheduler", metavar="ADDRESS", help="run on an existing Dask cluster (tcp://host:8786)")
-    g.add_argument("--dask-local", type=at_least(1), metavar="N",
+    g.add_argument("--dask-local", type=workers, metavar="N",
                    help="run on a local Dask cluster of N worker processes")
     ap.add_argument("--new", action="store_true",
                     help="accept a changed experiment file for an existing folder (stored runs still in the "

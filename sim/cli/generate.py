@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
+from sim.cli import argtypes
 from sim.generate import KINDS, PROFILES, GeneratorError, generate_text
 
 
@@ -17,6 +18,9 @@ def _shares(text: str) -> dict[str, float]:
         k, sep, v = part.partition("=")
         if not sep:
             raise argparse.ArgumentTypeError(f"--terrain {text!r}: expected NAME=SHARE[,NAME=SHARE...]")
+        if k.strip() in out:
+            raise argparse.ArgumentTypeError(f"--terrain {text!r}: {k.strip()!r} given twice; expected each terrain "
+                                             f"once")
         try:
             out[k.strip()] = float(v)
         except ValueError:
@@ -43,7 +47,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help=f"rule set: {', '.join(PROFILES)} (default panzer_squadron)")
     ap.add_argument("--size", type=int, default=25, metavar="N", help="board side in hexes, N x N (default 25)")
     ap.add_argument("--tanks", type=int, default=5, metavar="K", help="tanks per side (default 5)")
-    ap.add_argument("--seed", type=int, default=0, metavar="S",
+    ap.add_argument("--seed", type=argtypes.seed, default=0, metavar="S",
                     help="generator seed: the same arguments give the same file (default 0)")
     ap.add_argument("--terrain", type=_shares, metavar="NAME=SHARE,...",
                     help="share of the board each terrain covers (default: the kind's own scattering)")
@@ -57,7 +61,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                     help="comma list of catalog vehicle ids cycled over the second side's tanks "
                          "(default: the rule set profile's)")
     ap.add_argument("--name", metavar="NAME", help="scenario name (default KIND_R_NxN_KvK_seedS)")
-    ap.add_argument("-o", "--out", metavar="FILE", help="file to write (default, or -: print the scenario)")
+    ap.add_argument("-o", "--out", type=argtypes.output_file(), metavar="FILE",
+                    help="file to write (default, or -: print the scenario)")
     args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
     params = {k: getattr(args, k) for k in ("ruleset", "size", "tanks", "seed", "terrain", "density", "turns",
                                             "attacker", "defender", "name") if getattr(args, k) is not None}

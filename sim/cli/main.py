@@ -20,6 +20,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
+from sim.cli import argtypes
 from sim.rules import base as rules_base
 from sim.scenario import ScenarioError
 
@@ -59,17 +60,23 @@ def parse_policy_arg(text: str) -> tuple[str, str, dict[str, str]]:
                     k, sep, v = kv.partition("=")
                     if not sep:
                         raise ValueError(f"--policy {text!r}: parameter {kv!r} is not key=value")
+                    if k.strip() in params:
+                        raise ValueError(f"--policy {text!r}: parameter {k.strip()!r} given twice; expected each "
+                                         f"parameter once")
                     params[k.strip()] = v.strip()
             break
     return side.strip(), name.strip(), params
 
 
 def _kv(items: Sequence[str]) -> dict[str, str]:
-    out = {}
+    out: dict[str, str] = {}
     for it in items:
         k, sep, v = it.partition("=")
         if not sep:
             raise ValueError(f"{it!r}: expected name=value")
+        if k.strip() in out:
+            raise ValueError(f"{k.strip()!r} given twice ({out[k.strip()]!r}, then {v.strip()!r}); expected each "
+                             f"parameter once")
         out[k.strip()] = v.strip()
     return out
 
@@ -250,7 +257,8 @@ def cmd_cases(args: argparse.Namespace) -> int:
 
 def _file_kind(path: str) -> str:
     """What a file is, by its top-level keys: ``comparison`` (a rule-set comparison for ``compare-rulesets``: a
-    factor of path ``ruleset``), ``experiment`` (other ``factors``), ``tournament`` (``entrants``), else
+    factor of path ``ruleset``), ``experiment`` (other ``factors``, or a ``scenario`` key: an experiment of
+    replications only has no factors, and no scenario has that key), ``tournament`` (``entrants``), else
     ``scenario``.  A file that cannot be read is a ``scenario`` (its loader reports the problem)."""
     from sim.scenario import find_scenario, parse_yaml
 
@@ -259,10 +267,10 @@ def _file_kind(path: str) -> str:
         data = parse_yaml(text, src)
     except (OSError, ScenarioError):  # the scenario loader reports the problem properly
         return "scenario"
-    if isinstance(data, dict) and "factors" in data:
+    if isinstance(data, dict) and ("factors" in data or "scenario" in data):  # an experiment may have no factors
         from sim.experiments.compare import RULESET
 
-        factors = data["factors"]
+        factors = data.get("factors")
         if isinstance(factors, list) and any(isinstance(f, dict) and f.get("path") == RULESET for f in factors):
             return "comparison"
         return "experiment"
@@ -392,26 +400,18 @@ class _PipeGuard:
         return getattr(self.stream, name)
 
 
-def _seed(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"--seed {text!r}: expected an integer >= 0") from None
-    if v < 0:
-        raise argparse.ArgumentTypeError(f"--seed {v}: expected an integer >= 0")
-    return v
-
-
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="tanksim", description="Agent-based tank combat: run battles, odds, cases.")
     sub = p.add_subparsers(dest="command", required=True)
 
     r = sub.add_parser("run", help="run one battle and print its result")
     r.add_argument("scenario", nargs="?", help="scenario file or bundled name (default: the bundled default)")
-    r.add_argument("--seed", type=_seed, default=0, help="battle seed (integer >= 0)")
-    r.add_argument("--out", help="folder for the battle's files: battle, events, series, shots, tanks, sides "
+    r.add_argument("--seed", type=argtypes.seed, default=0, help="battle seed (integer from 0 to 2**63 - 1)")
+    r.add_argument("--out", type=argtypes.output_folder,
+                   help="folder for the battle's files: battle, events, series, shots, tanks, sides "
                    "(.parquet), final_state.json, parts.jsonl (checksums)")
-    r.add_argument("--plot", help="draw the final board to this image file")
+    r.add_argument("--plot", type=argtypes.output_file(argtypes.PLOT_SUFFIXES),
+                   help="draw the final board to this image file")
     r.add_argument("--json", action="store_true", help="print the result row as JSON")
     r.add_argument("--policy", action="append", metavar="SIDE=NAME[:k=v,...]",
                    help="override a side's doctrine (side by name or 1/2); repeatable")
@@ -473,8 +473,35 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout = stdout
 
 
+#: Longest command-line argument (characters): a path's ``PATH_MAX`` and a tournament file's ``command`` parts; a
+#: longer one is refused before any subcommand reads it, so no message echoes it whole.
+MAX_ARG_CHARS = 4096
+
+
+def _bad_argument(argv: Sequence[str]) -> str | None:
+    """The error for the first argument longer than :data:`MAX_ARG_CHARS` (``tanksim: argument 3 ('aaa...'):
+    100,000 characters; expected at most 4,096 ...``) or holding a control character, a line separator or a bidi
+    override (:func:`sim.messages.unprintable`: ``tanksim: argument 2 ('hold\\x1b[2J'): expected no control
+    characters; found '\\x1b' at character 5``), else ``None``.  Checked before any subcommand reads its
+    arguments, so no message echoes such an argument raw or whole."""
+    from sim.messages import short, unprintable
+
+    for i, a in enumerate(argv, 1):
+        if len(a) > MAX_ARG_CHARS:
+            return (f"tanksim: argument {i} ({short(a, 40)}): {len(a):,} characters; expected at most "
+                    f"{MAX_ARG_CHARS:,} (a path, a name or a NAME:param=value list)")
+        at = unprintable(a)
+        if at is not None:
+            return (f"tanksim: argument {i} ({short(a, 40)}): expected no control characters; found {a[at]!r} at "
+                    f"character {at + 1}")
+    return None
+
+
 def _main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    if (err := _bad_argument(argv)) is not None:
+        print(err, file=sys.stderr)
+        return 2
     import logging
 
     from sim.logs import configure_logging

@@ -11,8 +11,11 @@ from collections.abc import Mapping, Sequence
 from fractions import Fraction
 from typing import Any
 
-from sim.cli.argtypes import at_least
+from sim.cli.argtypes import between, seed
 from sim.experiments.oracle import OracleRefused, compare, engagement, oracle_json, simulate
+
+#: Most battles ``--simulate`` plays (a tournament file's ``games_per_pairing`` bound).
+MAX_SIMULATE = 100_000
 
 
 def _pct(x: Any) -> str:
@@ -70,9 +73,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("scenario", help="scenario file or bundled name (e.g. ps_square_law, hq_square_law)")
     ap.add_argument("--json", action="store_true", help="print one JSON object (fractions as strings)")
     ap.add_argument("--float", action="store_true", help="solve in floating point (faster for big chains)")
-    ap.add_argument("--simulate", type=at_least(0), default=0, metavar="N",
+    ap.add_argument("--simulate", type=between(0, MAX_SIMULATE), default=0, metavar="N",
                     help="also play N battles and put the oracle beside their results with 95%% intervals")
-    ap.add_argument("--seed", type=int, default=0, help="first seed of --simulate (default 0)")
+    ap.add_argument("--seed", type=seed, default=0, help="first seed of --simulate (default 0)")
     args = ap.parse_args(list(sys.argv[1:] if argv is None else argv))
     from sim.scenario import ScenarioError, load_scenario
 

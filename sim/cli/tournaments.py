@@ -36,8 +36,11 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
-from sim.cli.argtypes import at_least
+from sim.cli.argtypes import MAX_SEED, between, output_folder, workers
 from sim.scenario import ScenarioError
+
+#: Most games ``match --max-games`` allows (a tournament file's ``games_per_pairing`` bound).
+MAX_GAMES = 100_000
 
 #: Exit codes of ``tanksim tournament`` and ``tanksim match`` (see the module docstring).
 EXIT_VERDICT, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
@@ -64,9 +67,9 @@ def _frame_records(df: Any) -> list[dict[str, Any]]:
 
 
 def _executor_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workers", type=at_least(1), help="local worker processes (default: the file's, else cores)")
+    p.add_argument("--workers", type=workers, help="local worker processes (default: the file's, else cores)")
     p.add_argument("--scheduler", help="Dask scheduler address, e.g. tcp://host:8786")
-    p.add_argument("--dask-local", type=at_least(1), metavar="N", help="start a local Dask cluster of N workers")
+    p.add_argument("--dask-local", type=workers, metavar="N", help="start a local Dask cluster of N workers")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -74,7 +77,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="tanksim tournament", description="Round-robin (or gauntlet) tournament of "
                                                                        "doctrines.")
     p.add_argument("file", help="tournament YAML file")
-    p.add_argument("--out", required=True, help="results folder (resumable)")
+    p.add_argument("--out", required=True, type=output_folder, help="results folder (resumable)")
     _executor_args(p)
     p.add_argument("--new", action="store_true", help="accept a folder holding a different tournament")
     p.add_argument("--no-plots", action="store_true")
@@ -200,14 +203,15 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--sprt", default="elo0=0,elo1=20,alpha=0.05,beta=0.05",
                    help="elo0=..,elo1=..,alpha=..,beta=..[,model=normalized] (Elo of A over B: logistic Elo, "
                         "or normalized Elo with model=normalized)")
-    p.add_argument("--max-games", type=at_least(2), default=2000, help="game limit (pairs = games / 2)")
-    p.add_argument("--seed", type=int, default=0, help="root seed")
+    p.add_argument("--max-games", type=between(2, MAX_GAMES), default=2000, help="game limit (pairs = games / 2)")
+    p.add_argument("--seed", type=between(-MAX_SEED - 1, MAX_SEED), default=0,
+                   help="root seed (63-bit, as a tournament file's root_seed)")
     p.add_argument("--isolation", choices=("in_process", "process"), default="in_process")
-    p.add_argument("--decision-timeout", type=at_least(0.0, float), default=30.0,
+    p.add_argument("--decision-timeout", type=between(0.0, 86_400.0, float), default=30.0,
                    help="seconds per decision (0 = off)")
-    p.add_argument("--battle-timeout", type=at_least(0.0, float), default=600.0,
+    p.add_argument("--battle-timeout", type=between(0.0, 7 * 86_400.0, float), default=600.0,
                    help="watchdog seconds per battle (0 = off)")
-    p.add_argument("--out", help="folder for the match's games (Parquet + CSV) and summary JSON")
+    p.add_argument("--out", type=output_folder, help="folder for the match's games (Parquet + CSV) and summary JSON")
     p.add_argument("--quiet", action="store_true", help="print only the verdict line (errors and warnings still go "
                    "to stderr; --json and --out are unchanged)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object (report to stderr)")
@@ -261,9 +265,11 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
                        workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local, pool_info=info)
     try:
         for chunk, rows in gen:
-            results[chunk.games[0].rep] = sorted(rows, key=lambda r: r["leg"])
-            while cursor in results:
-                g1, g2 = results.pop(cursor)
+            # a pair's two games may come back in parts: a game past its watchdog, or one whose worker died, is
+            # yielded on its own and the pair's other game after it (run_chunks)
+            results.setdefault(chunk.games[0].rep, []).extend(rows)
+            while len(results.get(cursor, ())) >= 2:
+                g1, g2 = sorted(results.pop(cursor), key=lambda r: r["leg"])
                 cursor += 1
                 games += [g1, g2]
                 if g1["status"] != "ok" or g2["status"] != "ok":

@@ -41,6 +41,7 @@ from sim.experiments.analysis import (
     side_names,
     wilson,
 )
+from sim.messages import PLOT_SUFFIXES, output_file
 
 __all__ = ["CONFIDENCE", "Report", "analyse", "analyse_runs", "main", "main_effects", "point_table", "power_main",
            "side_names", "wilson"]
@@ -230,7 +231,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                                  "numbers); interactions; variance shares; the best level with its probability; "
                                  "quantiles; fitted curves for continuous factors; mirror matches; power.")
     ap.add_argument("dir", help="results folder written by 'tanksim batch'")
-    ap.add_argument("--plot", help="draw win rates with intervals by factor level to this image file (and "
+    ap.add_argument("--plot", type=output_file(PLOT_SUFFIXES),
+                    help="draw win rates with intervals by factor level to this image file (and "
                                    "FILE-points, FILE-distributions, FILE-curves beside it)")
     ap.add_argument("--side", help="the focus side: outcomes are its wins, survivors, losses (name or 1/2; default "
                                    "the first side)")

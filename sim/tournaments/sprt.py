@@ -112,6 +112,8 @@ def parse_sprt(text: str) -> SPRT:
             near = difflib.get_close_matches(k, _SPRT_KEYS, n=1)
             hint = f" (did you mean {near[0]}=?)" if near else ""
             raise SPRTError(f"--sprt {text!r}: {part!r} is not one of elo0=, elo1=, alpha=, beta=, model={hint}")
+        if k in nums or (k == "model" and model is not None):
+            raise SPRTError(f"--sprt {text!r}: {k} given twice; expected each of elo0, elo1, alpha, beta, model once")
         if k == "model":
             model = v.strip()
             continue

@@ -66,8 +66,10 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agents.isolation import Limits
 from sim.hexgrid import HexMap
 from sim.scenario import (
+    Name,
     Scenario,
     ScenarioError,
+    Text,
     _fmt_validation,
     apply_overrides,
     clip,
@@ -150,7 +152,7 @@ class ScenarioRef(_Model):
 
     file: str | None = Field(None, max_length=4096)
     inline: dict[str, Any] | None = None
-    label: str | None = Field(None, max_length=200)
+    label: Name | None = None
     overrides: dict[str, Any] = Field(default_factory=dict, max_length=50)
 
     @model_validator(mode="after")
@@ -204,8 +206,8 @@ class MetagameSpec(_Model):
 class TournamentSpec(_Model):
     """The validated tournament file (see the module docstring)."""
 
-    name: str = Field("tournament", max_length=200)
-    description: str = Field("", max_length=10_000)
+    name: Name = "tournament"
+    description: Text = ""
     root_seed: int = Field(0, ge=-(2**63), le=2**63 - 1)
     games_per_pairing: int = Field(2, ge=2, le=100000)
     isolation: Literal["in_process", "process"] = "in_process"

@@ -29,7 +29,7 @@ from agents.policies import BUILTIN
 from sim.actions import Activate, Fire, Pass, Pivot, Ram, Special, Step
 from sim.battle import LogEntry
 from sim.events import Activated, Moved, ShotResolved
-from sim.messages import match_name
+from sim.messages import between, match_name
 from sim.model import BattleModel
 from sim.rules.base import Decision, Legal
 from sim.scenario import PolicySpec, Scenario, ScenarioError, load_scenario
@@ -400,7 +400,7 @@ def main(argv: Iterable[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="tanksim app", description="Step and watch a battle in the browser "
                                 "(a Mesa SolaraViz page).")
     p.add_argument("scenario", nargs="?", default="default", help="scenario file or bundled name (default: default)")
-    p.add_argument("--port", type=int, default=8765, help="port to listen on (default 8765)")
+    p.add_argument("--port", type=between(0, 65535), default=8765, help="port to listen on (default 8765)")
     p.add_argument("--host", default="127.0.0.1", help="interface to listen on (default 127.0.0.1)")
     p.add_argument("--seed", default="0", help="initial seed (the page can change it)")
     p.add_argument("--open", action="store_true", help="open the page in the default web browser")

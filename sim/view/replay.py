@@ -72,6 +72,7 @@ from sim.events import (
 )
 from sim.experiments import store
 from sim.hexgrid import Hex, HexMap, distance
+from sim.messages import output_file
 from sim.view import render
 
 #: Columns an event table must have.
@@ -807,7 +808,8 @@ def main(argv: Iterable[str] | None = None) -> int:
                                 description="Turn a stored battle's event log into a GIF/MP4.")
     p.add_argument("source", help="events Parquet file, a 'tanksim run --out' folder, or a batch results folder")
     p.add_argument("--battle", help="battle id (battle_id / run_key column) when the source holds several battles")
-    p.add_argument("--out", required=True, help="output animation: .gif (Pillow) or .mp4 (needs ffmpeg)")
+    p.add_argument("--out", required=True, type=output_file(),  # the format is checked by write_animation
+                   help="output animation: .gif (Pillow) or .mp4 (needs ffmpeg)")
     p.add_argument("--per", choices=sorted(PER_CHOICES), default="activation", help="one frame per activation or turn")
     p.add_argument("--fps", type=float, default=2.0, help="frames per second (default 2)")
     p.add_argument("--size", type=float, default=7.0, help="picture edge in inches (default 7)")

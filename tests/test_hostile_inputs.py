@@ -1,0 +1,141 @@
+"""Hostile files, second reviewer pass: a key written twice in any tanksim YAML file (scenario, experiment,
+tournament, case file) is ``FILE: line L, column C: ... duplicate key 'K' (first at line M)``, not a silent
+override by the last value (PyYAML's default).  Fed through the commands a user runs: ``tanksim validate``,
+``tanksim batch`` and ``tanksim cases``."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sim.cli.main import main
+from sim.scenario import ScenarioError, parse_yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _twice(text: str, key: str, value: str) -> str:
+    """``text`` with a second ``key: value`` line right after the first top-level ``key:`` line."""
+    lines = text.splitlines()
+    i = next(n for n, line in enumerate(lines) if line.startswith(f"{key}:"))
+    return "\n".join([*lines[: i + 1], f"{key}: {value}", *lines[i + 1:]]) + "\n"
+
+
+@pytest.mark.parametrize(("bundled", "key", "value"), [
+    ("default.yaml", "name", "other"),
+    ("doctrine_experiment.yaml", "replications", "2"),
+    ("tournament.yaml", "name", "other"),
+])
+def test_validate_names_a_duplicate_key_of_every_file_kind(tmp_path, capsys, bundled, key, value):
+    text = (ROOT / "scenarios" / bundled).read_text()
+    first = 1 + next(n for n, line in enumerate(text.splitlines()) if line.startswith(f"{key}:"))
+    f = tmp_path / bundled
+    f.write_text(_twice(text, key, value))
+    assert main(["validate", str(f)]) == 2
+    out = capsys.readouterr()
+    msg = (out.out + out.err).strip().splitlines()
+    assert f"{f}: line {first + 1}, column 1: not valid YAML: duplicate key '{key}' (first at line {first}); " \
+           f"expected each key once in a mapping" in msg, msg
+
+
+def test_batch_refuses_a_duplicate_key_before_it_writes(tmp_path, capsys):
+    f = tmp_path / "e.yaml"
+    f.write_text("name: e\nscenario: default\nreplications: 2\nreplications: 3\n")
+    assert main(["batch", str(f), "--out", str(tmp_path / "res"), "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}: line 4, column 1: not valid YAML: duplicate key 'replications' (first at line 3)" in err
+    assert not (tmp_path / "res").exists()
+
+
+def test_a_case_file_with_a_duplicate_key_fails(tmp_path, capsys):
+    f = tmp_path / "c.yaml"
+    f.write_text("ruleset: panzer_squadron\ncases:\n  - {id: a, id: b, kind: odds}\n")
+    assert main(["cases", str(f)]) == 1
+    out = capsys.readouterr().out
+    assert "line 3, column 13: not valid YAML: duplicate key 'id' (first at line 3)" in out
+
+
+@pytest.mark.parametrize(("text", "expect"), [
+    ("a: {b: 1, b: 2}\n", "line 1, column 11: not valid YAML: duplicate key 'b' (first at line 1)"),
+    ("yes: 1\ntrue: 2\n", "line 2, column 1: not valid YAML: duplicate key True (first at line 1)"),
+    ("s:\n  - t: 1\n    t: 2\n", "line 3, column 5: not valid YAML: duplicate key 't' (first at line 2)"),
+])
+def test_nested_and_equal_valued_keys_are_duplicates(text, expect):
+    with pytest.raises(ScenarioError) as ex:
+        parse_yaml(text, "F.yaml")
+    assert ex.value.errors == [f"F.yaml: {expect}; expected each key once in a mapping"]
+
+
+def test_merges_and_distinct_keys_are_not_duplicates():
+    assert parse_yaml("b: &b {x: 1, y: 2}\nc:\n  <<: *b\n  x: 3\n", "F") == {"b": {"x": 1, "y": 2},
+                                                                           "c": {"x": 3, "y": 2}}
+    assert parse_yaml("1: a\n'1': b\n", "F") == {1: "a", "1": "b"}
+
+
+def test_no_bundled_yaml_file_repeats_a_key():
+    for f in [*ROOT.glob("scenarios/*.yaml"), *ROOT.glob("tests/cases/**/*.yaml"), *ROOT.glob("sim/**/*.yaml")]:
+        parse_yaml(f.read_text(), str(f.relative_to(ROOT)))
+
+
+# --- control characters in names (a name printed raw could forge an output line or send a terminal escape) --------
+def _scenario_with(tmp_path, **names):
+    data = parse_yaml((ROOT / "scenarios" / "ps_square_law.yaml").read_text(), "ps")
+    data["name"] = names.get("name", data["name"])
+    data["sides"][0]["name"] = names.get("side", data["sides"][0]["name"])
+    data["sides"][0]["tanks"][0]["label"] = names.get("label", "B1")
+    data["description"] = names.get("description", "two lines\n\tand a tab")
+    from sim.scenario import dump_yaml
+
+    f = tmp_path / "s.yaml"
+    f.write_text(dump_yaml(data))
+    return f
+
+
+@pytest.mark.parametrize(("field", "value", "path", "char", "at"), [
+    ("side", "Blue\x1b[2J\x1b[31mEVIL", "sides[0].name", "'\\x1b'", 5),
+    ("side", "Red\nFAKE LINE: ok", "sides[0].name", "'\\n'", 4),
+    ("label", "B1\x1b]0;pwn\x07", "sides[0].tanks[0].label", "'\\x1b'", 3),
+    ("name", "sq\u202eevil", "name", "'\\u202e'", 3),
+    ("name", "a\u2028b", "name", "'\\u2028'", 2),
+    ("description", "fine\x1b[2J", "description", "'\\x1b'", 5),
+])
+def test_validate_refuses_control_characters_in_names(tmp_path, capsys, field, value, path, char, at):
+    f = _scenario_with(tmp_path, **{field: value})
+    assert main(["validate", str(f)]) == 2
+    out = capsys.readouterr()
+    lines = (out.out + out.err).strip().splitlines()
+    what = "a text without control characters other than newlines and tabs" if field == "description" else \
+        "a name without control characters"
+    assert any(line.startswith(f"{f}: {path}: expected {what}; found {char} at character {at} (got ")
+               for line in lines), lines
+    assert "\x1b" not in out.out + out.err  # the value is echoed escaped (repr), never raw
+    assert not any(line.startswith("FAKE LINE") for line in lines)
+
+
+def test_printable_names_and_texts_pass(tmp_path, capsys):
+    f = _scenario_with(tmp_path, side="Panzer-Lehr Üß 戦車", description="line one\n\tline two")
+    assert main(["validate", str(f)]) == 0
+
+
+def test_a_tournament_name_with_an_escape_is_refused(tmp_path, capsys):
+    text = (ROOT / "scenarios" / "tournament.yaml").read_text().replace("name: all_doctrines",
+                                                                         'name: "t\\e[2J"', 1)
+    f = tmp_path / "t.yaml"
+    f.write_text(text)
+    assert main(["validate", str(f)]) == 2
+    out = capsys.readouterr()
+    assert f"{f}: name: expected a name without control characters; found '\\x1b' at character 2" in out.out + out.err
+
+
+def test_validate_knows_an_experiment_without_factors(tmp_path, capsys):
+    """An experiment of replications only (``tanksim batch`` runs it) was validated as a scenario and refused with
+    ``scenario: unknown field``; its ``scenario`` is checked as batch checks it (a device is not read)."""
+    ok = tmp_path / "e.yaml"
+    ok.write_text("name: e\nscenario: default\nreplications: 2\n")
+    dev = tmp_path / "d.yaml"
+    dev.write_text("name: e\nscenario: /dev/zero\nreplications: 2\n")
+    assert main(["validate", str(ok)]) == 0
+    assert capsys.readouterr().out.strip() == f"{ok}: ok (experiment)"
+    assert main(["validate", str(dev)]) == 2
+    out = capsys.readouterr()
+    assert f"{dev}: scenario: /dev/zero: (file): not a regular file; expected a YAML file" in out.out + out.err
