@@ -86,6 +86,7 @@ def test_fixed_dice_too_few_and_too_many():
     ({"penetration": "x", "armour": "177"}, "expected an integer"),
     ({"penetration": "118", "firer": "t34_85", "armour": "177"}, "not both"),
     ({"firer": "t34_85", "target": "panther"}, "face"),
+    ({"penetration": "118", "armour": "177", "face": "side"}, "give target= with it"),
     ({"firer": "maus", "armour": "1"}, "unknown Panzer Squadron vehicle"),
     ({"penetration": "118", "armour": "177", "target_moving": "maybe"}, "true or false"),
 ])

@@ -157,6 +157,9 @@ def key_from_params(params: Mapping[str, Any]) -> tuple[PSKey, dict[str, Any]]:
         raise CaseError("give either penetration or firer, not both")
     if "armour" in params and "target" in params:
         raise CaseError("give either armour or target (with face), not both")
+    if "face" in params and "target" not in params:
+        raise CaseError("face= names the face of target= (a catalog vehicle) that is hit; give target= with it, "
+                        "or armour= alone")
     echo: dict[str, Any] = {}
     try:
         if "firer" in params:
