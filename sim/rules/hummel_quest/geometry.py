@@ -65,7 +65,10 @@ def geometry_case(g: Mapping[str, Any]) -> dict[str, Any]:
         la, lb = line_pair(as_hex(g["shooter"]), as_hex(g["target"]))
         if o.los_rule == "one_line":
             lb = la   # line A only (§7.5)
-        return {"visibility": sg.visibility, "half_cover": sg.half_cover, "direct_shot": sg.direct_shot,
+        # direct fire also needs range <= max_sight_m (§7.1; "LOS" of §7.5): the lines alone do not decide it
+        in_sight = distance(as_hex(g["shooter"]), as_hex(g["target"])) * hs <= o.max_sight_m
+        return {"visibility": sg.visibility, "half_cover": sg.half_cover,
+                "direct_shot": bool(sg.direct_shot and in_sight),
                 "line_a": [list(h) for h in la], "line_b": [list(h) for h in lb]}
     if query == "flee":
         board = _case_board(g, tanks)
