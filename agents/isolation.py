@@ -552,6 +552,8 @@ class RemotePolicy(Policy):
     (or when the policy is garbage-collected)."""
 
     name = "remote"
+    #: Its time limits are the protocol's own: the engine's :class:`agents.side_controller.OverrunGuard` leaves it be.
+    isolated = True
 
     def __init__(self, entrant: Mapping[str, Any] | None = None, limits: Mapping[str, Any] | None = None):
         if not entrant or not (entrant.get("command") or entrant.get("policy")):

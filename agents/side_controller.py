@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import dataclasses
 import random
+import signal
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -33,7 +35,66 @@ if TYPE_CHECKING:  # for the annotations only: importing the doctrines' package 
     from agents.tank import Tank
     from sim.rules.base import Decision
 
-__all__ = ["Fault", "SideController"]
+__all__ = ["DecisionOverrun", "Fault", "OverrunGuard", "SideController"]
+
+
+class DecisionOverrun(BaseException):
+    """Raised in the playing thread by :class:`OverrunGuard` when an in-process decision runs past its limit
+    (a ``BaseException``, so a policy's ``except Exception`` does not swallow it)."""
+
+
+class OverrunGuard:
+    """Cuts off an in-process decision that does not return: a real-time alarm (``SIGALRM``, ``setitimer``) armed
+    for each call raises :class:`DecisionOverrun` in the policy's code, which :meth:`SideController._ask` records
+    as a ``timeout`` fault (the decision's default applies).  Unlike a thread's asynchronous exception, the alarm
+    also interrupts a blocking call (``time.sleep``, a read).  If the policy swallows it, it is raised again every
+    :attr:`REPEAT_S` seconds until the call ends.
+
+    Use it as a context manager around a battle (:meth:`sim.model.BattleModel.run` with ``cut_off_overruns``): it
+    installs its handler on entry and puts the previous one back on exit.  Only the main thread of a process
+    receives signals, so :meth:`available` says whether it can work here (POSIX, main thread); where it cannot, a
+    decision that never returns is not cut off (as before).  Isolated entrants have their own time limits and are
+    not guarded.  ``armed`` is true only while a call is guarded: an alarm that lands after :meth:`disarm` does
+    nothing."""
+
+    #: Seconds between repeated alarms while a cut-off call goes on.
+    REPEAT_S = 1.0
+
+    def __init__(self) -> None:
+        self.armed = False
+        self._previous: Any = None
+
+    @staticmethod
+    def available() -> bool:
+        """Whether alarms can be used: ``signal.setitimer`` exists and this is the main thread."""
+        return hasattr(signal, "setitimer") and threading.current_thread() is threading.main_thread()
+
+    def __enter__(self) -> OverrunGuard:
+        self._previous = signal.signal(signal.SIGALRM, self._fire)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.disarm()
+        signal.signal(signal.SIGALRM, self._previous if self._previous is not None else signal.SIG_DFL)
+
+    def arm(self, seconds: float) -> None:
+        """Raise :class:`DecisionOverrun` in this thread after ``seconds`` (> 0) unless :meth:`disarm` comes first."""
+        self.armed = True
+        signal.setitimer(signal.ITIMER_REAL, seconds, self.REPEAT_S)
+
+    def disarm(self) -> None:
+        self.armed = False
+        signal.setitimer(signal.ITIMER_REAL, 0)
+
+    def _fire(self, signum: int, frame: object) -> None:
+        if self.armed:
+            raise DecisionOverrun
+
+
+def overrun_after(limit_s: float) -> float:
+    """When :class:`OverrunGuard` cuts off a decision with the limit ``limit_s`` (seconds): the limit plus a grace of
+    ``max(1, limit_s / 2)`` seconds, as the tournament's decision watchdog does."""
+    return limit_s + max(1.0, limit_s / 2)
 
 
 @dataclass
@@ -83,6 +144,9 @@ class SideController:
     policy_time_s: float = 0.0
     clock: Callable[[], float] = time.perf_counter
     activation_order: str = "policy"
+    #: Set by the engine while a battle plays with ``cut_off_overruns`` (:class:`OverrunGuard`); ``None``: a decision
+    #: that never returns is not cut off.
+    overrun_guard: OverrunGuard | None = None
 
     def policy_for(self, decision: Decision) -> Policy:
         """The doctrine that answers ``decision``: its single actor's (the tank's own, or ``per_tank``), else the
@@ -192,9 +256,26 @@ class SideController:
         view = getattr(obs, "decision", frozen)  # the decision as the side sees it (agents.observation)
         tank = self.tanks.get(actor) if actor is not None else None
         answer = tank.decide if tank is not None and tank.policy is not None else pol.decide
+        guard, limit = self.overrun_guard, self.decision_timeout_s
+        cut_off = guard is not None and limit is not None and not getattr(pol, "isolated", False)
         t0 = self.clock()
         try:
-            act = answer(obs, view)
+            if not cut_off or guard is None or limit is None:
+                act = answer(obs, view)
+            else:
+                try:
+                    guard.arm(overrun_after(limit))
+                    act = answer(obs, view)
+                finally:
+                    guard.disarm()
+        except DecisionOverrun:
+            if guard is not None:
+                guard.disarm()
+            elapsed = self.clock() - t0
+            self.policy_time_s += elapsed
+            return self.fallback(decision, actor), [Fault(charged, decision.kind, "timeout",
+                                                          f"cut off after {elapsed:.3f} s (limit "
+                                                          f"{self.decision_timeout_s} s): it did not return")]
         except Exception as exc:  # noqa: BLE001 - a policy's crash is reported, never fatal
             self.policy_time_s += self.clock() - t0
             return self.fallback(decision, actor), [Fault(charged, decision.kind, "raise",

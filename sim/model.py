@@ -15,6 +15,7 @@ from typing import Any, Callable, Generator, Mapping
 
 from agents.controllers import EntrantPolicy, SideController, load_policy
 from agents.observation import Observation
+from agents.side_controller import OverrunGuard
 from agents.tank import Tank
 from sim.actions import Action, Pass
 from sim.battle import BattleState, LogEntry, SideInfo, TankState
@@ -209,8 +210,13 @@ class BattleModel(Model):
     held in memory); ``decision_timeout_s``: overrides the scenario's limit (``0`` disables limits, e.g. for
     determinism tests); ``dice``: the rule dice to use instead of the seeded stream (e.g.
     :class:`~sim.dice.FixedDice` for play cases); ``collect``: extra reporters ``{"model": {name: spec},
-    "agents": {name: spec}}`` (:mod:`agents.collect`); any other keyword is a dotted-path scenario override
-    (``turn_limit=8``, ``**{"sides.0.policy.name": "hold"}``), so ``mesa.batch_run`` can vary scenario fields::
+    "agents": {name: spec}}`` (:mod:`agents.collect`); ``cut_off_overruns``: while :meth:`run` plays in the main
+    thread, an in-process decision still running ``max(1, limit / 2)`` seconds past its side's
+    ``decision_timeout_s`` is cut off (:class:`agents.side_controller.OverrunGuard`, a real-time alarm) and
+    recorded as a ``timeout`` fault with the decision's default, so a doctrine that never returns cannot hang the
+    battle (``tanksim run`` sets it; tournaments and batches have their own watchdogs); any other keyword is a
+    dotted-path scenario override (``turn_limit=8``, ``**{"sides.0.policy.name": "hold"}``), so
+    ``mesa.batch_run`` can vary scenario fields::
 
         mesa.batch_run(BattleModel, parameters={"scenario": "default", "rng": range(10),
                                                 "sides.0.policy.name": ["advance", "hold"]},
@@ -239,12 +245,13 @@ class BattleModel(Model):
                  policies: Mapping[int, Any] | None = None, decision_timeout_s: float | None = None,
                  on_fault: str | None = None, dice: DiceSource | None = None, *, seed: Any = _UNSET,
                  collect: Mapping[str, Mapping[str, str]] | None = None, board: HexMap | None = None,
-                 **overrides: Any):
+                 cut_off_overruns: bool = False, **overrides: Any):
         battle_seed_ = battle_seed(rng, seed)
         spec = resolve_scenario(scenario, overrides)
         super().__init__(rng=battle_seed_)
         self.spec = spec
         self.seed = battle_seed_
+        self.cut_off_overruns = cut_off_overruns
         seed = battle_seed_
         streams = spawn_streams(seed, 1 + len(spec.sides))
         self.dice = dice if dice is not None else DiceSource(streams[0])
@@ -414,18 +421,33 @@ class BattleModel(Model):
         s of an ASL 50 v 50 battle, collecting almost nothing (a decision's observation holds no reference cycle,
         see :class:`agents.observation.SideLegal`).  With the higher threshold: 1-2 passes.  Cyclic garbage a
         policy makes is still collected, at most ``FULL_GC_EVERY`` young-generation passes later."""
+        guarded = [c for c in self.controllers if c.decision_timeout_s is not None]
+        guard = OverrunGuard() if self.cut_off_overruns and guarded and OverrunGuard.available() else None
         t0, t1, t2 = gc.get_threshold()
         gc.freeze()
         gc.set_threshold(t0, t1, max(t2, FULL_GC_EVERY))
         try:
-            while not self.ended:
-                self.step()
-                if max_turns is not None and self.battle.turn >= max_turns and not self.ended:
-                    break
+            if guard is not None:
+                with guard:
+                    for c in guarded:
+                        c.overrun_guard = guard
+                    try:
+                        self._play(max_turns)
+                    finally:
+                        for c in guarded:
+                            c.overrun_guard = None
+            else:
+                self._play(max_turns)
         finally:
             gc.set_threshold(t0, t1, t2)
             gc.unfreeze()
         return self.outcome
+
+    def _play(self, max_turns: int | None) -> None:
+        while not self.ended:
+            self.step()
+            if max_turns is not None and self.battle.turn >= max_turns and not self.ended:
+                break
 
     def advance(self, n_decisions: int = 1) -> int:
         """Answer up to ``n_decisions`` decisions (starting turns as needed); returns how many were answered."""

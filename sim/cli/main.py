@@ -81,6 +81,11 @@ def _kv(items: Sequence[str]) -> dict[str, str]:
     return out
 
 
+#: ``tanksim run``'s decision limit (seconds) when neither ``--decision-timeout`` nor the scenario sets one (the
+#: tournament's default): a decision still running ``max(1, limit / 2)`` s past it is cut off as a ``timeout`` fault.
+RUN_DECISION_TIMEOUT_S = 30.0
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from agents.controllers import PolicyLoadError, check_policy
     from sim.events import RuleEvent
@@ -93,8 +98,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.from_dir:
         from sim.experiments.batch import rerun_from
 
-        clash = [n for n, v in (("SCENARIO", args.scenario), ("--policy", args.policy), ("--out", args.out),
-                                ("--seed", args.seed if args.seed != 0 else None)) if v]
+        given = (("SCENARIO", args.scenario), ("--policy", args.policy), ("--out", args.out),
+                 ("--seed", args.seed or None), ("--decision-timeout", args.decision_timeout))
+        clash = [n for n, v in given if v]
         if clash or not args.battle:
             drop = f" (drop {', '.join(clash)})" if clash else ""
             raise ValueError("--from DIR takes --battle ID (a run_key of the stored runs) and optionally --plot/--json;"
@@ -116,7 +122,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         policies[si] = PolicySpec(name=name, params=params)
     import time
     t0 = time.perf_counter()
-    model = BattleModel(spec, args.seed, policies)
+    limit = args.decision_timeout
+    if limit is None and all(side.decision_timeout_s is None for side in spec.sides):
+        limit = RUN_DECISION_TIMEOUT_S   # so a doctrine that never returns is cut off, not waited for
+    model = BattleModel(spec, args.seed, policies, decision_timeout_s=limit, cut_off_overruns=True)
     model.run()
     result = result_of(model, time.perf_counter() - t0, tables=bool(args.out))
     row = result.row
@@ -415,6 +424,10 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", action="store_true", help="print the result row as JSON")
     r.add_argument("--policy", action="append", metavar="SIDE=NAME[:k=v,...]",
                    help="override a side's doctrine (side by name or 1/2); repeatable")
+    r.add_argument("--decision-timeout", type=argtypes.between(0.0, 86_400.0, float), metavar="S",
+                   help="seconds per decision for every side, overriding the scenario's decision_timeout_s (0 = "
+                        "no limit; default: the scenario's, or 30 if it sets none); a decision still running "
+                        "max(1, S/2) s past it is cut off: a timeout fault")
     r.add_argument("--from", dest="from_dir", help="re-run a stored battle from a batch results folder")
     r.add_argument("--battle", help="battle id with --from")
     r.set_defaults(fn=cmd_run)
