@@ -44,6 +44,8 @@ SIZES = ("very_large", "large", "average", "small", "very_small")
 GROUND_PRESSURES = ("low", "normal", "high")
 COLOURS = ("black", "red")
 #: German tapered-bore guns: AP-type fire always on the APCR/APDS rows with no Depletion Number (C4.3, C7.32).
+#: DECISION (asl.md 6.2 names "the German 28LL/40LL"; the data holds no other): the designation decides, so a
+#: 28LL/40LL takes these rows whatever the ``nationality`` parameter says.
 TAPERED_BORE = ("28LL", "40LL")
 
 
