@@ -314,7 +314,10 @@ class PartLedger:
                 if i == len(lines):  # no newline after it: a torn last write
                     continue
                 raise CorruptResults([f"{self.journal}: line {i}: expected a part checksum record "
-                                      f"(op chunk / rewrite / remove with seq and sha256 fields)"])
+                                      f"(op chunk / rewrite / remove with seq and sha256 fields); something other "
+                                      f"than tanksim changed the journal: restore it, or delete that line (a part "
+                                      f"it no longer vouches for is then quarantined and its battles played "
+                                      f"again)"])
             ops.append(op)
         return ops, True
 
