@@ -179,6 +179,42 @@ _LOS_LAST: list[Any] = []
 #: Per battle: (battle version and hidden tanks, the Case R table of :meth:`ASL._hindrances`, its content: the
 #: hindering tanks' ``(id, hex, contribution)`` in id order, which determine the table).
 _HIND_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict, tuple]]" = weakref.WeakKeyDictionary()
+
+
+class _HindSync:
+    """The Case R table of one battle kept in step with its events (:meth:`ASL._hindrances`): ``n`` the length of
+    the battle's ``state_changes`` read so far; ``entries`` ``{tank id: (hex, contribution)}`` of the hindering
+    tanks of the whole board (none hidden); ``table`` and ``key`` the table and its content built from them
+    (replaced, never changed, when an entry changes); ``hidden`` ``{hidden tanks: (table, key)}`` of the sides'
+    views of the present ``table`` (emptied when it is replaced)."""
+
+    __slots__ = ("n", "entries", "table", "key", "hidden")
+
+    def __init__(self, n: int, entries: dict[int, tuple[Hex, int | None]]):
+        self.n = n
+        self.entries = entries
+        self.table, self.key = _hind_table(entries, ())
+        self.hidden: dict[tuple[int, ...], tuple[dict, tuple]] = {}
+
+
+def _hind_table(entries: Mapping[int, tuple[Hex, int | None]], hidden: tuple[int, ...] | frozenset[int]
+                ) -> tuple[dict[Hex, tuple[tuple[int, int | None], ...]], tuple]:
+    """``(table, content)`` of :meth:`ASL._hindrances` from the hindering tanks ``entries`` (``{id: (hex,
+    contribution)}``) but the ``hidden`` ones: each hex's occupants in id order, the content ``(id, hex,
+    contribution)`` in id order."""
+    out: dict[Hex, tuple[tuple[int, int | None], ...]] = {}
+    flat = []
+    for tid in sorted(entries):
+        if tid in hidden:
+            continue
+        h, x = entries[tid]
+        out[h] = out.get(h, ()) + ((tid, x),)
+        flat.append((tid, h, x))
+    return out, tuple(flat)
+
+
+#: Per battle: its :class:`_HindSync`.
+_HIND_SYNC: "weakref.WeakKeyDictionary[BattleState, _HindSync]" = weakref.WeakKeyDictionary()
 #: Per what-if view (a view never changes): the Case R table of :meth:`ASL._hindrances`.
 _HIND_VIEW_MEMO: "weakref.WeakKeyDictionary[HypoView, dict]" = weakref.WeakKeyDictionary()
 #: The board asked last: [weak reference, its state key (``None`` for a view), its table, its content (``None`` for
@@ -1136,6 +1172,10 @@ class ASL(Ruleset):
             state = (battle.version, battle.hidden_tanks)
             if last and last[0]() is battle and last[1] == state:
                 return last[2]
+            got_sync = self._hind_sync(battle, block)
+            if got_sync is not None:
+                _HIND_LAST[:] = [weakref.ref(battle), state, got_sync[0], got_sync[1]]
+                return got_sync[0]
             ent = _HIND_MEMO.get(battle)
             if ent is not None and ent[0] == state:
                 _HIND_LAST[:] = [weakref.ref(battle), state, ent[1], ent[2]]
@@ -1155,6 +1195,80 @@ class ASL(Ruleset):
             _HIND_MEMO[battle] = (state, out, key)
             _HIND_LAST[:] = [weakref.ref(battle), state, out, key]
         return out
+
+    @staticmethod
+    def _hind_sync(battle: BattleState, block: bool) -> tuple[dict, tuple] | None:
+        """``(table, content)`` of :meth:`_hindrances` for ``battle`` as it stands (its hidden tanks left out),
+        patched from the events since the last ask instead of built from every tank (issue 14: the table is asked
+        at every new version, i.e. after every MP): a tank's contribution (:func:`_hindrance_of`) reads its own
+        status and ``rules_state`` only, and a tank's hex, status and ``rules_state`` change only through events
+        naming it (``BattleState.state_changes``), so only the tanks listed there since are read again -- at their
+        hex on the board, or for a tank hidden now (:meth:`~sim.battle.BattleState.hiding` takes it off the board
+        without an event) at its hex after its last such event (``state_change_hexes``).  A table whose content
+        did not change is handed out again (the same object: the LOS answers and masks keyed on it stay).
+        ``None`` for a first ask while tanks are hidden (their hexes unknown here: the caller builds the table)."""
+        rec = _HIND_SYNC.get(battle)
+        sc = battle.state_changes
+        n = len(sc)
+        hidden = battle.hidden_tanks
+        tanks = battle.tanks
+        if rec is None:
+            if hidden:
+                return None
+            entries: dict[int, tuple[Hex, int | None]] = {}
+            for o in tanks:
+                h = o.hex
+                if h is not None:
+                    x = _hindrance_of(o, block)
+                    if x is not False:
+                        entries[o.tank_id] = (h, x)
+            rec = _HIND_SYNC[battle] = _HindSync(n, entries)
+        elif rec.n != n:
+            start = rec.n
+            entries = rec.entries
+            dirty = False
+            hexes = battle.state_change_hexes
+            nt = len(tanks)
+            for tid in set(sc[start:n]):
+                if not 0 <= tid < nt:
+                    continue
+                o = tanks[tid]
+                if hidden and tid in hidden:
+                    h = None
+                    for i in range(n - 1, start - 1, -1):
+                        if sc[i] == tid:
+                            h = hexes[i][1]
+                            break
+                else:
+                    h = o.hex
+                e: tuple[Hex, int | None] | None = None
+                if h is not None:
+                    x = _hindrance_of(o, block)
+                    if x is not False:
+                        e = (h, x)
+                if entries.get(tid) != e:
+                    dirty = True
+                    if e is None:
+                        del entries[tid]
+                    else:
+                        entries[tid] = e
+            rec.n = n
+            if dirty:
+                rec.table, rec.key = _hind_table(entries, ())
+                rec.hidden = {}
+        if not hidden:
+            return rec.table, rec.key
+        got = rec.hidden.get(hidden)
+        if got is None:
+            ents = rec.entries
+            if any(tid in ents for tid in hidden):
+                got = _hind_table(ents, frozenset(hidden))
+            else:
+                got = (rec.table, rec.key)
+            if len(rec.hidden) >= 8:
+                rec.hidden.clear()
+            rec.hidden[hidden] = got
+        return got
 
     def _batch_los(self, battle: BoardView, root: BattleState, ent: list[Any], view_moved: tuple[Any, ...] | None,
                    i_old: int | None, p: Hex, q: Hex, ip: int) -> tuple[bool, int]:
