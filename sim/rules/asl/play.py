@@ -250,10 +250,14 @@ class _ShotMemo:
     ``parts``; never a view's placed copy).  ``batches`` holds whole answers of :meth:`ASL.targets` and
     :meth:`ASL.shots` asked of the battle itself at ``version`` (see there; emptied with ``parts``, at most
     :data:`_BATCH_MEMO_SIZE`).  ``kills`` holds the kill odds of the shots :meth:`ASL.kill_odds_at` asked, per
-    target placement and shooter (:meth:`ASL._kill_odds_fast`; ``None``: no legal shot).  All are emptied
-    together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
+    target placement and shooter (:meth:`ASL._kill_odds_fast`; ``None``: no legal shot), the shooter named there
+    by its id in ``kill_ids`` (its ``(id, part, hex, VCA, TCA)`` interned); ``firers`` the shooters' parts of
+    those asks that do not read the target's place, per target at ``version`` (emptied with ``parts``, and with
+    ``kills`` and ``kill_ids``).  All are emptied together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an
+    id never outlives its table."""
 
-    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches", "kills")
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches", "kills",
+                 "kill_ids", "firers")
 
     def __init__(self) -> None:
         self.version = -1
@@ -266,6 +270,8 @@ class _ShotMemo:
         self.able: dict[int, str | None] = {}
         self.batches: dict[tuple, Any] = {}
         self.kills: dict[tuple, dict[tuple, Fraction | None]] = {}
+        self.kill_ids: dict[tuple, int] = {}
+        self.firers: dict[tuple, list[Any]] = {}
 
     def clear(self) -> None:
         self.version = -1
@@ -278,6 +284,8 @@ class _ShotMemo:
         self.able = {}
         self.batches = {}
         self.kills = {}
+        self.kill_ids = {}
+        self.firers = {}
 
     def intern(self, values: tuple) -> int:
         ids = self.ids
@@ -345,6 +353,7 @@ def _shot_table(root: Any) -> _ShotMemo | None:
         memo.parts = {}
         memo.able = {}
         memo.batches = {}
+        memo.firers = {}
         brs = root.rules_state
         memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
     return memo
@@ -1587,30 +1596,34 @@ class ASL(Ruleset):
         tkey = (target, tpid, th, t.facing, t.turret_facing, bpart, tv)
         tab = kills.get(tkey)
         if tab is None:
-            if len(kills) >= _KILL_TARGETS:
+            if len(kills) >= _KILL_TARGETS or len(memo.kill_ids) >= _SHOT_MEMO_SIZE:
                 kills.clear()
+                memo.kill_ids.clear()
+                memo.firers.clear()
             tab = kills[tkey] = {}
         elif len(tab) >= _SHOT_MEMO_SIZE:
             tab.clear()
-        parts = memo.parts
-        able = memo.able
+        # the shooters' parts that do not read the target's place (kept per battle version, target and part,
+        # hidden tanks, placed tank, terrain version and shooter list: everything they read)
+        shooters_t = tuple(shooters)
+        fkey = (target, tpid, view_moved[0] if view_moved is not None else None, root.hidden_tanks, tv, shooters_t)
+        firers = memo.firers
+        recs = firers.get(fkey)
+        if recs is None:
+            if len(firers) >= _KILL_TARGETS:
+                firers.clear()
+            recs = firers[fkey] = self._kill_firers(battle, memo, t, tpid, view_moved, shooters_t)
         pre_tab = memo.pre
-        tside = t.side
-        no = "?"
         out: list[Fraction | None] = []
         tg = None   # (the target's part of the geometry, on the first miss: _kill_target)
-        for sid in shooters:
-            s = tanks[sid] if type(sid) is int and 0 <= sid < n else None
-            sh_ = s.hex if s is not None else None
-            if s is None or sh_ is None or type(sh_) is not Hex or s.side == tside or sh_ == th \
-                    or (view_moved is not None and sid == view_moved[0]):
+        for rec in recs:
+            sid = rec[0]
+            sh_ = rec[1]
+            if sh_ is None or sh_ == th:
                 x = self._shot(battle, sid, target, None, None)
                 out.append(None if isinstance(x, Illegal) else self.odds(x.key).p_kill)
                 continue
-            why = able.get(sid, no)
-            if why is no:
-                why = able[sid] = able_to_fire(s)
-            if why:
+            if rec[2]:   # cannot fire
                 out.append(None)
                 continue
             # los(battle, s.hex, t.hex)
@@ -1623,28 +1636,78 @@ class ASL(Ruleset):
             if not lo[0]:
                 out.append(None)
                 continue
-            spid = parts.get(sid)
-            if spid is None:
-                try:
-                    spid = parts[sid] = _tank_part(memo, s)
-                except TypeError:
-                    x = self._shot_now(battle, sid, target, None, None, lo)
-                    out.append(None if isinstance(x, Illegal) else self.odds(x.key).p_kill)
-                    continue
-            ikey = (sid, spid, sh_, s.facing, s.turret_facing, lo[1])
+            kid = rec[3]
+            if kid is None:   # (an unhashable state value: no table)
+                x = self._shot_now(battle, sid, target, None, None, lo)
+                out.append(None if isinstance(x, Illegal) else self.odds(x.key).p_kill)
+                continue
+            ikey = (kid, lo[1])
             pk = tab.get(ikey, _NO_KILL)
             if pk is _NO_KILL:
-                pre_key = (sid, target, "AP", None, spid, tpid, bpart, sh_, s.facing, s.turret_facing, tv)
-                pre = pre_tab.get(pre_key)
+                pre = rec[5]
                 if pre is None:
-                    if len(pre_tab) >= _SHOT_MEMO_SIZE:
-                        pre_tab.clear()
-                    pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", None)
+                    pre_key = rec[4]
+                    pre = pre_tab.get(pre_key)
+                    if pre is None:
+                        if len(pre_tab) >= _SHOT_MEMO_SIZE:
+                            pre_tab.clear()
+                        pre = pre_tab[pre_key] = self._shot_pre(battle, tanks[sid], t, "AP", None)
+                    rec[5] = pre
                 if tg is None:
                     tg = self._kill_target(root, t)
                 pk = tab[ikey] = self._kill_at(sh_, lo[1], pre, tg)
             out.append(pk)
         return out
+
+    def _kill_firers(self, battle: BoardView, memo: _ShotMemo, t: TankState, tpid: int,
+                     view_moved: tuple[Any, ...] | None, shooters: tuple[Any, ...]) -> list[list[Any]]:
+        """Per shooter of :meth:`_kill_odds_fast` (in order), what its ask reads of the shooter alone, at the
+        target ``t`` (its interned part ``tpid``) on ``battle`` (a battle or a view placing one tank,
+        ``view_moved``): ``[id, hex, why it cannot fire, kill id, pre key, pre]`` -- hex ``None`` for an ask
+        :meth:`_shot` answers (no such tank, off the board, friendly, the view's placed tank); the
+        :func:`able_to_fire` answer; the id in ``memo.kill_ids`` of its ``(id, part, hex, VCA, TCA)`` (``None``:
+        an unhashable state value), the key of its :meth:`_shot_pre` answer in ``memo.pre`` and that answer
+        (``None`` until a miss needs it).  Reads the shooters' hexes, facings, status and ``rules_state``, the
+        battle part and terrain version through the key: all fixed for a battle version, a hidden set and a
+        view's placed tank."""
+        tanks = battle.tanks
+        n = len(tanks)
+        tside = t.side
+        target = t.tank_id
+        vm0 = view_moved[0] if view_moved is not None else None
+        parts = memo.parts
+        able = memo.able
+        kill_ids = memo.kill_ids
+        bpart = memo.battle_part
+        tv = battle.map.terrain_version
+        no = "?"
+        recs: list[list[Any]] = []
+        for sid in shooters:
+            s = tanks[sid] if type(sid) is int and 0 <= sid < n else None
+            sh_ = s.hex if s is not None else None
+            if s is None or sh_ is None or type(sh_) is not Hex or s.side == tside or sid == vm0:
+                recs.append([sid, None, None, None, None, None])
+                continue
+            why = able.get(sid, no)
+            if why is no:
+                why = able[sid] = able_to_fire(s)
+            if why:
+                recs.append([sid, sh_, why, None, None, None])
+                continue
+            spid = parts.get(sid)
+            if spid is None:
+                try:
+                    spid = parts[sid] = _tank_part(memo, s)
+                except TypeError:
+                    recs.append([sid, sh_, None, None, None, None])
+                    continue
+            pfx = (sid, spid, sh_, s.facing, s.turret_facing)
+            kid = kill_ids.get(pfx)
+            if kid is None:
+                kid = kill_ids[pfx] = len(kill_ids)
+            pre_key = (sid, target, "AP", None, spid, tpid, bpart, sh_, s.facing, s.turret_facing, tv)
+            recs.append([sid, sh_, None, kid, pre_key, None])
+        return recs
 
     def _kill_target(self, battle: BoardView, t: TankState) -> tuple[Hex, int, int, int, tuple | None]:
         """What :meth:`_geometry` reads of the target ``t`` (on the board ``battle``'s map), the same for every
