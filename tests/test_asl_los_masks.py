@@ -169,3 +169,66 @@ def test_table_figures_are_the_direct_table_reads():
                         assert got == want, (gun_s, ammo, nat, rng, colour, given_hit)
                         compared += 1
     assert compared > 1000
+
+
+def _case_r_table(board):
+    """The definition of the Case R table (asl.md 6.1): every tank on the board read afresh, in id order."""
+    from sim.rules.asl.play import _hindrance_of
+
+    block = board.options.burning_wreck_los == "block"
+    out: dict = {}
+    for o in board.tanks:
+        if o.hex is not None:
+            x = _hindrance_of(o, block)
+            if x is not False:
+                out[o.hex] = out.get(o.hex, ()) + ((o.tank_id, x),)
+    return out
+
+
+def test_case_r_table_patched_from_the_events_is_the_definition():
+    """``ASL._hindrances`` of a battle, patched from ``state_changes`` since the last ask (issue 14), equals the
+    table built from every tank, after every event of a real 25 v 25 battle and of the bundled scenario -- also
+    inside a side's view (``hiding``: tanks taken off without an event, some of them changed since the last ask)
+    and with asks skipped for a while -- and its content key is the table's ``(id, hex, contribution)`` in id
+    order."""
+    import importlib.util
+    import pathlib
+
+    from sim.model import BattleModel
+    from sim.rules.asl import play
+    from sim.scenario import load_scenario
+
+    path = pathlib.Path(__file__).resolve().parents[1] / "benchmarks" / "battle.py"
+    spec = importlib.util.spec_from_file_location("_bench_battle_hind", path)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    seen = {"events": 0, "hidden": 0, "changed": 0}
+    for scen, seed in ((bench.cases(turns=1)["asl_25v25"](), 2), (load_scenario("asl_1941_meeting"), 5)):
+        m = BattleModel(scen, seed, decision_timeout_s=0)
+        b = m.battle
+        prev = {"table": None}
+
+        def check(_entry, b=b, prev=prev) -> None:
+            seen["events"] += 1
+            k = seen["events"]
+            if k % 7 == 3:   # asks skipped: several events patched at once next time
+                return
+            if k % 3 == 0:   # a side's view: one side's enemies hidden (as an observation hides them)
+                side = k % 2
+                ids = [t.tank_id for t in b.tanks if t.side != side and t.hex is not None][k % 5::2]
+                with b.hiding(ids):
+                    got = RULES._hindrances(b)
+                    assert got == _case_r_table(b)
+                    assert play._HIND_LAST[3] == tuple(sorted((tid, h, x) for h, es in got.items()
+                                                              for tid, x in es))
+                    seen["hidden"] += bool(ids)
+            got = RULES._hindrances(b)
+            assert got == _case_r_table(b)
+            assert play._HIND_LAST[3] == tuple(sorted((tid, h, x) for h, es in got.items() for tid, x in es))
+            if prev["table"] is not None and got is not prev["table"]:
+                seen["changed"] += 1
+            prev["table"] = got
+
+        b.listeners.append(check)
+        m.run(max_turns=2)
+    assert seen["events"] > 300 and seen["hidden"] > 50 and seen["changed"] > 10, seen

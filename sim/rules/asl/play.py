@@ -179,6 +179,42 @@ _LOS_LAST: list[Any] = []
 #: Per battle: (battle version and hidden tanks, the Case R table of :meth:`ASL._hindrances`, its content: the
 #: hindering tanks' ``(id, hex, contribution)`` in id order, which determine the table).
 _HIND_MEMO: "weakref.WeakKeyDictionary[BattleState, tuple[Hashable, dict, tuple]]" = weakref.WeakKeyDictionary()
+
+
+class _HindSync:
+    """The Case R table of one battle kept in step with its events (:meth:`ASL._hindrances`): ``n`` the length of
+    the battle's ``state_changes`` read so far; ``entries`` ``{tank id: (hex, contribution)}`` of the hindering
+    tanks of the whole board (none hidden); ``table`` and ``key`` the table and its content built from them
+    (replaced, never changed, when an entry changes); ``hidden`` ``{hidden tanks: (table, key)}`` of the sides'
+    views of the present ``table`` (emptied when it is replaced)."""
+
+    __slots__ = ("n", "entries", "table", "key", "hidden")
+
+    def __init__(self, n: int, entries: dict[int, tuple[Hex, int | None]]):
+        self.n = n
+        self.entries = entries
+        self.table, self.key = _hind_table(entries, ())
+        self.hidden: dict[tuple[int, ...], tuple[dict, tuple]] = {}
+
+
+def _hind_table(entries: Mapping[int, tuple[Hex, int | None]], hidden: tuple[int, ...] | frozenset[int]
+                ) -> tuple[dict[Hex, tuple[tuple[int, int | None], ...]], tuple]:
+    """``(table, content)`` of :meth:`ASL._hindrances` from the hindering tanks ``entries`` (``{id: (hex,
+    contribution)}``) but the ``hidden`` ones: each hex's occupants in id order, the content ``(id, hex,
+    contribution)`` in id order."""
+    out: dict[Hex, tuple[tuple[int, int | None], ...]] = {}
+    flat = []
+    for tid in sorted(entries):
+        if tid in hidden:
+            continue
+        h, x = entries[tid]
+        out[h] = out.get(h, ()) + ((tid, x),)
+        flat.append((tid, h, x))
+    return out, tuple(flat)
+
+
+#: Per battle: its :class:`_HindSync`.
+_HIND_SYNC: "weakref.WeakKeyDictionary[BattleState, _HindSync]" = weakref.WeakKeyDictionary()
 #: Per what-if view (a view never changes): the Case R table of :meth:`ASL._hindrances`.
 _HIND_VIEW_MEMO: "weakref.WeakKeyDictionary[HypoView, dict]" = weakref.WeakKeyDictionary()
 #: The board asked last: [weak reference, its state key (``None`` for a view), its table, its content (``None`` for
@@ -214,10 +250,14 @@ class _ShotMemo:
     ``parts``; never a view's placed copy).  ``batches`` holds whole answers of :meth:`ASL.targets` and
     :meth:`ASL.shots` asked of the battle itself at ``version`` (see there; emptied with ``parts``, at most
     :data:`_BATCH_MEMO_SIZE`).  ``kills`` holds the kill odds of the shots :meth:`ASL.kill_odds_at` asked, per
-    target placement and shooter (:meth:`ASL._kill_odds_fast`; ``None``: no legal shot).  All are emptied
-    together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an id never outlives its table."""
+    target placement and shooter (:meth:`ASL._kill_odds_fast`; ``None``: no legal shot), the shooter named there
+    by its id in ``kill_ids`` (its ``(id, part, hex, VCA, TCA)`` interned); ``firers`` the shooters' parts of
+    those asks that do not read the target's place, per target at ``version`` (emptied with ``parts``, and with
+    ``kills`` and ``kill_ids``).  All are emptied together when ``shots`` reaches :data:`_SHOT_MEMO_SIZE`, so an
+    id never outlives its table."""
 
-    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches", "kills")
+    __slots__ = ("version", "parts", "battle_part", "ids", "shots", "views", "pre", "able", "batches", "kills",
+                 "kill_ids", "firers")
 
     def __init__(self) -> None:
         self.version = -1
@@ -230,6 +270,8 @@ class _ShotMemo:
         self.able: dict[int, str | None] = {}
         self.batches: dict[tuple, Any] = {}
         self.kills: dict[tuple, dict[tuple, Fraction | None]] = {}
+        self.kill_ids: dict[tuple, int] = {}
+        self.firers: dict[tuple, list[Any]] = {}
 
     def clear(self) -> None:
         self.version = -1
@@ -242,6 +284,8 @@ class _ShotMemo:
         self.able = {}
         self.batches = {}
         self.kills = {}
+        self.kill_ids = {}
+        self.firers = {}
 
     def intern(self, values: tuple) -> int:
         ids = self.ids
@@ -309,6 +353,7 @@ def _shot_table(root: Any) -> _ShotMemo | None:
         memo.parts = {}
         memo.able = {}
         memo.batches = {}
+        memo.firers = {}
         brs = root.rules_state
         memo.battle_part = memo.intern(tuple([brs.get(f) for f in _SHOT_BATTLE_FIELDS]))
     return memo
@@ -1136,6 +1181,10 @@ class ASL(Ruleset):
             state = (battle.version, battle.hidden_tanks)
             if last and last[0]() is battle and last[1] == state:
                 return last[2]
+            got_sync = self._hind_sync(battle, block)
+            if got_sync is not None:
+                _HIND_LAST[:] = [weakref.ref(battle), state, got_sync[0], got_sync[1]]
+                return got_sync[0]
             ent = _HIND_MEMO.get(battle)
             if ent is not None and ent[0] == state:
                 _HIND_LAST[:] = [weakref.ref(battle), state, ent[1], ent[2]]
@@ -1155,6 +1204,80 @@ class ASL(Ruleset):
             _HIND_MEMO[battle] = (state, out, key)
             _HIND_LAST[:] = [weakref.ref(battle), state, out, key]
         return out
+
+    @staticmethod
+    def _hind_sync(battle: BattleState, block: bool) -> tuple[dict, tuple] | None:
+        """``(table, content)`` of :meth:`_hindrances` for ``battle`` as it stands (its hidden tanks left out),
+        patched from the events since the last ask instead of built from every tank (issue 14: the table is asked
+        at every new version, i.e. after every MP): a tank's contribution (:func:`_hindrance_of`) reads its own
+        status and ``rules_state`` only, and a tank's hex, status and ``rules_state`` change only through events
+        naming it (``BattleState.state_changes``), so only the tanks listed there since are read again -- at their
+        hex on the board, or for a tank hidden now (:meth:`~sim.battle.BattleState.hiding` takes it off the board
+        without an event) at its hex after its last such event (``state_change_hexes``).  A table whose content
+        did not change is handed out again (the same object: the LOS answers and masks keyed on it stay).
+        ``None`` for a first ask while tanks are hidden (their hexes unknown here: the caller builds the table)."""
+        rec = _HIND_SYNC.get(battle)
+        sc = battle.state_changes
+        n = len(sc)
+        hidden = battle.hidden_tanks
+        tanks = battle.tanks
+        if rec is None:
+            if hidden:
+                return None
+            entries: dict[int, tuple[Hex, int | None]] = {}
+            for o in tanks:
+                h = o.hex
+                if h is not None:
+                    x = _hindrance_of(o, block)
+                    if x is not False:
+                        entries[o.tank_id] = (h, x)
+            rec = _HIND_SYNC[battle] = _HindSync(n, entries)
+        elif rec.n != n:
+            start = rec.n
+            entries = rec.entries
+            dirty = False
+            hexes = battle.state_change_hexes
+            nt = len(tanks)
+            for tid in set(sc[start:n]):
+                if not 0 <= tid < nt:
+                    continue
+                o = tanks[tid]
+                if hidden and tid in hidden:
+                    h = None
+                    for i in range(n - 1, start - 1, -1):
+                        if sc[i] == tid:
+                            h = hexes[i][1]
+                            break
+                else:
+                    h = o.hex
+                e: tuple[Hex, int | None] | None = None
+                if h is not None:
+                    x = _hindrance_of(o, block)
+                    if x is not False:
+                        e = (h, x)
+                if entries.get(tid) != e:
+                    dirty = True
+                    if e is None:
+                        del entries[tid]
+                    else:
+                        entries[tid] = e
+            rec.n = n
+            if dirty:
+                rec.table, rec.key = _hind_table(entries, ())
+                rec.hidden = {}
+        if not hidden:
+            return rec.table, rec.key
+        got = rec.hidden.get(hidden)
+        if got is None:
+            ents = rec.entries
+            if any(tid in ents for tid in hidden):
+                got = _hind_table(ents, frozenset(hidden))
+            else:
+                got = (rec.table, rec.key)
+            if len(rec.hidden) >= 8:
+                rec.hidden.clear()
+            rec.hidden[hidden] = got
+        return got
 
     def _batch_los(self, battle: BoardView, root: BattleState, ent: list[Any], view_moved: tuple[Any, ...] | None,
                    i_old: int | None, p: Hex, q: Hex, ip: int) -> tuple[bool, int]:
@@ -1473,30 +1596,34 @@ class ASL(Ruleset):
         tkey = (target, tpid, th, t.facing, t.turret_facing, bpart, tv)
         tab = kills.get(tkey)
         if tab is None:
-            if len(kills) >= _KILL_TARGETS:
+            if len(kills) >= _KILL_TARGETS or len(memo.kill_ids) >= _SHOT_MEMO_SIZE:
                 kills.clear()
+                memo.kill_ids.clear()
+                memo.firers.clear()
             tab = kills[tkey] = {}
         elif len(tab) >= _SHOT_MEMO_SIZE:
             tab.clear()
-        parts = memo.parts
-        able = memo.able
+        # the shooters' parts that do not read the target's place (kept per battle version, target and part,
+        # hidden tanks, placed tank, terrain version and shooter list: everything they read)
+        shooters_t = tuple(shooters)
+        fkey = (target, tpid, view_moved[0] if view_moved is not None else None, root.hidden_tanks, tv, shooters_t)
+        firers = memo.firers
+        recs = firers.get(fkey)
+        if recs is None:
+            if len(firers) >= _KILL_TARGETS:
+                firers.clear()
+            recs = firers[fkey] = self._kill_firers(battle, memo, t, tpid, view_moved, shooters_t)
         pre_tab = memo.pre
-        tside = t.side
-        no = "?"
         out: list[Fraction | None] = []
         tg = None   # (the target's part of the geometry, on the first miss: _kill_target)
-        for sid in shooters:
-            s = tanks[sid] if type(sid) is int and 0 <= sid < n else None
-            sh_ = s.hex if s is not None else None
-            if s is None or sh_ is None or type(sh_) is not Hex or s.side == tside or sh_ == th \
-                    or (view_moved is not None and sid == view_moved[0]):
+        for rec in recs:
+            sid = rec[0]
+            sh_ = rec[1]
+            if sh_ is None or sh_ == th:
                 x = self._shot(battle, sid, target, None, None)
                 out.append(None if isinstance(x, Illegal) else self.odds(x.key).p_kill)
                 continue
-            why = able.get(sid, no)
-            if why is no:
-                why = able[sid] = able_to_fire(s)
-            if why:
+            if rec[2]:   # cannot fire
                 out.append(None)
                 continue
             # los(battle, s.hex, t.hex)
@@ -1509,28 +1636,78 @@ class ASL(Ruleset):
             if not lo[0]:
                 out.append(None)
                 continue
-            spid = parts.get(sid)
-            if spid is None:
-                try:
-                    spid = parts[sid] = _tank_part(memo, s)
-                except TypeError:
-                    x = self._shot_now(battle, sid, target, None, None, lo)
-                    out.append(None if isinstance(x, Illegal) else self.odds(x.key).p_kill)
-                    continue
-            ikey = (sid, spid, sh_, s.facing, s.turret_facing, lo[1])
+            kid = rec[3]
+            if kid is None:   # (an unhashable state value: no table)
+                x = self._shot_now(battle, sid, target, None, None, lo)
+                out.append(None if isinstance(x, Illegal) else self.odds(x.key).p_kill)
+                continue
+            ikey = (kid, lo[1])
             pk = tab.get(ikey, _NO_KILL)
             if pk is _NO_KILL:
-                pre_key = (sid, target, "AP", None, spid, tpid, bpart, sh_, s.facing, s.turret_facing, tv)
-                pre = pre_tab.get(pre_key)
+                pre = rec[5]
                 if pre is None:
-                    if len(pre_tab) >= _SHOT_MEMO_SIZE:
-                        pre_tab.clear()
-                    pre = pre_tab[pre_key] = self._shot_pre(battle, s, t, "AP", None)
+                    pre_key = rec[4]
+                    pre = pre_tab.get(pre_key)
+                    if pre is None:
+                        if len(pre_tab) >= _SHOT_MEMO_SIZE:
+                            pre_tab.clear()
+                        pre = pre_tab[pre_key] = self._shot_pre(battle, tanks[sid], t, "AP", None)
+                    rec[5] = pre
                 if tg is None:
                     tg = self._kill_target(root, t)
                 pk = tab[ikey] = self._kill_at(sh_, lo[1], pre, tg)
             out.append(pk)
         return out
+
+    def _kill_firers(self, battle: BoardView, memo: _ShotMemo, t: TankState, tpid: int,
+                     view_moved: tuple[Any, ...] | None, shooters: tuple[Any, ...]) -> list[list[Any]]:
+        """Per shooter of :meth:`_kill_odds_fast` (in order), what its ask reads of the shooter alone, at the
+        target ``t`` (its interned part ``tpid``) on ``battle`` (a battle or a view placing one tank,
+        ``view_moved``): ``[id, hex, why it cannot fire, kill id, pre key, pre]`` -- hex ``None`` for an ask
+        :meth:`_shot` answers (no such tank, off the board, friendly, the view's placed tank); the
+        :func:`able_to_fire` answer; the id in ``memo.kill_ids`` of its ``(id, part, hex, VCA, TCA)`` (``None``:
+        an unhashable state value), the key of its :meth:`_shot_pre` answer in ``memo.pre`` and that answer
+        (``None`` until a miss needs it).  Reads the shooters' hexes, facings, status and ``rules_state``, the
+        battle part and terrain version through the key: all fixed for a battle version, a hidden set and a
+        view's placed tank."""
+        tanks = battle.tanks
+        n = len(tanks)
+        tside = t.side
+        target = t.tank_id
+        vm0 = view_moved[0] if view_moved is not None else None
+        parts = memo.parts
+        able = memo.able
+        kill_ids = memo.kill_ids
+        bpart = memo.battle_part
+        tv = battle.map.terrain_version
+        no = "?"
+        recs: list[list[Any]] = []
+        for sid in shooters:
+            s = tanks[sid] if type(sid) is int and 0 <= sid < n else None
+            sh_ = s.hex if s is not None else None
+            if s is None or sh_ is None or type(sh_) is not Hex or s.side == tside or sid == vm0:
+                recs.append([sid, None, None, None, None, None])
+                continue
+            why = able.get(sid, no)
+            if why is no:
+                why = able[sid] = able_to_fire(s)
+            if why:
+                recs.append([sid, sh_, why, None, None, None])
+                continue
+            spid = parts.get(sid)
+            if spid is None:
+                try:
+                    spid = parts[sid] = _tank_part(memo, s)
+                except TypeError:
+                    recs.append([sid, sh_, None, None, None, None])
+                    continue
+            pfx = (sid, spid, sh_, s.facing, s.turret_facing)
+            kid = kill_ids.get(pfx)
+            if kid is None:
+                kid = kill_ids[pfx] = len(kill_ids)
+            pre_key = (sid, target, "AP", None, spid, tpid, bpart, sh_, s.facing, s.turret_facing, tv)
+            recs.append([sid, sh_, None, kid, pre_key, None])
+        return recs
 
     def _kill_target(self, battle: BoardView, t: TankState) -> tuple[Hex, int, int, int, tuple | None]:
         """What :meth:`_geometry` reads of the target ``t`` (on the board ``battle``'s map), the same for every
