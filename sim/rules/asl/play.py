@@ -596,6 +596,7 @@ def _movement_search(start: tuple[Hex, int], budget: int, entry: Callable[[Hex],
             order.append(v)
             # the four successors in order, unrolled (the successor dict's order where it matters: see above)
             a, sa, b, sb, right, left, i = moves[v]
+            # the two hex moves (a: forward, b: reverse) are written out, not looped over: the search's hot loop
             ca = ent[a]
             if ca is _UNSET:
                 ca = ent[a] = entry(cell_of[a])
