@@ -139,3 +139,33 @@ def test_validate_knows_an_experiment_without_factors(tmp_path, capsys):
     assert main(["validate", str(dev)]) == 2
     out = capsys.readouterr()
     assert f"{dev}: scenario: /dev/zero: (file): not a regular file; expected a YAML file" in out.out + out.err
+
+
+@pytest.mark.parametrize(("bundled", "field", "value", "what"), [
+    ("ps_square_law.yaml", "name", "X\x1b[2J", "a name without control characters"),
+    ("ps_square_law.yaml", "id", "evil\u202e", "a name without control characters"),
+    ("asl_1941_meeting.yaml", "name", "X\x1b[2J", "a name without control characters"),
+    ("asl_1941_meeting.yaml", "nationality", "German\nFAKE", "a name without control characters"),
+    ("asl_1941_meeting.yaml", "notes", "ok\x1b]0;pwn\x07", "a text without control characters other than"),
+    ("hq_skirmish.yaml", "name", "X\x1b[2J", "a name without control characters"),
+    ("hq_skirmish.yaml", "notes", "ok\x1b[31m", "a text without control characters other than"),
+])
+def test_a_vehicle_record_with_control_characters_is_refused(tmp_path, capsys, bundled, field, value, what):
+    """A ``vehicles:`` record is checked by its rule set's catalog model: its names and texts are echoed by
+    ``tanksim catalog``, the reports and the app, so they are held to the scenario's own rule for names."""
+    from sim.scenario import dump_yaml
+
+    data = parse_yaml((ROOT / "scenarios" / bundled).read_text(), bundled)
+    tank = data["sides"][0]["tanks"][0]
+    record = {"base": tank["vehicle"], field: value}
+    if field == "id":
+        record["id"] = value
+    data.setdefault("vehicles", {})["mine"] = record
+    tank["vehicle"] = "mine"
+    f = tmp_path / "s.yaml"
+    f.write_text(dump_yaml(data))
+    assert main(["validate", str(f)]) == 2
+    out = capsys.readouterr()
+    text = out.out + out.err
+    assert f"{f}: vehicles.mine.{field}: expected {what}" in text, text
+    assert "\x1b" not in text and "FAKE" not in text.replace("\\nFAKE", "")

@@ -12,14 +12,22 @@ import importlib
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any, Callable, ClassVar, Generator, Hashable, Iterable, Mapping, Sequence
+from typing import Annotated, Any, Callable, ClassVar, Generator, Hashable, Iterable, Mapping, Sequence
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from sim.actions import Action, Pass
 from sim.battle import Battle, BoardView
 from sim.dice import DiceSource
-from sim.messages import problem_message
+from sim.messages import printable_name, printable_text, problem_message
+
+#: A catalog record's name or id (a vehicle's ``id``, ``name``; a listing): at most 200 characters and no control
+#: characters (:func:`sim.messages.printable_name`), as a scenario's names -- a record is echoed by ``tanksim
+#: catalog``, the reports and the app, so it must not forge an output line or send a terminal escape.
+CatalogName = Annotated[str, Field(max_length=200), AfterValidator(printable_name)]
+#: A catalog record's free text (``notes``, ``source``, ``basis``): at most 10,000 characters; newlines and tabs
+#: but no other control characters (:func:`sim.messages.printable_text`).
+CatalogText = Annotated[str, Field(max_length=10_000), AfterValidator(printable_text)]
 
 
 class Illegal(str):

@@ -34,7 +34,8 @@ from pydantic import (
     model_validator,
 )
 
-from sim.rules.base import VehicleError, validation_problems
+from sim.messages import printable_name, printable_text
+from sim.rules.base import CatalogName, CatalogText, VehicleError, validation_problems
 
 log = logging.getLogger(__name__)
 
@@ -473,9 +474,9 @@ class VehicleRecord(_Strict):
     (asl.md 1).  Trust limits: ``mp`` 1..60, ``rof`` 0..3, ``breakdown`` and ``cs`` 2..12, ``crew_morale`` 1..10.
     ``notes``, ``sources`` and ``radioless`` (no effect: Platoon Movement is not modelled) document the record."""
 
-    id: str | None = Field(default=None, max_length=200)
-    name: str | None = Field(default=None, max_length=200)
-    nationality: str | None = Field(default=None, max_length=60)
+    id: CatalogName | None = None
+    name: CatalogName | None = None
+    nationality: Annotated[str, Field(max_length=60), AfterValidator(printable_name)] | None = None
     th_colour: Literal["black", "red"] | None = None
     gun: str = Field(max_length=40)
     tk_key: dict[Literal["AP", "APCR", "APDS", "HEAT", "HE"], Annotated[str, Field(max_length=60)]] | None = None
@@ -494,8 +495,9 @@ class VehicleRecord(_Strict):
     cs: Annotated[StrictInt, Field(ge=2, le=12)] | None = None
     cs_red: StrictBool | None = None
     crew_morale: Annotated[StrictInt, Field(ge=1, le=10)] | None = None
-    notes: str | None = Field(default=None, max_length=10_000)
-    sources: list[Annotated[str, Field(max_length=500)]] | None = Field(default=None, max_length=100)
+    notes: CatalogText | None = None
+    sources: list[Annotated[str, Field(max_length=500), AfterValidator(printable_text)]] | None = Field(
+        default=None, max_length=100)
     radioless: StrictBool | None = None
 
     @field_validator("gun", mode="before")

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Literal
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from sim.rules.base import RulesOptions, VehicleError, validation_problems
+from sim.rules.base import CatalogName, CatalogText, RulesOptions, VehicleError, validation_problems
 
 #: Project copy of the stat blocks (§5).
 CATALOG_PATH = Path(__file__).resolve().parent.parent / "data" / "hummel_quest_vehicles.yaml"
@@ -121,12 +121,12 @@ class Features(_Strict):
 class Vehicle(_Strict):
     """One Hummel Quest tank stat block (§5.1).  Runtime state (DT now, OST now, ...) is not part of it."""
 
-    id: str = Field(max_length=200)
-    name: str = Field(max_length=200)
+    id: CatalogName
+    name: CatalogName
     origin: Literal["public_sheet", "project_example"]
-    source: str = Field(max_length=10_000)
-    assumed: tuple[Annotated[str, Field(max_length=200)], ...] = Field(max_length=100)
-    notes: str = Field(max_length=10_000)
+    source: CatalogText
+    assumed: tuple[CatalogName, ...] = Field(max_length=100)
+    notes: CatalogText
     size: int = Field(ge=1, le=MAX_SCORE)
     dur: int = Field(ge=0, le=MAX_SCORE)
     dt: int = Field(ge=1, le=MAX_POINTS)

@@ -15,7 +15,7 @@ from typing import Annotated, Any, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
-from sim.rules.base import VehicleError, validation_problems
+from sim.rules.base import CatalogName, CatalogText, VehicleError, validation_problems
 
 FACES = ("front", "side", "rear")
 
@@ -41,7 +41,7 @@ class _Card(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
     value: StrictInt
     derived: StrictBool = False
-    basis: str = Field(default="", max_length=10_000)
+    basis: CatalogText = ""
 
 
 class _Penetration(_Card):
@@ -76,8 +76,8 @@ class VehicleRecord(BaseModel):
     the movement roll).  Unknown fields are errors."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
-    id: str | None = Field(default=None, max_length=200)
-    name: str | None = Field(default=None, max_length=200)
+    id: CatalogName | None = None
+    name: CatalogName | None = None
     turret: StrictBool = True
     penetration: _Penetration
     armour: _ArmourRecord
