@@ -45,7 +45,8 @@ def test_a_folder_refusal_also_comes_before_the_header(tmp_path, capsys):
     said = capsys.readouterr()
     assert rc == 2, said.err
     assert "tournament twins" not in said.out and said.out == ""
-    assert said.err.strip() == f"{out}: holds other results (manifest.json: a batch's); choose another --out folder"
+    assert said.err.strip() == (f"tanksim tournament: {out}: holds other results (manifest.json: a batch's); "
+                                "choose another --out folder")  # the folder's refusal starts as batch's does
 
 
 def test_a_validator_message_says_its_value_once(tmp_path):

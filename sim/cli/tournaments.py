@@ -130,6 +130,9 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
         res = T.analyse(t, games_df)
         written = T.write_results(res, t, args.out, plots=not args.no_plots)
         analysed = time.perf_counter() - t0 - played
+    except T.TournamentFolderError as exc:
+        print("\n".join(f"tanksim tournament: {e}" for e in exc.errors), file=sys.stderr)
+        return 2
     except (T.TournamentError, ScenarioError) as exc:
         print("\n".join(exc.errors), file=sys.stderr)
         return 2

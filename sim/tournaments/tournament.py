@@ -96,6 +96,12 @@ class TournamentError(ValueError):
         super().__init__("\n".join(self.errors))
 
 
+class TournamentFolderError(TournamentError):
+    """The results folder (``--out``) cannot take this tournament: it holds a batch's results, another
+    tournament's, or an unreadable manifest.  ``tanksim tournament`` prints each line after its own name, as
+    ``tanksim batch`` does for its folder (the file's own errors start with the file's name instead)."""
+
+
 class EntrantLoadFailure(TournamentError):
     """One or more entrants cannot be loaded (reported before any game is played)."""
 
@@ -985,13 +991,14 @@ def prepare_folder(t: Tournament, out: str | Path, new: bool = False, write: boo
     out.mkdir(parents=True, exist_ok=True)
     other = [n for n in store.MANIFEST_NAMES if n != MANIFEST and (out / n).is_file()]
     if other:
-        raise TournamentError([f"{out}: holds other results ({other[0]}: a batch's); choose another --out folder"])
+        raise TournamentFolderError([f"{out}: holds other results ({other[0]}: a batch's); "
+                                     "choose another --out folder"])
     notes: list[str] = []
     try:
         old = read_manifest(out)
     except store.CorruptResults as exc:
         if not new:
-            raise TournamentError(exc.problems + ["re-run with --new to rebuild it (the bad one is kept in "
+            raise TournamentFolderError(exc.problems + ["re-run with --new to rebuild it (the bad one is kept in "
                                                   "DIR/quarantine)"]) from None
         dest = out / store.QUARANTINE / f"{time.strftime('%Y%m%dT%H%M%S')}-manifest"
         dest.mkdir(parents=True, exist_ok=True)
@@ -1001,7 +1008,7 @@ def prepare_folder(t: Tournament, out: str | Path, new: bool = False, write: boo
     ident = t.identity()
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")
     if old is not None and old.get("tournament_hash") != ident and not new and store.part_paths(out, "runs"):
-        raise TournamentError([(f"{out}: holds results of a different tournament ({old.get('source')}, hash "
+        raise TournamentFolderError([(f"{out}: holds results of a different tournament ({old.get('source')}, hash "
                                 f"{old.get('tournament_hash')}); {t.source} hashes to {ident}. Re-run with --new "
                                 f"to switch this folder to it (stored games it still contains are reused), or "
                                 f"choose another --out folder.")])
