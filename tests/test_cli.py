@@ -5,9 +5,11 @@ import json
 import subprocess
 
 import pandas as pd
+import pytest
 import yaml
 
 from conftest import ROOT, small_ps_scenario, tanksim_cmd
+from sim.cli.main import main
 
 
 def tanksim(*args, check=False):
@@ -245,3 +247,31 @@ def test_the_deciding_shot_says_what_became_of_the_target():
     assert hq.endswith(": hit -> incapacitated"), hq
     ps = run_battle(load_scenario("default"), seed=1, record_events=False).row["deciding_shot"]
     assert ps.endswith(": destroyed") and "->" not in ps.split(":")[-1], ps
+
+
+@pytest.mark.parametrize(("ruleset", "base", "flag"), [
+    ("panzer_squadron", ["penetration=118", "armour=177", "modifier=0"], "partial_cover"),
+    ("asl", ["final_tk=6", "given_hit=hull", "ammo=AP"], "target_shocked"),
+    ("hummel_quest", ["mode=shot", "reality_com=2", "to_hit=1", "range_m=99", "target_size=2", "firepower=5",
+                      "target_dur=4", "damage_dice=3", "damage_keep=2", "target_dt=10"], "shooter_moved_half"),
+])
+def test_a_yes_no_parameter_has_the_same_spellings_in_every_rule_set(capsys, ruleset, base, flag):
+    """``sim.rules.base.FLAG_SPELLINGS``: each spelling gives the odds of its canonical value; anything else is
+    refused with the parameter's name, exit 2."""
+    from sim.rules.base import FLAG_SPELLINGS
+
+    def odds(value: str) -> tuple[int, str]:
+        rc = main(["odds", ruleset, *base, f"{flag}={value}", "--json"])
+        said = capsys.readouterr()
+        return rc, said.out if rc == 0 else said.err
+
+    want = {b: odds(str(b).lower()) for b in (True, False)}
+    assert want[True][0] == want[False][0] == 0
+    for spelling, b in FLAG_SPELLINGS.items():
+        for written in (spelling, spelling.upper(), f" {spelling} "):
+            got = odds(written)
+            assert got[0] == 0, (written, got)
+            assert json.loads(got[1]) | {flag: None} == json.loads(want[b][1]) | {flag: None}, written
+    for bad in ("maybe", "2", "tru", ""):
+        rc, err = odds(bad)
+        assert rc == 2 and f"{flag}=" in err and "expected true or false" in err, (bad, err)

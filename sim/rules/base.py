@@ -131,6 +131,25 @@ class CaseError(ValueError):
     """A golden case or odds parameter set is malformed (unknown name, bad value)."""
 
 
+#: The spellings of a yes/no parameter (``tanksim odds ... partial_cover=true``, an odds case's ``params``), the same
+#: in every rule set: YAML 1.1's booleans (what a case file's ``yes`` already means) and ``1``/``0``, any case.
+FLAG_SPELLINGS: Mapping[str, bool] = {"true": True, "yes": True, "on": True, "1": True,
+                                      "false": False, "no": False, "off": False, "0": False}
+
+
+def flag_value(v: object) -> bool | None:
+    """A yes/no parameter's value: ``v`` itself when a bool, ``0``/``1`` as an int, or a string in
+    :data:`FLAG_SPELLINGS` (case and surrounding spaces ignored); ``None`` when ``v`` is none of these (the caller
+    refuses it, naming the parameter)."""
+    if isinstance(v, bool):
+        return v
+    if isinstance(v, int):
+        return {0: False, 1: True}.get(v)
+    if isinstance(v, str):
+        return FLAG_SPELLINGS.get(v.strip().lower())
+    return None
+
+
 class VehicleError(ValueError):
     """A vehicle record breaks its rule set's catalog schema.
 

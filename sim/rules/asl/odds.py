@@ -37,7 +37,7 @@ from sim.rules.asl.tables import (
     to_hit_tables,
     to_kill_tables,
 )
-from sim.rules.base import CaseError, fraction_str, parse_fraction
+from sim.rules.base import CaseError, flag_value, fraction_str, parse_fraction
 
 #: Result names of a TK DR (asl.md 8.2) and of a TH DR that did not hit.
 RESULTS = ("burn", "elim", "immobilized", "shocked", "possible_shock", "dud", "no_effect")
@@ -164,14 +164,10 @@ def _int(name: str, v: Any, lo: int | None = None, hi: int | None = None) -> int
 
 
 def _bool(name: str, v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    t = str(v).strip().lower()
-    if t in ("true", "yes", "1", "on"):
-        return True
-    if t in ("false", "no", "0", "off"):
-        return False
-    raise CaseError(f"parameter {name}={v!r}: expected true or false")
+    b = flag_value(v)
+    if b is None:
+        raise CaseError(f"parameter {name}={v!r}: expected true or false")
+    return b
 
 
 def _choice(name: str, v: Any, choices: tuple[str, ...]) -> str:

@@ -716,14 +716,11 @@ def _parse_int(name: str, raw: object) -> int:
 
 
 def _parse_bool(name: str, raw: object) -> bool:
-    from sim.rules.base import CaseError
-    if isinstance(raw, bool):
-        return raw
-    if isinstance(raw, int) and raw in (0, 1):
-        return bool(raw)
-    if isinstance(raw, str) and raw.strip().lower() in ("true", "false", "1", "0"):
-        return raw.strip().lower() in ("true", "1")
-    raise CaseError(f"parameter {name}: expected true/false/1/0, got {raw!r}")
+    from sim.rules.base import CaseError, flag_value
+    b = flag_value(raw)
+    if b is None:
+        raise CaseError(f"parameter {name}={raw!r}: expected true or false")
+    return b
 
 
 def _parse_value(name: str, kind: ParamKind, raw: object) -> ParamValue:

@@ -13,7 +13,7 @@ from typing import Any, Final, Mapping, NamedTuple
 
 from sim.dice import DiceSource
 from sim.messages import did_you_mean
-from sim.rules.base import CaseError, Odds, fraction_str
+from sim.rules.base import CaseError, Odds, flag_value, fraction_str
 from sim.rules.panzer_squadron.data import FACES, find_vehicle
 
 #: The two status markers (D20); ``Final`` so that they type as the literals the options name.
@@ -120,7 +120,6 @@ def net_modifier(*, modifier: int = 0, firer_status: str | None = None, turret_r
     return m
 
 
-_BOOL = {"true": True, "false": False, "1": True, "0": False, "yes": True, "no": False}
 #: The parameters of ``tanksim odds`` / an odds case for this rule set (:func:`key_from_params`), in order.
 PARAM_NAMES = ("penetration", "armour", "firer", "target", "face", "modifier", "firer_status", "turret_rotated",
                "target_moving", "partial_cover", "range_hexes", "tile_modifier")
@@ -138,12 +137,10 @@ def _int(name: str, v: Any, lo: int | None = None) -> int:
 
 
 def _bool(name: str, v: Any) -> bool:
-    if isinstance(v, bool):
-        return v
-    s = str(v).strip().lower()
-    if s not in _BOOL:
+    b = flag_value(v)
+    if b is None:
         raise CaseError(f"{name}={v!r}: expected true or false")
-    return _BOOL[s]
+    return b
 
 
 def key_from_params(params: Mapping[str, Any]) -> tuple[PSKey, dict[str, Any]]:
