@@ -9,12 +9,14 @@ from conftest import small_ps_scenario
 
 
 def test_run_hands_the_frozen_heap_back_to_the_collector():
-    from sim.model import FULL_GC_EVERY, BattleModel
+    from sim.model import FULL_GC_EVERY, MIDDLE_GC_EVERY, YOUNG_GC_EVERY, BattleModel
     from sim.scenario import validate
 
     before = gc.get_freeze_count()  # CPython freezes a few hundred objects at start-up
     thresholds = gc.get_threshold()
-    assert thresholds[2] < FULL_GC_EVERY  # CPython's default (10): the test would show nothing otherwise
+    # CPython's defaults (700, 10, 10): the test would show nothing otherwise
+    assert thresholds < (YOUNG_GC_EVERY, MIDDLE_GC_EVERY, FULL_GC_EVERY)
+    assert thresholds[1] < MIDDLE_GC_EVERY and thresholds[2] < FULL_GC_EVERY
     seen: list[int] = []
     during: list[tuple[int, ...]] = []
     model = BattleModel(validate(small_ps_scenario(), "small"), 1, decision_timeout_s=0)
@@ -23,8 +25,8 @@ def test_run_hands_the_frozen_heap_back_to_the_collector():
     model.run(max_turns=1)
     assert seen and min(seen) > before  # the battle's heap frozen while it played
     assert gc.get_freeze_count() == 0
-    # the oldest generation's threshold raised while it played, the young ones untouched, all put back
-    assert set(during) == {(thresholds[0], thresholds[1], FULL_GC_EVERY)}
+    # the three thresholds raised while it played, all put back
+    assert set(during) == {(YOUNG_GC_EVERY, MIDDLE_GC_EVERY, FULL_GC_EVERY)}
     assert gc.get_threshold() == thresholds
 
     def boom(entry):
@@ -58,3 +60,20 @@ def test_a_decisions_observation_is_freed_without_the_cyclic_collector(scenario)
         gc.enable()
     assert answered == 60
     assert not kinds & {"Observation", "SideLegal", "Decision", "Legal"}, sorted(kinds)
+
+
+def test_a_callers_higher_thresholds_are_kept_while_a_battle_plays():
+    from sim.model import FULL_GC_EVERY, MIDDLE_GC_EVERY, BattleModel
+    from sim.scenario import validate
+
+    old = gc.get_threshold()
+    gc.set_threshold(90_000, 5, 7)
+    try:
+        during: list[tuple[int, ...]] = []
+        model = BattleModel(validate(small_ps_scenario(), "small"), 1, decision_timeout_s=0)
+        model.battle.listeners.append(lambda entry: during.append(gc.get_threshold()))
+        model.run(max_turns=1)
+        assert during and set(during) == {(90_000, MIDDLE_GC_EVERY, FULL_GC_EVERY)}  # each the higher of the two
+        assert gc.get_threshold() == (90_000, 5, 7)
+    finally:
+        gc.set_threshold(*old)
