@@ -204,6 +204,32 @@ def test_tournament_command_rejects_a_misspelled_policy_as_validate_does_and_cre
     assert not out.exists()
 
 
+def test_an_isolated_lookahead_is_refused_before_any_game_not_forfeited_in_every_one(tmp_path, capsys):
+    """lookahead searches on a copy of the battle, which an isolated entrant never gets: under isolation: process
+    every game it played was a forfeit; now validate, tournament and match refuse it up front (exit 2)."""
+    from sim.cli.main import main
+
+    f = tmp_path / "t.yaml"
+    f.write_text(yaml.safe_dump(three_entrants(isolation="process", entrants=[
+        {"name": "hold", "policy": "hold"}, {"name": "la", "policy": "lookahead", "params": {"budget": 5}}])))
+    assert main(["validate", str(f)]) == 2
+    said = capsys.readouterr().err.strip()
+    assert said.startswith(f"{f}: entrants[1].isolation: lookahead runs in-process only"), said
+    out = tmp_path / "out"
+    assert main(["tournament", str(f), "--out", str(out), "--workers", "1", "--no-progress", "--no-plots"]) == 2
+    err = capsys.readouterr().err
+    assert said in err and "Traceback" not in err and not out.exists()
+    assert main(["match", "lookahead", "hold", "--scenario", "skirmish_2v2", "--max-games", "2",
+                 "--isolation", "process"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot be loaded: lookahead runs in-process only" in err and "--isolation in_process" in err
+    # in-process (the default, or per entrant) it is accepted
+    f.write_text(yaml.safe_dump(three_entrants(isolation="process", entrants=[
+        {"name": "hold", "policy": "hold"},
+        {"name": "la", "policy": "lookahead", "params": {"budget": 5}, "isolation": "in_process"}])))
+    assert main(["validate", str(f)]) == 0
+
+
 @pytest.mark.parametrize("change,message", [
     ({"games_per_pairing": 3}, "games_per_pairing: must be even"),
     ({"entrants": [{"name": "a", "policy": "hold"}, {"name": "a", "policy": "advance"}]}, "repeated: a"),

@@ -91,6 +91,9 @@ class Lookahead(Doctrine):
     """Determinized search over the rule set's decision points with exact-odds leaves (see the module docstring)."""
 
     name = "lookahead"
+    #: It searches on a copy of the battle (``Observation.determinize``), which the isolation protocol does not
+    #: carry, so it cannot play as an isolated entrant: tournaments and matches refuse that before any game.
+    in_process_only = True
     defaults = {"fallback": "greedy", "budget": 300, "samples": 2, "width": 8, "depth": 2, "risk_weight": 2.0,
                 "discount": 0.5, "objective_weight": 0.02, "candidates": 8, "min_odds": 0.0}
     bounds = {**Doctrine.bounds, "budget": (1, 10 ** 7), "samples": (1, 10 ** 4), "width": (1, 1000),

@@ -436,6 +436,20 @@ def entrant_problems(t: Tournament) -> list[str]:
     return list(_static_entrant_problems(t).values())
 
 
+def isolation_problem(e: Entrant) -> str | None:
+    """Why entrant ``e`` cannot play under its ``isolation``, or ``None``: a built-in doctrine marked
+    ``in_process_only`` (``lookahead``: it searches on a copy of the battle, which the isolation protocol of
+    docs/isolation_protocol.md does not carry, so every one of its games would be a forfeit) under ``process``."""
+    from agents.policies import BUILTIN
+
+    cls = BUILTIN.get(str(e.policy).strip()) if e.policy and not e.command else None
+    if e.isolation == "process" and getattr(cls, "in_process_only", False):
+        return (f"{str(e.policy).strip()} runs in-process only (it searches on a copy of the battle, which an "
+                f"isolated entrant never gets); run it in-process (isolation: in_process; tanksim match "
+                f"--isolation in_process)")
+    return None
+
+
 def _static_entrant_problems(t: Tournament) -> dict[int, str]:
     from agents.controllers import PolicyLoadError, check_policy
 
@@ -447,6 +461,10 @@ def _static_entrant_problems(t: Tournament) -> dict[int, str]:
             check_policy(str(e.policy), dict(e.params))
         except PolicyLoadError as exc:
             out[i] = f"{t.source}: entrants[{i}].policy: {exc}"
+            continue
+        why = isolation_problem(e)
+        if why is not None:
+            out[i] = f"{t.source}: entrants[{i}].isolation: {why}"
     return out
 
 
@@ -461,6 +479,10 @@ def check_entrants(entrants: Sequence[Entrant]) -> list[str]:
         warn_if_unconfined()
     problems = []
     for e in entrants:
+        why = isolation_problem(e)
+        if why is not None:
+            problems.append(f"entrant {e.name!r} ({e.describe()}) cannot be loaded: {why}")
+            continue
         try:
             if e.isolation == "process":
                 probe({"name": e.name, "policy": e.policy, "params": dict(e.params),
