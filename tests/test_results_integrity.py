@@ -418,3 +418,28 @@ def test_a_batch_and_a_tournament_never_share_a_folder(folder, tmp_path):
     with pytest.raises(BatchRefused, match=r"holds other results \(tournament.json: a tournament's\)"):
         run_experiment(exp, tmp_path / "t", workers=1)
     assert not store.verify_parts(out).problems and not (out / store.QUARANTINE).exists()
+
+
+@pytest.mark.parametrize("kind", ["runs", "series"])
+def test_replay_refuses_a_folder_with_a_damaged_part_even_when_its_own_events_are_intact(folder, tmp_path, kind,
+                                                                                       capsys):
+    """``tanksim replay`` checks a results folder whole, as ``report`` and ``run --from`` do: a battle whose own
+    event part is intact is not replayed from a folder where another part was changed."""
+    from sim.cli import main as cli_main
+
+    _exp, base, _res = folder
+    out = tmp_path / "out"
+    shutil.copytree(base, out)
+    events = store.part_paths(out, "events")
+    bid = str(pq.read_table(events[0]).column("run_key")[0])
+    damaged = store.part_paths(out, kind)[-1]
+    assert damaged.name != events[0].name  # another chunk's part: the replayed battle's own files are intact
+    with open(damaged, "ab") as fh:
+        fh.write(b"xx")
+    gif = tmp_path / "b.gif"
+    assert cli_main(["replay", str(out), "--battle", bid, "--out", str(gif)]) == 2
+    err = capsys.readouterr().err
+    assert f"tanksim replay: {damaged}: truncated or changed" in err, err
+    assert not gif.exists()
+    assert cli_main(["replay", str(base), "--battle", bid, "--out", str(gif)]) == 0  # the intact folder replays
+    assert gif.is_file()

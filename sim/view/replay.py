@@ -227,7 +227,11 @@ def _sources(source: str | Path) -> tuple[Path, list[Path]]:
 
 def _verify(root: Path, files: Sequence[Path]) -> None:
     """Check the files against the folder's part checksums, where it records them (for a single file, the folder
-    above it that does: ``DIR/events.parquet`` or a batch's ``DIR/events/part-N.parquet``)."""
+    above it that does: ``DIR/events.parquet`` or a batch's ``DIR/events/part-N.parquet``).  A batch's or a
+    tournament's results folder is checked whole, as ``tanksim report`` and ``run --from`` check it
+    (:func:`sim.experiments.store.verify_parts`: every part listed, present, of its recorded size and SHA-256):
+    a folder with a damaged part is refused even when the battle's own event part is intact, since what else
+    was changed in it cannot be told."""
     folder = root if root.is_dir() else root.parent
     if not root.is_dir():
         folder = next((d for d in (root.parent, root.parent.parent)
@@ -239,8 +243,16 @@ def _verify(root: Path, files: Sequence[Path]) -> None:
         v = store.verify_files(folder, [*files, *extra])
     except store.CorruptResults as exc:
         raise ReplayError(exc.problems[0]) from None
-    if v.problems:
-        raise ReplayError("\n".join(str(p) for p in v.problems))
+    problems = list(v.problems)
+    manifest = next((m for m in store.MANIFEST_NAMES if (folder / m).is_file()), None)
+    if manifest is not None and not problems:
+        try:
+            problems = list(store.verify_parts(folder, manifest).problems)
+        except store.CorruptResults as exc:
+            raise ReplayError(exc.problems[0]) from None
+    if problems:
+        raise ReplayError("\n".join(str(p) for p in problems[:20])
+                          + (f"\n... and {len(problems) - 20} more" if len(problems) > 20 else ""))
 
 
 def battle_ids(source: str | Path) -> list[str]:
