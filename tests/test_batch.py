@@ -109,6 +109,19 @@ def test_same_results_on_one_and_two_workers_and_dask(tmp_path, reference):
     assert dask.runs["worker"].nunique() >= 2
 
 
+
+def test_the_command_prints_the_dask_dashboard_link(tmp_path, capsys):
+    """README: on Dask, ``tanksim batch`` prints the cluster's dashboard link (bokeh, in the ``dask`` extra)."""
+    pytest.importorskip("distributed")
+    pytest.importorskip("bokeh")
+    from sim.cli import main as cli_main
+
+    p = write_experiment(tmp_path, replications=1)
+    assert cli_main(["batch", str(p), "--out", str(tmp_path / "out"), "--dask-local", "1", "--no-progress"]) == 0
+    err = capsys.readouterr().err
+    link = read_manifest(tmp_path / "out")["sessions"][-1]["dashboard"]
+    assert link.startswith("http://") and f"tanksim batch: Dask dashboard: {link}\n" in err, err
+
 @pytest.mark.parametrize("variant, parts_left", [("TANKSIM_CRASH_AFTER_PARTS", 3),
                                                  ("TANKSIM_CRASH_BEFORE_RENAME", 2)])
 def test_crash_then_resume_loses_and_repeats_nothing(tmp_path, reference, variant, parts_left):

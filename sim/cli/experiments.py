@@ -17,6 +17,7 @@ import signal
 import sys
 import warnings
 from collections.abc import Sequence
+from pathlib import Path
 
 from sim.cli.argtypes import above, output_folder, workers
 
@@ -82,7 +83,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         s = execute(exp, args.out, workers=args.workers, scheduler=args.scheduler, dask_local=args.dask_local,
                     new=args.new, events=args.events, watchdog_s=args.watchdog, chunk_s=args.chunk_seconds,
                     progress=not args.no_progress, retry_failed=args.retry_failed,
-                    tables=args.tables, on_start=header)
+                    tables=args.tables, on_start=header,
+                    announce=lambda text: print(f"tanksim batch: {text}", file=sys.stderr, flush=True))
     except (BatchRefused, FolderInUse) as exc:
         print(f"tanksim batch: {exc}", file=sys.stderr)
         return 2
@@ -101,8 +103,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         signal.signal(signal.SIGTERM, old)
         warnings.showwarning = show
     stored = s.stored_before + s.played
-    bad = (f"{s.failed_stored} of {s.total} stored battles failed or timed out (see the error column of "
-           f"tanksim report {args.out}); fix the cause and re-run with --retry-failed to play them again")
+    bad = (f"{s.failed_stored} of {s.total} stored battles failed or timed out (their status and error columns: "
+           f"{Path(args.out) / 'report' / 'runs.csv'}, written by tanksim report {args.out}); fix the cause and "
+           f"re-run with --retry-failed to play them again")
     if s.played == 0 and not s.interrupted:
         print(f"all {s.total} battles already stored in {args.out}; nothing to do. "
               f"See: tanksim report {args.out}")
