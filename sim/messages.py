@@ -247,6 +247,13 @@ def unprintable(text: str, allow: str = "") -> int | None:
     return None
 
 
+def top_level_kind(doc: object) -> str:
+    """What a YAML file's top level holds, for ``FILE: (top level): expected a mapping of ..., got WHAT``:
+    ``an empty file`` for ``None`` (an empty file, or one of comments only), else the value's type name
+    (``list``, ``str``, ...)."""
+    return "an empty file" if doc is None else type(doc).__name__
+
+
 def printable_name(text: str) -> str:
     """A pydantic ``AfterValidator`` for a name (scenario, side, tank label, tournament): ``text`` unchanged, or
     ``ValueError`` ``expected a name without control characters; found '\\x1b' at character 5``."""

@@ -26,6 +26,7 @@ from sim.actions import Action, Activate, Fire, Pass, Pivot, Plan, Ram, Special,
 from sim.dice import DiceError, DiceExhausted, FixedDice
 from sim.events import EVENT_TYPES, BattleStateSet, TankStateSet
 from sim.hexgrid import Hex
+from sim.messages import top_level_kind
 from sim.rules import base as rules_base
 from sim.rules.base import Decision
 from sim.rules.cases import CaseResult, _norm, run_rule_case
@@ -48,7 +49,11 @@ def load_cases(path: str | Path) -> tuple[str, list[dict]]:
     except ScenarioError as exc:
         raise ValueError(exc.errors[0]) from None
     if not isinstance(doc, Mapping) or "ruleset" not in doc or not isinstance(doc.get("cases"), list):
-        raise ValueError(f"{path}: expected a mapping with 'ruleset' and a list 'cases'")
+        what = ("it is a scenario file: run it with tanksim run" if isinstance(doc, Mapping) and "sides" in doc else
+                f"got {top_level_kind(doc)}" if not isinstance(doc, Mapping) else
+                f"top-level keys: {', '.join(sorted(map(str, doc))[:8]) or 'none'}")
+        raise ValueError(f"{path}: (top level): expected a case file, a mapping with 'ruleset' and a list 'cases' "
+                         f"({what})")
     ids: set[str] = set()
     for i, c in enumerate(doc["cases"]):
         missing = [k for k in ("id", "kind", "given", "expect") if not (isinstance(c, Mapping) and c.get(k))]

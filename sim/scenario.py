@@ -51,7 +51,7 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
-from sim.messages import clip, match_name, printable_name, printable_text, short, validation_lines
+from sim.messages import clip, match_name, printable_name, printable_text, short, top_level_kind, validation_lines
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -862,7 +862,7 @@ def _raw_rule_errors(data: Mapping[str, Any], src: str, already: list[str]) -> l
 
 def _validate(data: Mapping[str, Any], src: str) -> Scenario:
     if not isinstance(data, Mapping):
-        raise ScenarioError([f"{src}: (top level): expected a mapping of scenario fields, got {type(data).__name__}"])
+        raise ScenarioError([f"{src}: (top level): expected a mapping of scenario fields, got {top_level_kind(data)}"])
     try:
         sc = Scenario.model_validate({**{k: v for k, v in data.items() if k != "source"}, "source": src})
     except ValidationError as exc:
@@ -1275,11 +1275,14 @@ def path_kind(path: str | Path) -> str:
 
 def read_text(path: str | Path, src: str | None = None) -> str:
     """The text of a YAML file, read only if it is a regular file of at most :data:`MAX_FILE_BYTES`.  Raises
-    :class:`ScenarioError` (too large, not UTF-8, a device or pipe) or ``OSError``."""
+    :class:`ScenarioError` (missing, a folder, a device or pipe, too large, not UTF-8) or ``OSError``."""
     src = str(path) if src is None else src
     p = Path(path)
-    if path_kind(p) != "file":
-        raise ScenarioError([f"{src}: (file): not a regular file; expected a YAML file"])
+    kind = path_kind(p)
+    if kind != "file":
+        what = {"missing": "no such file (or it cannot be reached)", "dir": "is a folder"}.get(
+            kind, "not a regular file (a device or a pipe)")
+        raise ScenarioError([f"{src}: (file): {what}; expected a YAML file"])
     with p.open("rb") as fh:
         raw = fh.read(MAX_FILE_BYTES + 1)
     if len(raw) > MAX_FILE_BYTES:

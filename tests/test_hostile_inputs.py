@@ -50,8 +50,8 @@ def test_batch_refuses_a_duplicate_key_before_it_writes(tmp_path, capsys):
 def test_a_case_file_with_a_duplicate_key_fails(tmp_path, capsys):
     f = tmp_path / "c.yaml"
     f.write_text("ruleset: panzer_squadron\ncases:\n  - {id: a, id: b, kind: odds}\n")
-    assert main(["cases", str(f)]) == 1
-    out = capsys.readouterr().out
+    assert main(["cases", str(f)]) == 2  # not a case file: bad input
+    out = capsys.readouterr().err
     assert "line 3, column 13: not valid YAML: duplicate key 'id' (first at line 3)" in out
 
 
@@ -138,7 +138,8 @@ def test_validate_knows_an_experiment_without_factors(tmp_path, capsys):
     assert capsys.readouterr().out.strip() == f"{ok}: ok (experiment)"
     assert main(["validate", str(dev)]) == 2
     out = capsys.readouterr()
-    assert f"{dev}: scenario: /dev/zero: (file): not a regular file; expected a YAML file" in out.out + out.err
+    assert (f"{dev}: scenario: /dev/zero: (file): not a regular file (a device or a pipe); expected a YAML file"
+            in out.out + out.err)
 
 
 @pytest.mark.parametrize(("bundled", "field", "value", "what"), [
@@ -169,3 +170,35 @@ def test_a_vehicle_record_with_control_characters_is_refused(tmp_path, capsys, b
     text = out.out + out.err
     assert f"{f}: vehicles.mine.{field}: expected {what}" in text, text
     assert "\x1b" not in text and "FAKE" not in text.replace("\\nFAKE", "")
+
+
+@pytest.mark.parametrize(("make", "what"), [
+    (lambda d: d / "nofile.yaml", "(file): no such file (or it cannot be reached); expected a YAML file"),
+    (lambda d: d, "is a folder, expected a case YAML file"),
+    (lambda d: (d / "e.yaml", (d / "e.yaml").write_text("# nothing\n"))[0],
+     "(top level): expected a case file, a mapping with 'ruleset' and a list 'cases' (got an empty file)"),
+    (lambda d: ROOT / "scenarios" / "default.yaml",
+     "(top level): expected a case file, a mapping with 'ruleset' and a list 'cases' (it is a scenario file: run "
+     "it with tanksim run)"),
+])
+def test_cases_refuses_a_file_that_is_not_a_case_file_as_bad_input(tmp_path, capsys, make, what):
+    """``tanksim cases``: a file that is not a case file is bad input (exit 2, ``tanksim cases: FILE: ...`` on
+    stderr), the other files still run; a failing case is exit 1."""
+    bad = make(tmp_path)
+    good = ROOT / "tests" / "cases" / "panzer_squadron.yaml"
+    assert main(["cases", str(bad), str(good)]) == 2
+    out = capsys.readouterr()
+    assert f"tanksim cases: {bad}: {what}" in out.err, out.err
+    assert " 0 failed, 1 file not read" in out.out.strip().splitlines()[-1]
+    assert not out.out.strip().splitlines()[-1].startswith("0 passed")  # the good file ran
+
+
+@pytest.mark.parametrize("kind", ["run", "validate", "batch", "tournament"])
+def test_an_empty_file_is_called_empty(tmp_path, capsys, kind):
+    f = tmp_path / "empty.yaml"
+    f.write_text("")
+    args = [kind, str(f)] + (["--out", str(tmp_path / "o")] if kind in ("batch", "tournament") else [])
+    assert main(args) == 2
+    out = capsys.readouterr()
+    assert f"{f}: (top level): expected a mapping of " in out.err + out.out
+    assert "fields, got an empty file" in out.err + out.out and "NoneType" not in out.err + out.out

@@ -231,18 +231,20 @@ def _odds_text(v: Any) -> str:
 
 def cmd_cases(args: argparse.Namespace) -> int:
     """Run golden case files.  ``--json``: one object ``{"passed", "failed", "skipped", "cases": [{"file", "case",
-    "status" (pass / fail / skip / error), "message"}]}`` instead of the lines."""
+    "status" (pass / fail / skip / error), "message"}]}`` instead of the lines.  Exit 0 all passed, 1 a case failed,
+    2 a file is not a case file (missing, a folder, malformed: its ``FILE: ...`` line on stderr, status ``error``
+    in the JSON); the other files still run."""
     from sim.play_cases import run_file
 
-    passed = failed = skipped = 0
+    passed = failed = skipped = unreadable = 0
     rows: list[dict[str, object]] = []
     say = (lambda text: None) if args.json else print
     for f in args.files:
         try:
             results = run_file(f)
-        except (OSError, ValueError) as exc:
-            failed += 1
-            say(f"FAIL {f}: {exc}")
+        except (OSError, ValueError) as exc:  # not a case file: bad input (exit 2), the other files still run
+            unreadable += 1
+            print(f"tanksim cases: {exc}", file=sys.stderr)
             rows.append({"file": f, "case": None, "status": "error", "message": str(exc)})
             continue
         for r in results:
@@ -259,9 +261,10 @@ def cmd_cases(args: argparse.Namespace) -> int:
     if args.json:
         print(json.dumps({"passed": passed, "failed": failed, "skipped": skipped, "cases": rows}, default=str))
     else:
-        tail = f", {skipped} skipped" if skipped else ""
+        tail = (f", {skipped} skipped" if skipped else "") + (
+            f", {unreadable} {'file' if unreadable == 1 else 'files'} not read" if unreadable else "")
         print(f"{passed} passed, {failed} failed{tail}")
-    return 1 if failed else 0
+    return 2 if unreadable else 1 if failed else 0
 
 
 def _file_kind(path: str) -> str:

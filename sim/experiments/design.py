@@ -56,7 +56,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agents.collect import CollectSpec
 from sim import generate as gen
 from sim import scenario as scn
-from sim.messages import unknown_policy_message
+from sim.messages import top_level_kind, unknown_policy_message
 from sim.scenario import ScenarioError
 
 #: Parameter name of the set-up factor (not a scenario path).
@@ -424,7 +424,7 @@ def experiment_from_mapping(data: Any, src: str = "<experiment>", base_dir: str 
     first, then among the bundled scenarios.  Raises :class:`ScenarioError` like :func:`load_experiment`."""
     if not isinstance(data, Mapping):
         raise ScenarioError([f"{src}: (top level): expected a mapping of experiment fields, "
-                             f"got {type(data).__name__}"])
+                             f"got {top_level_kind(data)}"])
     from agents.plugins import source_budget
 
     try:

@@ -65,6 +65,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agents.isolation import Limits
 from sim.hexgrid import HexMap
+from sim.messages import top_level_kind
 from sim.scenario import (
     Name,
     Scenario,
@@ -376,7 +377,7 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
     Raises :class:`TournamentError` with one ``src: field.path: message`` line per problem."""
     if not isinstance(data, Mapping):
         raise TournamentError([(f"{src}: (top level): expected a mapping of tournament fields, got "
-                                f"{type(data).__name__}")])
+                                f"{top_level_kind(data)}")])
     try:
         spec = TournamentSpec.model_validate(data)
     except ValidationError as exc:
