@@ -51,7 +51,16 @@ from sim.hexgrid import (
     parallelogram_hexes,
     rectangle_hexes,
 )
-from sim.messages import clip, match_name, printable_name, printable_text, short, top_level_kind, validation_lines
+from sim.messages import (
+    clip,
+    did_you_mean,
+    match_name,
+    printable_name,
+    printable_text,
+    short,
+    top_level_kind,
+    validation_lines,
+)
 from sim.rules import base as rules_base
 
 # --- limits ---------------------------------------------------------------------------------------------------------
@@ -633,7 +642,8 @@ class Scenario(_Model):
                                                     f"{type(base).__name__}")], vid)
         cat = rs.catalog_records()
         if base not in cat:
-            raise rules_base.VehicleError([("base", f"unknown {rs.name} catalog vehicle {short(base)}; known: "
+            raise rules_base.VehicleError([("base", f"unknown {rs.name} catalog vehicle {short(base)}"
+                                                    f"{did_you_mean(base, cat)}; known: "
                                                     f"{clip(', '.join(cat), 300)} (tanksim catalog {rs.name})")], vid)
         return merge_record(cat[base], rec)
 
@@ -1322,8 +1332,9 @@ def find_scenario(name_or_path: str | Path) -> tuple[str, str]:
     if len(stem) < 256 and "\0" not in stem and cand.is_file():
         return f"scenarios/{stem}", cand.read_text(encoding="utf-8")
     known = bundled_scenarios()
-    raise FileNotFoundError(f"{clip(str(name_or_path), 300)}: no such file, and no bundled scenario of that name "
-                            f"(bundled: {', '.join(known)})")
+    hint = did_you_mean(p.stem, [k.removesuffix(".yaml") for k in known]) if p.parent == Path(".") else ""
+    raise FileNotFoundError(f"{clip(str(name_or_path), 300)}: no such file, and no bundled scenario of that name"
+                            f"{hint} (bundled: {', '.join(known)})")
 
 
 def load_scenario(name_or_path: str | Path, overrides: Mapping[str, Any] | None = None) -> Scenario:

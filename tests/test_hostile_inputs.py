@@ -202,3 +202,34 @@ def test_an_empty_file_is_called_empty(tmp_path, capsys, kind):
     out = capsys.readouterr()
     assert f"{f}: (top level): expected a mapping of " in out.err + out.out
     assert "fields, got an empty file" in out.err + out.out and "NoneType" not in out.err + out.out
+
+
+@pytest.mark.parametrize(("args", "expect"), [
+    (["run", "defualt"], "tanksim run: defualt: no such file, and no bundled scenario of that name (did you mean "
+                         "'default'?)"),
+    (["batch", "doctrine_experimnt", "--out", "{tmp}/o"], "(did you mean 'doctrine_experiment'?)"),
+    (["catalog", "asl", "t34_m4l"], "no asl catalog vehicle 't34_m4l' (did you mean 't34_m41'?); known: "),
+    (["odds", "panzr_squadron", "armour=1"], "unknown rule set 'panzr_squadron' (did you mean 'panzer_squadron'?)"),
+    (["batch", "{tmp}", "--out", "{tmp}/o"], "tanksim batch: {tmp}: is a folder, expected an experiment YAML file"),
+    (["tournament", "{tmp}", "--out", "{tmp}/o"], "{tmp}: is a folder, expected a tournament YAML file"),
+])
+def test_a_misspelt_name_gets_a_did_you_mean_and_a_folder_is_called_one(tmp_path, capsys, args, expect):
+    args = [a.format(tmp=tmp_path) for a in args]
+    assert main(args) == 2
+    out = capsys.readouterr()
+    assert expect.format(tmp=tmp_path) in out.err + out.out, out.err
+
+
+def test_a_misspelt_vehicle_in_a_scenario_gets_a_did_you_mean(tmp_path, capsys):
+    for bundled, wrong, right in (("default.yaml", "t34_58", "t34_85"), ("asl_1941_meeting.yaml", "t34_m14", "t34_m41"),
+                                  ("hq_skirmish.yaml", "hq_example_mediun", "hq_example_medium")):
+        data = parse_yaml((ROOT / "scenarios" / bundled).read_text(), bundled)
+        data["sides"][0]["tanks"][0]["vehicle"] = wrong
+        from sim.scenario import dump_yaml
+
+        f = tmp_path / bundled
+        f.write_text(dump_yaml(data))
+        assert main(["validate", str(f)]) == 2
+        out = capsys.readouterr()
+        assert f"{f}: sides[0].tanks[0].vehicle: unknown " in out.out + out.err
+        assert f"vehicle {wrong!r} (did you mean {right!r}?); known: " in out.out + out.err, out.out + out.err

@@ -15,6 +15,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from sim.messages import did_you_mean
 from sim.rules import base as rules_base
 from sim.scenario import ScenarioError, dump_yaml
 
@@ -51,7 +52,7 @@ def records(ruleset: str, ids: Sequence[str]) -> dict[str, Any]:
     cat = rs.catalog_records()
     for vid in ids:
         if vid not in cat:
-            raise KeyError(f"no {ruleset} catalog vehicle {vid!r}; known: {', '.join(cat)}")
+            raise KeyError(f"no {ruleset} catalog vehicle {vid!r}{did_you_mean(vid, cat)}; known: {', '.join(cat)}")
     return {vid: cat[vid] for vid in (ids or list(cat))}
 
 

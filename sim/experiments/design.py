@@ -56,7 +56,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from agents.collect import CollectSpec
 from sim import generate as gen
 from sim import scenario as scn
-from sim.messages import top_level_kind, unknown_policy_message
+from sim.messages import did_you_mean, top_level_kind, unknown_policy_message
 from sim.scenario import ScenarioError
 
 #: Parameter name of the set-up factor (not a scenario path).
@@ -379,6 +379,9 @@ def read_yaml_file(path: str | Path, kind: str) -> tuple[str, Any, Path]:
     Returns ``(source name, parsed data, folder for relative paths)``.  Raises ``FileNotFoundError`` listing the
     bundled files, :class:`ScenarioError` for a binary (non-UTF-8) file or invalid YAML."""
     p = Path(path)
+    if scn.path_kind(p) == "dir":
+        raise FileNotFoundError(f"{path}: is a folder, expected {'an' if kind[0] in 'aeiou' else 'a'} {kind} YAML "
+                                f"file")
     if scn.path_kind(p) in ("file", "other"):
         src, base_dir = str(path), p.parent
         return src, scn.parse_yaml(scn.read_text(p, src), src), base_dir
@@ -387,7 +390,8 @@ def read_yaml_file(path: str | Path, kind: str) -> tuple[str, Any, Path]:
         cand = scn.bundled_dir().joinpath(stem)
         if p.parent != Path(".") or scn.path_kind(Path(str(cand))) != "file":
             known = sorted(x.name for x in scn.bundled_dir().iterdir() if x.name.endswith(".yaml"))
-            raise FileNotFoundError(f"{path}: no such {kind} file, and no bundled file of that name "
+            hint = did_you_mean(p.stem, [k.removesuffix(".yaml") for k in known]) if p.parent == Path(".") else ""
+            raise FileNotFoundError(f"{path}: no such {kind} file, and no bundled file of that name{hint} "
                                     f"(bundled: {', '.join(known)})")
         src, raw = f"scenarios/{stem}", cand.read_bytes()
         base_dir = Path(str(scn.bundled_dir()))

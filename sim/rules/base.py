@@ -19,7 +19,7 @@ from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationErr
 from sim.actions import Action, Pass
 from sim.battle import Battle, BoardView
 from sim.dice import DiceSource
-from sim.messages import printable_name, printable_text, problem_message
+from sim.messages import did_you_mean, printable_name, printable_text, problem_message
 
 #: A catalog record's name or id (a vehicle's ``id``, ``name``; a listing): at most 200 characters and no control
 #: characters (:func:`sim.messages.printable_name`), as a scenario's names -- a record is echoed by ``tanksim
@@ -379,7 +379,7 @@ def get(name: str) -> Ruleset:
     if name in _INSTANCES:
         return _INSTANCES[name]
     if name not in _REGISTRY:
-        raise UnknownRuleset(f"unknown rule set {name!r}; known: {', '.join(_REGISTRY)}")
+        raise UnknownRuleset(f"unknown rule set {name!r}{did_you_mean(name, _REGISTRY)}; known: {', '.join(_REGISTRY)}")
     mod, _, cls = _REGISTRY[name].partition(":")
     try:
         module = importlib.import_module(mod)

@@ -87,6 +87,7 @@ from sim.events import (
     TurretTurned,
 )
 from sim.hexgrid import Hex, as_hex, distance, hex_line
+from sim.messages import did_you_mean
 from sim.rules.asl import tables as asl_tables
 from sim.rules.asl.odds import DEFAULT_PREFERENCE, ShotKey, odds_json, parse_params, resolve_key, shot_odds
 from sim.rules.asl.sight import (
@@ -898,7 +899,9 @@ class ASL(Ruleset):
         try:
             return asl_tables.catalog()[vid]
         except KeyError:
-            raise KeyError(f"unknown asl vehicle {vid!r}; known: {', '.join(self.vehicle_ids())}") from None
+            known = self.vehicle_ids()
+            raise KeyError(f"unknown asl vehicle {vid!r}{did_you_mean(vid, known)}; "
+                           f"known: {', '.join(known)}") from None
 
     def vehicle_ids(self) -> tuple[str, ...]:
         return tuple(asl_tables.catalog())

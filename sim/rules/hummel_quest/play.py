@@ -96,6 +96,7 @@ from sim.events import (
     TerrainChanged,
 )
 from sim.hexgrid import Hex, as_hex, aspect, bounded_dijkstra, direction_to, distance
+from sim.messages import did_you_mean
 from sim.rules.base import CaseError, Decision, Hypo, Illegal, Legal, Odds, Outcome, Ruleset, Shot
 from sim.rules.hummel_quest import odds as hq_odds
 from sim.rules.hummel_quest import stats as hq_stats
@@ -311,7 +312,7 @@ class HummelQuest(Ruleset):
         """The stat block ``vid``; raises ``KeyError`` naming the known ids."""
         cat = catalog()
         if vid not in cat:
-            raise KeyError(f"unknown hummel_quest vehicle {vid!r}; known: {', '.join(cat)}")
+            raise KeyError(f"unknown hummel_quest vehicle {vid!r}{did_you_mean(vid, cat)}; known: {', '.join(cat)}")
         return cat[vid]
 
     def vehicle_ids(self) -> tuple[str, ...]:

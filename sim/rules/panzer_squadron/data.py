@@ -15,6 +15,7 @@ from typing import Annotated, Any, Mapping
 import yaml
 from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, ValidationError, field_validator
 
+from sim.messages import did_you_mean
 from sim.rules.base import CatalogName, CatalogText, VehicleError, validation_problems
 
 FACES = ("front", "side", "rear")
@@ -142,7 +143,7 @@ def find_vehicle(key: str) -> Vehicle:
     for v in cat.values():
         if v.name.lower() == low or v.id.lower() == low:
             return v
-    raise KeyError(f"unknown Panzer Squadron vehicle {key!r}; known: {', '.join(cat)}")
+    raise KeyError(f"unknown Panzer Squadron vehicle {key!r}{did_you_mean(key, cat)}; known: {', '.join(cat)}")
 
 
 class Tile(BaseModel):
