@@ -1230,7 +1230,8 @@ class Observation(StateQueries):
         the known enemies (not in :meth:`hidden_ids`) as they are, and each hidden enemy only as the caller
         remembers it: ``ghosts[enemy_id] = (hex, facing, turret_facing, rules_state)`` -- where and as the side
         last saw it -- places it so (if the hex is on the map and holds no other tank); a hidden enemy
-        without a ghost is off the board in the copy (``hex`` ``None``, empty ``rules_state``).  Nothing of a hidden
+        without a ghost is off the board in the copy (``hex`` ``None``, empty ``rules_state``, ``facing`` 0, a
+        turret's facing 0).  Nothing of a hidden
         enemy's true hex, facing or state reaches the copy.  The battle-level rule-set state (phase, active tank,
         structures) is public and copied.  ``dice`` are attached to the copy (see :class:`sim.search.SampledDice`).
 

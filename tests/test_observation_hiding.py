@@ -556,3 +556,56 @@ def test_threat_of_a_remembered_enemy_ignores_what_it_did_out_of_sight(ruleset, 
             assert memory == memo
         finally:
             b.emit(back)
+
+
+def _state_changes(t: TankState) -> list[tuple]:
+    """Event pairs ``(change, back)`` that change hidden tank ``t`` where it stands: each rule-set value, its
+    turret, its hull facing."""
+    from sim.events import Pivoted, TankStateSet, TurretTurned
+
+    e = t.tank_id
+    out: list[tuple] = [(TankStateSet(e, k, alt), TankStateSet(e, k, v)) for k, v in sorted(t.rules_state.items())
+                        if (alt := _other_value(v)) is not None]
+    if t.turret_facing is not None:
+        out.append((TurretTurned(e, (t.turret_facing + 2) % 6), TurretTurned(e, t.turret_facing)))
+    out.append((Pivoted(e, (t.facing + 3) % 6, t.turret_facing), Pivoted(e, t.facing, t.turret_facing)))
+    return out
+
+
+@pytest.mark.parametrize("ruleset,seed", [("panzer_squadron", 0), ("hummel_quest", 0)])
+def test_no_query_reveals_what_a_hidden_enemy_does_where_it_stands(ruleset, seed):
+    """A hidden enemy that turns its hull or turret or changes any rule-set value (a marker, DT/OST, a weapon's
+    readiness) without moving changes no answer: every public query, every protocol message, the search copy
+    (:meth:`Observation.determinize`) and the environment's arrays and mask (:mod:`agents.encoding`) are the same.
+    (A search copy kept a hidden enemy's hull and turret facing.)"""
+    from agents.encoding import Encoder
+
+    walked = 0
+    for m, side in decision_points(ruleset, seed, limit=2):
+        b = m.battle
+        memory = dict(m._last_known[side])
+        obs = fresh(m, side, memory)
+        hidden = obs._hidden()
+        probe = Probe(obs, {b.tanks[i].hex for i in hidden})
+        enc = Encoder.for_observation(obs)
+
+        def everything(m=m, side=side, memory=memory, probe=probe, enc=enc) -> tuple:
+            o = fresh(m, side, memory)
+            arrays = enc.encode(o, o.decision).arrays
+            return (knowledge(o), record(o, probe), record_protocol(fresh(m, side, memory), probe),
+                    {k: (v.shape, v.tobytes()) for k, v in arrays.items()})
+
+        base = everything()
+        for e in hidden:
+            for change, back in _state_changes(b.tanks[e]):
+                b.emit(change)
+                try:
+                    now = everything()
+                    if now[0] != base[0]:
+                        continue  # the change made it seen (a facing that spots): not hidden any more
+                    assert_same(base[1:3], now[1:3], f"{ruleset} seed {seed}: hidden {e} {change}")
+                    assert now[3] == base[3], f"{ruleset} seed {seed}: hidden {e} {change}: arrays changed"
+                    walked += 1
+                finally:
+                    b.emit(back)
+    assert walked, "no change of a hidden enemy was walked"
