@@ -46,7 +46,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol
 
 from sim.actions import Action, Ram
-from sim.battle import BattleState, BoardView, HypoView
+from sim.battle import BattleState, BoardView, HypoView, StandInView
 from sim.hexgrid import Hex, as_hex, cube_vector, distance, in_arc, rotate_cube
 from sim.rules.base import Decision, Hypo, Illegal, Legal, Odds
 
@@ -418,9 +418,11 @@ class Observation(StateQueries):
     ``e`` at the most recent decision of this side's policy at which ``e`` was in :meth:`visible_ids`.  It is
     updated when the observation of a policy call is made (this constructor), so it does not depend on which
     queries the policy asks; decisions the engine answers without the policy (steps of a move plan, reactions
-    of a policy that never reacts, the defaults of a withdrawing tank) do not update it.  Enemies no longer alive
-    are left out.  Enemies known only for one decision (:meth:`known_ids` minus :meth:`visible_ids`) are not
-    remembered.
+    of a policy that never reacts, the defaults of a withdrawing tank) do not update it; with the hex, the memory
+    keeps what else was seen then (facing, turret facing, rule-set state), which :meth:`threat` reads for an
+    enemy not known now -- never its present state, which it may have changed out of sight (a Panzer Squadron
+    marker, a Hummel Quest weapon's readiness).  Enemies no longer alive are left out.  Enemies known only for
+    one decision (:meth:`known_ids` minus :meth:`visible_ids`) are not remembered.
     """
 
     __slots__ = ("_b", "_cache", "_last_known", "_legal", "_rs", "_shared", "actor", "decision", "rng", "side")
@@ -463,6 +465,8 @@ class Observation(StateQueries):
             t = battle.tanks[i]
             mem[i] = t.hex
             mem[("facing", i)] = t.facing
+            # the rest of what was seen (turret, rule-set state): what the enemy's ghost is in threat()
+            mem[("seen", i)] = (t.turret_facing, dict(t.rules_state))
         # the memory may have changed: a memo of it in a cache handed on (for_actor after an event) is dropped
         self._cache.pop(("last_known",), None)
         # ``decision.legal`` answers through a private twin of this observation (every field and cache shared;
@@ -680,14 +684,54 @@ class Observation(StateQueries):
         c[("last_known",)] = (b.version, v)
         return v
 
-    def _remembered(self) -> tuple[tuple[int, Hex, int], ...]:
-        """Live enemies not known now, with the hex and facing they were last seen with."""
+    def _remembered(self) -> tuple[tuple[int, Hex, int, Any], ...]:
+        """Live enemies not known now, with the hex and facing they were last seen with and the key of the rest
+        of what was seen then (:meth:`_ghost`; a term of :meth:`threat` reads it): ``(id, hex, facing, key)``."""
         def compute() -> tuple:
             known = set(self.known_ids())
-            return tuple((k, h, self._last_known.get(("facing", k), 0)) for k, h in self.last_known().items()
-                         if k not in known)
+            mem = self._last_known
+            out = []
+            for k, h in self.last_known().items():
+                if k in known:
+                    continue
+                turret, state = self._seen_record(k, mem.get(("facing", k), 0))
+                try:
+                    key: Any = (turret, tuple(sorted(state.items())))
+                    hash(key)
+                except TypeError:  # an unhashable rule-set value: the record itself (kept by the memory)
+                    key = ("record", id(mem.get(("seen", k))))
+                out.append((k, h, mem.get(("facing", k), 0), key))
+            return tuple(out)
 
         return self._memo(("remembered",), compute)
+
+    def _seen_record(self, e: int, facing: int) -> tuple[int | None, Mapping[str, Any]]:
+        """``(turret facing, rule-set state)`` of enemy ``e`` when the side last saw it (the memory's record).  A
+        memory made by hand without one (not by an observation) gets the turret on the hull's ``facing`` (if
+        the vehicle has one) and the state the tank was set up with (the battle's ``BattleStarted`` record;
+        none on a board without one) -- never the tank's present state, which the side does not see."""
+        rec = self._last_known.get(("seen", e))
+        if rec is not None:
+            return rec[0], rec[1]
+        t = self._b.tanks[e]
+        state: Mapping[str, Any] = {}
+        log = getattr(self._b, "log", None)
+        first = log[0].event if log else None
+        if first is not None and type(first).__name__ == "BattleStarted":
+            for rec_t in first.tanks:
+                if rec_t.get("tank_id") == e:
+                    state = rec_t.get("rules_state") or {}
+        return (None if t.turret_facing is None else facing), state
+
+    def _ghost(self, e: int, facing: int) -> Any:
+        """The stand-in of hidden enemy ``e`` remembered facing ``facing``: the tank (vehicle, status) with the
+        turret and rule-set state it was last seen with (:meth:`_seen_record`), where the side's view has it (off
+        the board); made on the side's view."""
+        import dataclasses
+
+        turret, state = self._seen_record(e, facing)
+        t = self._b.tanks[e]
+        return dataclasses.replace(t, facing=facing, turret_facing=turret, rules_state=dict(state))
 
     def objectives(self) -> list[Mapping[str, Any]]:
         """The scenario's objectives: read-only ``{hex, points, name, side}`` mappings (``hex`` a :class:`Hex`)."""
@@ -941,7 +985,8 @@ class Observation(StateQueries):
     def threat(self, hex: Any, facing: int, tank: int | None = None) -> Fraction:
         """Summed exact kill odds of the enemies against own tank ``tank`` (the actor) standing on ``hex`` facing
         ``facing``: the known enemies (:meth:`known_ids`) where they are, and those not known now where (and as)
-        they were last seen -- on the side's view (hidden enemies count only as remembered)."""
+        they were last seen -- hull and turret facing and rule-set state then, not now -- on the side's view
+        (hidden enemies count only as remembered)."""
         tid = self._own_id(self.actor if tank is None else tank)
         h = as_hex(hex)
         known = self.known_ids()
@@ -959,12 +1004,13 @@ class Observation(StateQueries):
         return self._shared_memo(("threat", self.side, hidden, known, tid, h, facing, remembered), compute)
 
     def _threat_terms(self, tid: int, h: Hex, facing: int, known: tuple[int, ...],
-                      remembered: tuple[tuple[int, Hex, int], ...], touches: dict | None = None
+                      remembered: tuple[tuple[int, Hex, int, Any], ...], touches: dict | None = None
                       ) -> dict[int, Fraction | None]:
-        """The terms of :meth:`threat`: per enemy of ``known`` (where it is) and of ``remembered`` (where it was last
-        seen, unless that is ``h``), its kill odds against ``tid`` on ``h`` facing ``facing``, ``None`` where it has
-        no legal shot; on the side's view.  Each term reads only its own pair (the rule set's shots are pair by
-        pair), so the terms of a subset are those of the whole.  With ``touches`` (rule sets with
+        """The terms of :meth:`threat`: per enemy of ``known`` (where it is) and of ``remembered`` (where and as it
+        was last seen -- its turret and rule-set state then, :meth:`_ghost` -- unless that is ``h``), its kill odds
+        against ``tid`` on ``h`` facing ``facing``, ``None`` where it has no legal shot; on the side's view.  Each
+        term reads only its own pair (the rule set's shots are pair by pair), so the terms of a subset are those of
+        the whole.  With ``touches`` (rule sets with
         ``shot_footprint`` only), also ``touches[e]``: the predicate of the hexes whose obstacles the shot read
         (``None``: any)."""
         terms: dict[int, Fraction | None] = {}
@@ -989,22 +1035,26 @@ class Observation(StateQueries):
                     if where is not None:
                         te = tanks[e]
                         touches[e] = None if te.hex is None else where(self._b, shot, te.hex, te.facing, h)  # type: ignore[index]
-            ghosts = [(e, eh, ef) for e, eh, ef in remembered if eh != h]
+            ghosts = [g for g in remembered if g[1] != h]
             if not ghosts:
                 return terms
+            # each ghost is the enemy as it was last seen (:meth:`_ghost`): its turret and rule-set state then,
+            # never its present ones (which it may have changed out of sight)
+            stand = StandInView(self._b, {e: self._ghost(e, ef) for e, _eh, ef, _k in ghosts})
             from_ghosts = getattr(self._rs, "shots_at_from", None)
             if from_ghosts is not None:  # the rule set answers the ghosts' shots in one call (same answers)
-                for (e, eh, ef), shot in zip(ghosts, from_ghosts(self._b, tid, h, facing, ghosts)):
+                triples = [(e, eh, ef) for e, eh, ef, _k in ghosts]
+                for (e, eh, ef), shot in zip(triples, from_ghosts(stand, tid, h, facing, triples)):
                     terms[e] = None if isinstance(shot, Illegal) else odds(shot.key).p_kill
                     if where is not None:
                         touches[e] = where(self._b, shot, eh, ef, h)  # type: ignore[index]
                 return terms
             hidden = self._hidden()
-            for e, eh, ef in ghosts:
-                # the enemy where it was last seen: one view per board version and side view (the key: what
-                # the view copies), shared by every threat query
-                seen = self._shared_memo(("ghost", hidden, e, eh, ef),
-                                         lambda e=e, eh=eh, ef=ef: HypoView(self._b, e, eh, ef))
+            for e, eh, ef, rk in ghosts:
+                # the enemy where (and as) it was last seen: one view per board version and side view (the key:
+                # what the view copies), shared by every threat query
+                seen = self._shared_memo(("ghost", hidden, e, eh, ef, rk),
+                                         lambda e=e, eh=eh, ef=ef: HypoView(stand, e, eh, ef))
                 if kills_at is not None:
                     terms[e] = kills_at(HypoView(seen, tid, h, facing), (e,), tid)[0]
                     shot = None
@@ -1054,7 +1104,7 @@ class Observation(StateQueries):
         return self._shared_memo(("lasting",), compute)
 
     def _lasting_threat(self, lasting: tuple[dict, tuple | None, bool], tid: int, h: Hex, facing: int,
-                        known: tuple[int, ...], remembered: tuple[tuple[int, Hex, int], ...]) -> Fraction:
+                        known: tuple[int, ...], remembered: tuple[tuple[int, Hex, int, Any], ...]) -> Fraction:
         """:meth:`threat` kept across versions, term by term (:meth:`_threat_terms`).
 
         Under pair-local shots (:meth:`_lasting`) a term reads only its enemy (where it is, or its memory ``(hex,
@@ -1180,7 +1230,8 @@ class Observation(StateQueries):
         the known enemies (not in :meth:`hidden_ids`) as they are, and each hidden enemy only as the caller
         remembers it: ``ghosts[enemy_id] = (hex, facing, turret_facing, rules_state)`` -- where and as the side
         last saw it -- places it so (if the hex is on the map and holds no other tank); a hidden enemy
-        without a ghost is off the board in the copy (``hex`` ``None``, empty ``rules_state``).  Nothing of a hidden
+        without a ghost is off the board in the copy (``hex`` ``None``, empty ``rules_state``, ``facing`` 0, a
+        turret's facing 0).  Nothing of a hidden
         enemy's true hex, facing or state reaches the copy.  The battle-level rule-set state (phase, active tank,
         structures) is public and copied.  ``dice`` are attached to the copy (see :class:`sim.search.SampledDice`).
 

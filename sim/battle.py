@@ -418,6 +418,39 @@ class HypoView:
         return self._b.wrecks()
 
 
+class StandInView:
+    """A read-only view of a battle in which some tanks are replaced by stand-in records: ``stand_ins`` maps a
+    tank id to a :class:`TankState` read in its place (the state a side remembers of an enemy it no longer sees:
+    :meth:`agents.observation.Observation.threat`).  A stand-in must stand where the battle's tank does (the same
+    ``hex``, normally ``None``: a hidden enemy on the side's view), so occupancy is the battle's; everything else
+    reads through to the battle.  Like :class:`HypoView` it has no ``emit``."""
+
+    def __init__(self, b: BoardView, stand_ins: Mapping[int, TankState]):
+        self._b = b
+        self.tanks = list(b.tanks)
+        for tid, t in stand_ins.items():
+            if t.hex != self.tanks[tid].hex:
+                raise ValueError(f"stand-in of tank {tid} on {t.hex}, the tank on {self.tanks[tid].hex}")
+            self.tanks[tid] = t
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "emit":
+            raise AttributeError("a stand-in view cannot emit events")
+        return getattr(self._b, name)
+
+    def tank(self, tid: int) -> TankState:
+        return self.tanks[tid]
+
+    def live_tanks(self, side: int | None = None) -> list[TankState]:
+        return [t for t in self.tanks if t.alive and t.hex is not None and (side is None or t.side == side)]
+
+    def enemies_of(self, side: int) -> list[TankState]:
+        return [t for t in self.live_tanks() if t.side != side]
+
+    def wrecks(self) -> list[TankState]:
+        return self._b.wrecks()
+
+
 class SightMatrix:
     """Which enemies each side sees, kept up to date lazily and incrementally: the rule set's pair test
     ``los(b, s, e)`` ("does live tank ``s`` see live enemy ``e``") is asked only when a query needs the pair and

@@ -54,8 +54,9 @@ def fork(battle: BattleState, *, dice: DiceSource | None = None, remove: Iterabl
         battle: the battle (or search copy) to copy; it is not changed.
         dice: the copy's ``dice`` (``None``: none attached; pass the dice the simulation rolls so logged events
             carry their rolls).
-        remove: tank ids taken off the board in the copy (``hex`` ``None``, ``rules_state`` emptied, status kept):
-            the rules then ask nothing about them -- for enemies the side does not know.
+        remove: tank ids taken off the board in the copy (``hex`` ``None``, ``rules_state`` emptied, ``facing`` 0
+            and a turret's facing 0, status kept): the rules then ask nothing about them, and nothing of where
+            they stood, faced or aimed is left in the copy -- for enemies the side does not know.
         place: ``{tank_id: (hex, facing, turret_facing, rules_state)}`` -- tanks put on ``hex`` with that facing,
             turret facing and rule-set state (e.g. an enemy where and as it was last seen); applied after
             ``remove``.  The caller must place a tank only on a hex of the map.
@@ -83,6 +84,8 @@ def fork(battle: BattleState, *, dice: DiceSource | None = None, remove: Iterabl
         t = new.tanks[tid]
         t.hex = None
         t.rules_state = {}
+        t.facing = 0
+        t.turret_facing = None if t.turret_facing is None else 0
     for tid, (h, facing, turret, state) in (place or {}).items():
         if h not in new.map:
             raise ValueError(f"fork: tank {tid} placed off the map at {tuple(h)}")

@@ -79,11 +79,13 @@ def _assertions_inside_policies_fail_the_test():
 def fresh_threat(o, tid, h, facing, known, remembered):
     """The threat :meth:`agents.observation.Observation.threat` defines, computed without its memos: on the side's
     view of observation ``o``, the sum of the kill odds of each ``known`` enemy's shot at tank ``tid`` placed on
-    ``h`` facing ``facing``, plus each ``remembered`` ``(enemy, hex, facing)``'s shot from where it was last seen
-    (none from ``h`` itself); one ``shot`` per enemy on ``HypoView`` copies.  An exact ``Fraction``."""
+    ``h`` facing ``facing``, plus each ``remembered`` ``(enemy, hex, facing, key)``'s shot from where and as it was
+    last seen (its turret and rule-set state in the side's memory; none from ``h`` itself); one ``shot`` per enemy
+    on ``HypoView`` copies.  An exact ``Fraction``."""
+    import dataclasses
     from fractions import Fraction
 
-    from sim.battle import HypoView
+    from sim.battle import HypoView, StandInView
     from sim.rules.base import Illegal
 
     rs, b = o._rs, o._b
@@ -94,10 +96,12 @@ def fresh_threat(o, tid, h, facing, known, remembered):
             sh = rs.shot(view, e, tid)
             if not isinstance(sh, Illegal):
                 total += rs.odds(sh.key).p_kill
-        for e, eh, ef in remembered:
+        for e, eh, ef, _key in remembered:
             if eh == h:
                 continue
-            sh = rs.shot(HypoView(HypoView(b, e, eh, ef), tid, h, facing), e, tid)
+            turret, state = o._last_known[("seen", e)]
+            ghost = dataclasses.replace(b.tanks[e], facing=ef, turret_facing=turret, rules_state=dict(state))
+            sh = rs.shot(HypoView(HypoView(StandInView(b, {e: ghost}), e, eh, ef), tid, h, facing), e, tid)
             if not isinstance(sh, Illegal):
                 total += rs.odds(sh.key).p_kill
     return total

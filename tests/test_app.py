@@ -251,3 +251,51 @@ def test_who_plays(capsys):
     m = AppModel("default", 3)
     with pytest.raises(RuntimeError, match="no decision of the side you play"):
         m.play(None)
+
+
+
+def test_a_persons_marks_show_no_hex_an_enemy_stood_on_out_of_sight():
+    """With a person playing, an enemy's move trail and shot lines show only hexes where that side saw it: an enemy
+    that moves out of sight and then into view (moves applied as events, as a rule set's movement does) has only
+    its seen hex in its trail, and the board draws no line through the hexes it crossed unseen.  (The trail kept
+    every hex of the step, so a tank seen at its end showed the way it came unseen.)"""
+    from sim.events import Moved
+    from sim.view.hexboard import _xy, board_data
+
+    m, twin = AppModel("default", 3, human="Soviets"), AppModel("default", 3, human="Soviets")
+    for _ in range(20):   # both play the same battle to the first time an enemy is out of the person's sight
+        b, rs = m.battle, m.battle.ruleset
+        hidden = [t.tank_id for t in b.live_tanks() if t.side != m.human and t.tank_id not in rs.visible(b, m.human)]
+        if hidden:
+            break
+        for x in (m, twin):
+            (x.ai_answer if x.waiting_for_human() else x.step)()
+    assert hidden, "no enemy out of sight at seed 3"
+    e = hidden[0]
+    tb = twin.battle
+
+    def seen_on(h) -> bool:   # asked on the twin (its moves are its own), which is then put back
+        back = tb.tanks[e].hex
+        tb.emit(Moved(e, h, tb.tanks[e].facing))
+        try:
+            return e in rs.visible(tb, twin.human)
+        finally:
+            tb.emit(Moved(e, back, tb.tanks[e].facing))
+
+    free = [h for h in sorted(b.map.cells) if not b.occupants(h) and rs.passable(b, h)]
+    path = [b.tanks[e].hex]
+    for _ in range(3):   # a few hexes it goes through unseen
+        nxt = next((h for h in path[-1].neighbours() if h in free and h not in path and not seen_on(h)), None)
+        if nxt is None:
+            break
+        path.append(nxt)
+    assert len(path) > 1, "no hidden hex next to the enemy"
+    end = next(h for h in free if seen_on(h))
+    m._begin_step()
+    for h in [*path[1:], end]:
+        b.emit(Moved(e, h, b.tanks[e].facing))
+    assert e in rs.visible(b, m.human)
+    assert m.marks["moves"].get(e) == [tuple(end)]
+    drawn = {(round(ln[x], 3), round(ln[y], 3)) for ln in board_data(m)["lines"] for x, y in (("x1", "y1"),
+                                                                                               ("x2", "y2"))}
+    assert not {(round(x, 3), round(y, 3)) for x, y in map(_xy, path)} & drawn

@@ -494,3 +494,118 @@ def test_decisions_are_made_the_same_whatever_the_hidden_enemies_do(ruleset, see
                 (record(obs2, probe), record_protocol(obs2, probe)), f"{ruleset} seed {seed}: moved {where}")
 
 
+
+
+# --- a remembered enemy is what was seen, not what it is now ---------------------------------------------------
+def _other_value(v: object) -> object:
+    """A different value of the same kind (``None``: none to try)."""
+    swap = {"stationary": "in_movement", "in_movement": "stationary"}
+    if isinstance(v, str):
+        return swap.get(v)
+    if isinstance(v, bool):
+        return not v
+    if isinstance(v, int):
+        return v + 1 if v < 3 else 0
+    return None
+
+
+@pytest.mark.parametrize("ruleset,seed", [("panzer_squadron", 0), ("panzer_squadron", 1), ("hummel_quest", 0)])
+def test_threat_of_a_remembered_enemy_ignores_what_it_did_out_of_sight(ruleset, seed):
+    """``threat`` counts an enemy out of sight where (and as) the side last saw it: a change of its turret, hull
+    facing or any rule-set value (a Panzer Squadron movement marker, a Hummel Quest OST or weapon readiness) made
+    while it stays hidden changes no threat, in-process or over the isolated protocol, and the side's memory of
+    it does not change.  (The ghost read the tank's present state: a hidden enemy's marker or turret showed.)"""
+    from sim.events import Pivoted, TankStateSet, TurretTurned
+
+    for m, side in decision_points(ruleset, seed, limit=15):
+        b = m.battle
+        memory = dict(m._last_known[side])
+        obs = fresh(m, side, memory)
+        ghosts = [g for g in obs._remembered() if g[0] in obs._hidden()]
+        if not ghosts or obs.actor is None:
+            continue
+        e, seen_at = ghosts[0][0], ghosts[0][1]
+        near = [h for h in sorted(b.map.cells) if 0 < distance(h, seen_at) <= 10 and not b.occupants(h)]
+        hexes = [h for h in near if obs._threat_terms(obs.actor, h, 0, (), ghosts[:1]).get(e) is not None][:6]
+        if hexes:
+            break
+    else:
+        pytest.fail(f"{ruleset} seed {seed}: no remembered hidden enemy with a shot at any hex")
+    before = knowledge(obs)
+    memo = dict(memory)
+
+    def threats() -> tuple:
+        o = fresh(m, side, memory)
+        assert knowledge(o) == before, "the change made the enemy known: not a test of hiding"
+        msgs = [isolation.answer_call(o, {"type": "call", "method": "threat", "args": [remote.encode(h), f],
+                                          "kwargs": {}, "actor": None}) for h in hexes for f in (0, 3)]
+        return [o.threat(h, f) for h in hexes for f in range(6)], json.dumps(msgs, sort_keys=True)
+
+    base = threats()
+    assert any(base[0]), "the remembered enemy threatens none of the probed hexes"
+    t = b.tanks[e]
+    changes = [(TankStateSet(e, k, alt), TankStateSet(e, k, v)) for k, v in sorted(t.rules_state.items())
+               if (alt := _other_value(v)) is not None]
+    if t.turret_facing is not None:
+        changes.append((TurretTurned(e, (t.turret_facing + 2) % 6), TurretTurned(e, t.turret_facing)))
+    changes.append((Pivoted(e, (t.facing + 3) % 6, t.turret_facing), Pivoted(e, t.facing, t.turret_facing)))
+    for change, back in changes:
+        b.emit(change)
+        try:
+            assert threats() == base, f"{ruleset} seed {seed}: hidden enemy {e} {change} changed a threat"
+            assert memory == memo
+        finally:
+            b.emit(back)
+
+
+def _state_changes(t: TankState) -> list[tuple]:
+    """Event pairs ``(change, back)`` that change hidden tank ``t`` where it stands: each rule-set value, its
+    turret, its hull facing."""
+    from sim.events import Pivoted, TankStateSet, TurretTurned
+
+    e = t.tank_id
+    out: list[tuple] = [(TankStateSet(e, k, alt), TankStateSet(e, k, v)) for k, v in sorted(t.rules_state.items())
+                        if (alt := _other_value(v)) is not None]
+    if t.turret_facing is not None:
+        out.append((TurretTurned(e, (t.turret_facing + 2) % 6), TurretTurned(e, t.turret_facing)))
+    out.append((Pivoted(e, (t.facing + 3) % 6, t.turret_facing), Pivoted(e, t.facing, t.turret_facing)))
+    return out
+
+
+@pytest.mark.parametrize("ruleset,seed", [("panzer_squadron", 0), ("hummel_quest", 0)])
+def test_no_query_reveals_what_a_hidden_enemy_does_where_it_stands(ruleset, seed):
+    """A hidden enemy that turns its hull or turret or changes any rule-set value (a marker, DT/OST, a weapon's
+    readiness) without moving changes no answer: every public query, every protocol message, the search copy
+    (:meth:`Observation.determinize`) and the environment's arrays and mask (:mod:`agents.encoding`) are the same.
+    (A search copy kept a hidden enemy's hull and turret facing.)"""
+    from agents.encoding import Encoder
+
+    walked = 0
+    for m, side in decision_points(ruleset, seed, limit=2):
+        b = m.battle
+        memory = dict(m._last_known[side])
+        obs = fresh(m, side, memory)
+        hidden = obs._hidden()
+        probe = Probe(obs, {b.tanks[i].hex for i in hidden})
+        enc = Encoder.for_observation(obs)
+
+        def everything(m=m, side=side, memory=memory, probe=probe, enc=enc) -> tuple:
+            o = fresh(m, side, memory)
+            arrays = enc.encode(o, o.decision).arrays
+            return (knowledge(o), record(o, probe), record_protocol(fresh(m, side, memory), probe),
+                    {k: (v.shape, v.tobytes()) for k, v in arrays.items()})
+
+        base = everything()
+        for e in hidden:
+            for change, back in _state_changes(b.tanks[e]):
+                b.emit(change)
+                try:
+                    now = everything()
+                    if now[0] != base[0]:
+                        continue  # the change made it seen (a facing that spots): not hidden any more
+                    assert_same(base[1:3], now[1:3], f"{ruleset} seed {seed}: hidden {e} {change}")
+                    assert now[3] == base[3], f"{ruleset} seed {seed}: hidden {e} {change}: arrays changed"
+                    walked += 1
+                finally:
+                    b.emit(back)
+    assert walked, "no change of a hidden enemy was walked"

@@ -71,8 +71,11 @@ class AppModel(BattleModel):
     built-in policy name or ``package.module:Class`` for side 1 / 2, or ``"scenario"`` (or empty) to keep the
     scenario's own doctrine.  ``step()`` plays one activation; ``step_turn()`` the rest of the turn.
     After each step ``marks`` holds what that step showed: ``shots`` ``[(from hex, to hex, result)]`` and ``moves``
-    ``{tank id: [hexes]}``.  Raises ``ScenarioError`` / ``FileNotFoundError`` for a bad scenario, ``ValueError`` for
-    a bad seed and ``PolicyLoadError`` for an unknown policy.
+    ``{tank id: [hexes]}``; with a person playing (``human``), only what that side saw: an enemy's trail holds the
+    hexes where it was in sight (the board draws a shot only between tanks that side knows now, as
+    :meth:`shot_log` names them).  Raises
+    ``ScenarioError`` / ``FileNotFoundError`` for a bad scenario, ``ValueError`` for a bad seed and
+    ``PolicyLoadError`` for an unknown policy.
     """
 
     def __init__(self, scenario_name: str = "default", seed: int | str = 0, policy_1: str = SCENARIO_POLICY,
@@ -88,11 +91,14 @@ class AppModel(BattleModel):
         self.activations = 0
         self.marks: dict[str, Any] = {"shots": [], "moves": {}}
         self._pos: dict[int, tuple[int, int] | None] = {}
+        self._seen: set[int] = set()  # with a person playing: the enemies that side sees (as of the last event)
         self._answered = None
         self._human_obs: tuple | None = None
         self._choices: tuple | None = None
         super().__init__(spec, parse_seed(seed), policies)
         self.battle.listeners.append(self._on_app_event)
+        if self.human is not None:
+            self._seen = set(self.battle.ruleset.visible(self.battle, self.human))
         self._begin_step()
 
     def _on_app_event(self, entry: LogEntry) -> None:
@@ -102,14 +108,31 @@ class AppModel(BattleModel):
             self.activations += 1
         elif isinstance(e, Moved):
             trail = self.marks["moves"].setdefault(e.tank, [])
-            if not trail and self._pos.get(e.tank) is not None:
-                trail.append(self._pos[e.tank])
-            trail.append(tuple(e.hex))
+            # with a person playing, an enemy's trail holds only the hexes where that side saw it (before the
+            # move: as of the last event; after it: now), never the way it went out of sight
+            start = self._pos.get(e.tank)
+            if not trail and start is not None and self._saw(e.tank, before=True):
+                trail.append(start)
+            if self._saw(e.tank, before=False):
+                trail.append(tuple(e.hex))
+            if not trail:
+                del self.marks["moves"][e.tank]
         elif isinstance(e, ShotResolved) and e.target is not None:
             a, t = b.tanks[e.shooter].hex, b.tanks[e.target].hex
             if a is not None and t is not None:
                 self.marks["shots"].append((tuple(a), tuple(t), event_outcome(e)))
         self._pos = {t.tank_id: None if t.hex is None else (t.hex.q, t.hex.r) for t in b.tanks}
+        if self.human is not None:
+            self._seen = set(b.ruleset.visible(b, self.human))
+
+    def _saw(self, tid: int, before: bool) -> bool:
+        """Whether the person's side sees tank ``tid`` (any tank when nobody plays; its own tanks and tanks out of
+        the fight always): ``before`` the event being handled (as of the previous one), else now."""
+        b = self.battle
+        t = b.tanks[tid]
+        if self.human is None or t.side == self.human or not t.alive:
+            return True
+        return tid in (self._seen if before else set(b.ruleset.visible(b, self.human)))
 
     def _answer(self, decision: Any):
         self._answered = decision
