@@ -19,6 +19,7 @@ and applies the default too.
 from __future__ import annotations
 
 import dataclasses
+import os
 import random
 import signal
 import threading
@@ -95,6 +96,18 @@ def overrun_after(limit_s: float) -> float:
     """When :class:`OverrunGuard` cuts off a decision with the limit ``limit_s`` (seconds): the limit plus a grace of
     ``max(1, limit_s / 2)`` seconds, as the tournament's decision watchdog does."""
     return limit_s + max(1.0, limit_s / 2)
+
+
+#: ``TANKSIM_STRICT_BUILTIN_POLICIES=1`` (the test suite sets it, for its own processes and every process it starts):
+#: a crash of a built-in doctrine (a class of ``agents.policies``) is raised rather than recorded as a fault.  A
+#: built-in doctrine that raises is a bug of the project; recorded as a fault it would only make the tank pass, and a
+#: test running that doctrine would go on passing without checking anything.  Users' policies are never affected.
+STRICT_BUILTIN_POLICIES = os.environ.get("TANKSIM_STRICT_BUILTIN_POLICIES") == "1"
+
+
+def _builtin(policy: object) -> bool:
+    """Whether ``policy`` is one of the project's own doctrines (its class defined under ``agents.policies``)."""
+    return type(policy).__module__.startswith("agents.policies.")
 
 
 @dataclass
@@ -278,6 +291,9 @@ class SideController:
                                                           f"{self.decision_timeout_s} s): it did not return")]
         except Exception as exc:  # noqa: BLE001 - a policy's crash is reported, never fatal
             self.policy_time_s += self.clock() - t0
+            if STRICT_BUILTIN_POLICIES and _builtin(tank.policy if tank is not None and tank.policy is not None
+                                                    else pol):
+                raise
             return self.fallback(decision, actor), [Fault(charged, decision.kind, "raise",
                                                           f"{type(exc).__name__}: {exc}")]
         elapsed = self.clock() - t0

@@ -1,11 +1,17 @@
 """Shared test helpers: paths, small scenarios, the tanksim console script."""
 from __future__ import annotations
 
+import os
 import shutil
 import sys
 from pathlib import Path
 
 import pytest
+
+# A built-in doctrine that crashes fails the test instead of being recorded as a fault (which would only make the
+# tank pass, and the test go on passing without checking anything): agents.side_controller.STRICT_BUILTIN_POLICIES.
+# Set before anything imports it, and inherited by every process a test starts (CLI runs, pool and Dask workers).
+os.environ["TANKSIM_STRICT_BUILTIN_POLICIES"] = "1"
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"

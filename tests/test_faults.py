@@ -187,3 +187,26 @@ def test_asl_battle_with_a_faulting_policy_completes(policy):
     assert faults and all(f["side"] == 0 for f in faults)
     assert {w["tank"] for w in withdrawn} == {t.tank_id for t in models[0].battle.tanks if t.side == 0}
     assert all(models[0].battle.tanks[w["tank"]].hex is None for w in withdrawn)
+
+
+def test_a_crashing_builtin_doctrine_fails_the_suite_but_a_users_policy_is_a_fault(monkeypatch):
+    """``STRICT_BUILTIN_POLICIES`` (set by conftest for the suite): a built-in doctrine that raises is a bug and is
+    raised, not recorded as a fault that would keep a test passing; a user's policy crash is still a fault."""
+    from agents import side_controller
+    from agents.policies.advance import Advance
+    from sim.model import BattleModel
+    from sim.scenario import load_scenario
+
+    assert side_controller.STRICT_BUILTIN_POLICIES  # conftest set TANKSIM_STRICT_BUILTIN_POLICIES=1 first
+
+    def boom(self, obs, decision):
+        raise ZeroDivisionError("a bug in a built-in doctrine")
+
+    monkeypatch.setattr(Advance, "decide", boom)
+    model = BattleModel(load_scenario("default"), 1, policies={"Soviets": "advance"}, decision_timeout_s=0)
+    with pytest.raises(ZeroDivisionError, match="a bug in a built-in doctrine"):
+        model.run(max_turns=1)
+    monkeypatch.setattr(side_controller, "STRICT_BUILTIN_POLICIES", False)  # as for a user: a recorded fault
+    model = BattleModel(load_scenario("default"), 1, policies={"Soviets": "advance"}, decision_timeout_s=0)
+    model.run(max_turns=1)
+    assert any(type(e.event).__name__ == "PolicyFault" for e in model.battle.log)
