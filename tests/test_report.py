@@ -244,3 +244,21 @@ def test_a_value_that_rounds_to_zero_prints_without_a_minus():
         "+0.0", "0.0", "-0.2")
     assert report._ci(-0.0004, -0.00001, 0.3, True, True) == "+0.0 [+0.0, +30.0]"
     assert report._ci(-0.001, -0.5, -0.0001, False) == "0.00 [-0.50, 0.00]"
+
+
+def test_the_replication_block_is_not_named_among_what_matters(tmp_path, capsys):
+    """With common random numbers the importance table has a ``seed`` term (the replication block): the answer's
+    "what matters" ranks the factors only and names the block apart, as the shared dice."""
+    (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=3)), encoding="utf-8")
+    exp = {"name": "crn_check", "scenario": "small.yaml", "seed": 5, "replications": 4,
+           "common_random_numbers": True,
+           "factors": [{"name": "red", "path": "sides.Red.policy.name", "levels": ["advance", "hold"]}]}
+    out = tmp_path / "out"
+    run_experiment(exp, out, workers=1, base_dir=tmp_path)
+    assert report.main([str(out), "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert "seed" in {r["term"] for r in doc["importance"]}  # the table still has the block
+    assert [r["term"] for r in doc["answer"]["importance"]] == ["red"]
+    line = next(t for t in doc["answer"]["text"] if t.startswith("what matters for"))
+    assert ": red " in line and "seed " not in line.split(";")[0]
+    assert "; the replications' shared dice (seed, common random numbers: not a factor) " in line

@@ -609,7 +609,8 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
     imp = rep.importance
     ranking: list[dict[str, Any]] = []  # JSON records
     if len(imp):
-        not_terms = ["residual", analysis.SHARED_TERM]
+        # the replication block (``seed``, with common random numbers) is the dice, not a factor: told apart
+        not_terms = ["residual", analysis.SHARED_TERM, analysis.SEED_TERM]
         w = imp[(imp["outcome"] == "win") & ~imp["term"].isin(not_terms)].sort_values("share", ascending=False)
         ranking = [{"term": r.term, "share": r.share, "lo": r.lo, "hi": r.hi,
                     "p_value": getattr(r, "p_value", math.nan)} for r in _Rows[_ImportanceRow](w)]
@@ -617,6 +618,11 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
         if ranking:
             parts = [f"{r['term']} {_share(r['share'])}% [{_share(r['lo'])}, {_share(r['hi'])}]" for r in ranking]
             tail = f"; battle-to-battle chance {_share(float(resid['share'].iloc[0]))}%" if len(resid) else ""
+            block = imp[(imp["outcome"] == "win") & (imp["term"] == analysis.SEED_TERM)]
+            if len(block):
+                r0 = block.iloc[0]
+                tail += (f"; the replications' shared dice (seed, common random numbers: not a factor) "
+                         f"{_share(float(r0['share']))}% [{_share(float(r0['lo']))}, {_share(float(r0['hi']))}]")
             shared = imp[(imp["outcome"] == "win") & (imp["term"] == analysis.SHARED_TERM)]
             over = float(shared["share"].iloc[0]) if len(shared) else 0.0
             if over > SHARE_ZERO:
