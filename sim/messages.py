@@ -396,5 +396,31 @@ def output_folder(text: str) -> str:
 
 output_folder.__name__ = "folder"
 
+#: The files that mark a folder as another command's results: a batch's (``manifest.json``), a tournament's
+#: (``tournament.json``), a rule-set comparison's (``comparison.json``).
+RESULTS_MARKERS = {"manifest.json": "a batch's", "tournament.json": "a tournament's",
+                   "comparison.json": "a rule-set comparison's"}
+
+
+def battle_folder(text: str) -> str:
+    """An argparse ``type=`` for ``tanksim run --out``: :func:`output_folder`, and refused while the arguments are
+    parsed when the folder holds another command's results (:data:`RESULTS_MARKERS`): a battle's files and its
+    ``parts.jsonl`` written there would replace that folder's own part checksums.  A folder holding an earlier
+    ``tanksim run --out`` battle is accepted (its files are replaced: the command says so)."""
+    from pathlib import Path
+
+    output_folder(text)
+    p = Path(text)
+    if p.is_dir():
+        for name, whose in RESULTS_MARKERS.items():
+            if (p / name).is_file():
+                raise argparse.ArgumentTypeError(
+                    f"{clip(text)}: holds {whose} results ({name}); a battle's files written there would replace "
+                    f"its part checksums (parts.jsonl): choose another folder")
+    return text
+
+
+battle_folder.__name__ = "folder"
+
 #: The picture formats of ``--plot`` (what matplotlib's default backends write).
 PLOT_SUFFIXES = (".png", ".svg", ".pdf", ".jpg", ".jpeg", ".webp", ".tif", ".tiff", ".eps", ".ps", ".svgz")

@@ -163,3 +163,36 @@ def test_a_refused_batch_folder_prints_only_its_error(tmp_path, capsys):
     assert said.out == ""
     assert said.err.strip() == (f"tanksim batch: {out}: holds other results (tournament.json: a tournament's); "
                                 f"choose another --out folder")    # no "e: 1 design point x ..." header before it
+
+
+@pytest.mark.parametrize("marker", ["manifest.json", "tournament.json", "comparison.json"])
+def test_run_out_refuses_another_commands_results_folder(tmp_path, capsys, marker):
+    """``run --out`` into a batch's, tournament's or comparison's folder would replace its part checksums
+    (``parts.jsonl``): refused while the arguments are parsed, nothing written."""
+    out = tmp_path / "res"
+    out.mkdir()
+    (out / marker).write_text("{}")
+    (out / "parts.jsonl").write_text("theirs\n")
+    with pytest.raises(SystemExit) as exc:
+        tanksim(["run", "default", "--out", str(out)])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --out: {out}: holds " in err and f"results ({marker}); a battle's files written there" in err
+    assert (out / "parts.jsonl").read_text() == "theirs\n" and not (out / "battle.parquet").exists()
+
+
+def test_run_out_says_it_replaces_an_earlier_battle_and_batch_tournament_refuse_its_folder(tmp_path, capsys):
+    out = tmp_path / "one"
+    assert tanksim(["run", "default", "--out", str(out)]) == 0
+    assert "(replacing" not in capsys.readouterr().out
+    assert tanksim(["run", "default", "--seed", "2", "--out", str(out)]) == 0
+    assert "(replacing the earlier battle's files there)" in capsys.readouterr().out
+    exp = tmp_path / "e.yaml"
+    exp.write_text("name: e\nscenario: default\nreplications: 1\n")
+    assert tanksim(["batch", str(exp), "--out", str(out), "--no-progress"]) == 2
+    assert (f"tanksim batch: {out}: holds other results (battle.parquet: a tanksim run battle's); choose another "
+            "--out folder") in capsys.readouterr().err
+    assert tanksim(["tournament", _tournament_file(tmp_path), "--out", str(out), "--no-progress"]) == 2
+    assert (f"tanksim tournament: {out}: holds other results (battle.parquet: a tanksim run battle's)"
+            in capsys.readouterr().err)
+    assert not (out / "manifest.json").exists() and not (out / "tournament.json").exists()

@@ -10,6 +10,7 @@ from sim.messages import (
     PLOT_SUFFIXES,
     above,
     at_least,
+    battle_folder,
     between,
     output_file,
     output_folder,
@@ -17,5 +18,5 @@ from sim.messages import (
     workers,
 )
 
-__all__ = ["MAX_SEED", "MAX_WORKERS", "PLOT_SUFFIXES", "above", "at_least", "between", "output_file",
+__all__ = ["MAX_SEED", "MAX_WORKERS", "PLOT_SUFFIXES", "above", "at_least", "battle_folder", "between", "output_file",
            "output_folder", "seed", "workers"]

@@ -129,6 +129,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     model.run()
     result = result_of(model, time.perf_counter() - t0, tables=bool(args.out))
     row = result.row
+    replaced = bool(args.out) and (Path(args.out) / "battle.parquet").is_file()  # an earlier battle's files
     if args.out:
         paths = write_battle(result, args.out)
     if args.plot:
@@ -166,7 +167,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     if row["deciding_shot"]:
         print(f"  deciding shot: {row['deciding_shot']}")
     if args.out:
-        print(f"  wrote {', '.join(str(p) for p in paths.values())}")
+        print(f"  wrote {', '.join(str(p) for p in paths.values())}"
+              + (" (replacing the earlier battle's files there)" if replaced else ""))
     if args.plot:
         print(f"  board picture: {args.plot}")
     return 0
@@ -419,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     r = sub.add_parser("run", help="run one battle and print its result")
     r.add_argument("scenario", nargs="?", help="scenario file or bundled name (default: the bundled default)")
     r.add_argument("--seed", type=argtypes.seed, default=0, help="battle seed (integer from 0 to 2**63 - 1)")
-    r.add_argument("--out", type=argtypes.output_folder,
+    r.add_argument("--out", type=argtypes.battle_folder,
                    help="folder for the battle's files: battle, events, series, shots, tanks, sides "
                    "(.parquet), final_state.json, parts.jsonl (checksums)")
     r.add_argument("--plot", type=argtypes.output_file(argtypes.PLOT_SUFFIXES),

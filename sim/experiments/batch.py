@@ -693,9 +693,9 @@ def prepare_folder(exp: Experiment, out_dir: str | Path, new: bool = False) -> d
     moved to ``DIR/quarantine`` and rebuilt)."""
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    other = [n for n in store.MANIFEST_NAMES if n != MANIFEST and (out / n).is_file()]
+    other = store.other_results(out, MANIFEST)
     if other:
-        raise BatchRefused(f"{out}: holds other results ({other[0]}: a tournament's); choose another --out folder")
+        raise BatchRefused(f"{out}: holds other results ({other}); choose another --out folder")
     desc = exp.describe()
     ident = exp.identity()
     now = time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -1012,10 +1012,9 @@ def prepare_folder(t: Tournament, out: str | Path, new: bool = False, write: boo
 
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    other = [n for n in store.MANIFEST_NAMES if n != MANIFEST and (out / n).is_file()]
+    other = store.other_results(out, MANIFEST)
     if other:
-        raise TournamentFolderError([f"{out}: holds other results ({other[0]}: a batch's); "
-                                     "choose another --out folder"])
+        raise TournamentFolderError([f"{out}: holds other results ({other}); choose another --out folder"])
     notes: list[str] = []
     try:
         old = read_manifest(out)
