@@ -1,0 +1,55 @@
+"""Ctrl-C (SIGINT) and stop paths through the real ``tanksim`` command: one line, the documented exit status, no
+traceback, and a resumable folder where the command stores results."""
+from __future__ import annotations
+
+import glob
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import yaml
+
+from conftest import tanksim_cmd
+from sim.experiments import store
+
+
+def interrupt(args: list[str], ready: str | float, *, cwd: Path, env: dict[str, str] | None = None,
+              timeout: float = 60) -> tuple[int, str, str]:
+    """Start ``tanksim ARGS``, wait until a file matches the glob ``ready`` (relative to ``cwd``) or ``ready``
+    seconds pass, send SIGINT (what Ctrl-C sends), and return ``(exit status, stdout, stderr)``."""
+    proc = subprocess.Popen(tanksim_cmd() + args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+    t0 = time.monotonic()
+    while proc.poll() is None and time.monotonic() - t0 < timeout:
+        if isinstance(ready, str) and glob.glob(str(cwd / ready)):
+            break
+        if not isinstance(ready, str) and time.monotonic() - t0 >= ready:
+            break
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGINT)
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def test_compare_rulesets_interrupted_stores_says_so_and_resumes(tmp_path):
+    comp = {"name": "cmp_small",
+            "factors": [{"name": "ruleset", "path": "ruleset",
+                         "levels": [{"ruleset": "panzer_squadron", "scenario": "skirmish_2v2"},
+                                    {"ruleset": "hummel_quest", "scenario": "hq_skirmish"}]},
+                        {"name": "doctrine", "path": "sides.0.policy.name", "levels": ["hold", "advance"]}],
+            "overrides": {"sides.1.policy.name": "advance"}, "replications": 8, "seed": 5, "watchdog_s": 120}
+    (tmp_path / "cmp.yaml").write_text(yaml.safe_dump(comp, sort_keys=False), encoding="utf-8")
+    args = ["compare-rulesets", "cmp.yaml", "--out", "out", "--workers", "2", "--no-progress"]
+    rc, out, err = interrupt(args, "out/cells/*/runs/*.parquet", cwd=tmp_path)
+    assert rc == 130, err
+    assert "Traceback" not in err and "RuntimeError" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tanksim compare-rulesets: interrupted: stored "), err
+    assert "of 32 battles" in lines[0] and "run the same command again" in lines[0]
+    r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "out: 32 battles in 2 cells" in r.stdout
+    for cell in (tmp_path / "out" / "cells").iterdir():
+        raw = store.read_parts(cell, "runs")
+        assert len(raw) == 16 and raw["run_key"].is_unique
