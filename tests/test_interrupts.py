@@ -3,11 +3,14 @@ traceback, and a resumable folder where the command stores results."""
 from __future__ import annotations
 
 import glob
+import importlib
+import os
 import signal
 import subprocess
 import time
 from pathlib import Path
 
+import pytest
 import yaml
 
 from conftest import tanksim_cmd
@@ -16,10 +19,11 @@ from sim.experiments import store
 
 def interrupt(args: list[str], ready: str | float, *, cwd: Path, env: dict[str, str] | None = None,
               timeout: float = 60) -> tuple[int, str, str]:
-    """Start ``tanksim ARGS``, wait until a file matches the glob ``ready`` (relative to ``cwd``) or ``ready``
-    seconds pass, send SIGINT (what Ctrl-C sends), and return ``(exit status, stdout, stderr)``."""
+    """Start ``tanksim ARGS`` in its own process group, wait until a file matches the glob ``ready`` (relative to
+    ``cwd``) or ``ready`` seconds pass, send SIGINT to the whole group (what Ctrl-C in a terminal does: worker
+    processes get it too), and return ``(exit status, stdout, stderr)``."""
     proc = subprocess.Popen(tanksim_cmd() + args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+                            text=True, start_new_session=True)
     t0 = time.monotonic()
     while proc.poll() is None and time.monotonic() - t0 < timeout:
         if isinstance(ready, str) and glob.glob(str(cwd / ready)):
@@ -27,7 +31,7 @@ def interrupt(args: list[str], ready: str | float, *, cwd: Path, env: dict[str, 
         if not isinstance(ready, str) and time.monotonic() - t0 >= ready:
             break
         time.sleep(0.02)
-    proc.send_signal(signal.SIGINT)
+    os.killpg(proc.pid, signal.SIGINT)
     out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out, err
 
@@ -53,3 +57,55 @@ def test_compare_rulesets_interrupted_stores_says_so_and_resumes(tmp_path):
     for cell in (tmp_path / "out" / "cells").iterdir():
         raw = store.read_parts(cell, "runs")
         assert len(raw) == 16 and raw["run_key"].is_unique
+
+
+SLOW_POLICY = '''
+import os, time
+from pathlib import Path
+from agents.policies.hold import Hold
+
+class Slow(Hold):
+    """Holds, slowly; touches the file "started" (in the working folder) at its first decision."""
+    def decide(self, obs, decision):
+        Path("started").touch()
+        time.sleep(0.5)
+        return super().decide(obs, decision)
+'''
+
+
+def slow_env(folder: Path) -> dict[str, str]:
+    """An environment whose ``PYTHONPATH`` finds ``slowpol:Slow`` (written into ``folder``)."""
+    (folder / "slowpol.py").write_text(SLOW_POLICY, encoding="utf-8")
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_run_interrupted_is_one_line_exit_130(tmp_path):
+    rc, out, err = interrupt(["run", "default", "--policy", "1=slowpol:Slow"], "started", cwd=tmp_path,
+                             env=slow_env(tmp_path))
+    assert (rc, err) == (130, "tanksim run: interrupted\n")
+
+
+#: Every subcommand and the function ``tanksim`` dispatches it to ("module:function").
+DISPATCH = {"run": "sim.cli.main:cmd_run", "odds": "sim.cli.main:cmd_odds", "cases": "sim.cli.main:cmd_cases",
+            "validate": "sim.cli.main:cmd_validate"}
+
+
+def test_every_subcommand_interrupted_is_one_line_exit_130(monkeypatch, capsys, tmp_path):
+    cli = importlib.import_module("sim.cli.main")
+
+    (tmp_path / "x.yaml").write_text("name: x\n", encoding="utf-8")
+    table = {**DISPATCH, **cli.EXTERNAL}
+    assert set(table) >= {"odds", "cases", "oracle", "match", "tournament", "replay", "generate", "report", "power"}
+    for name, target in table.items():
+        mod, _, fn = target.partition(":")
+
+        def stop(*a, **k):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(importlib.import_module(mod), fn, stop)
+        args = {"odds": ["panzer_squadron"], "cases": ["x.yaml"], "validate": ["x.yaml"], "run": ["default"]}
+        try:
+            rc = cli.main([name, *args.get(name, [])])
+        except KeyboardInterrupt:
+            pytest.fail(f"tanksim {name}: KeyboardInterrupt escaped (a traceback for the user)")
+        assert (rc, capsys.readouterr().err) == (130, f"tanksim {name}: interrupted\n"), name

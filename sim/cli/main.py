@@ -7,7 +7,8 @@
 and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``,
 ``catalog`` (:mod:`sim.cli.catalog`), ``generate`` (:mod:`sim.cli.generate`), ``oracle`` (:mod:`sim.cli.oracle`),
 ``compare-rulesets`` (:mod:`sim.cli.compare`).
-Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input.
+Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input, 130 interrupted (Ctrl-C: one
+line ``tanksim NAME: interrupted``, for every subcommand that does not say more itself; see :func:`main`).
 """
 from __future__ import annotations
 
@@ -475,15 +476,32 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``tanksim`` console script: dispatch to a subcommand and return its exit code.  Output cut short by
-    its reader (``tanksim catalog asl | head``) ends every subcommand quietly with exit code 0."""
+    its reader (``tanksim catalog asl | head``) ends every subcommand quietly with exit code 0.  Ctrl-C (SIGINT)
+    that a subcommand does not handle itself ends it with one line, ``tanksim NAME: interrupted``, and exit code
+    130 (no traceback); ``batch``, ``compare-rulesets`` and ``tournament`` handle it themselves (they store what
+    is running and say how to resume)."""
+    argv = list(sys.argv[1:] if argv is None else argv)
     stdout = sys.stdout
     sys.stdout = _PipeGuard(stdout)
     try:
         return _main(argv)
     except StdoutClosed:
         return 0
+    except KeyboardInterrupt:
+        print(f"{_prog(argv)}: interrupted", file=sys.stderr)
+        return 130
     finally:
         sys.stdout = stdout
+
+
+#: The subcommands of :func:`build_parser` (the others are :data:`EXTERNAL`).
+OWN_COMMANDS = ("run", "odds", "cases", "validate")
+
+
+def _prog(argv: Sequence[str]) -> str:
+    """``tanksim NAME`` for a known subcommand ``argv[0]``, else ``tanksim``: the prefix of a message."""
+    name = argv[0] if argv else ""
+    return f"tanksim {name}" if name in EXTERNAL or name in OWN_COMMANDS else "tanksim"
 
 
 #: Longest command-line argument (characters): a path's ``PATH_MAX`` and a tournament file's ``command`` parts; a
