@@ -109,3 +109,22 @@ def test_every_subcommand_interrupted_is_one_line_exit_130(monkeypatch, capsys, 
         except KeyboardInterrupt:
             pytest.fail(f"tanksim {name}: KeyboardInterrupt escaped (a traceback for the user)")
         assert (rc, capsys.readouterr().err) == (130, f"tanksim {name}: interrupted\n"), name
+
+
+def test_tournament_interrupted_exit_130_and_partial_tables_say_so(tmp_path):
+    from test_tournament import three_entrants, SMALL_PS
+
+    data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}], games_per_pairing=6,
+                          executor={"workers": 2, "chunk_games": 1}, metagame={"enabled": False})
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    args = ["tournament", "t.yaml", "--out", "out", "--no-plots", "--no-progress"]
+    rc, out, err = interrupt(args, "out/runs/*.parquet", cwd=tmp_path)
+    assert rc == 130, err
+    assert "Traceback" not in err
+    heading = next(line for line in out.splitlines() if line.startswith("interrupted: "))
+    n = int(heading.split()[1])
+    assert 0 < n < 18 and heading.startswith(f"interrupted: {n} of 18 games; partial results")
+    assert out.index(heading) < out.index("Leaderboard")
+    r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "interrupted" not in r.stdout and f"({n} already stored)" in r.stdout
