@@ -7,7 +7,9 @@ import importlib
 import os
 import signal
 import subprocess
+import socket
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,7 @@ from conftest import tanksim_cmd
 from sim.experiments import store
 
 
-def interrupt(args: list[str], ready: str | float, *, cwd: Path, env: dict[str, str] | None = None,
+def interrupt(args: list[str], ready: str | float | Callable[[], bool], *, cwd: Path, env: dict[str, str] | None = None,
               timeout: float = 60) -> tuple[int, str, str]:
     """Start ``tanksim ARGS`` in its own process group, wait until a file matches the glob ``ready`` (relative to
     ``cwd``) or ``ready`` seconds pass, send SIGINT to the whole group (what Ctrl-C in a terminal does: worker
@@ -28,7 +30,9 @@ def interrupt(args: list[str], ready: str | float, *, cwd: Path, env: dict[str, 
     while proc.poll() is None and time.monotonic() - t0 < timeout:
         if isinstance(ready, str) and glob.glob(str(cwd / ready)):
             break
-        if not isinstance(ready, str) and time.monotonic() - t0 >= ready:
+        if callable(ready) and ready():
+            break
+        if isinstance(ready, (int, float)) and time.monotonic() - t0 >= ready:
             break
         time.sleep(0.02)
     os.killpg(proc.pid, signal.SIGINT)
@@ -128,3 +132,53 @@ def test_tournament_interrupted_exit_130_and_partial_tables_say_so(tmp_path):
     r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert "interrupted" not in r.stdout and f"({n} already stored)" in r.stdout
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_app_stopped_with_ctrl_c_is_one_line_exit_0(tmp_path):
+    pytest.importorskip("solara")
+    port = _port()
+    rc, out, err = interrupt(["app", "default", "--play", "Soviets", "--port", str(port)],
+                             lambda: _listening(port), cwd=tmp_path)
+    assert (rc, err.strip()) == (0, "tanksim app: stopped"), err
+    assert f"at http://127.0.0.1:{port}/" in out
+
+
+def test_app_refuses_a_port_in_use_before_announcing_and_port_0_picks_a_free_one(tmp_path):
+    pytest.importorskip("solara")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        r = subprocess.run(tanksim_cmd() + ["app", "--port", str(port)], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (f"tanksim app: --port {port}: address already in use (choose another, or --port 0 for a "
+                        f"free one)\n")
+    announced: list[int] = []
+
+    def up() -> bool:   # the port the app announced (read from its log file) is served
+        text = (tmp_path / "log").read_text() if (tmp_path / "log").exists() else ""
+        if "serving" in text and not announced:
+            announced.append(int(text.split("http://127.0.0.1:")[1].split("/")[0]))
+        return bool(announced) and _listening(announced[0])
+
+    with open(tmp_path / "log", "w") as log:
+        proc = subprocess.Popen(tanksim_cmd() + ["app", "--port", "0"], cwd=tmp_path, stdout=log,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        t0 = time.monotonic()
+        while not up() and proc.poll() is None and time.monotonic() - t0 < 60:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert announced and announced[0] != 0 and proc.returncode == 0
