@@ -6,8 +6,9 @@ import glob
 import importlib
 import os
 import signal
-import subprocess
 import socket
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -116,7 +117,7 @@ def test_every_subcommand_interrupted_is_one_line_exit_130(monkeypatch, capsys, 
 
 
 def test_tournament_interrupted_exit_130_and_partial_tables_say_so(tmp_path):
-    from test_tournament import three_entrants, SMALL_PS
+    from test_tournament import SMALL_PS, three_entrants
 
     data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}], games_per_pairing=6,
                           executor={"workers": 2, "chunk_games": 1}, metagame={"enabled": False})
@@ -182,3 +183,49 @@ def test_app_refuses_a_port_in_use_before_announcing_and_port_0_picks_a_free_one
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=60)
     assert announced and announced[0] != 0 and proc.returncode == 0
+
+
+# --- rule-set warnings follow TANKSIM_LOG in every entry point ------------------------------------------------------
+
+HQ50 = {"name": "hq50", "ruleset": {"name": "hummel_quest"},
+        "map": {"shape": "rectangle", "width": 8, "height": 8, "hex_size_m": 50}, "turn_limit": 3,
+        "vehicles": {"slowpoke": {"base": "hq_example_heavy", "name": "Slow heavy"}},
+        "sides": [{"name": "Red", "role": "attacker",
+                   "tanks": [{"vehicle": "slowpoke", "hex": [1, 2], "facing": 0, "label": "A1"}]},
+                  {"name": "Blue", "role": "defender",
+                   "tanks": [{"vehicle": "hq_example_medium", "hex": [6, 0], "facing": 3, "label": "B1"}]}]}
+SPEED = "hummel_quest: A1: speed_m 30 is not a multiple of 50 m"
+
+
+def test_rule_set_warnings_follow_tanksim_log_in_run_batch_env_and_validate(tmp_path):
+    (tmp_path / "hq50.yaml").write_text(yaml.safe_dump(HQ50), encoding="utf-8")
+    exp = {"name": "hq50_batch", "scenario": "hq50.yaml", "replications": 4, "seed": 1,
+           "factors": [{"path": "sides.0.policy.name", "levels": ["hold"]}]}
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    base = {k: v for k, v in os.environ.items() if k != "TANKSIM_LOG"}
+
+    def tanksim(level: str | None, *args: str) -> subprocess.CompletedProcess[str]:
+        env = base if level is None else {**base, "TANKSIM_LOG": level}
+        return subprocess.run(tanksim_cmd() + list(args), cwd=tmp_path, capture_output=True, text=True, env=env,
+                              timeout=120)
+
+    for level in (None, "error"):
+        r = tanksim(level, "run", "hq50.yaml")
+        assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    r = tanksim("warning", "run", "hq50.yaml")
+    assert (r.returncode, r.stderr) == (0, f"tanksim run: warning: {SPEED}\n")
+    quiet = tanksim(None, "batch", "exp.yaml", "--out", "q", "--workers", "2", "--no-progress")
+    assert quiet.returncode == 0 and "speed_m" not in quiet.stderr, quiet.stderr
+    loud = tanksim("warning", "batch", "exp.yaml", "--out", "w", "--workers", "2", "--no-progress")
+    shown = [line for line in loud.stderr.splitlines() if "speed_m" in line]
+    assert loud.returncode == 0 and 1 <= len(shown) <= 2, loud.stderr   # once per worker process at most
+    assert set(shown) == {f"tanksim batch: warning: {SPEED}"}
+    code = "import sim.env; sim.env.env(scenario='hq50.yaml').reset(seed=1)"
+    for level, want in ((None, ""), ("warning", f"sim.rules.hummel_quest.play: {SPEED}\n")):
+        env = base if level is None else {**base, "TANKSIM_LOG": level}
+        r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env,
+                           timeout=120)
+        assert (r.returncode, r.stderr) == (0, want), r.stderr
+    v = tanksim(None, "validate", "hq50.yaml")   # a check asks for them: shown whatever TANKSIM_LOG says, still ok
+    assert (v.returncode, v.stderr) == (0, f"tanksim validate: warning: {SPEED}\n")
+    assert v.stdout.startswith("hq50.yaml: ok (")

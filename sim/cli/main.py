@@ -336,9 +336,11 @@ def _validate_one(f: str) -> str:
         if problems:
             raise ScenarioError(problems)
         return f"{f}: ok (tournament, {plural(len(getattr(t, 'entrants', [])), 'entrant')})"
+    from sim.model import build_battle
     from sim.scenario import load_scenario
 
     sc = load_scenario(f)
+    build_battle(sc)   # the rule set's set-up warnings (no dice rolled, no doctrine built): see cmd_validate
     return f"{f}: ok ({scenario_line(sc)})"
 
 
@@ -346,16 +348,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Validate scenario files, and every other kind of file the project reads (experiments, rule-set
     comparisons, tournaments; see :func:`_file_kind`), each with its own loader.  Runs no code from a file: plug-in
     doctrines are checked statically (never imported), no command is started, no entrant probed; every field a
-    battle reads is checked.  ``--json``: one object
-    ``{"ok", "files": [{"file", "ok", "kind", "summary" | "errors"}]}`` on stdout instead of the lines.  Returns 0,
-    or 2 (bad input, as ``tanksim run`` on the same file) when any file is invalid."""
+    battle reads is checked.  A scenario's battle is set up (no dice rolled, no doctrine built), and the rule set's
+    set-up warnings are printed on stderr (``tanksim validate: warning: ...``) whatever ``TANKSIM_LOG`` says: the
+    file is still ok (exit 0).  ``--json``: one object
+    ``{"ok", "files": [{"file", "ok", "kind", "summary", "warnings" | "errors"}]}`` on stdout instead of the
+    lines.  Returns 0, or 2 (bad input, as ``tanksim run`` on the same file) when any file is invalid."""
     from agents.plugins import source_budget
+    from sim.logs import showing_warnings
 
     bad = 0
     rows: list[dict[str, object]] = []
     for f in args.files:
         try:
-            with source_budget():
+            with source_budget(), showing_warnings() as warned:
                 line = _validate_one(f)
         except (ScenarioError, ValueError, OSError) as exc:
             bad += 1
@@ -365,7 +370,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print("\n".join(errors), file=sys.stderr)
             continue
         rows.append({"file": f, "ok": True, "kind": _file_kind(f), "summary": line.removeprefix(f"{f}: ok "),
-                     "errors": []})
+                     "errors": [], "warnings": warned})
         if not args.json:
             print(line)
     if args.json:
@@ -480,9 +485,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     that a subcommand does not handle itself ends it with one line, ``tanksim NAME: interrupted``, and exit code
     130 (no traceback); ``batch``, ``compare-rulesets`` and ``tournament`` handle it themselves (they store what
     is running and say how to resume)."""
+    from sim.logs import PROG_ENV
+
     argv = list(sys.argv[1:] if argv is None else argv)
     stdout = sys.stdout
     sys.stdout = _PipeGuard(stdout)
+    prog_before = os.environ.get(PROG_ENV)
+    os.environ[PROG_ENV] = _prog(argv)   # log records read 'tanksim run: warning: ...' (worker processes inherit it)
     try:
         return _main(argv)
     except StdoutClosed:
@@ -492,6 +501,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 130
     finally:
         sys.stdout = stdout
+        if prog_before is None:
+            os.environ.pop(PROG_ENV, None)
+        else:
+            os.environ[PROG_ENV] = prog_before
 
 
 #: The subcommands of :func:`build_parser` (the others are :data:`EXTERNAL`).
