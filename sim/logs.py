@@ -125,6 +125,35 @@ def configure_logging(level: str | None = None) -> str:
     return name
 
 
+#: The libraries whose loggers follow ``TANKSIM_LOG`` too once :func:`route_library_logging` ran (Dask's
+#: ``distributed`` logs every worker start and stop at INFO, with its own handler and format, by default).
+LIBRARY_LOGGERS = ("distributed",)
+#: Dask's configuration key for its ``distributed`` logger's level, as an environment variable: worker processes
+#: read it when they import ``distributed``, before any tanksim code runs in them.
+DASK_LEVEL_ENV = "DASK_LOGGING__DISTRIBUTED"
+
+
+def route_library_logging(level: str | None = None) -> str:
+    """Put the :data:`LIBRARY_LOGGERS` under tanksim's set-up: their own handlers are replaced by tanksim's
+    standard-error handler and their level is ``level`` (default: tanksim's current level), so a default run is
+    quiet and ``TANKSIM_LOG=info`` shows Dask's records as ``tanksim batch: info: ...``.  Also sets
+    :data:`DASK_LEVEL_ENV` (unless the user set it) so that Dask worker processes started from now on are quiet
+    from their first line.  Called by a driver opening a Dask executor and by every Dask worker.  Returns the level
+    name used."""
+    name = log_level(level) if level is not None else current_level()
+    os.environ.setdefault(DASK_LEVEL_ENV, name.lower())
+    for logger_name in LIBRARY_LOGGERS:
+        logger = logging.getLogger(logger_name)
+        for h in list(logger.handlers):
+            if not isinstance(h, _StderrHandler):
+                logger.removeHandler(h)
+        if not logger.handlers:
+            logger.addHandler(_StderrHandler())
+        logger.setLevel(name)
+        logger.propagate = False
+    return name
+
+
 def current_level() -> str:
     """The level tanksim's loggers are set to now (what a driver passes to its worker processes)."""
     return logging.getLevelName(logging.getLogger(LOGGERS[0]).getEffectiveLevel())

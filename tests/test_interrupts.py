@@ -70,17 +70,21 @@ from pathlib import Path
 from agents.policies.hold import Hold
 
 class Slow(Hold):
-    """Holds, slowly; touches the file "started" (in the working folder) at its first decision."""
+    """Holds; touches the file "started" (in the working folder) at its first decision, and takes 0.2 s
+    a decision while the file "slow" is there."""
     def decide(self, obs, decision):
         Path("started").touch()
-        time.sleep(0.5)
+        if Path("slow").exists():
+            time.sleep(0.2)
         return super().decide(obs, decision)
 '''
 
 
 def slow_env(folder: Path) -> dict[str, str]:
-    """An environment whose ``PYTHONPATH`` finds ``slowpol:Slow`` (written into ``folder``)."""
+    """An environment whose ``PYTHONPATH`` finds ``slowpol:Slow`` (written into ``folder``, slow there until
+    ``folder / "slow"`` is removed)."""
     (folder / "slowpol.py").write_text(SLOW_POLICY, encoding="utf-8")
+    (folder / "slow").touch()
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
 
 
@@ -229,3 +233,34 @@ def test_rule_set_warnings_follow_tanksim_log_in_run_batch_env_and_validate(tmp_
     v = tanksim(None, "validate", "hq50.yaml")   # a check asks for them: shown whatever TANKSIM_LOG says, still ok
     assert (v.returncode, v.stderr) == (0, f"tanksim validate: warning: {SPEED}\n")
     assert v.stdout.startswith("hq50.yaml: ok (")
+
+
+# --- a local Dask cluster: Ctrl-C reaches every process of the group; only the driver answers it ---------------------
+
+@pytest.mark.parametrize("command", ["batch", "tournament"])
+def test_dask_local_interrupted_is_quiet_and_resumes(tmp_path, command):
+    pytest.importorskip("distributed")
+    env = {k: v for k, v in slow_env(tmp_path).items() if k not in ("TANKSIM_LOG", "DASK_LOGGING__DISTRIBUTED")}
+    if command == "batch":
+        exp = {"name": "slow_dask", "scenario": "default", "replications": 6, "seed": 3,
+               "overrides": {"turn_limit": 2},
+               "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["slowpol:Slow"]}]}
+    else:
+        from test_tournament import SMALL_PS, three_entrants
+
+        exp = three_entrants(scenarios=[{"label": "ps", "inline": {**SMALL_PS, "turn_limit": 2}}],
+                             games_per_pairing=2, executor={"chunk_games": 1}, metagame={"enabled": False},
+                             entrants=[{"name": "slow", "policy": "slowpol:Slow"}, {"name": "hold", "policy": "hold"}])
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    args = [command, "f.yaml", "--out", "out", "--dask-local", "2", "--no-progress"]
+    rc, out, err = interrupt(args, "out/runs/*.parquet", cwd=tmp_path, env=env)
+    assert rc == 130, err
+    noise = ("Traceback", "Error", "distributed", "INFO", "KeyboardInterrupt")
+    assert not [line for line in err.splitlines() if any(n in line for n in noise)], err
+    assert len(err.splitlines()) <= 3, err   # the header and how to resume
+    if command == "tournament":   # its resume is checked on a process pool above (a second cluster is slow)
+        return
+    (tmp_path / "slow").unlink()
+    r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr   # the rest played, quietly: no INFO lines of Dask's by default
+    assert not [line for line in r.stderr.splitlines() if any(n in line for n in noise)], r.stderr
