@@ -476,12 +476,14 @@ def test_stat_block_load_errors(mutate, needle):
         parse_vehicles({"vehicles": [mutate(raw)]}, origin="x.yaml")
 
 
-def test_stat_block_duplicate_and_speed_warning():
+def test_stat_block_duplicate_and_speed_warning(caplog):
     raw = _block()["vehicles"][0]
     with pytest.raises(StatBlockError, match="duplicate"):
         parse_vehicles({"vehicles": [raw, raw]})
-    with pytest.warns(UserWarning, match="speed_m 55"):
+    with caplog.at_level("WARNING", logger="sim"):   # a rule-set warning goes to tanksim's logging (sim.logs)
         parse_vehicles({"vehicles": [{**raw, "speed_m": 55}]})
+    assert any("speed_m 55" in r.getMessage() and r.name.startswith("sim.rules.hummel_quest")
+               for r in caplog.records)
 
 
 def test_options_defaults_and_fixed():

@@ -146,9 +146,9 @@ def test_match_endings_give_their_own_advice(duel, capsys, monkeypatch):
     monkeypatch.setattr(T, "run_chunks", interrupted)
     rc = match_main(["hold", "advance", "--scenario", duel, "--max-games", "2", "--workers", "1"])
     out = capsys.readouterr().out
-    assert rc == 1
+    assert rc == 130   # as batch and tournament (README: exit status of match and tournament)
     assert "no verdict after 0 games (interrupted)" in out
-    assert "raise --max-games" not in out and "run the same command again" in out and "exit code 1" in out
+    assert "raise --max-games" not in out and "run the same command again" in out and "exit code 130" in out
 
 
 def test_match_unknown_doctrine_has_the_command_prefix(duel, capsys):

@@ -36,7 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(list(sys.argv[1:] if argv is None else argv))
-    from sim.experiments import compare
+    from sim.experiments import compare, store
     from sim.experiments.batch import BatchRefused
     from sim.experiments.store import CorruptResults, FolderInUse
     from sim.scenario import ScenarioError
@@ -68,7 +68,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             print("tanksim compare-rulesets: interrupted; run the same command again to complete it",
                   file=sys.stderr)
             return 130
-        if any(s.interrupted for s in summaries):  # pragma: no cover - interactive
+        if any(s.interrupted for s in summaries):
+            stored = sum(s.stored_before + s.played for s in summaries)
+            stored += sum(len(store.stored_run_keys(compare.cell_folder(out, c)))
+                          for c in comp.cells[len(summaries):] if compare.cell_folder(out, c).is_dir())
+            total = sum(c.experiment.n_runs for c in comp.cells)
+            print(f"tanksim compare-rulesets: interrupted: stored {stored} of {total} battles in {out} "
+                  f"({len(summaries) - 1} of {len(comp.cells)} cells complete); run the same command again to "
+                  f"complete it", file=sys.stderr)
             return 130
         failed = sum(s.failed_stored for s in summaries)
         played = sum(s.played for s in summaries)

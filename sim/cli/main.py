@@ -7,7 +7,8 @@
 and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``,
 ``catalog`` (:mod:`sim.cli.catalog`), ``generate`` (:mod:`sim.cli.generate`), ``oracle`` (:mod:`sim.cli.oracle`),
 ``compare-rulesets`` (:mod:`sim.cli.compare`).
-Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input.
+Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input, 130 interrupted (Ctrl-C: one
+line ``tanksim NAME: interrupted``, for every subcommand that does not say more itself; see :func:`main`).
 """
 from __future__ import annotations
 
@@ -340,9 +341,11 @@ def _validate_one(f: str) -> str:
         if problems:
             raise ScenarioError(problems)
         return f"{f}: ok (tournament, {plural(len(getattr(t, 'entrants', [])), 'entrant')})"
+    from sim.model import build_battle
     from sim.scenario import load_scenario
 
     sc = load_scenario(f)
+    build_battle(sc)   # the rule set's set-up warnings (no dice rolled, no doctrine built): see cmd_validate
     return f"{f}: ok ({scenario_line(sc)})"
 
 
@@ -350,16 +353,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Validate scenario files, and every other kind of file the project reads (experiments, rule-set
     comparisons, tournaments; see :func:`_file_kind`), each with its own loader.  Runs no code from a file: plug-in
     doctrines are checked statically (never imported), no command is started, no entrant probed; every field a
-    battle reads is checked.  ``--json``: one object
-    ``{"ok", "files": [{"file", "ok", "kind", "summary" | "errors"}]}`` on stdout instead of the lines.  Returns 0,
-    or 2 (bad input, as ``tanksim run`` on the same file) when any file is invalid."""
+    battle reads is checked.  A scenario's battle is set up (no dice rolled, no doctrine built), and the rule set's
+    set-up warnings are printed on stderr (``tanksim validate: warning: ...``) whatever ``TANKSIM_LOG`` says: the
+    file is still ok (exit 0).  ``--json``: one object
+    ``{"ok", "files": [{"file", "ok", "kind", "summary", "warnings" | "errors"}]}`` on stdout instead of the
+    lines.  Returns 0, or 2 (bad input, as ``tanksim run`` on the same file) when any file is invalid."""
     from agents.plugins import source_budget
+    from sim.logs import showing_warnings
 
     bad = 0
     rows: list[dict[str, object]] = []
     for f in args.files:
         try:
-            with source_budget():
+            with source_budget(), showing_warnings() as warned:
                 line = _validate_one(f)
         except (ScenarioError, ValueError, OSError) as exc:
             bad += 1
@@ -369,7 +375,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print("\n".join(errors), file=sys.stderr)
             continue
         rows.append({"file": f, "ok": True, "kind": _file_kind(f), "summary": line.removeprefix(f"{f}: ok "),
-                     "errors": []})
+                     "errors": [], "warnings": warned})
         if not args.json:
             print(line)
     if args.json:
@@ -480,15 +486,40 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """The ``tanksim`` console script: dispatch to a subcommand and return its exit code.  Output cut short by
-    its reader (``tanksim catalog asl | head``) ends every subcommand quietly with exit code 0."""
+    its reader (``tanksim catalog asl | head``) ends every subcommand quietly with exit code 0.  Ctrl-C (SIGINT)
+    that a subcommand does not handle itself ends it with one line, ``tanksim NAME: interrupted``, and exit code
+    130 (no traceback); ``batch``, ``compare-rulesets`` and ``tournament`` handle it themselves (they store what
+    is running and say how to resume)."""
+    from sim.logs import PROG_ENV
+
+    argv = list(sys.argv[1:] if argv is None else argv)
     stdout = sys.stdout
     sys.stdout = _PipeGuard(stdout)
+    prog_before = os.environ.get(PROG_ENV)
+    os.environ[PROG_ENV] = _prog(argv)   # log records read 'tanksim run: warning: ...' (worker processes inherit it)
     try:
         return _main(argv)
     except StdoutClosed:
         return 0
+    except KeyboardInterrupt:
+        print(f"{_prog(argv)}: interrupted", file=sys.stderr)
+        return 130
     finally:
         sys.stdout = stdout
+        if prog_before is None:
+            os.environ.pop(PROG_ENV, None)
+        else:
+            os.environ[PROG_ENV] = prog_before
+
+
+#: The subcommands of :func:`build_parser` (the others are :data:`EXTERNAL`).
+OWN_COMMANDS = ("run", "odds", "cases", "validate")
+
+
+def _prog(argv: Sequence[str]) -> str:
+    """``tanksim NAME`` for a known subcommand ``argv[0]``, else ``tanksim``: the prefix of a message."""
+    name = argv[0] if argv else ""
+    return f"tanksim {name}" if name in EXTERNAL or name in OWN_COMMANDS else "tanksim"
 
 
 #: Longest command-line argument (characters): a path's ``PATH_MAX`` and a tournament file's ``command`` parts; a

@@ -18,7 +18,9 @@ game limit is reached, printing the running LLR after every pair, then the Elo e
 ``head_to_head`` matrix (missing values as ``null``); for a match the summary ``match.json`` holds.
 
 Exit codes (:data:`EXIT_VERDICT` ...): 0 done (a tournament finished; a match reached a verdict, H0 or H1 alike:
-the verdict is the last line and the JSON's ``verdict``), 1 interrupted (Ctrl-C) before the end, 2 bad usage or
+the verdict is the last line and the JSON's ``verdict``), 130 interrupted (Ctrl-C) before the end, as
+``tanksim batch`` (an interrupted tournament prints its tables under the stdout heading ``interrupted: 104 of 120
+games; partial results``, so they are not taken for the finished tournament's), 2 bad usage or
 input (including entrants that cannot be loaded), 3 a match without a verdict within its game limit (the LLR stayed
 between its bounds: the output says how many games such a test needs on average).  Decided here: like Fishtest,
 where H0 and H1 are both a finished test, the two verdicts share code 0, and an inconclusive match has its own code
@@ -43,7 +45,7 @@ from sim.scenario import ScenarioError
 MAX_GAMES = 100_000
 
 #: Exit codes of ``tanksim tournament`` and ``tanksim match`` (see the module docstring).
-EXIT_VERDICT, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_NO_VERDICT = 0, 1, 2, 3
+EXIT_VERDICT, EXIT_INTERRUPTED, EXIT_USAGE, EXIT_NO_VERDICT = 0, 130, 2, 3
 
 
 def json_safe(x: Any) -> Any:
@@ -140,6 +142,10 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
         print(f"tanksim tournament: {exc}", file=sys.stderr)
         return 2
     print()
+    if summary.interrupted:
+        print(f"interrupted: {len(games_df)} of {T.plural(len(games), 'game')}; partial results (run the same "
+              f"command again to finish)")
+        print()
     print(T.format_results(res, t))
     print()
     where = f" on {summary.executor} x {summary.workers} ({summary.rate:.2f} games/s)" if summary.played else ""
@@ -197,7 +203,7 @@ def match_main(argv: Sequence[str] | None = None) -> int:
     """``tanksim match A B --scenario FILE --sprt ...``; returns the exit code."""
     p = argparse.ArgumentParser(prog="tanksim match", description="SPRT match between two doctrines on mirrored "
                                                                   "game pairs.",
-                                epilog="exit status: 0 a verdict (H0 or H1 accepted), 1 interrupted, 2 bad usage or "
+                                epilog="exit status: 0 a verdict (H0 or H1 accepted), 130 interrupted, 2 bad usage or "
                                        "input, 3 no verdict within --max-games (the output says how many games such "
                                        "a test needs on average)")
     p.add_argument("a", help="entrant A: NAME[:param=value,...]")

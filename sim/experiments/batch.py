@@ -431,6 +431,9 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
             from distributed import Client, LocalCluster
         except ImportError:
             raise ImportError("Dask executors need the optional extra: pip install 'tanksim[dask]'") from None
+        from sim.logs import route_library_logging
+
+        route_library_logging()   # Dask's own loggers follow TANKSIM_LOG, in this driver and in the workers
         cluster = None
         if dask_local:
             if dask_local < 1:

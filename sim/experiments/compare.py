@@ -224,8 +224,9 @@ def cell_folder(out: str | Path, cell: Cell) -> Path:
 def run_comparison(comp: Comparison, out: str | Path, *, workers: int | None = None, new: bool = False,
                    progress: bool = False, watchdog_s: float | None = None) -> list[batch.BatchSummary]:
     """Play (or complete) every cell's battles into ``OUT/cells/<key>/`` with one executor for all cells; writes
-    ``OUT/comparison.json`` (the cells).  Returns each cell's :class:`sim.experiments.batch.BatchSummary`.  Raises
-    as :func:`sim.experiments.batch.execute`."""
+    ``OUT/comparison.json`` (the cells).  Returns each started cell's :class:`sim.experiments.batch.BatchSummary`:
+    after an interrupted cell (Ctrl-C or SIGTERM; its last summary has ``interrupted``) no later cell is started,
+    and running the comparison again completes it.  Raises as :func:`sim.experiments.batch.execute`."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     summaries = []
@@ -233,6 +234,8 @@ def run_comparison(comp: Comparison, out: str | Path, *, workers: int | None = N
         for cell in comp.cells:
             summaries.append(batch.execute(cell.experiment, cell_folder(out, cell), new=new, progress=progress,
                                            watchdog_s=watchdog_s, pool=pool))
+            if summaries[-1].interrupted:  # Ctrl-C closed the shared pool: the later cells wait for the rerun
+                break
     doc = {"name": comp.name, "source": comp.source, "doctrine": comp.doctrine, "levels": list(comp.levels),
            "rulesets": list(comp.rulesets),
            "cells": [{"ruleset": c.ruleset, "scenario": c.scenario, "key": c.key} for c in comp.cells]}

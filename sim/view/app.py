@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import socket
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -418,8 +419,22 @@ def app_settings() -> tuple[str, int, str]:
             os.environ.get(ENV_PLAY, ""))
 
 
+def free_port(host: str, port: int) -> int:
+    """``port`` if ``host`` can listen on it now, or, for ``port`` 0, a port the system picks as free (what the
+    server then listens on).  Raises ``OSError`` (``errno`` ``EADDRINUSE`` for a port another program holds, or
+    ``EADDRNOTAVAIL`` / a resolver error for a bad ``--host``).  Checked before the server is announced; a program
+    taking the port in the moment between the check and the server's start is the server's error."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)   # as the server does: TIME_WAIT is no clash
+        sock.bind((host, port))
+        return int(sock.getsockname()[1])
+
+
 def main(argv: Iterable[str] | None = None) -> int:
-    """``tanksim app``: serve the page until interrupted.  Exit 2 for a bad scenario, seed or missing web stack."""
+    """``tanksim app``: serve the page until stopped.  Exit statuses: 0 stopped with Ctrl-C (SIGINT; one line,
+    ``tanksim app: stopped``: the normal way to stop a server), 2 a bad scenario, seed or ``--host``, a ``--port``
+    in use (``--port 0`` picks a free one) or a missing web stack."""
     p = argparse.ArgumentParser(prog="tanksim app", description="Step and watch a battle in the browser "
                                 "(a Mesa SolaraViz page).")
     p.add_argument("scenario", nargs="?", default="default", help="scenario file or bundled name (default: default)")
@@ -449,17 +464,32 @@ def main(argv: Iterable[str] | None = None) -> int:
         print(f"tanksim app: needs the web stack ({exc.name} is missing): pip install 'tanksim[app]'",
               file=sys.stderr)
         return 2
+    import errno
+
+    import click
+
+    try:
+        port = free_port(args.host, args.port)
+    except OSError as exc:
+        if exc.errno == errno.EADDRINUSE:
+            print(f"tanksim app: --port {args.port}: address already in use (choose another, or --port 0 for a "
+                  f"free one)", file=sys.stderr)
+        else:
+            print(f"tanksim app: --host {args.host!r} --port {args.port}: cannot listen there "
+                  f"({exc.strerror or exc})", file=sys.stderr)
+        return 2
     os.environ[ENV_SCENARIO] = scenario
     os.environ[ENV_SEED] = str(seed)
     os.environ[ENV_PLAY] = args.play
     os.environ.setdefault("SOLARA_TELEMETRY_MIXPANEL_ENABLE", "False")
-    print(f"tanksim app: serving {scenario} (seed {seed}) at http://{args.host}:{args.port}/", flush=True)
-    solara_args = ["run", PAGE, "--host", args.host, "--port", str(args.port), "--production",
+    print(f"tanksim app: serving {scenario} (seed {seed}) at http://{args.host}:{port}/", flush=True)
+    solara_args = ["run", PAGE, "--host", args.host, "--port", str(port), "--production",
                    "--no-check-version", "--open" if args.open else "--no-open"]
     try:
         cli.main(args=solara_args, prog_name="tanksim app", standalone_mode=False)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, click.exceptions.Abort):  # Ctrl-C: the click CLI turns it into Abort
         pass
+    print("tanksim app: stopped", file=sys.stderr)
     return 0
 
 

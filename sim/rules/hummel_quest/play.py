@@ -72,7 +72,7 @@ DECISIONS taken here where the spec is silent (each also noted where it is imple
 """
 from __future__ import annotations
 
-import warnings
+import logging
 import weakref
 from collections import deque
 from collections.abc import Callable, Generator, Hashable, Iterable, Mapping, Sequence
@@ -131,6 +131,9 @@ from sim.rules.hummel_quest.ramming import evade_default, evade_options, ram_leg
 from sim.rules.hummel_quest.sight import Crossed, Sight, _line_steps, crossed, sight
 from sim.rules.hummel_quest.stats import DEFAULT_OPTIONS, HQOptions, Vehicle, Weapon, catalog
 from sim.victory import has_points_victory, victory_points
+
+#: Rule-set warnings go to tanksim's logging (shown with TANKSIM_LOG=warning; sim.logs).
+log = logging.getLogger(__name__)
 
 #: The rule set's options (§16); see :class:`sim.rules.hummel_quest.stats.HQOptions`.
 Options = HQOptions
@@ -582,14 +585,13 @@ class HummelQuest(Ruleset):
         o = self._opts(battle)
         hs = self.hex_size(battle)
         if "hex_size_m" in o.model_fields_set and o.hex_size_m != hs:
-            warnings.warn(f"hummel_quest: option hex_size_m={o.hex_size_m} differs from the map's {hs} m; "
-                          f"the map's scale is used", UserWarning, stacklevel=2)
+            log.warning(f"hummel_quest: option hex_size_m={o.hex_size_m} differs from the map's {hs} m; "
+                        f"the map's scale is used")
         ambushed = None if o.ambushing_side is None else 1 - o.ambushing_side
         for t in battle.tanks:
             v = t.vehicle
             if v.speed_m % hs:
-                warnings.warn(f"hummel_quest: {t.label}: speed_m {v.speed_m} is not a multiple of {hs} m",
-                              UserWarning, stacklevel=2)
+                log.warning(f"hummel_quest: {t.label}: speed_m {v.speed_m} is not a multiple of {hs} m")
             ext = t.ext or {}
             rs = t.rules_state
             rs.setdefault("dt", _ext_get(ext, "dt") if _ext_get(ext, "dt") is not None else v.dt)

@@ -9,7 +9,7 @@ The catalog is read from ``sim/rules/data/hummel_quest_vehicles.yaml`` (next to 
 from __future__ import annotations
 
 import copy
-import warnings
+import logging
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +19,9 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from sim.rules.base import CatalogName, CatalogText, RulesOptions, VehicleError, validation_problems
+
+#: Rule-set warnings go to tanksim's logging (shown with TANKSIM_LOG=warning; sim.logs).
+log = logging.getLogger(__name__)
 
 #: Project copy of the stat blocks (§5).
 CATALOG_PATH = Path(__file__).resolve().parent.parent / "data" / "hummel_quest_vehicles.yaml"
@@ -181,8 +184,8 @@ def vehicle_from_record(vid: str, record: Mapping[str, Any], *, origin: str = "<
         msgs = "; ".join(f"{p or '<block>'}: {m}" for p, m in problems)
         raise StatBlockError(f"{origin}: vehicle {vid}: {msgs}", problems, vid) from None
     if v.speed_m % hex_size_m:
-        warnings.warn(f"{origin}: vehicle {v.id}: speed_m {v.speed_m} is not a multiple of hex_size_m "
-                      f"{hex_size_m}; Speed in hexes rounds down", UserWarning, stacklevel=2)
+        log.warning(f"{origin}: vehicle {v.id}: speed_m {v.speed_m} is not a multiple of hex_size_m "
+                    f"{hex_size_m}; Speed in hexes rounds down")
     return v
 
 

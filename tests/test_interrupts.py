@@ -1,0 +1,266 @@
+"""Ctrl-C (SIGINT) and stop paths through the real ``tanksim`` command: one line, the documented exit status, no
+traceback, and a resumable folder where the command stores results."""
+from __future__ import annotations
+
+import glob
+import importlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conftest import tanksim_cmd
+from sim.experiments import store
+
+
+def interrupt(args: list[str], ready: str | float | Callable[[], bool], *, cwd: Path, env: dict[str, str] | None = None,
+              timeout: float = 60) -> tuple[int, str, str]:
+    """Start ``tanksim ARGS`` in its own process group, wait until a file matches the glob ``ready`` (relative to
+    ``cwd``) or ``ready`` seconds pass, send SIGINT to the whole group (what Ctrl-C in a terminal does: worker
+    processes get it too), and return ``(exit status, stdout, stderr)``."""
+    proc = subprocess.Popen(tanksim_cmd() + args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True)
+    t0 = time.monotonic()
+    while proc.poll() is None and time.monotonic() - t0 < timeout:
+        if isinstance(ready, str) and glob.glob(str(cwd / ready)):
+            break
+        if callable(ready) and ready():
+            break
+        if isinstance(ready, (int, float)) and time.monotonic() - t0 >= ready:
+            break
+        time.sleep(0.02)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=timeout)
+    return proc.returncode, out, err
+
+
+def test_compare_rulesets_interrupted_stores_says_so_and_resumes(tmp_path):
+    comp = {"name": "cmp_small",
+            "factors": [{"name": "ruleset", "path": "ruleset",
+                         "levels": [{"ruleset": "panzer_squadron", "scenario": "skirmish_2v2"},
+                                    {"ruleset": "hummel_quest", "scenario": "hq_skirmish"}]},
+                        {"name": "doctrine", "path": "sides.0.policy.name", "levels": ["hold", "advance"]}],
+            "overrides": {"sides.1.policy.name": "advance"}, "replications": 8, "seed": 5, "watchdog_s": 120}
+    (tmp_path / "cmp.yaml").write_text(yaml.safe_dump(comp, sort_keys=False), encoding="utf-8")
+    args = ["compare-rulesets", "cmp.yaml", "--out", "out", "--workers", "2", "--no-progress"]
+    rc, out, err = interrupt(args, "out/cells/*/runs/*.parquet", cwd=tmp_path)
+    assert rc == 130, err
+    assert "Traceback" not in err and "RuntimeError" not in err
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("tanksim compare-rulesets: interrupted: stored "), err
+    assert "of 32 battles" in lines[0] and "run the same command again" in lines[0]
+    r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "out: 32 battles in 2 cells" in r.stdout
+    for cell in (tmp_path / "out" / "cells").iterdir():
+        raw = store.read_parts(cell, "runs")
+        assert len(raw) == 16 and raw["run_key"].is_unique
+
+
+SLOW_POLICY = '''
+import os, time
+from pathlib import Path
+from agents.policies.hold import Hold
+
+class Slow(Hold):
+    """Holds; touches the file "started" (in the working folder) at its first decision, and takes 0.2 s
+    a decision while the file "slow" is there."""
+    def decide(self, obs, decision):
+        Path("started").touch()
+        if Path("slow").exists():
+            time.sleep(0.2)
+        return super().decide(obs, decision)
+'''
+
+
+def slow_env(folder: Path) -> dict[str, str]:
+    """An environment whose ``PYTHONPATH`` finds ``slowpol:Slow`` (written into ``folder``, slow there until
+    ``folder / "slow"`` is removed)."""
+    (folder / "slowpol.py").write_text(SLOW_POLICY, encoding="utf-8")
+    (folder / "slow").touch()
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
+
+
+def test_run_interrupted_is_one_line_exit_130(tmp_path):
+    rc, out, err = interrupt(["run", "default", "--policy", "1=slowpol:Slow"], "started", cwd=tmp_path,
+                             env=slow_env(tmp_path))
+    assert (rc, err) == (130, "tanksim run: interrupted\n")
+
+
+#: Every subcommand and the function ``tanksim`` dispatches it to ("module:function").
+DISPATCH = {"run": "sim.cli.main:cmd_run", "odds": "sim.cli.main:cmd_odds", "cases": "sim.cli.main:cmd_cases",
+            "validate": "sim.cli.main:cmd_validate"}
+
+
+def test_every_subcommand_interrupted_is_one_line_exit_130(monkeypatch, capsys, tmp_path):
+    cli = importlib.import_module("sim.cli.main")
+
+    (tmp_path / "x.yaml").write_text("name: x\n", encoding="utf-8")
+    table = {**DISPATCH, **cli.EXTERNAL}
+    assert set(table) >= {"odds", "cases", "oracle", "match", "tournament", "replay", "generate", "report", "power"}
+    for name, target in table.items():
+        mod, _, fn = target.partition(":")
+
+        def stop(*a, **k):
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(importlib.import_module(mod), fn, stop)
+        args = {"odds": ["panzer_squadron"], "cases": ["x.yaml"], "validate": ["x.yaml"], "run": ["default"]}
+        try:
+            rc = cli.main([name, *args.get(name, [])])
+        except KeyboardInterrupt:
+            pytest.fail(f"tanksim {name}: KeyboardInterrupt escaped (a traceback for the user)")
+        assert (rc, capsys.readouterr().err) == (130, f"tanksim {name}: interrupted\n"), name
+
+
+def test_tournament_interrupted_exit_130_and_partial_tables_say_so(tmp_path):
+    from test_tournament import SMALL_PS, three_entrants
+
+    data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}], games_per_pairing=6,
+                          executor={"workers": 2, "chunk_games": 1}, metagame={"enabled": False})
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    args = ["tournament", "t.yaml", "--out", "out", "--no-plots", "--no-progress"]
+    rc, out, err = interrupt(args, "out/runs/*.parquet", cwd=tmp_path)
+    assert rc == 130, err
+    assert "Traceback" not in err
+    heading = next(line for line in out.splitlines() if line.startswith("interrupted: "))
+    n = int(heading.split()[1])
+    assert 0 < n < 18 and heading.startswith(f"interrupted: {n} of 18 games; partial results")
+    assert out.index(heading) < out.index("Leaderboard")
+    r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert "interrupted" not in r.stdout and f"({n} already stored)" in r.stdout
+
+
+def _port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _listening(port: int) -> bool:
+    with socket.socket() as s:
+        return s.connect_ex(("127.0.0.1", port)) == 0
+
+
+def test_app_stopped_with_ctrl_c_is_one_line_exit_0(tmp_path):
+    pytest.importorskip("solara")
+    port = _port()
+    rc, out, err = interrupt(["app", "default", "--play", "Soviets", "--port", str(port)],
+                             lambda: _listening(port), cwd=tmp_path)
+    assert (rc, err.strip()) == (0, "tanksim app: stopped"), err
+    assert f"at http://127.0.0.1:{port}/" in out
+
+
+def test_app_refuses_a_port_in_use_before_announcing_and_port_0_picks_a_free_one(tmp_path):
+    pytest.importorskip("solara")
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        held.listen()
+        port = held.getsockname()[1]
+        r = subprocess.run(tanksim_cmd() + ["app", "--port", str(port)], cwd=tmp_path, capture_output=True,
+                           text=True, timeout=60)
+    assert (r.returncode, r.stdout) == (2, "")
+    assert r.stderr == (f"tanksim app: --port {port}: address already in use (choose another, or --port 0 for a "
+                        f"free one)\n")
+    announced: list[int] = []
+
+    def up() -> bool:   # the port the app announced (read from its log file) is served
+        text = (tmp_path / "log").read_text() if (tmp_path / "log").exists() else ""
+        if "serving" in text and not announced:
+            announced.append(int(text.split("http://127.0.0.1:")[1].split("/")[0]))
+        return bool(announced) and _listening(announced[0])
+
+    with open(tmp_path / "log", "w") as log:
+        proc = subprocess.Popen(tanksim_cmd() + ["app", "--port", "0"], cwd=tmp_path, stdout=log,
+                                stderr=subprocess.PIPE, text=True, start_new_session=True)
+        t0 = time.monotonic()
+        while not up() and proc.poll() is None and time.monotonic() - t0 < 60:
+            time.sleep(0.05)
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.communicate(timeout=60)
+    assert announced and announced[0] != 0 and proc.returncode == 0
+
+
+# --- rule-set warnings follow TANKSIM_LOG in every entry point ------------------------------------------------------
+
+HQ50 = {"name": "hq50", "ruleset": {"name": "hummel_quest"},
+        "map": {"shape": "rectangle", "width": 8, "height": 8, "hex_size_m": 50}, "turn_limit": 3,
+        "vehicles": {"slowpoke": {"base": "hq_example_heavy", "name": "Slow heavy"}},
+        "sides": [{"name": "Red", "role": "attacker",
+                   "tanks": [{"vehicle": "slowpoke", "hex": [1, 2], "facing": 0, "label": "A1"}]},
+                  {"name": "Blue", "role": "defender",
+                   "tanks": [{"vehicle": "hq_example_medium", "hex": [6, 0], "facing": 3, "label": "B1"}]}]}
+SPEED = "hummel_quest: A1: speed_m 30 is not a multiple of 50 m"
+
+
+def test_rule_set_warnings_follow_tanksim_log_in_run_batch_env_and_validate(tmp_path):
+    (tmp_path / "hq50.yaml").write_text(yaml.safe_dump(HQ50), encoding="utf-8")
+    exp = {"name": "hq50_batch", "scenario": "hq50.yaml", "replications": 4, "seed": 1,
+           "factors": [{"path": "sides.0.policy.name", "levels": ["hold"]}]}
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    base = {k: v for k, v in os.environ.items() if k != "TANKSIM_LOG"}
+
+    def tanksim(level: str | None, *args: str) -> subprocess.CompletedProcess[str]:
+        env = base if level is None else {**base, "TANKSIM_LOG": level}
+        return subprocess.run(tanksim_cmd() + list(args), cwd=tmp_path, capture_output=True, text=True, env=env,
+                              timeout=120)
+
+    for level in (None, "error"):
+        r = tanksim(level, "run", "hq50.yaml")
+        assert (r.returncode, r.stderr) == (0, ""), r.stderr
+    r = tanksim("warning", "run", "hq50.yaml")
+    assert (r.returncode, r.stderr) == (0, f"tanksim run: warning: {SPEED}\n")
+    quiet = tanksim(None, "batch", "exp.yaml", "--out", "q", "--workers", "2", "--no-progress")
+    assert quiet.returncode == 0 and "speed_m" not in quiet.stderr, quiet.stderr
+    loud = tanksim("warning", "batch", "exp.yaml", "--out", "w", "--workers", "2", "--no-progress")
+    shown = [line for line in loud.stderr.splitlines() if "speed_m" in line]
+    assert loud.returncode == 0 and 1 <= len(shown) <= 2, loud.stderr   # once per worker process at most
+    assert set(shown) == {f"tanksim batch: warning: {SPEED}"}
+    code = "import sim.env; sim.env.env(scenario='hq50.yaml').reset(seed=1)"
+    for level, want in ((None, ""), ("warning", f"sim.rules.hummel_quest.play: {SPEED}\n")):
+        env = base if level is None else {**base, "TANKSIM_LOG": level}
+        r = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, env=env,
+                           timeout=120)
+        assert (r.returncode, r.stderr) == (0, want), r.stderr
+    v = tanksim(None, "validate", "hq50.yaml")   # a check asks for them: shown whatever TANKSIM_LOG says, still ok
+    assert (v.returncode, v.stderr) == (0, f"tanksim validate: warning: {SPEED}\n")
+    assert v.stdout.startswith("hq50.yaml: ok (")
+
+
+# --- a local Dask cluster: Ctrl-C reaches every process of the group; only the driver answers it ---------------------
+
+@pytest.mark.parametrize("command", ["batch", "tournament"])
+def test_dask_local_interrupted_is_quiet_and_resumes(tmp_path, command):
+    pytest.importorskip("distributed")
+    env = {k: v for k, v in slow_env(tmp_path).items() if k not in ("TANKSIM_LOG", "DASK_LOGGING__DISTRIBUTED")}
+    if command == "batch":
+        exp = {"name": "slow_dask", "scenario": "default", "replications": 6, "seed": 3,
+               "overrides": {"turn_limit": 2},
+               "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["slowpol:Slow"]}]}
+    else:
+        from test_tournament import SMALL_PS, three_entrants
+
+        exp = three_entrants(scenarios=[{"label": "ps", "inline": {**SMALL_PS, "turn_limit": 2}}],
+                             games_per_pairing=2, executor={"chunk_games": 1}, metagame={"enabled": False},
+                             entrants=[{"name": "slow", "policy": "slowpol:Slow"}, {"name": "hold", "policy": "hold"}])
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    args = [command, "f.yaml", "--out", "out", "--dask-local", "2", "--no-progress"]
+    rc, out, err = interrupt(args, "out/runs/*.parquet", cwd=tmp_path, env=env)
+    assert rc == 130, err
+    noise = ("Traceback", "Error", "distributed", "INFO", "KeyboardInterrupt")
+    assert not [line for line in err.splitlines() if any(n in line for n in noise)], err
+    assert len(err.splitlines()) <= 3, err   # the header and how to resume
+    if command == "tournament":   # its resume is checked on a process pool above (a second cluster is slow)
+        return
+    (tmp_path / "slow").unlink()
+    r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr   # the rest played, quietly: no INFO lines of Dask's by default
+    assert not [line for line in r.stderr.splitlines() if any(n in line for n in noise)], r.stderr
