@@ -363,10 +363,38 @@ def MemoryBattle(ruleset: Any, *, cells: Iterable[tuple[int, int]], tanks: Itera
     return b
 
 
-class HypoView:
+class _TanksOverlay:
+    """What :class:`HypoView` and :class:`StandInView` share: a read-only view of the battle ``_b`` whose ``tanks``
+    list replaces some of its tanks; everything else reads through to the battle, and it has no ``emit``."""
+
+    _b: BoardView
+    tanks: list[TankState]
+    _kind = "a view"
+
+    def __getattr__(self, name: str) -> Any:
+        if name == "emit":
+            raise AttributeError(f"{self._kind} cannot emit events")
+        return getattr(self._b, name)
+
+    def tank(self, tid: int) -> TankState:
+        return self.tanks[tid]
+
+    def live_tanks(self, side: int | None = None) -> list[TankState]:
+        return [t for t in self.tanks if t.alive and t.hex is not None and (side is None or t.side == side)]
+
+    def enemies_of(self, side: int) -> list[TankState]:
+        return [t for t in self.live_tanks() if t.side != side]
+
+    def wrecks(self) -> list[TankState]:
+        return self._b.wrecks()
+
+
+class HypoView(_TanksOverlay):
     """A read-only view of a battle with one tank placed elsewhere (``hex``, ``facing``): what-if queries such as
     "what are the enemies' kill odds against me if I stand there?".  Everything else reads through to the battle;
     it has no ``emit`` (a :class:`BoardView`, not a :class:`Battle`)."""
+
+    _kind = "a hypothetical view"
 
     def __init__(self, b: BoardView, tank: int, hex: Hex, facing: int):
         import copy as _copy
@@ -394,36 +422,21 @@ class HypoView:
         places elsewhere (incremental rule-set caches adjust the base board's answers by it)."""
         return self._tid, self._old, self._new
 
-    def __getattr__(self, name: str) -> Any:
-        if name == "emit":
-            raise AttributeError("a hypothetical view cannot emit events")
-        return getattr(self._b, name)
-
-    def tank(self, tid: int) -> TankState:
-        return self.tanks[tid]
-
     def occupants(self, h: tuple[int, int]) -> tuple[int, ...]:
         occ = tuple(x for x in self._b.occupants(h) if x != self._tid)
         if h == self._new:
             occ = tuple(sorted(occ + (self._tid,)))
         return occ
 
-    def live_tanks(self, side: int | None = None) -> list[TankState]:
-        return [t for t in self.tanks if t.alive and t.hex is not None and (side is None or t.side == side)]
 
-    def enemies_of(self, side: int) -> list[TankState]:
-        return [t for t in self.live_tanks() if t.side != side]
-
-    def wrecks(self) -> list[TankState]:
-        return self._b.wrecks()
-
-
-class StandInView:
+class StandInView(_TanksOverlay):
     """A read-only view of a battle in which some tanks are replaced by stand-in records: ``stand_ins`` maps a
     tank id to a :class:`TankState` read in its place (the state a side remembers of an enemy it no longer sees:
     :meth:`agents.observation.Observation.threat`).  A stand-in must stand where the battle's tank does (the same
     ``hex``, normally ``None``: a hidden enemy on the side's view), so occupancy is the battle's; everything else
     reads through to the battle.  Like :class:`HypoView` it has no ``emit``."""
+
+    _kind = "a stand-in view"
 
     def __init__(self, b: BoardView, stand_ins: Mapping[int, TankState]):
         self._b = b
@@ -432,23 +445,6 @@ class StandInView:
             if t.hex != self.tanks[tid].hex:
                 raise ValueError(f"stand-in of tank {tid} on {t.hex}, the tank on {self.tanks[tid].hex}")
             self.tanks[tid] = t
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "emit":
-            raise AttributeError("a stand-in view cannot emit events")
-        return getattr(self._b, name)
-
-    def tank(self, tid: int) -> TankState:
-        return self.tanks[tid]
-
-    def live_tanks(self, side: int | None = None) -> list[TankState]:
-        return [t for t in self.tanks if t.alive and t.hex is not None and (side is None or t.side == side)]
-
-    def enemies_of(self, side: int) -> list[TankState]:
-        return [t for t in self.live_tanks() if t.side != side]
-
-    def wrecks(self) -> list[TankState]:
-        return self._b.wrecks()
 
 
 class SightMatrix:
