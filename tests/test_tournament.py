@@ -391,3 +391,27 @@ def test_tournament_output_agrees_in_number_and_ranks_ties_alike(tmp_path, capsy
     assert len(rows) == 2 and all(r[-2] == "(#1=)" for r in rows), out
     assert "over 2 games (W" in out
     assert T.plural(1, "game") == "1 game" and T.plural(0, "game") == "0 games"
+
+
+def test_side_bias_counts_games_that_share_their_dice_once():
+    """Games of one seed share their dice (mirrored pairs, common random numbers): the side-bias interval counts
+    one observation per seed, so twelve first-side wins on one seed flag nothing, on twelve seeds they do; with a
+    seed per game it is Wilson's interval over the games."""
+    from sim.tournaments.ratings import wilson_interval
+    from sim.tournaments.tournament import side_bias
+
+    def games(seeds: list[int], scores: list[float]) -> pd.DataFrame:
+        return pd.DataFrame({"label": "s", "seed": seeds, "score1": scores, "side1_name": "Blue"})
+
+    one = side_bias(games([7] * 12, [1.0] * 12))
+    row = one[one["label"] == "s"].iloc[0]
+    assert row["games"] == 12 and row["seeds"] == 1 and row["score"] == 1.0 and not row["biased"]
+    assert (row["score_lo"], row["score_hi"]) == pytest.approx(wilson_interval(1.0, 1)[1:])
+    many = side_bias(games(list(range(12)), [1.0] * 12))
+    row = many[many["label"] == "s"].iloc[0]
+    assert row["seeds"] == 12 and row["biased"]
+    assert (row["score_lo"], row["score_hi"]) == pytest.approx(wilson_interval(12.0, 12)[1:])
+    pairs = side_bias(games([1, 1, 2, 2, 3, 3], [1.0, 0.0, 1.0, 1.0, 0.5, 1.0]))  # three seeds, score 0.75
+    row = pairs[pairs["label"] == "s"].iloc[0]
+    assert row["seeds"] == 3 and row["score"] == pytest.approx(0.75)
+    assert (row["score_lo"], row["score_hi"]) == pytest.approx(wilson_interval(2.25, 3)[1:])

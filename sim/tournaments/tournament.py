@@ -1205,16 +1205,25 @@ class Results:
 
 
 def side_bias(games: pd.DataFrame, confidence: float = 0.95) -> pd.DataFrame:
-    """The first side's score per scenario label and over all games (``label == "(all)"``): games, wins, draws,
-    losses, score with Wilson interval, and ``biased`` when the interval excludes 1/2."""
+    """The first side's score per scenario label and over all games (``label == "(all)"``): games, ``seeds`` (the
+    distinct dice streams: scenario label and seed), wins, draws, losses, score with Wilson interval, and ``biased``
+    when the interval excludes 1/2.
+
+    DECISION: games that share a seed share their dice (the two games of a mirrored pair; with the tournament's
+    common random numbers, every pairing at one replicate), so they are not independent evidence about the
+    scenario's first side.  The interval counts one observation per seed: Wilson's interval of the score at
+    ``seeds`` trials (each game of a seed weighing ``seeds / games``), as if the games of one seed were one game --
+    conservative, and exactly Wilson's over the games when every game has its own seed.  A tournament of one
+    seed per scenario is never flagged ``biased`` (one dice stream tells nothing of the side)."""
     rows = []
     groups = [(lab, g) for lab, g in games.groupby("label", sort=False)] + [("(all)", games)]
     for lab, g in groups:
         s = g["score1"].astype(float)
         n = len(s)
-        p, lo, hi = R.wilson_interval(float(s.sum()), n, confidence)
+        k = int(g[["label", "seed"]].astype(str).drop_duplicates().shape[0]) if n else 0
+        p, lo, hi = R.wilson_interval(float(s.mean()) * k if n else 0.0, k, confidence)
         first = g["side1_name"].iloc[0] if lab != "(all)" and n else ""
-        rows.append({"label": lab, "first_side": first, "games": n, "wins": int((s == 1).sum()),
+        rows.append({"label": lab, "first_side": first, "games": n, "seeds": k, "wins": int((s == 1).sum()),
                      "draws": int((s == 0.5).sum()), "losses": int((s == 0).sum()), "score": p, "score_lo": lo,
                      "score_hi": hi, "biased": bool(n and (lo > 0.5 or hi < 0.5))})
     return pd.DataFrame(rows)
@@ -1388,12 +1397,14 @@ def format_results(res: Results, t: Tournament) -> str:
     lines += ["", "Score per rule set", _pivot(res.by_ruleset, "ruleset", names).to_string(
         float_format=lambda x: f"{x:.2f}", na_rep="-")]
     sb = res.side_bias
-    lines += ["", f"Side bias (first side's score, Wilson {conf} interval)"]
+    lines += ["", f"Side bias (first side's score, Wilson {conf} interval counting one observation per seed: "
+                  f"games of one seed share their dice)"]
     for row in sb.to_dict("records"):
         who = f" ({row['first_side']})" if row["first_side"] else ""
         flag = "  <- biased" if row["biased"] else ""
         lines.append(f"  {row['label']}{who}: {row['score']:.3f} [{row['score_lo']:.3f}, {row['score_hi']:.3f}] over "
-                     f"{plural(int(row['games']), 'game')} (W {row['wins']} D {row['draws']} L {row['losses']}){flag}")
+                     f"{plural(int(row['games']), 'game')} of {plural(int(row['seeds']), 'seed')} (W {row['wins']} D "
+                     f"{row['draws']} L {row['losses']}){flag}")
     if len(res.forfeits):
         lines += ["", f"Forfeits ({len(res.forfeits)})"]
         for r in res.forfeits.head(20).itertuples():
