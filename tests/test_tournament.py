@@ -389,7 +389,7 @@ def test_tournament_output_agrees_in_number_and_ranks_ties_alike(tmp_path, capsy
     assert "Leaderboard (round robin; 2 games;" in out and "played 2 games (0 already stored)" in out
     rows = [x.split() for x in out.splitlines() if x.split()[:2] in (["1=", "hold"], ["1=", "hold2"])]
     assert len(rows) == 2 and all(r[-2] == "(#1=)" for r in rows), out
-    assert "over 2 games (W" in out
+    assert "over 2 games of 1 seed (W" in out
     assert T.plural(1, "game") == "1 game" and T.plural(0, "game") == "0 games"
 
 
