@@ -196,3 +196,22 @@ def test_run_out_says_it_replaces_an_earlier_battle_and_batch_tournament_refuse_
     assert (f"tanksim tournament: {out}: holds other results (battle.parquet: a tanksim run battle's)"
             in capsys.readouterr().err)
     assert not (out / "manifest.json").exists() and not (out / "tournament.json").exists()
+
+
+def test_batch_and_compare_rulesets_refuse_each_others_folders(tmp_path, capsys):
+    exp = tmp_path / "e.yaml"
+    exp.write_text("name: e\nscenario: default\nreplications: 1\n")
+    comp = tmp_path / "comparison_folder"
+    comp.mkdir()
+    (comp / "comparison.json").write_text("{}")
+    assert tanksim(["batch", str(exp), "--out", str(comp), "--no-progress"]) == 2
+    assert (f"tanksim batch: {comp}: holds other results (comparison.json: a rule-set comparison's)"
+            in capsys.readouterr().err)
+    assert not (comp / "manifest.json").exists()
+    res = tmp_path / "batch_folder"
+    assert tanksim(["batch", str(exp), "--out", str(res), "--no-progress"]) == 0
+    capsys.readouterr()
+    assert tanksim(["compare-rulesets", str(ROOT / "scenarios" / "ruleset_comparison.yaml"), "--out", str(res)]) == 2
+    assert f"{res}: holds other results (manifest.json: a batch's); choose another --out folder" in \
+        capsys.readouterr().err
+    assert not (res / "comparison.json").exists() and not (res / "cells").exists()

@@ -66,7 +66,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from sim.experiments import analysis, batch
+from sim.experiments import analysis, batch, store
 from sim.experiments.design import Experiment, experiment_from_mapping, read_yaml_file
 from sim.scenario import ScenarioError
 
@@ -229,6 +229,9 @@ def run_comparison(comp: Comparison, out: str | Path, *, workers: int | None = N
     and running the comparison again completes it.  Raises as :func:`sim.experiments.batch.execute`."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
+    other = store.other_results(out, "comparison.json")
+    if other:
+        raise batch.BatchRefused(f"{out}: holds other results ({other}); choose another --out folder")
     summaries = []
     with batch.open_executor(workers) as pool:
         for cell in comp.cells:

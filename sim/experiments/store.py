@@ -91,13 +91,15 @@ MANIFEST_NAMES = ("manifest.json", "tournament.json")
 def other_results(out: Path, mine: str) -> str | None:
     """What marks ``out`` as another command's results folder, as ``"NAME: WHOSE"`` (``"tournament.json: a
     tournament's"``, ``"battle.parquet: a tanksim run battle's"``), or ``None``.  ``mine`` is the calling
-    command's own manifest name (``manifest.json`` for a batch, ``tournament.json`` for a tournament): a batch or
-    a tournament writes its chunks' checksums into ``parts.jsonl``, which a ``tanksim run --out`` folder holds for
-    its one battle, so neither is written into the other's folder."""
-    whose = {"manifest.json": "a batch's", "tournament.json": "a tournament's"}
-    for name in MANIFEST_NAMES:
+    command's own manifest name (``manifest.json`` for a batch, ``tournament.json`` for a tournament,
+    ``comparison.json`` for a rule-set comparison): a batch or a tournament writes its chunks' checksums into
+    ``parts.jsonl``, which a ``tanksim run --out`` folder holds for its one battle, so no command writes into
+    another's folder."""
+    whose = {"manifest.json": "a batch's", "tournament.json": "a tournament's",
+             "comparison.json": "a rule-set comparison's"}
+    for name, who in whose.items():
         if name != mine and (out / name).is_file():
-            return f"{name}: {whose[name]}"
+            return f"{name}: {who}"
     if not (out / mine).is_file() and (out / "battle.parquet").is_file():
         return "battle.parquet: a tanksim run battle's"
     return None
