@@ -247,6 +247,15 @@ def unprintable(text: str, allow: str = "") -> int | None:
     return None
 
 
+def escaped_line(text: str) -> str:
+    """``text`` with every character :func:`unprintable` refuses written as its escape (``\\x1b``, ``\\u202e``,
+    a line break as ``\\n``): what a message may echo of a user's input -- a key name, a path -- so that a message
+    line can neither send a terminal escape nor forge another line."""
+    if unprintable(text) is None:
+        return text
+    return "".join(ch if unprintable(ch) is None else ascii(ch)[1:-1] for ch in text)
+
+
 def top_level_kind(doc: object) -> str:
     """What a YAML file's top level holds, for ``FILE: (top level): expected a mapping of ..., got WHAT``:
     ``an empty file`` for ``None`` (an empty file, or one of comments only), else the value's type name

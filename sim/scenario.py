@@ -54,6 +54,7 @@ from sim.hexgrid import (
 from sim.messages import (
     clip,
     did_you_mean,
+    escaped_line,
     match_name,
     printable_name,
     printable_text,
@@ -115,7 +116,9 @@ class ScenarioError(ValueError):
     :data:`MAX_ERRORS`; a last line counts the others; each line is one line of at most 1,000 characters)."""
 
     def __init__(self, errors: list[str]):
-        errors = [clip(str(e).replace("\r", " ").replace("\n", " | "), 1000) for e in errors]
+        # one line each, echoing nothing a terminal would act on: a line break joins as " | ", any other control
+        # character (from a key name, a path) is written as its escape
+        errors = [clip(escaped_line(str(e).replace("\r\n", "\n").replace("\n", " | ")), 1000) for e in errors]
         if len(errors) > MAX_ERRORS:
             more = len(errors) - (MAX_ERRORS - 1)
             src = errors[0].split(": ", 1)[0]

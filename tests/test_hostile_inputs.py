@@ -233,3 +233,22 @@ def test_a_misspelt_vehicle_in_a_scenario_gets_a_did_you_mean(tmp_path, capsys):
         out = capsys.readouterr()
         assert f"{f}: sides[0].tanks[0].vehicle: unknown " in out.out + out.err
         assert f"vehicle {wrong!r} (did you mean {right!r}?); known: " in out.out + out.err, out.out + out.err
+
+
+@pytest.mark.parametrize("text", [
+    'name: k\nruleset: {name: panzer_squadron, options: {"x\\e[2J\\rFORGED": 1}}\n',
+    '"top\\e[2J\\u202e": 1\n',
+    'name: k\nvehicles: {"slow\\e[2Jpoke": {base: t34_85}}\n',
+])
+def test_a_key_name_with_control_characters_is_echoed_escaped(tmp_path, capsys, text):
+    """A message echoes a bad key's name (an unknown field, a path): its control characters are written as escapes,
+    so a message can neither send a terminal escape nor forge a line (``ScenarioError`` lines,
+    :func:`sim.messages.escaped_line`)."""
+    f = tmp_path / "k.yaml"
+    f.write_text(text)
+    assert main(["validate", str(f)]) == 2
+    out = capsys.readouterr()
+    said = out.out + out.err
+    assert "\\x1b[2J" in said, said
+    assert "\x1b" not in said and "\r" not in said and "\u202e" not in said
+    assert all(line.startswith(f"{f}: ") for line in said.strip().splitlines()), said
