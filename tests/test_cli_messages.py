@@ -215,3 +215,24 @@ def test_batch_and_compare_rulesets_refuse_each_others_folders(tmp_path, capsys)
     assert f"{res}: holds other results (manifest.json: a batch's); choose another --out folder" in \
         capsys.readouterr().err
     assert not (res / "comparison.json").exists() and not (res / "cells").exists()
+
+
+def test_an_interrupted_comparisons_folder_is_marked_and_refused_by_batch(tmp_path, capsys, monkeypatch):
+    """``comparison.json`` is written before the first cell plays, so a comparison stopped in its first cell still
+    marks its folder, and ``batch`` refuses it."""
+    from sim.experiments import batch, compare
+
+    def stopped(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch, "execute", stopped)
+    comp = compare.load_comparison(str(ROOT / "scenarios" / "ruleset_comparison.yaml"))
+    out = tmp_path / "cmp"
+    with pytest.raises(KeyboardInterrupt):
+        compare.run_comparison(comp, out, workers=1)
+    assert (out / "comparison.json").is_file()
+    monkeypatch.undo()
+    exp = tmp_path / "e.yaml"
+    exp.write_text("name: e\nscenario: default\nreplications: 1\n")
+    assert tanksim(["batch", str(exp), "--out", str(out), "--no-progress"]) == 2
+    assert "holds other results (comparison.json: a rule-set comparison's)" in capsys.readouterr().err

@@ -232,6 +232,11 @@ def run_comparison(comp: Comparison, out: str | Path, *, workers: int | None = N
     other = store.other_results(out, "comparison.json")
     if other:
         raise batch.BatchRefused(f"{out}: holds other results ({other}); choose another --out folder")
+    # written first, so a folder whose cells are still playing (or were interrupted) is marked as a comparison's
+    doc = {"name": comp.name, "source": comp.source, "doctrine": comp.doctrine, "levels": list(comp.levels),
+           "rulesets": list(comp.rulesets),
+           "cells": [{"ruleset": c.ruleset, "scenario": c.scenario, "key": c.key} for c in comp.cells]}
+    (out / "comparison.json").write_text(json.dumps(doc, indent=1) + "\n")
     summaries = []
     with batch.open_executor(workers) as pool:
         for cell in comp.cells:
@@ -239,10 +244,6 @@ def run_comparison(comp: Comparison, out: str | Path, *, workers: int | None = N
                                            watchdog_s=watchdog_s, pool=pool))
             if summaries[-1].interrupted:  # Ctrl-C closed the shared pool: the later cells wait for the rerun
                 break
-    doc = {"name": comp.name, "source": comp.source, "doctrine": comp.doctrine, "levels": list(comp.levels),
-           "rulesets": list(comp.rulesets),
-           "cells": [{"ruleset": c.ruleset, "scenario": c.scenario, "key": c.key} for c in comp.cells]}
-    (out / "comparison.json").write_text(json.dumps(doc, indent=1) + "\n")
     return summaries
 
 
