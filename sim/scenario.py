@@ -983,9 +983,10 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
             _check_block(p.params, f"{where}.params", MAX_PARAM_NUMBER, errors, src)
             if len(errors) > n_before:
                 continue
-            try:
-                from agents.controllers import PolicyLoadError, check_policy
+            # imported outside the try: an import cut short (Ctrl-C) must not leave the except clause's name unbound
+            from agents.controllers import PolicyLoadError, check_policy
 
+            try:
                 check_policy(p.name, p.params)
             except PolicyLoadError as exc:
                 errors.append(f"{src}: {where}: {clip(str(exc), 500)}")

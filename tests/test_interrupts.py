@@ -264,3 +264,22 @@ def test_dask_local_interrupted_is_quiet_and_resumes(tmp_path, command):
     r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
     assert r.returncode == 0, r.stderr   # the rest played, quietly: no INFO lines of Dask's by default
     assert not [line for line in r.stderr.splitlines() if any(n in line for n in noise)], r.stderr
+
+
+def test_the_forkserver_starts_deaf_to_ctrl_c(tmp_path):
+    """The forkserver imports the workers' modules before it ignores SIGINT itself: a Ctrl-C in a batch's first
+    second printed its KeyboardInterrupt traceback.  It is now started with SIGINT ignored (the driver handles
+    Ctrl-C), checked in a fresh process from the kernel's view of the server (``SigIgn``)."""
+    import subprocess
+    import sys
+
+    code = ("import multiprocessing.forkserver as fs, signal\n"
+            "from sim.experiments import batch\n"
+            "ex = batch._process_pool(1)\n"
+            "pid = fs._forkserver._forkserver_pid\n"
+            "line = next(x for x in open(f'/proc/{pid}/status') if x.startswith('SigIgn'))\n"
+            "print(bool(int(line.split()[1], 16) & (1 << (signal.SIGINT - 1))))\n"
+            "print(signal.getsignal(signal.SIGINT) is signal.default_int_handler)\n"
+            "batch._release(ex); ex.shutdown()\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert out.stdout.split() == ["True", "True"], out.stdout + out.stderr

@@ -381,18 +381,60 @@ def worker_preload() -> list[str]:
     return ["sim.experiments.batch", "sim.runner", "sim.model", *rules_base.module_names()]
 
 
+def _start_forkserver_deaf_to_ctrl_c() -> None:
+    """Start the forkserver (if it is not running yet) with SIGINT ignored.  It imports :func:`worker_preload`'s
+    modules before it ignores SIGINT itself, so a Ctrl-C in the first second of a batch (the terminal sends it to
+    the whole process group) printed a ``KeyboardInterrupt`` traceback from it; the driver alone handles Ctrl-C
+    (the workers ignore it too: :func:`_init_worker`).  Only from the main thread (where signal handlers live)."""
+    import threading
+    from multiprocessing import forkserver
+
+    if threading.current_thread() is not threading.main_thread():
+        forkserver.ensure_running()
+        return
+    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        forkserver.ensure_running()
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def _process_pool(n: int) -> cf.ProcessPoolExecutor:
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
         ctx.set_forkserver_preload(worker_preload())
+        _start_forkserver_deaf_to_ctrl_c()
     reader, writer = ctx.Pipe(duplex=False)
     progress = ctx.SimpleQueue()
     ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
                                 initargs=(reader, progress, current_level()))
     ex._tanksim_driver_alive = (reader, writer)  # type: ignore[attr-defined] # held for the pool's lifetime
     ex._tanksim_progress = progress  # type: ignore[attr-defined]
+    _start_workers(ex)
     return ex
+
+
+def _start_workers(ex: cf.ProcessPoolExecutor) -> None:
+    """Start the pool's worker processes now (a first, empty task), with Ctrl-C held back while they are handed
+    their start-up data: a ``KeyboardInterrupt`` in the middle of that left a worker starting after the driver had
+    released the queue it was being given, and it printed a traceback.  A Ctrl-C that came meanwhile is raised
+    once they are started.  Only from the main thread (where signal handlers live)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        ex.submit(int)
+        return
+    held: list[int] = []
+    old = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
+    try:
+        ex.submit(int)
+    finally:
+        signal.signal(signal.SIGINT, old)
+    if held:  # stop the pool cleanly (its workers finish starting, then exit) before the driver unwinds
+        ex.shutdown(wait=True, cancel_futures=True)
+        _release(ex)
+        raise KeyboardInterrupt
 
 
 def _release(ex: cf.Executor) -> None:
@@ -412,6 +454,10 @@ def _terminate(ex: cf.Executor) -> None:
         for p in list((getattr(ex, "_processes", None) or {}).values()):
             if p.is_alive():
                 p.terminate()
+    # the workers are gone before the driver's queue and pipe go: a worker still starting (Ctrl-C in a batch's
+    # first second) would otherwise rebuild the queue's semaphore after it was unlinked and print a traceback
+    for p in list((getattr(ex, "_processes", None) or {}).values()):
+        p.join(timeout=5)
     _release(ex)
 
 
