@@ -624,7 +624,7 @@ def prepare_play_case(ruleset: str, case: Mapping[str, Any], src: str = "<cases>
             if not s["tanks"]:
                 raise PlayCaseError([f"{gw}.tanks: side {si} has no tank; each side needs at least one"])
     data["sides"] = sides
-    marker = "\x00play"
+    marker = "<play case>"  # the source name of the validation lines, taken off again by _rewrite
     try:
         spec = validate(data, marker)
     except ScenarioError as exc:
