@@ -381,22 +381,31 @@ def worker_preload() -> list[str]:
     return ["sim.experiments.batch", "sim.runner", "sim.model", *rules_base.module_names()]
 
 
+@contextmanager
+def _sigint_as(handler: Any) -> Iterator[None]:
+    """SIGINT handled by ``handler`` (``signal.SIG_IGN`` or a function) for the length of the block, then as
+    before; a no-op outside the main thread (where signal handlers live)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    old = signal.signal(signal.SIGINT, handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, old)
+
+
 def _start_forkserver_deaf_to_ctrl_c() -> None:
     """Start the forkserver (if it is not running yet) with SIGINT ignored.  It imports :func:`worker_preload`'s
     modules before it ignores SIGINT itself, so a Ctrl-C in the first second of a batch (the terminal sends it to
     the whole process group) printed a ``KeyboardInterrupt`` traceback from it; the driver alone handles Ctrl-C
-    (the workers ignore it too: :func:`_init_worker`).  Only from the main thread (where signal handlers live)."""
-    import threading
+    (the workers ignore it too: :func:`_init_worker`)."""
     from multiprocessing import forkserver
 
-    if threading.current_thread() is not threading.main_thread():
+    with _sigint_as(signal.SIG_IGN):
         forkserver.ensure_running()
-        return
-    old = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        forkserver.ensure_running()
-    finally:
-        signal.signal(signal.SIGINT, old)
 
 
 def _process_pool(n: int) -> cf.ProcessPoolExecutor:
@@ -419,19 +428,11 @@ def _start_workers(ex: cf.ProcessPoolExecutor) -> None:
     """Start the pool's worker processes now (a first, empty task), with Ctrl-C held back while they are handed
     their start-up data: a ``KeyboardInterrupt`` in the middle of that left a worker starting after the driver had
     released the queue it was being given, and it printed a traceback.  A Ctrl-C that came meanwhile is raised
-    once they are started.  Only from the main thread (where signal handlers live)."""
-    import threading
-
-    if threading.current_thread() is not threading.main_thread():
-        ex.submit(int)
-        return
+    once they are started, after the pool is shut down cleanly (its workers finish starting, then exit)."""
     held: list[int] = []
-    old = signal.signal(signal.SIGINT, lambda signum, frame: held.append(signum))
-    try:
+    with _sigint_as(lambda signum, frame: held.append(signum)):
         ex.submit(int)
-    finally:
-        signal.signal(signal.SIGINT, old)
-    if held:  # stop the pool cleanly (its workers finish starting, then exit) before the driver unwinds
+    if held:
         ex.shutdown(wait=True, cancel_futures=True)
         _release(ex)
         raise KeyboardInterrupt

@@ -95,9 +95,9 @@ def other_results(out: Path, mine: str) -> str | None:
     ``comparison.json`` for a rule-set comparison): a batch or a tournament writes its chunks' checksums into
     ``parts.jsonl``, which a ``tanksim run --out`` folder holds for its one battle, so no command writes into
     another's folder."""
-    whose = {"manifest.json": "a batch's", "tournament.json": "a tournament's",
-             "comparison.json": "a rule-set comparison's"}
-    for name, who in whose.items():
+    from sim.messages import RESULTS_MARKERS
+
+    for name, who in RESULTS_MARKERS.items():
         if name != mine and (out / name).is_file():
             return f"{name}: {who}"
     if not (out / mine).is_file() and (out / "battle.parquet").is_file():
