@@ -283,3 +283,70 @@ def test_the_forkserver_starts_deaf_to_ctrl_c(tmp_path):
             "batch._release(ex); ex.shutdown()\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
     assert out.stdout.split() == ["True", "True"], out.stdout + out.stderr
+
+
+# --- Ctrl-C stops a batch promptly: queued battles are not started, resume neither loses nor repeats a run -------
+
+STARTS_POLICY = '''
+import time
+from pathlib import Path
+from agents.policies.hold import Hold
+
+class Timed(Hold):
+    """Holds, 0.1 s a decision; appends the wall-clock time to "starts" (in the working folder) at each battle's
+    first decision."""
+    def decide(self, obs, decision):
+        if not getattr(self, "_started", False):
+            self._started = True
+            with open("starts", "a") as f:
+                f.write(f"{time.time()}\\n")
+        time.sleep(0.1)
+        return super().decide(obs, decision)
+'''
+
+
+@pytest.mark.parametrize("command", ["batch", "compare-rulesets"])
+def test_ctrl_c_starts_no_queued_battle_and_resume_completes(tmp_path, command):
+    """After Ctrl-C no battle starts (each worker finished the one it was playing, the queued chunks came back
+    unplayed; they had played on for seconds); the resumed run stores every battle once."""
+    (tmp_path / "timedpol.py").write_text(STARTS_POLICY, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(tmp_path), os.environ.get("PYTHONPATH", "")])}
+    overrides = {"turn_limit": 2, "sides.1.policy.name": "hold"}
+    if command == "batch":
+        exp = {"name": "stop_soon", "scenario": "default", "replications": 24, "seed": 3, "overrides": overrides,
+               "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["timedpol:Timed"]}]}
+        folders = ["out"]
+    else:
+        exp = {"name": "stop_soon", "replications": 12, "seed": 3, "overrides": overrides,
+               "factors": [{"name": "ruleset", "path": "ruleset",
+                            "levels": [{"ruleset": "panzer_squadron", "scenario": "skirmish_2v2"},
+                                       {"ruleset": "hummel_quest", "scenario": "hq_skirmish"}]},
+                           {"name": "doctrine", "path": "sides.0.policy.name", "levels": ["timedpol:Timed"]}]}
+        folders = []
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    args = [command, "f.yaml", "--out", "out", "--workers", "1", "--no-progress"]
+    starts = tmp_path / "starts"
+
+    def four_started() -> bool:   # past the single-battle calibration chunks: battles are queued behind this one
+        return starts.exists() and len(starts.read_text().split()) >= 4
+
+    sent: list[float] = []
+
+    def ready() -> bool:
+        if four_started():
+            sent.append(time.time())
+            return True
+        return False
+
+    rc, out, err = interrupt(args, ready, cwd=tmp_path, env=env)
+    assert rc == 130, err
+    late = [float(x) for x in starts.read_text().split() if float(x) > sent[0] + 0.05]
+    assert late == [], f"{len(late)} battles started after Ctrl-C"
+    r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    total = 0
+    for folder in folders or sorted((tmp_path / "out" / "cells").iterdir()):
+        raw = store.read_parts(tmp_path / folder, "runs")
+        assert raw["run_key"].is_unique
+        total += len(raw)
+    assert total == 24

@@ -195,9 +195,16 @@ def play(ctx: BaseContext, task: Task, *, events: bool = False, watchdog_s: floa
 
 
 def run_chunk(chunk: Chunk) -> list[dict[str, Any]]:
-    """The worker entry point: play every task of ``chunk`` in order (see :func:`play`)."""
-    return [play(chunk.ctx, t, events=chunk.events, watchdog_s=chunk.watchdog_s, tables=chunk.tables)
-            for t in chunk.tasks]
+    """The worker entry point: play every task of ``chunk`` in order (see :func:`play`) and return their results.
+    Once the driver has asked its workers to stop (Ctrl-C: :attr:`Pool.stop`) no further battle is started: the
+    results so far are returned (possibly none), and the chunk's other battles stay unplayed and unstored, for the
+    resumed batch to play (none is lost or played twice)."""
+    out: list[dict[str, Any]] = []
+    for t in chunk.tasks:
+        if _STOP is not None and _STOP.is_set():
+            break
+        out.append(play(chunk.ctx, t, events=chunk.events, watchdog_s=chunk.watchdog_s, tables=chunk.tables))
+    return out
 
 
 #: Topic of the worker -> driver progress messages on a Dask cluster (``Worker.log_event``).
@@ -207,6 +214,7 @@ STUCK_AFTER_S = 1.0
 #: Largest progress message (bytes, pickled): below ``PIPE_BUF`` so one write delivers it whole.
 _MAX_MESSAGE = 3500
 _PROGRESS: Any = None  # the process pool's message queue, set in each worker by _init_worker
+_STOP: Any = None  # the process pool's stop event (set by the driver on Ctrl-C), set in each worker by _init_worker
 
 
 def kill_after(limit_s: float) -> float:
@@ -315,16 +323,17 @@ def watchdog(limit_s: float | None, key: str | None = None,
             send("end", key)
 
 
-def _init_worker(driver_alive: Any, progress: Any = None, log_level: str | None = None) -> None:
+def _init_worker(driver_alive: Any, progress: Any = None, log_level: str | None = None, stop: Any = None) -> None:
     """Process-pool worker set-up: ignore Ctrl-C (the driver handles it), exit when the driver is gone, keep
-    ``progress`` (the pool's message queue, see :func:`progress_sink`) and log at the driver's ``log_level``
+    ``progress`` (the pool's message queue, see :func:`progress_sink`) and ``stop`` (an event the driver sets on
+    Ctrl-C: :func:`run_chunk` then starts no further battle), and log at the driver's ``log_level``
     (:func:`sim.logs.configure_logging`).
 
     ``driver_alive`` is the read end of a pipe whose only write end the driver holds: it reaches end-of-file the
     moment the driver exits, even by a hard crash or ``kill -9`` (a zombie driver still counts as gone), so no
     worker is left behind."""
-    global _PROGRESS
-    _PROGRESS = progress
+    global _PROGRESS, _STOP
+    _PROGRESS, _STOP = progress, stop
     configure_logging(log_level)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
@@ -347,8 +356,10 @@ class Pool:
     there is none), ``lost_workers()`` (worker processes lost so far: on Dask the workers that left the cluster,
     seen at each call; in a process pool the broken pools), ``restart()`` for a broken process pool, ``close()``,
     ``messages()`` (the workers' progress reports since the last call, see :func:`progress_sink`, each with a
-    ``worker`` id) and ``kill(worker)`` (kill that worker process: ``SIGKILL`` in a process pool, which breaks the
-    pool; ``Client.restart_workers`` on Dask, whose nanny starts a fresh one)."""
+    ``worker`` id), ``kill(worker)`` (kill that worker process: ``SIGKILL`` in a process pool, which breaks the
+    pool; ``Client.restart_workers`` on Dask, whose nanny starts a fresh one) and ``stop()`` (Ctrl-C: the process
+    pool's workers start no further battle, each chunk in flight returns what it has played; on Dask the driver
+    cancels its futures, dropping what they were playing)."""
 
     executor: cf.Executor
     workers: int
@@ -360,6 +371,7 @@ class Pool:
     kill: Callable[[str], None] = lambda worker: None
     dashboard: str = ""
     lost_workers: Callable[[], int] = lambda: 0
+    stop: Callable[[], None] = lambda: None
 
 
 def default_workers() -> int:
@@ -416,8 +428,10 @@ def _process_pool(n: int) -> cf.ProcessPoolExecutor:
         _start_forkserver_deaf_to_ctrl_c()
     reader, writer = ctx.Pipe(duplex=False)
     progress = ctx.SimpleQueue()
+    stop = ctx.Event()
     ex = cf.ProcessPoolExecutor(max_workers=n, mp_context=ctx, initializer=_init_worker,
-                                initargs=(reader, progress, current_level()))
+                                initargs=(reader, progress, current_level(), stop))
+    ex._tanksim_stop = stop  # type: ignore[attr-defined]
     ex._tanksim_driver_alive = (reader, writer)  # type: ignore[attr-defined] # held for the pool's lifetime
     ex._tanksim_progress = progress  # type: ignore[attr-defined]
     _start_workers(ex)
@@ -575,6 +589,7 @@ def open_executor(workers: int | None = None, scheduler: str | None = None, dask
     pool.messages = messages
     pool.kill = kill
     pool.close = lambda: _terminate(holder["ex"])
+    pool.stop = lambda: holder["ex"]._tanksim_stop.set()
     try:
         yield pool
     finally:
@@ -1096,6 +1111,8 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             finally:
                 submitted.pop(fut, None)
                 solo.discard(fut)
+            if not results:   # a chunk the workers were told to stop before its first battle (Ctrl-C)
+                return
             writer.write(results)
             summary.parts += 1
             for r in results:
@@ -1180,6 +1197,7 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             suspects.clear()
             bar.set_description_str(f"{exp.spec.name} (interrupted: storing running battles)")
             try:
+                pool.stop()   # the workers start no further battle: queued chunks come back empty at once
                 for fut in list(inflight):
                     fut.cancel()
                 while inflight:  # a battle blocked in C still has its worker killed at its deadline
