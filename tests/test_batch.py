@@ -159,7 +159,10 @@ def test_interrupt_stores_finished_battles_and_rerun_completes(tmp_path):
     proc.send_signal(signal.SIGTERM)  # what Ctrl-C does too
     stdout, stderr = proc.communicate(timeout=120)
     assert proc.returncode == 130, stderr
-    assert "interrupted" in stdout and "run the same command again" in stderr
+    assert "interrupted" not in stdout   # one line on stderr says it (as every command's Ctrl-C)
+    assert [x for x in stderr.splitlines() if "interrupted" in x] == [stderr.strip().splitlines()[-1]]
+    assert stderr.strip().splitlines()[-1].startswith("tanksim batch: interrupted: stored ")
+    assert "run the same command again" in stderr
     stored = store.stored_run_keys(out)
     assert 0 < len(stored) < 16
     assert read_manifest(out)["status"] == "interrupted"

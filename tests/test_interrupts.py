@@ -88,6 +88,35 @@ def slow_env(folder: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": os.pathsep.join([str(folder), os.environ.get("PYTHONPATH", "")])}
 
 
+#: The one line every command ends with on Ctrl-C (stderr): ``tanksim CMD: interrupted`` and, for a command that
+#: keeps something, ``: what was kept; how to go on``.
+INTERRUPTED_LINE = r"tanksim (?P<cmd>[a-z-]+): interrupted(: [^\n]+)?"
+
+
+@pytest.mark.parametrize("command", ["batch", "match"])
+def test_long_commands_interrupted_end_on_one_line_of_one_format(tmp_path, command):
+    """``batch`` printed ``interrupted: played ...`` on stdout and how to resume on stderr; ``match`` a bare
+    ``interrupted`` line: now each ends on one stderr line ``tanksim CMD: interrupted: ...``, exit 130."""
+    import re
+
+    env = slow_env(tmp_path)
+    if command == "batch":
+        exp = {"name": "slow", "scenario": "default", "replications": 6, "seed": 3, "overrides": {"turn_limit": 2},
+               "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["slowpol:Slow"]}]}
+        (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+        args, ready = ["batch", "f.yaml", "--out", "out", "--workers", "1", "--no-progress"], "out/runs/*.parquet"
+    else:
+        args = ["match", "slowpol:Slow", "hold", "--scenario", "default", "--workers", "1", "--max-games", "40"]
+        ready = "started"
+    rc, out, err = interrupt(args, ready, cwd=tmp_path, env=env)
+    assert rc == 130, err
+    said = [line for line in err.splitlines() if "interrupted" in line]
+    assert said == [err.strip().splitlines()[-1]], err
+    m = re.fullmatch(INTERRUPTED_LINE, said[0])
+    assert m and m["cmd"] == command and "run the same command again" in said[0], said
+    assert not [line for line in out.splitlines() if line.startswith("interrupted")], out
+
+
 def test_run_interrupted_is_one_line_exit_130(tmp_path):
     rc, out, err = interrupt(["run", "default", "--policy", "1=slowpol:Slow"], "started", cwd=tmp_path,
                              env=slow_env(tmp_path))
@@ -133,6 +162,9 @@ def test_tournament_interrupted_exit_130_and_partial_tables_say_so(tmp_path):
     heading = next(line for line in out.splitlines() if line.startswith("interrupted: "))
     n = int(heading.split()[1])
     assert 0 < n < 18 and heading.startswith(f"interrupted: {n} of 18 games; partial results")
+    assert err.strip().splitlines()[-1] == (f"tanksim tournament: interrupted: stored {n} of 18 games in out; run "
+                                            f"the same command again to finish")
+    assert [x for x in err.splitlines() if "interrupted" in x] == [err.strip().splitlines()[-1]]
     assert out.index(heading) < out.index("Leaderboard")
     r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

@@ -65,8 +65,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"tanksim compare-rulesets: {exc}", file=sys.stderr)
             return 2
         except KeyboardInterrupt:  # pragma: no cover - interactive
-            print("tanksim compare-rulesets: interrupted; run the same command again to complete it",
-                  file=sys.stderr)
+            print("tanksim compare-rulesets: interrupted: no battle played; run the same command again to "
+                  "start it", file=sys.stderr)
             return 130
         if any(s.interrupted for s in summaries):
             stored = sum(s.stored_before + s.played for s in summaries)

@@ -97,7 +97,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tanksim batch: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:  # before the executor was up
-        print("tanksim batch: interrupted", file=sys.stderr)
+        print("tanksim batch: interrupted: no battle played; run the same command again to start it",
+              file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, old)
@@ -113,13 +114,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"tanksim batch: {bad}", file=sys.stderr)
             return 1
         return 0
-    print(f"{'interrupted' if s.interrupted else 'done'}: played {plural(s.played, 'battle')} in "
+    if s.interrupted:   # one line on stderr, as every command's Ctrl-C (sim.cli.main.interrupted_line)
+        print(f"tanksim batch: interrupted: stored {stored} of {plural(s.total, 'battle')} in {args.out} (played "
+              f"{s.played} now in {s.wall_s:.1f} s, {s.failed} failed); run the same command again to complete "
+              f"the remaining {s.total - stored}", file=sys.stderr)
+        return 130
+    print(f"done: played {plural(s.played, 'battle')} in "
           f"{s.wall_s:.1f} s ({s.rate:.2f}/s on {plural(s.workers, s.executor + ' worker')}), {s.failed} failed; "
           f"stored {stored} of {s.total}"
           + (f" ({s.stored_before} from earlier runs)" if s.stored_before else ""))
-    if s.interrupted:
-        print(f"run the same command again to complete the remaining {s.total - stored} battles", file=sys.stderr)
-        return 130
     print(f"see: tanksim report {args.out}")
     if s.failed_stored:
         print(f"tanksim batch: {bad}", file=sys.stderr)

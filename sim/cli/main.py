@@ -8,7 +8,8 @@ and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, `
 ``catalog`` (:mod:`sim.cli.catalog`), ``generate`` (:mod:`sim.cli.generate`), ``oracle`` (:mod:`sim.cli.oracle`),
 ``compare-rulesets`` (:mod:`sim.cli.compare`).
 Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input, 130 interrupted (Ctrl-C: one
-line ``tanksim NAME: interrupted``, for every subcommand that does not say more itself; see :func:`main`).
+line on stderr, ``tanksim NAME: interrupted``, or ``tanksim NAME: interrupted: what was kept; how to go on`` from
+the subcommands that keep something: batch, compare-rulesets, tournament, match; see :func:`main`).
 """
 from __future__ import annotations
 

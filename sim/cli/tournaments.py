@@ -127,7 +127,8 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
         played = time.perf_counter() - t0
         games_df = T.load_games(t, args.out)
         if games_df.empty:
-            print("no games stored yet", file=sys.stderr)
+            print("tanksim tournament: interrupted: no games stored yet; run the same command again to play them"
+                  if summary.interrupted else "tanksim tournament: no games stored yet", file=sys.stderr)
             return EXIT_INTERRUPTED
         res = T.analyse(t, games_df)
         written = T.write_results(res, t, args.out, plots=not args.no_plots)
@@ -161,8 +162,9 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
                        leaderboard=_frame_records(res.leaderboard),
                        head_to_head=json_safe({str(r): dict(h2h.loc[r]) for r in h2h.index}),
                        files=sorted(str(p) for p in written))
-    if summary.interrupted:
-        print("interrupted: run the same command again to finish", file=sys.stderr)
+    if summary.interrupted:   # one line on stderr, as every command's Ctrl-C
+        print(f"tanksim tournament: interrupted: stored {len(games_df)} of {T.plural(len(games), 'game')} in "
+              f"{args.out}; run the same command again to finish", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_VERDICT
 
@@ -303,7 +305,6 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
                 break
     except KeyboardInterrupt:
         interrupted = True
-        print("interrupted", file=sys.stderr)
     finally:
         gen.close()
     wall = time.perf_counter() - t0
@@ -338,10 +339,7 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
             more = 2 * math.ceil((bound - test.llr) / rate)
             say(f"  at the rate so far (LLR {rate:+.3f} per pair) the bound {bound:+.3f} is about {more} more games "
                   f"away")
-        if interrupted:   # the match is not resumable: its pairs are replayed from the first (same seeds, same games)
-            say(f"  interrupted before a verdict: run the same command again to play the match to its end (it "
-                f"starts again from pair 1; exit code {EXIT_INTERRUPTED})")
-        else:
+        if not interrupted:
             say(f"  raise --max-games (now {2 * n_pairs}) to go on (exit code {EXIT_NO_VERDICT})")
     match_summary = {"a": na, "b": nb, "scenario": sc.name, "ruleset": sc.ruleset.name,
                      "sprt": e.text(), "bounds": [lo, hi], "pairs": test.pairs,
@@ -357,7 +355,12 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
         say(f"games and summary in {args.out}")
     if test.result:
         return EXIT_VERDICT
-    return EXIT_INTERRUPTED if interrupted else EXIT_NO_VERDICT
+    if interrupted:   # one line on stderr, as every command's Ctrl-C; a match is not resumable: it is replayed
+        print(f"tanksim match: interrupted: no verdict after {T.plural(test.pairs, 'pair')}; run the same command "
+              f"again to play the match to its end (it starts again from pair 1, with the same games)",
+              file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_NO_VERDICT
 
 
 def _silent(*_args: Any, **_kwargs: Any) -> None:

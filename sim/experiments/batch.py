@@ -1195,7 +1195,7 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
             summary.interrupted = True
             todo.clear()
             suspects.clear()
-            bar.set_description_str(f"{exp.spec.name} (interrupted: storing running battles)")
+            bar.set_description_str(f"{exp.spec.name} (stopping: storing the battles running)")
             try:
                 pool.stop()   # the workers start no further battle: queued chunks come back empty at once
                 for fut in list(inflight):
