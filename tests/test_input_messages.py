@@ -148,6 +148,7 @@ def test_match_endings_give_their_own_advice(duel, capsys, monkeypatch):
     out, err = capsys.readouterr()
     assert rc == 130   # as batch and tournament (README: exit status of match and tournament)
     assert "no verdict after 0 games (interrupted)" in out and "raise --max-games" not in out
+    assert "nan" not in out and "0 pairs (0 games) in " in out and ": no games finished" in out   # not "scored nan"
     assert err == ("tanksim match: interrupted: no verdict after 0 pairs; run the same command again to play the "
                    "match to its end (it starts again from pair 1, with the same games)\n")
 

@@ -313,13 +313,17 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
     n_games = 2 * test.pairs
     score = (sum(i * c for i, c in enumerate(test.counts)) / 4 / test.pairs) if test.pairs else float("nan")
     not_scored = f", {T.plural(skipped, 'pair')} not scored" if skipped else ""
-    say(f"{T.plural(test.pairs, 'pair')} ({T.plural(n_games, 'game')}{not_scored}) in {wall:.1f} s "
-        f"on {info.get('kind', '?')} x {info.get('workers', '?')}: {na} scored {score:.3f}, pentanomial "
-        f"{test.counts}, LLR {test.llr:+.3f}")
-    say(f"  Elo {_elo(elo)} [{_elo(elo_lo)}, {_elo(elo_hi)}] (95 %: Bradley-Terry with {R.PRIOR_DRAWS:g} virtual "
-          f"draws, profile likelihood -- the leaderboard's method); nElo "
-          + (f"{_elo(nelo)} [{_elo(nelo_lo)}, {_elo(nelo_hi)}]" if not math.isnan(nelo) else
-             "undefined (every pair scored the same: no variance)"))
+    on = f"in {wall:.1f} s" + (f" on {info['kind']} x {info.get('workers', '?')}" if info.get("kind") else "")
+    if not test.pairs:   # no score, no Elo: nothing to print as a rate (it was "scored nan", "Elo nan")
+        nothing = "no pair scored" if skipped else "no games finished"
+        say(f"{T.plural(test.pairs, 'pair')} ({T.plural(n_games, 'game')}{not_scored}) {on}: {nothing}")
+    else:
+        say(f"{T.plural(test.pairs, 'pair')} ({T.plural(n_games, 'game')}{not_scored}) {on}: {na} scored "
+            f"{score:.3f}, pentanomial {test.counts}, LLR {test.llr:+.3f}")
+        say(f"  Elo {_elo(elo)} [{_elo(elo_lo)}, {_elo(elo_hi)}] (95 %: Bradley-Terry with {R.PRIOR_DRAWS:g} "
+            f"virtual draws, profile likelihood -- the leaderboard's method); nElo "
+            + (f"{_elo(nelo)} [{_elo(nelo_lo)}, {_elo(nelo_hi)}]" if not math.isnan(nelo) else
+               "undefined (every pair scored the same: no variance)"))
     e = test.sprt
     u = e.unit
     if test.result == "H1":
@@ -330,8 +334,9 @@ def _match(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int:
               f"{u} {e.elo1:g}, alpha {e.alpha:g}, beta {e.beta:g})")
     else:
         why = "interrupted" if interrupted else "game limit reached"
-        print(f"verdict: none -- no verdict after {n_games} games ({why}): the LLR {test.llr:+.3f} stayed inside "
-              f"({lo:+.3f}, {hi:+.3f})")
+        print(f"verdict: none -- no verdict after {n_games} games ({why}): "
+              + (f"the LLR {test.llr:+.3f} stayed inside ({lo:+.3f}, {hi:+.3f})" if test.pairs else
+                 "no pair scored yet"))
         say(f"  {_typical(e, test.counts if test.pairs else None)}")
         rate = test.llr / test.pairs if test.pairs else 0.0
         if rate:
