@@ -387,6 +387,26 @@ def test_report_answers_which_factor_matters_and_warns_when_too_small():
     assert any(w.startswith("blue: the experiment is too small to separate") for w in rep.warnings)
 
 
+@pytest.mark.parametrize("crn", [True, False])
+def test_report_calls_equal_win_rates_a_tie_and_too_small_only_for_a_wide_interval(crn):
+    """Two levels that both win 0 %: the report said "hold ... ahead of rush by +0.0 points" and called the
+    experiment "too small to separate" them even with the paired interval [0, 0].  Now it says they tie (no
+    difference measured); "too small" is kept for a tie whose interval reaches past --delta."""
+    runs, man = synth({"red": ["hold", "rush"], "blue": ["hold"]}, 20, lambda v, r, g: (1, 5, 2, 2), crn=crn,
+                      paths={"red": "sides.0.policy.name", "blue": "sides.1.policy.name"}, seed=16)
+    rep = analyse_runs(runs, man)
+    red = next(x for x in rep.to_json()["answer"]["best"] if x["factor"] == "red")
+    assert red["tie"] == ["hold", "rush"] and red["win_rate"] == red["runner_up_win_rate"] == 0
+    line = next(x for x in rep.answer["text"] if x.startswith("best red for Red"))
+    assert "a tie between hold and rush, win rate 0.0% each" in line and "no difference measured" in line
+    assert "ahead of" not in line
+    too_small = [w for w in rep.warnings if w.startswith("red:") and "too small" in w]
+    if crn:   # paired, every replication alike: [+0.0, +0.0], nothing more to learn from more battles
+        assert "[+0.0, +0.0]" in line and too_small == []
+    else:     # unpaired 0/20 v 0/20: the interval is wider than the 10 points --delta asks about
+        assert len(too_small) == 1 and "hold and rush tie at 0.0% but the experiment is too small" in too_small[0]
+
+
 def test_a_pilot_where_every_battle_ends_alike_claims_no_effect_and_no_paired_minimum():
     """Every battle won by the same side (no variation): no factor "matters more" than another, and the power
     table does not recommend the paired formula's minimum from a spread of 0 (it falls back to the unpaired

@@ -590,6 +590,11 @@ class _Rows[R]:
         return cast(Iterator[R], self.table.itertuples())
 
 
+def _and(names: list[str]) -> str:
+    """``a and b`` / ``a, b and c``."""
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], list[str]]:
     """The headline and the warnings: factor ranking by share of the focus side's win variance (with the
     bootstrap probability that one factor matters more than another), and per factor the best level, its
@@ -651,8 +656,25 @@ def _answer(rep: Report, power: float, alpha: float) -> tuple[dict[str, Any], li
                  "lo": top["lo"], "hi": top["hi"], "p_best": top["p_best"], "runner_up": second["level"],
                  "runner_up_win_rate": second["win_rate"], "diff": sep.diff, "diff_lo": sep.lo, "diff_hi": sep.hi,
                  "paired": sep.paired, "p_value": sep.p_value, "separated": sep.separated}
-        best_out.append(entry)
         how = "paired over replications (common random numbers)" if sep.paired else "unpaired"
+        tied = [str(r["level"]) for _, r in t.iterrows() if math.isclose(float(r["win_rate"]),
+                                                                         float(top["win_rate"]), abs_tol=1e-12)]
+        entry["tie"] = tied if len(tied) > 1 else []
+        best_out.append(entry)
+        # the interval is too wide to call the tie a measured absence of difference when it reaches past
+        # the report's --delta (the difference its power table is about) on either side
+        wide = math.isnan(sep.lo) or max(abs(sep.lo), abs(sep.hi)) > rep.delta + 1e-12
+        if len(tied) > 1:
+            text.append(f"best {fac.name} for {side}: a tie between {_and(tied)}, win rate {_pc(top['win_rate'])}% "
+                        f"each [{_pc(top['lo'])}, {_pc(top['hi'])}]: no difference measured ({top['level']} - "
+                        f"{second['level']}: {_pc(sep.diff, True)} points [{_pc(sep.lo, True)}, "
+                        f"{_pc(sep.hi, True)}], {how})")
+            if wide:
+                warns.append(f"{fac.name}: {_and(tied)} tie at {_pc(top['win_rate'])}% but the experiment is too "
+                             f"small to rule out a difference of {_pc(rep.delta)} points: {_poss(side)} win rates "
+                             f"differ by {_pc(sep.diff, True)} points [{_pc(sep.lo, True)}, {_pc(sep.hi, True)}] "
+                             f"(more replications narrow it: tanksim power DIR --delta {rep.delta:.2f})")
+            continue
         text.append(f"best {fac.name} for {side}: {top['level']}, win rate {_pc(top['win_rate'])}% "
                     f"[{_pc(top['lo'])}, {_pc(top['hi'])}], probability best {top['p_best']:.3f}; ahead of "
                     f"{second['level']} ({_pc(second['win_rate'])}%) by {_pc(sep.diff, True)} points "
