@@ -184,13 +184,17 @@ def _listening(port: int) -> bool:
         return s.connect_ex(("127.0.0.1", port)) == 0
 
 
-def test_app_stopped_with_ctrl_c_is_one_line_exit_0(tmp_path):
+def test_app_stopped_with_ctrl_c_exits_130_before_and_after_it_serves(tmp_path):
+    """Ctrl-C before the server was up exited 130, after it exited 0 (``tanksim app: stopped``): now 130 both
+    times, with the one interrupted line of every command."""
     pytest.importorskip("solara")
     port = _port()
     rc, out, err = interrupt(["app", "default", "--play", "Soviets", "--port", str(port)],
                              lambda: _listening(port), cwd=tmp_path)
-    assert (rc, err.strip()) == (0, "tanksim app: stopped"), err
+    assert (rc, err.strip()) == (130, f"tanksim app: interrupted: stopped serving http://127.0.0.1:{port}/"), err
     assert f"at http://127.0.0.1:{port}/" in out
+    rc, out, err = interrupt(["app", "default", "--port", str(_port())], 2.5, cwd=tmp_path)   # importing the web stack
+    assert (rc, out, err) == (130, "", "tanksim app: interrupted\n")
 
 
 def test_app_refuses_a_port_in_use_before_announcing_and_port_0_picks_a_free_one(tmp_path):
@@ -220,7 +224,7 @@ def test_app_refuses_a_port_in_use_before_announcing_and_port_0_picks_a_free_one
             time.sleep(0.05)
         os.killpg(proc.pid, signal.SIGINT)
         proc.communicate(timeout=60)
-    assert announced and announced[0] != 0 and proc.returncode == 0
+    assert announced and announced[0] != 0 and proc.returncode == 130
 
 
 # --- rule-set warnings follow TANKSIM_LOG in every entry point ------------------------------------------------------

@@ -432,9 +432,11 @@ def free_port(host: str, port: int) -> int:
 
 
 def main(argv: Iterable[str] | None = None) -> int:
-    """``tanksim app``: serve the page until stopped.  Exit statuses: 0 stopped with Ctrl-C (SIGINT; one line,
-    ``tanksim app: stopped``: the normal way to stop a server), 2 a bad scenario, seed or ``--host``, a ``--port``
-    in use (``--port 0`` picks a free one) or a missing web stack."""
+    """``tanksim app``: serve the page until stopped.  Exit statuses: 130 stopped with Ctrl-C (SIGINT), whether it
+    came before or after the server started, as every command (one line on stderr: ``tanksim app: interrupted``,
+    or ``tanksim app: interrupted: stopped serving http://HOST:PORT/`` once it served); 0 the server ended by
+    itself (``tanksim app: stopped``); 2 a bad scenario, seed or ``--host``, a ``--port`` in use (``--port 0``
+    picks a free one) or a missing web stack."""
     p = argparse.ArgumentParser(prog="tanksim app", description="Step and watch a battle in the browser "
                                 "(a Mesa SolaraViz page).")
     p.add_argument("scenario", nargs="?", default="default", help="scenario file or bundled name (default: default)")
@@ -487,8 +489,10 @@ def main(argv: Iterable[str] | None = None) -> int:
                    "--no-check-version", "--open" if args.open else "--no-open"]
     try:
         cli.main(args=solara_args, prog_name="tanksim app", standalone_mode=False)
-    except (KeyboardInterrupt, click.exceptions.Abort):  # Ctrl-C: the click CLI turns it into Abort
-        pass
+    except (KeyboardInterrupt, click.exceptions.Abort):  # Ctrl-C (uvicorn raises it again once it has shut down;
+        # the click CLI may turn it into Abort): the same exit status as Ctrl-C before serving, 130
+        print(f"tanksim app: interrupted: stopped serving http://{args.host}:{port}/", file=sys.stderr)
+        return 130
     print("tanksim app: stopped", file=sys.stderr)
     return 0
 
