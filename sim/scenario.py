@@ -869,8 +869,24 @@ def _raw_rule_errors(data: Mapping[str, Any], src: str, already: list[str]) -> l
             try:
                 rs.vehicle(vid)
             except KeyError as exc:
-                out.append(f"{src}: {path}: {clip(str(exc.args[0]), 300)} (or define it under vehicles:)")
+                out.append(f"{src}: {path}: {unknown_vehicle_message(rs, vid, defined, exc)}")
     return out[:MAX_ERRORS]
+
+
+def unknown_vehicle_message(rs: Any, vid: str, defined: Iterable[str], exc: KeyError) -> str:
+    """What is wrong with a tank's ``vehicle: VID`` that is neither under the scenario's own ``vehicles:`` (the
+    ids ``defined``) nor in rule set ``rs``'s catalog (``exc``: the catalog's ``KeyError``, which names the
+    closest catalog id).  When one of the scenario's own ids is the closest name of all, the message suggests it:
+    ``unknown vehicle 'slowpok' (did you mean 'slowpoke'?); defined under vehicles: slowpoke; not in the
+    hummel_quest catalog either``; otherwise it is the catalog's message with ``(or define it under vehicles:)``."""
+    import difflib
+
+    local = [str(v) for v in defined]
+    best = difflib.get_close_matches(str(vid), [*local, *rs.vehicle_ids()], n=1)
+    if best and best[0] in local:
+        return (f"unknown vehicle {short(vid)}{did_you_mean(vid, best)}; defined under vehicles: "
+                f"{clip(', '.join(local), 200)}; not in the {rs.name} catalog either")
+    return f"{clip(str(exc.args[0]), 300)} (or define it under vehicles:)"
 
 
 def _validate(data: Mapping[str, Any], src: str) -> Scenario:
@@ -956,7 +972,7 @@ def _validate(data: Mapping[str, Any], src: str) -> Scenario:
                 try:
                     rs.vehicle(t.vehicle)
                 except KeyError as exc:
-                    errors.append(f"{where}.vehicle: {clip(str(exc.args[0]), 300)} (or define it under vehicles:)")
+                    errors.append(f"{where}.vehicle: {unknown_vehicle_message(rs, t.vehicle, sc.vehicles, exc)}")
             h = t.hex
             if h not in columns:
                 errors.append(f"{where}.hex: {list(t.hex)} is off the map ({size})")
@@ -1367,8 +1383,10 @@ def apply_overrides(data: Mapping[str, Any], overrides: Mapping[str, Any], src: 
             if isinstance(node, list):
                 idx = _list_index(node, part)
                 if idx is None:
-                    raise ScenarioError([f"{src}: {clip(path, 200)}: no element {short(part)} in "
-                                         f"{clip('.'.join(parts[:i]), 200) or 'root'}"])
+                    known = [str(x[k]) for x in node if isinstance(x, dict) for k in ("name", "role", "label")
+                             if isinstance(x.get(k), str)]
+                    raise ScenarioError([f"{src}: {clip(path, 200)}: no element {short(part)}"
+                                         f"{did_you_mean(part, known)} in {clip('.'.join(parts[:i]), 200) or 'root'}"])
                 if last:
                     node[idx] = value
                 else:
@@ -1413,4 +1431,5 @@ def side_index(sc: Scenario, key: str) -> int:
         found = match_name(key, names)
         if found is not None:
             return found
-    raise KeyError(f"no side {key!r}; sides are {', '.join(s.name for s in sc.sides)} (or 1, 2)")
+    hint = did_you_mean(key, [s.name for s in sc.sides]) or did_you_mean(key, [s.role for s in sc.sides])
+    raise KeyError(f"no side {key!r}{hint}; sides are {', '.join(s.name for s in sc.sides)} (or 1, 2)")

@@ -236,3 +236,45 @@ def test_an_interrupted_comparisons_folder_is_marked_and_refused_by_batch(tmp_pa
     exp.write_text("name: e\nscenario: default\nreplications: 1\n")
     assert tanksim(["batch", str(exp), "--out", str(out), "--no-progress"]) == 2
     assert "holds other results (comparison.json: a rule-set comparison's)" in capsys.readouterr().err
+
+
+VEHICLES = {"name": "veh", "ruleset": {"name": "hummel_quest"},
+            "map": {"shape": "rectangle", "width": 8, "height": 8, "hex_size_m": 50}, "turn_limit": 3,
+            "vehicles": {"slowpoke": {"base": "hq_example_heavy", "name": "Slow heavy"}},
+            "sides": [{"name": "Red", "role": "attacker",
+                       "tanks": [{"vehicle": "slowpok", "hex": [1, 2], "facing": 0, "label": "A1"}]},
+                      {"name": "Blue", "role": "defender",
+                       "tanks": [{"vehicle": "hq_example_mediun", "hex": [6, 0], "facing": 3, "label": "B1"}]}]}
+
+
+def test_did_you_mean_for_the_scenarios_own_vehicles_and_for_side_names(tmp_path, capsys, monkeypatch):
+    """A misspelt vehicle of the scenario's own ``vehicles:`` got no hint (the catalog's did); nor did a side name
+    in ``--policy SIDE=NAME``, ``--side``, ``--play``, a deployment key or a factor / override path."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "veh.yaml").write_text(yaml.safe_dump(VEHICLES), encoding="utf-8")
+    assert tanksim(["validate", "veh.yaml"]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == ("veh.yaml: sides[0].tanks[0].vehicle: unknown vehicle 'slowpok' (did you mean 'slowpoke'?); "
+                      "defined under vehicles: slowpoke; not in the hummel_quest catalog either")
+    assert err[1].startswith("veh.yaml: sides[1].tanks[0].vehicle: unknown hummel_quest vehicle 'hq_example_mediun' "
+                             "(did you mean 'hq_example_medium'?); known: ")
+    assert tanksim(["run", "veh.yaml"]) == 2
+    assert "(did you mean 'slowpoke'?)" in capsys.readouterr().err
+    for side, hint in (("Sovets", "Soviets"), ("attackr", "attacker")):
+        assert tanksim(["run", "default", "--policy", f"{side}=hold"]) == 2
+        assert capsys.readouterr().err == (f"tanksim run: no side {side!r} (did you mean {hint!r}?); sides are "
+                                           f"Soviets, Germans (or 1, 2)\n")
+    exp = {"name": "dep", "scenario": "default", "replications": 2, "seed": 1, "setup": "random",
+           "overrides": {"sides.Germns.policy.name": "hold"},
+           "deployment": {"Sovets": {"rect": {"q": [0, 2], "r": [4, 20]}}},
+           "factors": [{"name": "a", "path": "sides.Sovets.policy.name", "levels": ["hold", "cover"]}]}
+    (tmp_path / "exp.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    assert tanksim(["validate", "exp.yaml"]) == 2
+    err = capsys.readouterr().err
+    assert "deployment.Sovets: no side 'Sovets' (did you mean 'Soviets'?)" in err
+    assert "factors[0].path: sides.Sovets.policy.name: no element 'Sovets' in sides (did you mean 'Soviets'?)" in err
+    assert "no element 'Germns' in sides (did you mean 'Germans'?)" in err
+    from sim.view.app import parse_human
+
+    with pytest.raises(ValueError, match=r"got 'Sovets' \(did you mean 'Soviets'\?\)"):
+        parse_human("Sovets", ["Soviets", "Germans"])

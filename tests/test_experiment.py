@@ -39,10 +39,10 @@ def errors_of(tmp_path, exp: dict) -> str:
 @pytest.mark.parametrize("path, expected", [
     ("sides.attacker.policy.params.flank_bias", "factors[0].path: sides.0.policy.params.flank_bias: unknown "
                                                 "parameter 'flank_bias' for policy advance; parameters:"),
-    ("sides.attacker.polcy.name", "factors[0].path: sides.attacker.polcy.name: unknown field 'polcy' in sides.0; "
-                                  "expected one of"),
+    ("sides.attacker.polcy.name", "factors[0].path: sides.attacker.polcy.name: unknown field 'polcy' in sides.0 "
+                                  "(did you mean 'policy'?); expected one of"),
     ("sides.Japanese.policy.name", "no element 'Japanese' in sides; expected an index 0..1 or one of Red, Blue"),
-    ("turn_limt", "unknown field 'turn_limt' in the scenario; expected one of"),
+    ("turn_limt", "unknown field 'turn_limt' in the scenario (did you mean 'turn_limit'?); expected one of"),
     ("map.width.x", "map.width is a single value"),
     ("ruleset.options.bogus", "unknown field 'bogus' in ruleset.options"),
 ])

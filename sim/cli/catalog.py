@@ -64,7 +64,8 @@ def scenario_records(path: str, ids: Sequence[str]) -> tuple[str, dict[str, Any]
     sc = load_scenario(path)
     for vid in ids:
         if vid not in sc.vehicles:
-            raise KeyError(f"{path}: no vehicle {vid!r} under vehicles: (defined: {', '.join(sc.vehicles) or 'none'})")
+            raise KeyError(f"{path}: no vehicle {vid!r}{did_you_mean(vid, sc.vehicles)} under vehicles: (defined: "
+                           f"{', '.join(sc.vehicles) or 'none'})")
     return sc.ruleset.name, {vid: sc.vehicle_record(vid) for vid in (ids or list(sc.vehicles))}
 
 

@@ -587,7 +587,10 @@ def resolve(spec: ExperimentSpec, src: str, base_dir: Path) -> Experiment:
     for key, z in spec.deployment.items():
         si = _side_of(raw, key)
         if si is None:
-            errors.append(f"{src}: deployment.{scn.clip(key, 40)}: no side {scn.short(key)}; sides are "
+            known = [str(x.get(k)) for x in raw.get("sides", []) if isinstance(x, dict) for k in ("name", "role")
+                     if x.get(k) not in (None, "none")]
+            errors.append(f"{src}: deployment.{scn.clip(key, 40)}: no side {scn.short(key)}"
+                          f"{did_you_mean(key, known)}; sides are "
                           f"{', '.join(_side_names(raw))} (by name, role or index 0, 1)")
         elif si in zones:
             errors.append(f"{src}: deployment.{key}: side {si} already has a zone")
@@ -934,7 +937,8 @@ def _check_path(raw: Mapping[str, Any], path: str, where: str, errors: list[str]
             if tp is scn.SideSpec and key == "controller":
                 key = canon[-1] = "policy"
             if key not in fields:
-                errors.append(f"{where}: {path}: unknown field {part!r} in {here}; expected one of "
+                errors.append(f"{where}: {path}: unknown field {part!r} in {here}{did_you_mean(part, fields)}; "
+                              f"expected one of "
                               f"{', '.join(sorted(f for f in fields if f != 'source'))}")
                 return None
             if tp is scn.RulesetSpec and key == "options":
@@ -980,8 +984,8 @@ def _choices(raw: Mapping[str, Any], parts: list[str]) -> str:
             if idx is None:
                 names = [str(x.get("label") or x.get("name")) for x in node if isinstance(x, dict)]
                 roles = [x["role"] for x in node if isinstance(x, dict) and x.get("role") not in (None, "none")]
-                return (f"; expected an index 0..{len(node) - 1} or one of "
-                        f"{', '.join(dict.fromkeys(names + roles))}")
+                known = list(dict.fromkeys(names + roles))
+                return f"{did_you_mean(part, known)}; expected an index 0..{len(node) - 1} or one of {', '.join(known)}"
             node = node[idx]
         elif isinstance(node, dict):
             node = node.get(part)

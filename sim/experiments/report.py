@@ -41,7 +41,7 @@ from sim.experiments.analysis import (
     side_names,
     wilson,
 )
-from sim.messages import PLOT_SUFFIXES, output_file
+from sim.messages import PLOT_SUFFIXES, did_you_mean, output_file
 
 __all__ = ["CONFIDENCE", "Report", "analyse", "analyse_runs", "main", "main_effects", "point_table", "power_main",
            "side_names", "wilson"]
@@ -271,7 +271,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = side_names(manifest, runs)
     si = _side_index(args.side, names)
     if si is None:
-        print(f"tanksim report: --side {args.side!r}: expected one of {', '.join(names)} (or 1, 2)",
+        print(f"tanksim report: --side {args.side!r}{did_you_mean(args.side, names)}: expected one of "
+              f"{', '.join(names)} (or 1, 2)",
               file=sys.stderr)
         return 2
     side = names[si]
@@ -1037,7 +1038,8 @@ def power_main(argv: Sequence[str] | None = None) -> int:
     names = side_names(manifest, runs)
     si = _side_index(args.side, names)
     if si is None:
-        print(f"tanksim power: --side {args.side!r}: expected one of {', '.join(names)} (or 1, 2)", file=sys.stderr)
+        print(f"tanksim power: --side {args.side!r}{did_you_mean(args.side, names)}: expected one of "
+              f"{', '.join(names)} (or 1, 2)", file=sys.stderr)
         return 2
     b = analysis.outcomes(runs, manifest, si)
     if len(b.frame) < 2 or not b.categorical:
