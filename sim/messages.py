@@ -232,28 +232,32 @@ def validation_lines(src: str, exc: Any, prefix: str = "", *, model: Any = None,
 _BIDI = frozenset("\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069\u061c")
 
 
-def unprintable(text: str, allow: str = "") -> int | None:
+def unprintable(text: str, allow: str = "", invisible: bool = False) -> int | None:
     """The index of the first character of ``text`` that must not reach a terminal or a table -- a control character
     (Unicode category Cc, except those in ``allow``), a line or paragraph separator (Zl, Zp) or a bidirectional
-    control mark -- or ``None`` when there is none.  Names and texts of the data files are checked with it, so an
-    echoed name can neither forge an output line nor send a terminal escape sequence."""
+    control mark -- or ``None`` when there is none.  ``invisible``: also every other invisible format character
+    (category Cf: the zero-width space, non-joiner and joiner U+200B-U+200D, the word joiner U+2060, the byte-order
+    mark U+FEFF, the soft hyphen, ...), refused in names, where one makes two names that print alike differ.  Names
+    and texts of the data files are checked with it, so an echoed name can neither forge an output line nor send a
+    terminal escape sequence."""
     import unicodedata
 
     for i, ch in enumerate(text):
         if ch in allow:
             continue
-        if ch in _BIDI or unicodedata.category(ch) in ("Cc", "Zl", "Zp"):
+        cat = unicodedata.category(ch)
+        if ch in _BIDI or cat in ("Cc", "Zl", "Zp") or (invisible and cat == "Cf"):
             return i
     return None
 
 
 def escaped_line(text: str) -> str:
-    """``text`` with every character :func:`unprintable` refuses written as its escape (``\\x1b``, ``\\u202e``,
-    a line break as ``\\n``): what a message may echo of a user's input -- a key name, a path -- so that a message
-    line can neither send a terminal escape nor forge another line."""
-    if unprintable(text) is None:
+    """``text`` with every character :func:`unprintable` refuses in a name written as its escape (``\\x1b``,
+    ``\\u200b``, a line break as ``\\n``): what a message may echo of a user's input -- a key name, a path -- so
+    that a message line can neither send a terminal escape, nor forge another line, nor hide a character."""
+    if unprintable(text, invisible=True) is None:
         return text
-    return "".join(ch if unprintable(ch) is None else ascii(ch)[1:-1] for ch in text)
+    return "".join(ch if unprintable(ch, invisible=True) is None else ascii(ch)[1:-1] for ch in text)
 
 
 def top_level_kind(doc: object) -> str:
@@ -265,10 +269,15 @@ def top_level_kind(doc: object) -> str:
 
 def printable_name(text: str) -> str:
     """A pydantic ``AfterValidator`` for a name (scenario, side, tank label, tournament): ``text`` unchanged, or
-    ``ValueError`` ``expected a name without control characters; found '\\x1b' at character 5``."""
-    i = unprintable(text)
+    ``ValueError`` ``expected a name without control characters; found '\\x1b' at character 5`` (invisible format
+    characters too: ``expected a name without control or invisible format characters; found '\\u200b' ...``)."""
+    i = unprintable(text, invisible=True)
     if i is not None:
-        raise ValueError(f"expected a name without control characters; found {text[i]!r} at character {i + 1}")
+        import unicodedata
+
+        kind = "invisible format" if unicodedata.category(text[i]) == "Cf" and text[i] not in _BIDI else "control"
+        what = "control characters" if kind == "control" else "control or invisible format characters"
+        raise ValueError(f"expected a name without {what}; found {text[i]!r} at character {i + 1}")
     return text
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+import yaml
 
 from sim.cli.main import main
 from sim.scenario import ScenarioError, parse_yaml
@@ -110,6 +111,37 @@ def test_validate_refuses_control_characters_in_names(tmp_path, capsys, field, v
                for line in lines), lines
     assert "\x1b" not in out.out + out.err  # the value is echoed escaped (repr), never raw
     assert not any(line.startswith("FAKE LINE") for line in lines)
+
+
+INVISIBLE = ["\u200b", "\u200c", "\u200d", "\u2060", "\ufeff", "\u00ad", *map(chr, range(0x202A, 0x202F)),
+             *map(chr, range(0x2066, 0x206A))]
+
+
+@pytest.mark.parametrize("char", INVISIBLE, ids=lambda c: f"U+{ord(c):04X}")
+def test_validate_refuses_invisible_format_characters_in_names(tmp_path, capsys, char):
+    """Zero-width and other invisible format characters (category Cf) were accepted in a name (two names that print
+    alike then differ): refused as control characters are, in the scenario's, a side's, a tank's and a catalog
+    vehicle's name, each with its ``FILE: field.path: ...`` line and the character escaped."""
+    bidi = 0x202A <= ord(char) <= 0x202E or 0x2066 <= ord(char) <= 0x2069
+    what = "a name without control characters" if bidi else \
+        "a name without control or invisible format characters"
+    esc = ascii(char)
+    for field, path in (("name", "name"), ("side", "sides[0].name"), ("label", "sides[0].tanks[0].label")):
+        f = _scenario_with(tmp_path, **{field: f"Pz{char}IV"})
+        assert main(["validate", str(f)]) == 2
+        err = capsys.readouterr().err
+        assert f"{f}: {path}: expected {what}; found {esc} at character 3 (got 'Pz{esc[1:-1]}IV')" in err, err
+        assert char not in err
+    data = {"name": "v", "ruleset": {"name": "hummel_quest"},
+            "map": {"shape": "rectangle", "width": 8, "height": 8, "hex_size_m": 50},
+            "vehicles": {"heavy": {"base": "hq_example_heavy", "name": f"Slow{char} heavy"}},
+            "sides": [{"name": "Red", "tanks": [{"vehicle": "heavy", "hex": [1, 2], "label": "A1"}]},
+                      {"name": "Blue", "tanks": [{"vehicle": "hq_example_medium", "hex": [6, 0], "label": "B1"}]}]}
+    f = tmp_path / "v.yaml"
+    f.write_text(yaml.safe_dump(data, allow_unicode=True), encoding="utf-8")
+    assert main(["validate", str(f)]) == 2
+    err = capsys.readouterr().err
+    assert f"{f}: vehicles.heavy.name: expected {what}; found {esc} at character 5" in err, err
 
 
 def test_printable_names_and_texts_pass(tmp_path, capsys):
