@@ -21,10 +21,11 @@ from sim.experiments import store
 
 
 def interrupt(args: list[str], ready: str | float | Callable[[], bool], *, cwd: Path, env: dict[str, str] | None = None,
-              timeout: float = 60) -> tuple[int, str, str]:
+              timeout: float = 60, sig: int = signal.SIGINT) -> tuple[int, str, str]:
     """Start ``tanksim ARGS`` in its own process group, wait until a file matches the glob ``ready`` (relative to
     ``cwd``) or ``ready`` seconds pass, send SIGINT to the whole group (what Ctrl-C in a terminal does: worker
-    processes get it too), and return ``(exit status, stdout, stderr)``."""
+    processes get it too), and return ``(exit status, stdout, stderr)``.  ``sig=signal.SIGTERM``: send that to
+    the command's own process instead (what ``kill PID`` does)."""
     proc = subprocess.Popen(tanksim_cmd() + args, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, start_new_session=True)
     t0 = time.monotonic()
@@ -36,7 +37,10 @@ def interrupt(args: list[str], ready: str | float | Callable[[], bool], *, cwd: 
         if isinstance(ready, (int, float)) and time.monotonic() - t0 >= ready:
             break
         time.sleep(0.02)
-    os.killpg(proc.pid, signal.SIGINT)
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, signal.SIGINT)
+    else:
+        os.kill(proc.pid, sig)
     out, err = proc.communicate(timeout=timeout)
     return proc.returncode, out, err
 
@@ -388,3 +392,44 @@ def test_ctrl_c_starts_no_queued_battle_and_resume_completes(tmp_path, command):
         assert raw["run_key"].is_unique
         total += len(raw)
     assert total == 24
+
+
+# --- SIGTERM is Ctrl-C for every long-running command -------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["tournament", "compare-rulesets", "match", "run"])
+def test_sigterm_ends_a_long_command_as_ctrl_c_does(tmp_path, command):
+    """``kill PID`` killed a tournament (and match, run, compare-rulesets) on the spot: no partial tables, no
+    ``interrupted`` line, exit -15.  Now it stops as after Ctrl-C: one line, exit 130, and a tournament resumes."""
+    env = slow_env(tmp_path)
+    if command == "tournament":
+        from test_tournament import SMALL_PS, three_entrants
+
+        data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}], games_per_pairing=6,
+                              executor={"workers": 2, "chunk_games": 1}, metagame={"enabled": False})
+        (tmp_path / "f.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+        args, ready = ["tournament", "f.yaml", "--out", "out", "--no-plots", "--no-progress"], "out/runs/*.parquet"
+    elif command == "compare-rulesets":
+        comp = {"name": "cmp", "replications": 6, "seed": 5, "overrides": {"turn_limit": 2},
+                "factors": [{"name": "ruleset", "path": "ruleset",
+                             "levels": [{"ruleset": "panzer_squadron", "scenario": "skirmish_2v2"},
+                                        {"ruleset": "hummel_quest", "scenario": "hq_skirmish"}]},
+                            {"name": "doctrine", "path": "sides.0.policy.name", "levels": ["slowpol:Slow"]}]}
+        (tmp_path / "f.yaml").write_text(yaml.safe_dump(comp), encoding="utf-8")
+        args = ["compare-rulesets", "f.yaml", "--out", "out", "--workers", "1", "--no-progress"]
+        ready = "started"
+    elif command == "match":
+        args = ["match", "slowpol:Slow", "hold", "--scenario", "default", "--workers", "1", "--max-games", "40"]
+        ready = "started"
+    else:
+        args, ready = ["run", "default", "--policy", "1=slowpol:Slow"], "started"
+    rc, out, err = interrupt(args, ready, cwd=tmp_path, env=env, sig=signal.SIGTERM)
+    assert rc == 130, (rc, err)
+    assert "Traceback" not in err
+    last = err.strip().splitlines()[-1]
+    assert last == f"tanksim {command}: interrupted" or last.startswith(f"tanksim {command}: interrupted: "), err
+    if command == "tournament":
+        n = int(last.split("stored ")[1].split()[0])
+        assert f"interrupted: {n} of 18 games; partial results" in out
+        r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
+        assert r.returncode == 0, r.stderr
+        assert f"({n} already stored)" in r.stdout

@@ -7,9 +7,10 @@
 and, from their own modules, ``batch``, ``report``, ``power``, ``tournament``, ``match``, ``replay``, ``app``,
 ``catalog`` (:mod:`sim.cli.catalog`), ``generate`` (:mod:`sim.cli.generate`), ``oracle`` (:mod:`sim.cli.oracle`),
 ``compare-rulesets`` (:mod:`sim.cli.compare`).
-Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input, 130 interrupted (Ctrl-C: one
-line on stderr, ``tanksim NAME: interrupted``, or ``tanksim NAME: interrupted: what was kept; how to go on`` from
-the subcommands that keep something: batch, compare-rulesets, tournament, match; see :func:`main`).
+Exit codes: 0 success, 1 a failed check (cases, validation), 2 bad usage or input, 130 interrupted (Ctrl-C or
+SIGTERM: one line on stderr, ``tanksim NAME: interrupted``, or ``tanksim NAME: interrupted: what was kept; how to
+go on`` from the subcommands that keep something: batch, compare-rulesets, tournament, match, app; see
+:func:`main`).
 """
 from __future__ import annotations
 
@@ -17,6 +18,7 @@ import argparse
 import importlib
 import json
 import os
+import signal
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -489,8 +491,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     """The ``tanksim`` console script: dispatch to a subcommand and return its exit code.  Output cut short by
     its reader (``tanksim catalog asl | head``) ends every subcommand quietly with exit code 0.  Ctrl-C (SIGINT)
     that a subcommand does not handle itself ends it with one line, ``tanksim NAME: interrupted``, and exit code
-    130 (no traceback); ``batch``, ``compare-rulesets`` and ``tournament`` handle it themselves (they store what
-    is running and say how to resume)."""
+    130 (no traceback); ``batch``, ``compare-rulesets``, ``tournament``, ``match`` and ``app`` handle it themselves
+    (``tanksim NAME: interrupted: what was kept; how to go on``).  SIGTERM is taken for Ctrl-C everywhere
+    (:func:`_sigterm_as_ctrl_c`)."""
     from sim.logs import PROG_ENV
 
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -498,6 +501,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     sys.stdout = _PipeGuard(stdout)
     prog_before = os.environ.get(PROG_ENV)
     os.environ[PROG_ENV] = _prog(argv)   # log records read 'tanksim run: warning: ...' (worker processes inherit it)
+    term_before = _sigterm_as_ctrl_c()
     try:
         return _main(argv)
     except StdoutClosed:
@@ -506,11 +510,30 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{_prog(argv)}: interrupted", file=sys.stderr)
         return 130
     finally:
+        if term_before is not None:
+            signal.signal(signal.SIGTERM, term_before)
         sys.stdout = stdout
         if prog_before is None:
             os.environ.pop(PROG_ENV, None)
         else:
             os.environ[PROG_ENV] = prog_before
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _sigterm_as_ctrl_c() -> Any:
+    """Make SIGTERM (``kill PID``, a job scheduler's or a container's stop) end a command as Ctrl-C does: the
+    long-running ones (``batch``, ``tournament``, ``compare-rulesets``, ``match``, ``run``, ``app``) store what
+    they finished, say so in their one ``interrupted`` line and exit 130 -- decided: the same status as Ctrl-C, not
+    143, since the command stopped the same way (cleanly, resumable).  Returns the previous handler to restore, or
+    ``None`` outside the main thread (where no handler can be set)."""
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        return None
+    return signal.signal(signal.SIGTERM, _raise_interrupt)
 
 
 #: The subcommands of :func:`build_parser` (the others are :data:`EXTERNAL`).

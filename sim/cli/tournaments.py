@@ -18,7 +18,7 @@ game limit is reached, printing the running LLR after every pair, then the Elo e
 ``head_to_head`` matrix (missing values as ``null``); for a match the summary ``match.json`` holds.
 
 Exit codes (:data:`EXIT_VERDICT` ...): 0 done (a tournament finished; a match reached a verdict, H0 or H1 alike:
-the verdict is the last line and the JSON's ``verdict``), 130 interrupted (Ctrl-C) before the end, as
+the verdict is the last line and the JSON's ``verdict``), 130 interrupted (Ctrl-C or SIGTERM) before the end, as
 ``tanksim batch`` (an interrupted tournament prints its tables under the stdout heading ``interrupted: 104 of 120
 games; partial results``, so they are not taken for the finished tournament's), 2 bad usage or
 input (including entrants that cannot be loaded), 3 a match without a verdict within its game limit (the LLR stayed
