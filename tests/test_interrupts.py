@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import glob
 import importlib
+import json
 import os
 import signal
 import socket
@@ -275,6 +276,34 @@ def test_rule_set_warnings_follow_tanksim_log_in_run_batch_env_and_validate(tmp_
     v = tanksim(None, "validate", "hq50.yaml")   # a check asks for them: shown whatever TANKSIM_LOG says, still ok
     assert (v.returncode, v.stderr) == (0, f"tanksim validate: warning: {SPEED}\n")
     assert v.stdout.startswith("hq50.yaml: ok (")
+
+
+def test_validate_shows_set_up_warnings_of_experiment_comparison_and_tournament_files(tmp_path):
+    """``validate`` set up (and so warned about) a scenario file's battle only: an experiment, a rule-set comparison
+    or a tournament playing the same scenario said "ok" without the warning.  Now each shows it (stderr, once), and
+    ``--json`` lists it under the file's ``warnings``."""
+    (tmp_path / "hq50.yaml").write_text(yaml.safe_dump(HQ50), encoding="utf-8")
+    files = {"exp.yaml": {"name": "hq50_batch", "scenario": "hq50.yaml", "replications": 2, "seed": 1,
+                          "factors": [{"path": "sides.0.policy.name", "levels": ["hold", "advance"]}]},
+             "cmp.yaml": {"name": "hq50_cmp", "replications": 2, "seed": 1,
+                          "factors": [{"name": "ruleset", "path": "ruleset",
+                                       "levels": [{"ruleset": "hummel_quest", "scenario": "hq50.yaml"},
+                                                  {"ruleset": "panzer_squadron", "scenario": "skirmish_2v2"}]},
+                                      {"name": "doctrine", "path": "sides.0.policy.name",
+                                       "levels": ["hold", "advance"]}]},
+             "t.yaml": {"name": "hq50_t", "entrants": [{"name": "hold", "policy": "hold"},
+                                                      {"name": "adv", "policy": "advance"}],
+                        "scenarios": [{"label": "hq", "file": "hq50.yaml"}], "games_per_pairing": 2}}
+    env = {k: v for k, v in os.environ.items() if k != "TANKSIM_LOG"}
+    for name, data in files.items():
+        (tmp_path / name).write_text(yaml.safe_dump(data), encoding="utf-8")
+        r = subprocess.run(tanksim_cmd() + ["validate", name], cwd=tmp_path, capture_output=True, text=True,
+                           env=env, timeout=120)
+        assert (r.returncode, r.stderr) == (0, f"tanksim validate: warning: {SPEED}\n"), (name, r.stderr)
+        assert r.stdout.startswith(f"{name}: ok (")
+        r = subprocess.run(tanksim_cmd() + ["validate", "--json", name], cwd=tmp_path, capture_output=True,
+                           text=True, env=env, timeout=120)
+        assert json.loads(r.stdout)["files"][0]["warnings"] == [SPEED], (name, r.stdout)
 
 
 # --- a local Dask cluster: Ctrl-C reaches every process of the group; only the driver answers it ---------------------

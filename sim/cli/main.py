@@ -322,19 +322,56 @@ def scenario_line(sc: Any) -> str:
             f"turn limit {sc.effective_turn_limit()}")
 
 
+#: Most distinct scenarios of one experiment, comparison or tournament file that ``tanksim validate`` sets up for
+#: their set-up warnings (each design point's scenario, once per distinct board, vehicles and tanks).
+MAX_SET_UPS = 200
+
+
+def _set_up_experiment(exp: Any, seen: set[str]) -> None:
+    """Set up (:func:`sim.model.build_battle`: no dice rolled, no doctrine built) the scenario of each design point
+    of ``exp`` (a :class:`sim.experiments.design.Experiment`) that differs from those in ``seen`` in more than its
+    doctrines, for the rule set's set-up warnings; at most :data:`MAX_SET_UPS` in all."""
+    from sim.experiments.design import point_data
+    from sim.model import build_battle
+    from sim.scenario import validate
+
+    def sans_policies(data: Any) -> str:
+        sides = [{**{k: v for k, v in side.items() if k != "policy"},
+                  "tanks": [{k: v for k, v in t.items() if k != "policy"} for t in side.get("tanks") or []
+                            if isinstance(t, Mapping)]}
+                 for side in data.get("sides") or [] if isinstance(side, Mapping)]
+        return json.dumps({**data, "sides": sides}, sort_keys=True, default=str)
+
+    for p in exp.points:
+        if len(seen) >= MAX_SET_UPS:
+            return
+        data = point_data(exp.base_data, p.params, exp.base_src)
+        key = sans_policies(data)
+        if key not in seen:
+            seen.add(key)
+            build_battle(validate(data, exp.base_src))
+
+
 def _validate_one(f: str) -> str:
-    """Check one file; returns its ``ok`` line.  Raises :class:`ScenarioError`, ``ValueError`` or ``OSError``."""
+    """Check one file; returns its ``ok`` line.  Raises :class:`ScenarioError`, ``ValueError`` or ``OSError``.  The
+    scenarios a file plays -- a scenario file's own, an experiment's or a comparison's design points', a
+    tournament's -- are set up, so that the rule set's set-up warnings are logged (see :func:`cmd_validate`)."""
+    from sim.model import build_battle
+
     kind = _file_kind(f)
+    seen: set[str] = set()
     if kind == "comparison":
         from sim.experiments.compare import load_comparison
 
         comp = load_comparison(f)
+        for cell in comp.cells:
+            _set_up_experiment(cell.experiment, seen)
         return (f"{f}: ok (rule-set comparison, {len(comp.levels)} doctrines x "
                 f"{', '.join(c.ruleset + '/' + c.scenario for c in comp.cells)})")
     if kind == "experiment":
         from sim.experiments.design import load_experiment
 
-        load_experiment(f)
+        _set_up_experiment(load_experiment(f), seen)
         return f"{f}: ok (experiment)"
     if kind == "tournament":
         from sim.tournaments.tournament import entrant_problems, load_tournament, plural
@@ -343,8 +380,9 @@ def _validate_one(f: str) -> str:
         problems = entrant_problems(t)
         if problems:
             raise ScenarioError(problems)
+        for _label, sc in t.scenarios:
+            build_battle(sc)
         return f"{f}: ok (tournament, {plural(len(getattr(t, 'entrants', [])), 'entrant')})"
-    from sim.model import build_battle
     from sim.scenario import load_scenario
 
     sc = load_scenario(f)
@@ -356,7 +394,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     """Validate scenario files, and every other kind of file the project reads (experiments, rule-set
     comparisons, tournaments; see :func:`_file_kind`), each with its own loader.  Runs no code from a file: plug-in
     doctrines are checked statically (never imported), no command is started, no entrant probed; every field a
-    battle reads is checked.  A scenario's battle is set up (no dice rolled, no doctrine built), and the rule set's
+    battle reads is checked.  A scenario's battle is set up (no dice rolled, no doctrine built; for an experiment,
+    comparison or tournament file each scenario it plays: :func:`_validate_one`), and the rule set's
     set-up warnings are printed on stderr (``tanksim validate: warning: ...``) whatever ``TANKSIM_LOG`` says: the
     file is still ok (exit 0).  ``--json``: one object
     ``{"ok", "files": [{"file", "ok", "kind", "summary", "warnings" | "errors"}]}`` on stdout instead of the
@@ -378,7 +417,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
                 print("\n".join(errors), file=sys.stderr)
             continue
         rows.append({"file": f, "ok": True, "kind": _file_kind(f), "summary": line.removeprefix(f"{f}: ok "),
-                     "errors": [], "warnings": warned})
+                     "errors": [], "warnings": list(dict.fromkeys(warned))})   # a warning once per file
         if not args.json:
             print(line)
     if args.json:
