@@ -198,8 +198,12 @@ def test_app_stopped_with_ctrl_c_exits_130_before_and_after_it_serves(tmp_path):
                              lambda: _listening(port), cwd=tmp_path)
     assert (rc, err.strip()) == (130, f"tanksim app: interrupted: stopped serving http://127.0.0.1:{port}/"), err
     assert f"at http://127.0.0.1:{port}/" in out
-    rc, out, err = interrupt(["app", "default", "--port", str(_port())], 2.5, cwd=tmp_path)   # importing the web stack
-    assert (rc, out, err) == (130, "", "tanksim app: interrupted\n")
+    rc, out, err = interrupt(["app", "default", "--port", str(_port())], 1.5, cwd=tmp_path)   # most likely loading
+    assert rc == 130 and len(err.strip().splitlines()) == 1, err   # whenever Ctrl-C comes
+    if out:   # it was already serving
+        assert err.startswith("tanksim app: interrupted: stopped serving "), err
+    else:
+        assert err == "tanksim app: interrupted\n"
 
 
 def test_app_refuses_a_port_in_use_before_announcing_and_port_0_picks_a_free_one(tmp_path):
