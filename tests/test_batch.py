@@ -114,7 +114,7 @@ def test_the_command_prints_the_dask_dashboard_link(tmp_path, capsys):
     """README: on Dask, ``tanksim batch`` prints the cluster's dashboard link (bokeh, in the ``dask`` extra)."""
     pytest.importorskip("distributed")
     pytest.importorskip("bokeh")
-    from sim.cli import main as cli_main
+    from sim.cli.main import main as cli_main
 
     p = write_experiment(tmp_path, replications=1)
     assert cli_main(["batch", str(p), "--out", str(tmp_path / "out"), "--dask-local", "1", "--no-progress"]) == 0
@@ -327,7 +327,7 @@ def test_rerun_from_reproduces_a_stored_battle_and_events_are_stored(tmp_path, c
     assert got["reproduced"] is True and got["differences"] == {}
     assert got["row"]["turns"] == row["turns"] and got["row"]["placement"] == row["placement"]
     assert png.stat().st_size > 10_000
-    from sim.cli import main as cli_main
+    from sim.cli.main import main as cli_main
 
     assert cli_main(["run", "--from", str(out), "--battle", row["run_key"]]) == 0
     text = capsys.readouterr().out

@@ -40,7 +40,7 @@ def _tanksim(*args, cwd, pythonpath=None):
 @pytest.fixture
 def cli(capsys):
     """``tanksim ARGS`` in this process: ``(exit code, stdout + stderr)``."""
-    from sim.cli import main
+    from sim.cli.main import main
 
     def run(*args):
         capsys.readouterr()

@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+import tomllib
 from collections.abc import Callable
 from pathlib import Path
 
@@ -364,6 +365,7 @@ def test_the_forkserver_starts_deaf_to_ctrl_c(tmp_path):
 
 STARTS_POLICY = '''
 import time
+import tomllib
 from pathlib import Path
 from agents.policies.hold import Hold
 
@@ -466,3 +468,30 @@ def test_sigterm_ends_a_long_command_as_ctrl_c_does(tmp_path, command):
         r = subprocess.run(tanksim_cmd() + args, cwd=tmp_path, capture_output=True, text=True, env=env, timeout=120)
         assert r.returncode == 0, r.stderr
         assert f"({n} already stored)" in r.stdout
+
+
+# --- Ctrl-C while the command's modules are still loading ----------------------------------------------------------
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_an_interrupt_while_the_command_loads_is_one_line_exit_130(tmp_path, signum):
+    # the console script's entry point (pyproject.toml) is sim.console:main; the interrupt is made to come exactly
+    # while sim.cli.main is imported (a finder that delivers the signal there), not at a time that load would vary
+    code = ("import os, signal, sys\n"
+            "class Interrupt:\n"
+            "    def find_spec(self, name, path=None, target=None):\n"
+            "        if name == 'sim.cli.main':\n"
+            f"            os.kill(os.getpid(), {int(signum)})\n"
+            "        return None\n"
+            "sys.meta_path.insert(0, Interrupt())\n"
+            "from sim.cli.console import main\n"
+            "sys.exit(main(['validate', 'default']))\n")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    assert out.returncode == 130, out.stderr
+    assert out.stderr == "tanksim: interrupted\n"
+    assert out.stdout == ""
+
+
+def test_the_console_script_is_the_loading_guard():
+    pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
+    scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
+    assert scripts["tanksim"] == "sim.cli.console:main"

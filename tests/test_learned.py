@@ -92,7 +92,7 @@ def test_wrong_answers_are_faults_and_bad_names_are_load_errors():
 
 
 def test_learned_entrants_in_a_match_and_a_tournament(tmp_path, capsys):
-    from sim.cli import main
+    from sim.cli.main import main
 
     code = main(["match", f"learned:policy={LAST}", "learned", "--scenario", "skirmish_2v2", "--max-games", "2",
                  "--quiet"])

@@ -215,7 +215,7 @@ def test_a_rule_set_crash_fails_the_case_with_where(monkeypatch):
 def test_cli_runs_play_cases(tmp_path):
     import yaml
 
-    from sim.cli import main
+    from sim.cli.main import main
 
     good, bad = base_case(), base_case()
     bad["id"] = "selftest-bad"

@@ -83,7 +83,7 @@ def test_plugin_from_the_command_line(plugin_dir, tmp_path):
 
 
 def test_command_line_reports_a_missing_plugin_class(plugin_dir, tmp_path, capsys):
-    from sim.cli import main
+    from sim.cli.main import main
 
     f = tmp_path / "small.yaml"
     f.write_text(yaml.safe_dump(small_ps_scenario(turn_limit=2)))

@@ -17,7 +17,7 @@ from agents.policies import BUILTIN
 from agents.policies.base import Policy
 from conftest import ROOT, small_ps_scenario
 from sim.actions import Pass
-from sim.cli import main as cli_main
+from sim.cli.main import main as cli_main
 from sim.cli.main import parse_policy_arg
 from sim.events import Moved, Pivoted
 from sim.hexgrid import Hex

@@ -109,7 +109,7 @@ def test_report_json_and_power_on_a_real_nolh_batch_with_common_random_numbers(t
     every section, the continuous factor is a fitted curve (never bins), and ``tanksim power`` reads the folder."""
     import json
 
-    from sim.cli import main as cli_main
+    from sim.cli.main import main as cli_main
 
     (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=3)), encoding="utf-8")
     exp = {"name": "nolh_check", "scenario": "small.yaml", "seed": 5, "replications": 2,
@@ -163,7 +163,7 @@ def test_power_on_a_pilot_whose_paired_differences_do_not_vary_prints_a_line_and
     """A factor that does not change play (the scenario's ``name``) under common random numbers: every paired
     difference is 0, so the paired count is undefined; ``tanksim power`` says so on the factor's line (no
     traceback) and exits 0, as do ``tanksim report`` and the batch; without common random numbers too."""
-    from sim.cli import main as cli_main
+    from sim.cli.main import main as cli_main
 
     (tmp_path / "small.yaml").write_text(yaml.safe_dump(small_ps_scenario(turn_limit=3)), encoding="utf-8")
     for crn in (True, False):

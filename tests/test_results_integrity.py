@@ -261,7 +261,7 @@ def _edit_manifest(out, edit):
 
 
 def test_run_from_verifies_the_stored_hashes_before_building_anything(folder, tmp_path, capsys, monkeypatch):
-    from sim.cli import main as cli_main
+    from sim.cli.main import main as cli_main
 
     _, base, res = folder
     bid = res.runs["run_key"].iloc[0]
@@ -425,7 +425,7 @@ def test_replay_refuses_a_folder_with_a_damaged_part_even_when_its_own_events_ar
                                                                                        capsys):
     """``tanksim replay`` checks a results folder whole, as ``report`` and ``run --from`` do: a battle whose own
     event part is intact is not replayed from a folder where another part was changed."""
-    from sim.cli import main as cli_main
+    from sim.cli.main import main as cli_main
 
     _exp, base, _res = folder
     out = tmp_path / "out"
