@@ -99,3 +99,46 @@ def test_ram_ok_equals_ram_shot_through_a_battle():
                 assert not rs._ram_ok(v, a, Ram((a + 1) % n, 0)) or (a + 1) % n == a
                 assert not rs._ram_ok(v, a, Fire(a, 0))
     assert asked > 2000 and legal > 20, (asked, legal)
+
+
+def test_visible_synced_equals_the_full_answer_at_every_ask_of_a_battle(monkeypatch):
+    """``visible`` on the battle itself (patched from ``state_changes``) against ``_visible_full`` (every tank read
+    afresh) at every ask of a played battle, then after a change made by hand (no event: rebuilt)."""
+    import benchmarks.battle as bench
+    from sim.runner import run_battle
+
+    seen = {"asks": 0, "patched": 0, "differs": 0, "enemies": 0}
+    orig = HummelQuest._visible_synced
+    last: dict[int, tuple[int, ...]] = {}
+    boards: list[Any] = []
+
+    def synced(self: HummelQuest, battle: Any, side: int) -> tuple[int, ...]:
+        got = orig(self, battle, side)
+        assert got == self._visible_full(battle, side), (battle.version, side)
+        seen["asks"] += 1
+        seen["patched"] += len(battle.state_changes) > 0
+        seen["differs"] += last.get(side, got) != got
+        seen["enemies"] += len(got)
+        last[side] = got
+        if not boards:
+            boards.append(battle)
+        return got
+
+    monkeypatch.setattr(HummelQuest, "_visible_synced", synced)
+    scen = bench.big_scenario(**{**bench.CASE_PARAMS["hq_50v50_long"], "n": 20}, turns=12)
+    run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
+    assert seen["asks"] > 300 and seen["patched"] > 300 and seen["differs"] > 5 and seen["enemies"] > 2000, seen
+    b = boards[0]
+    rs = b.ruleset
+    for side in (0, 1):   # a tank taken off by hand (no event, the version bumped): the record is built afresh
+        rs.visible(b, side)
+        mine = [t for t in b.tanks if t.side == side and t.hex is not None and not rs.is_out(t)]
+        if not mine:
+            continue
+        keep = mine[0].hex
+        mine[0].hex = None
+        b.version += 1
+        try:
+            assert rs.visible(b, side) == rs._visible_full(b, side)
+        finally:
+            mine[0].hex = keep

@@ -292,6 +292,24 @@ class _SeenMemo:
         return got
 
 
+class _VisibleSync:
+    """The record of :meth:`HummelQuest._visible_synced` for one side: ``changes`` the battle's ``state_changes``
+    list and ``n`` how much of it has been read, ``offset`` the battle's ``version - len(log)`` then, ``own``
+    ``{own tank: hex}`` and ``count`` ``{hex: own tanks on it}`` for the own tanks in play, ``foes`` ``{enemy:
+    hex}`` for the enemies in play, ``witness`` ``{enemy: an own hex that sees it, or None}``, ``answer`` the
+    last answer."""
+
+    __slots__ = ("answer", "changes", "count", "foes", "n", "offset", "own", "witness")
+
+    def __init__(self, changes: list[int], offset: int) -> None:
+        self.changes, self.offset, self.n = changes, offset, 0
+        self.own: dict[int, Hex] = {}
+        self.count: dict[Hex, int] = {}
+        self.foes: dict[int, Hex] = {}
+        self.witness: dict[int, Hex | None] = {}
+        self.answer: tuple[int, ...] = ()
+
+
 class HummelQuest(Ruleset):
     """The ``hummel_quest`` rule set (see the module docstring for its decision points and decisions).
 
@@ -497,7 +515,18 @@ class HummelQuest(Ruleset):
         return crossed(board or self.board(battle), frm, to, o.los_rule)[2].direct_shot
 
     def visible(self, battle: BoardView, side: int) -> tuple[int, ...]:
-        """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order: :meth:`los` of
+        """Enemy tanks not out that a tank of ``side`` not out has LOS to (§7.5), in id order.
+
+        On the battle itself (a :class:`~sim.battle.BattleState` with no tank hidden) the answer is patched from
+        the events since the side's last ask (:meth:`_visible_synced`); on any other board (a what-if view, a
+        side's view) it is worked out afresh (:meth:`_visible_full`).  Both give the same answer
+        (``tests/test_hq_fast_paths.py`` compares them at every ask of a played battle)."""
+        if type(battle) is BattleState and not battle.hidden_tanks:
+            return self._visible_synced(battle, side)
+        return self._visible_full(battle, side)
+
+    def _visible_full(self, battle: BoardView, side: int) -> tuple[int, ...]:
+        """:meth:`visible` worked out from every tank: :meth:`los` of
         every own x enemy pair until one sees, with the range test (``max_sight_m`` as whole hexes) and the
         terrain's answer (:meth:`_seen`, else :func:`crossed` for an end off the sight grid) inlined.
 
@@ -576,6 +605,130 @@ class HummelQuest(Ruleset):
             last.clear()
         last[side] = (own_t, foes_t, answer)
         return answer
+
+    def _visible_synced(self, battle: BattleState, side: int) -> tuple[int, ...]:
+        """:meth:`visible` of the battle ``battle``, patched from the events since the side's last ask (issue 14:
+        the answer is asked at every new version, i.e. after every step of a move).
+
+        The answer reads, besides the terrain, ``los_rule`` and the range in whole hexes (the keys of the
+        :meth:`~sim.hexgrid.HexMap.local_cached` record, renewed with the terrain), only which tanks are in play
+        and where (:meth:`hex_in_play`: hex, status, DT), and a tank's hex, status and ``rules_state`` change only
+        through events naming it (``BattleState.state_changes``).  The record (:class:`_VisibleSync`) keeps the
+        own hexes in play (with how many own tanks stand on each), the enemies in play and, per enemy, an own hex
+        that sees it (a witness) or ``None``; at an ask only the tanks listed since are read again: an enemy that
+        changed is asked of every own hex, an enemy whose witness no own tank holds any more likewise, an enemy
+        seen by none only of the own hexes newly held.  Built afresh on a first ask, when the battle's
+        ``state_changes`` is another list, or when the battle's version moved without an event (a change made
+        by hand: ``version - len(log)`` differs)."""
+        o = self._opts(battle)
+        max_h = o.max_sight_m // self.hex_size(battle)
+        rule = o.los_rule
+        store: dict[int, _VisibleSync] = battle.map.local_cached(("hq_visible_sync", rule, max_h), dict)
+        rec = store.get(side)
+        sc = battle.state_changes
+        n = len(sc)
+        off = battle.version - len(battle.log)
+        if rec is not None and rec.changes is sc and rec.offset == off and rec.n == n:
+            return rec.answer   # no tank changed since the last ask
+        tanks = battle.tanks
+        not_in_play = _NOT_IN_PLAY
+        seen_of = self._seen(battle)
+        board: list[HQBoard] = []
+
+        def sees(sh: Hex, eh: Hex) -> bool:
+            # :meth:`los` of the pair, as :meth:`_visible_full` asks it
+            dq = sh[0] - eh[0]
+            dr = sh[1] - eh[1]
+            ds = dq + dr
+            if dq > max_h or -dq > max_h or dr > max_h or -dr > max_h or ds > max_h or -ds > max_h:
+                return False
+            got = seen_of(sh, eh)
+            if got is None:
+                if not board:
+                    board.append(self.board(battle))
+                got = crossed(board[0], sh, eh, rule)[2].direct_shot
+            return bool(got)
+
+        def in_play(t: TankState) -> Hex | None:
+            h = t.hex
+            if h is None or t.status in not_in_play or int(t.rules_state.get("dt", t.vehicle.dt)) <= 0:
+                return None
+            return h
+
+        if rec is None or rec.changes is not sc or rec.offset != off or rec.n > n:
+            if len(store) > 8:   # bounded: one record per side in practice
+                store.clear()
+            rec = store[side] = _VisibleSync(sc, off)
+            changed: Iterable[int] = range(len(tanks))
+        else:
+            changed = set(sc[rec.n:n])
+        rec.n = n
+        own, count, foes, wit = rec.own, rec.count, rec.foes, rec.witness
+        vacated = False
+        added: list[Hex] = []
+        dirty: list[int] = []
+        for tid in changed:
+            t = tanks[tid]
+            h = in_play(t)
+            if t.side == side:
+                oh = own.get(tid)
+                if oh == h:
+                    continue
+                if oh is not None:
+                    c = count[oh] - 1
+                    if c:
+                        count[oh] = c
+                    else:
+                        del count[oh]
+                        vacated = True
+                if h is None:
+                    del own[tid]
+                else:
+                    own[tid] = h
+                    if h in count:
+                        count[h] += 1
+                    else:
+                        count[h] = 1
+                        added.append(h)
+            elif h is None:
+                if foes.pop(tid, None) is not None:
+                    del wit[tid]
+            elif foes.get(tid) != h:
+                foes[tid] = h
+                dirty.append(tid)
+        if vacated:   # an enemy whose witness no own tank holds now is asked again
+            dirty.extend(e for e, w in wit.items() if w is not None and w not in count)
+        redo = set(dirty)
+        if redo:
+            # the pair facts of :meth:`_visible_full` (per enemy hex: a witness, or the hexes known not to see it)
+            facts: dict[Hex, Hex | set[Hex]] = battle.map.local_cached(("hq_seen_by", rule, max_h), dict)
+            if len(facts) > _SEEN_BY_MAX:
+                facts.clear()
+            for e in redo:
+                eh = foes[e]
+                got = facts.get(eh)
+                if type(got) is Hex and got in count:   # noqa: E721  (a witness, not a set of misses)
+                    wit[e] = got
+                    continue
+                misses = got if isinstance(got, set) else set()
+                w = None
+                for sh in count:
+                    if sh in misses:
+                        continue
+                    if sees(sh, eh):
+                        w = facts[eh] = sh
+                        break
+                    misses.add(sh)
+                else:
+                    facts[eh] = misses if len(misses) <= _SEEN_BY_MAX else set()
+                wit[e] = w
+        if added:   # an enemy seen by no own hex before is asked of the hexes newly held only
+            for e, w in wit.items():
+                if w is None and e not in redo:
+                    eh = foes[e]
+                    wit[e] = next((sh for sh in added if sh in count and sees(sh, eh)), None)
+        rec.answer = tuple(sorted(e for e, w in wit.items() if w is not None))
+        return rec.answer
 
     # --- set-up -----------------------------------------------------------------------------------------------
     def setup(self, battle: Battle) -> None:
