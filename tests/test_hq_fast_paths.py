@@ -142,3 +142,43 @@ def test_visible_synced_equals_the_full_answer_at_every_ask_of_a_battle(monkeypa
             assert rs.visible(b, side) == rs._visible_full(b, side)
         finally:
             mine[0].hex = keep
+
+
+def test_memory_records_are_current_after_every_observation_of_a_battle(monkeypatch):
+    """The side's memory, whose records the observation writes only for the visible enemies an event named since
+    the last update or that were not visible then (``agents.observation._memory_todo``), holds after every
+    observation of a played battle exactly what writing every visible enemy's record gives: its hex, facing,
+    turret facing and rule-set state now."""
+    import benchmarks.battle as bench
+    from agents import observation as obs_mod
+    from sim.runner import run_battle
+
+    seen = {"obs": 0, "skipped": 0, "records": 0}
+    orig_init = obs_mod.Observation.__init__
+    orig_todo = obs_mod._memory_todo
+
+    def todo(mem: Any, battle: Any, vis: tuple[int, ...]) -> Any:
+        got = list(orig_todo(mem, battle, vis))
+        seen["skipped"] += len(vis) - len(got)
+        return got
+
+    def init(self: Any, battle: Any, side: int, *args: Any, **kwargs: Any) -> None:
+        orig_init(self, battle, side, *args, **kwargs)
+        mem = self._last_known
+        for i in self.visible_ids():
+            t = battle.tanks[i]
+            assert mem[i] == t.hex and mem[("facing", i)] == t.facing, (battle.version, i)
+            assert mem[("seen", i)] == (t.turret_facing, dict(t.rules_state)), (battle.version, i)
+            seen["records"] += 1
+        seen["obs"] += 1
+
+    monkeypatch.setattr(obs_mod, "_memory_todo", todo)
+    monkeypatch.setattr(obs_mod.Observation, "__init__", init)
+    scen = bench.big_scenario(**{**bench.CASE_PARAMS["hq_50v50_long"], "n": 20}, turns=12)
+    run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
+    assert seen["obs"] > 300 and seen["records"] > 2000 and seen["skipped"] > seen["records"] // 2, seen
+    # a short sight (8 hexes): enemies come into view and leave it (records written while out of sight are old)
+    seen.update(obs=0, skipped=0, records=0)
+    scen["ruleset"]["options"] = {**scen["ruleset"].get("options", {}), "max_sight_m": 400}
+    run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
+    assert seen["obs"] > 300 and seen["records"] > 1000 and seen["skipped"] > seen["records"] // 2, seen
