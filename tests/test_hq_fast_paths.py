@@ -182,3 +182,61 @@ def test_memory_records_are_current_after_every_observation_of_a_battle(monkeypa
     scen["ruleset"]["options"] = {**scen["ruleset"].get("options", {}), "max_sight_m": 400}
     run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
     assert seen["obs"] > 300 and seen["records"] > 1000 and seen["skipped"] > seen["records"] // 2, seen
+
+
+def test_kill_odds_at_on_threat_views_equals_fresh_shots(monkeypatch):
+    """``kill_odds_at`` on a threat's what-if view of the battle (the shooters read off ``_shooter_table``, patched
+    from ``state_changes``) against the kill odds of fresh ``shot`` answers at every ask of played battles, with
+    long sight and with short sight (enemies hidden from a side's view, so the table meets hidden tanks)."""
+    import benchmarks.battle as bench
+    from sim.battle import BattleState
+    from sim.runner import run_battle
+
+    seen = {"asks": 0, "table": 0, "legal": 0, "patched": 0, "edge_legal": 0}
+    orig = HummelQuest.kill_odds_at
+    orig_table = HummelQuest._shooter_table
+
+    def table(self: HummelQuest, root: Any, *args: Any) -> Any:
+        seen["patched"] += len(play._SHOOTER_TABLES.get(root, ())) > 0
+        return orig_table(self, root, *args)
+
+    def kill_odds_at(self: HummelQuest, battle: Any, shooters: Any, target: int) -> Any:
+        ss = list(shooters)
+        got = orig(self, battle, ss, target)
+        want = [None if isinstance(sh, Illegal) else self.odds(sh.key).p_kill
+                for sh in (self.shot(battle, s, target) for s in ss)]
+        assert got == want, (battle.version, target)
+        seen["asks"] += 1
+        on_table = type(battle) is HypoView and type(battle.base) is BattleState
+        seen["table"] += on_table
+        if on_table and seen["asks"] % 7 == 0:
+            # the target placed at the band edges' ranges from a shooter (1, 7, 8, 15, 16 hexes: FP 2 / 3 / 5)
+            base = battle.base
+            for x in ss[:4]:
+                sx = base.tanks[x].hex
+                if sx is None:
+                    continue
+                for d in (1, 2, 7, 8, 15, 16):
+                    h = Hex(sx[0] + d, sx[1])
+                    if h not in base.map:
+                        continue
+                    view = HypoView(base, target, h, 0)
+                    fresh = [None if isinstance(sh, Illegal) else self.odds(sh.key).p_kill
+                             for sh in (self.shot(view, s, target) for s in ss)]
+                    edge = orig(self, view, ss, target)
+                    assert edge == fresh, (base.version, target, x, d)
+                    seen["edge_legal"] += edge[ss.index(x)] is not None
+        seen["legal"] += sum(x is not None for x in got)
+        return got
+
+    from sim.rules.hummel_quest import play
+    monkeypatch.setattr(HummelQuest, "kill_odds_at", kill_odds_at)
+    monkeypatch.setattr(HummelQuest, "_shooter_table", table)
+    scen = bench.big_scenario(**{**bench.CASE_PARAMS["hq_50v50_long"], "n": 20}, turns=12)
+    for sight in (None, 400):
+        if sight is not None:
+            scen["ruleset"]["options"] = {**scen["ruleset"].get("options", {}), "max_sight_m": sight}
+        seen.update(asks=0, table=0, legal=0, patched=0, edge_legal=0)
+        run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
+        assert seen["asks"] > 300 and seen["table"] > 300 and seen["legal"] > 30 and seen["patched"] > 200, seen
+        assert seen["edge_legal"] > 50, seen

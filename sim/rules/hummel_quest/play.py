@@ -211,6 +211,11 @@ _WEAPON_TABLES_MAX = 4096
 
 #: :meth:`HummelQuest.kill_odds_at`'s firers' parts: ``battle -> (version, turn, {tank id: part})`` (see there).
 _FIRER_PARTS: "weakref.WeakKeyDictionary[BattleState, tuple[int, int, dict[int, int]]]" = weakref.WeakKeyDictionary()
+#: :meth:`HummelQuest._shooter_table`'s tables per battle: ``{key: [state_changes, its length read, version -
+#: len(log), turn, hidden tanks, entry per shooter (or None), the entries not None]}``.
+_SHOOTER_TABLES: "weakref.WeakKeyDictionary[BattleState, dict[Any, list[Any]]]" = weakref.WeakKeyDictionary()
+#: Most :meth:`HummelQuest._shooter_table` tables kept per battle.
+_SHOOTER_TABLES_MAX = 64
 #: A firer's part in :data:`_FIRER_PARTS`: it cannot attack (out or panicked).
 _CANNOT = -3
 #: A firer's part in :data:`_FIRER_PARTS`: an indirect weapon ready (the full shot, §13).
@@ -1144,6 +1149,34 @@ class HummelQuest(Ruleset):
         jb = (bq - q0) * span + br - r0 if qlo <= bq <= q1 and rlo <= br <= r1 else -1
         need_at: dict[int, int] = {}   # range in hexes -> the band's Firepower needed (§7.1)
         tables = _WEAPON_TABLES
+        if type(battle) is HypoView and battle.moved[0] == target and type(battle.base) is BattleState:
+            cand = self._shooter_table(battle.base, ss, tside, turn, max_h, hs, edges, no_damage)
+            if cand is not None:   # a threat's what-if view: the shooters' answers read off the table
+                out_f: list[Fraction | None] = [None] * len(ss)
+                for k, x, aq, ar, reach in cand:
+                    if reach >= 0:
+                        dq = aq - bq   # :func:`sim.hexgrid.distance`, inlined
+                        dr = ar - br
+                        ds = dq + dr
+                        if dq < 0:
+                            dq = -dq
+                        if dr < 0:
+                            dr = -dr
+                        if ds < 0:
+                            ds = -ds
+                        d = dq if dq >= dr and dq >= ds else (dr if dr >= ds else ds)
+                        if d > reach or d == 0:
+                            continue   # beyond sight or the Firepower's band, or the same hex
+                        if jb >= 0 and qlo <= aq <= q1 and rlo <= ar <= r1:
+                            got = memo.get(((aq - q0) * span + ar - r0) * size + jb)
+                            if got is None:
+                                got = seen((aq, ar), th)
+                            if not got:
+                                continue   # hidden
+                    sh = self.shot(battle, x, target)
+                    if not isinstance(sh, Illegal):
+                        out_f[k] = odds(sh.key).p_kill
+                return out_f
         # the firers' parts of the battle (under its what-if views) at this version and turn
         root: Any = battle
         while type(root) is HypoView:
@@ -1222,6 +1255,99 @@ class HummelQuest(Ruleset):
             sh = self.shot(battle, x, target)
             add(None if isinstance(sh, Illegal) else odds(sh.key).p_kill)
         return out
+
+    def _shooter_table(self, root: BattleState, ss: list[Any], tside: int, turn: int, max_h: int, hs: int,
+                       edges: str, no_damage: bool) -> list[tuple[int, int, int, int, int]] | None:
+        """For :meth:`kill_odds_at` on a what-if view of ``root`` that moves only the target (a threat's view:
+        every shooter is ``root``'s own tank): ``[(position in ss, shooter, q, r, reach)]`` for the shooters
+        whose answer may be a kill odds -- the others (off the board or hidden, of the target's side ``tside``,
+        unable to attack, no weapon ready) answer ``None`` whatever the target's hex --, where ``reach`` is the
+        greatest range in whole hexes at which a direct shot is neither beyond ``max_sight_m`` nor under the
+        band's Firepower needed (§7.1, §7.5) with every shorter range passing both, or ``-1``: ask :meth:`shot`
+        at any range (an indirect weapon ready, §13; or bands whose passing ranges are no prefix).  ``None`` when
+        an id is not a tank's (the caller's general loop answers).
+
+        Kept per battle (:data:`_SHOOTER_TABLES`) under ``(tside, ss)`` and the options' values, patched from
+        the events since the last ask: an entry reads only its shooter's hex, side, status, DT, OST, weapon
+        readiness and vehicle (what :meth:`kill_odds_at` reads of a shooter before the sight and the shot) --
+        which change only through events naming the tank (``BattleState.state_changes``) -- the turn and the
+        hiding (a side's view takes tanks off the board without an event).  Built afresh when the turn or the
+        hidden tanks differ, when the battle's ``state_changes`` is another list, or when its version moved
+        without an event (a change by hand: ``version - len(log)`` differs).  Bounded: at most
+        :data:`_SHOOTER_TABLES_MAX` tables per battle."""
+        try:
+            key = (tside, tuple(ss), max_h, hs, edges, no_damage)
+            hash(key)
+        except TypeError:   # an unhashable id: the general loop
+            return None
+        per = _SHOOTER_TABLES.get(root)
+        if per is None:
+            per = _SHOOTER_TABLES[root] = {}
+        hidden = root.hidden_tanks
+        sc = root.state_changes
+        n = len(sc)
+        off = root.version - len(root.log)
+        rec = per.get(key)
+        if rec is not None and rec[0] is sc and rec[2] == off and rec[3] == turn and rec[4] == hidden \
+                and rec[1] <= n:
+            if rec[1] == n:
+                return rec[6]
+            changed = set(sc[rec[1]:n])
+            slots = rec[5]
+            redo = [k for k, x in enumerate(ss) if x in changed]
+        else:
+            if rec is None and len(per) >= _SHOOTER_TABLES_MAX:
+                per.clear()
+            slots = [None] * len(ss)
+            redo = list(range(len(ss)))
+        tanks = root.tanks
+        nt = len(tanks)
+        tables = _WEAPON_TABLES
+        off_board = Status.OFF_BOARD
+        reach_of: dict[int, int] = {}
+        for k in redo:
+            x = ss[k]
+            slots[k] = None
+            if type(x) is not int or not 0 <= x < nt:
+                return None
+            s = tanks[x]
+            hx = s.hex
+            if hx is None or s.side == tside:
+                continue
+            st = s.status
+            rs = s.rules_state
+            v = s.vehicle
+            if st in off_board or st in _OUT or int(rs.get("dt", v.dt)) <= 0 or int(rs.get("ost", v.ost)) <= 0:
+                continue   # cannot attack
+            best = -1
+            wt = tables.get(id(v))   # :func:`_weapon_table`, its hit inlined
+            for wkey, indirect, fp in (wt[1] if wt is not None and wt[0] is v else _weapon_table(v)):
+                if int(rs.get(wkey, 1)) <= turn:
+                    if indirect:
+                        best = _INDIRECT
+                        break
+                    if fp > best:
+                        best = fp
+            if best == -1:
+                continue   # no weapon ready
+            if best == _INDIRECT:
+                reach = -1
+            else:
+                got = reach_of.get(best)
+                if got is None:
+                    if no_damage:
+                        got = max_h
+                    else:
+                        ok = [band_of(d * hs, edges).fp_needed <= best for d in range(1, max_h + 1)]
+                        got = ok.index(False) if False in ok else max_h
+                        if any(ok[got:]):
+                            got = -1   # passing ranges that are no prefix: every range asked of shot()
+                    reach_of[best] = got
+                reach = got
+            slots[k] = (k, x, hx[0], hx[1], reach)
+        cand = [e for e in slots if e is not None]
+        per[key] = [sc, n, off, turn, hidden, slots, cand]
+        return cand
 
     # --- what a shot reads (the hooks of answers kept across versions, :class:`agents.observation.Observation`) ----
     def _any_indirect(self, battle: BoardView) -> bool:
