@@ -240,3 +240,39 @@ def test_kill_odds_at_on_threat_views_equals_fresh_shots(monkeypatch):
         run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
         assert seen["asks"] > 300 and seen["table"] > 300 and seen["legal"] > 30 and seen["patched"] > 200, seen
         assert seen["edge_legal"] > 50, seen
+
+
+def test_legal_shots_on_the_battle_equal_fresh_shots(monkeypatch):
+    """``legal_shots`` on the battle (the targets read off ``_target_table``, patched from ``state_changes``)
+    against fresh ``shot`` answers at every ask of played battles -- the same legal shots, an illegal answer
+    wherever ``shot`` refuses -- with long and short sight (hidden enemies on a side's view)."""
+    import benchmarks.battle as bench
+    from sim.battle import BattleState
+    from sim.runner import run_battle
+
+    seen = {"asks": 0, "table": 0, "legal": 0, "illegal": 0}
+    orig = HummelQuest.legal_shots
+
+    def legal_shots(self: HummelQuest, battle: Any, shooter: int, targets: Any, as_if: Any = None) -> Any:
+        ts = list(targets)
+        got = orig(self, battle, shooter, ts, as_if)
+        want = [self.shot(battle, shooter, t, None, as_if) for t in ts]
+        for g, w in zip(got, want, strict=True):
+            assert isinstance(g, Illegal) == isinstance(w, Illegal), (battle.version, shooter, as_if)
+            if not isinstance(w, Illegal):
+                assert g == w, (battle.version, shooter, as_if)
+                seen["legal"] += 1
+            else:
+                seen["illegal"] += 1
+        seen["asks"] += 1
+        seen["table"] += type(battle) is BattleState
+        return got
+
+    monkeypatch.setattr(HummelQuest, "legal_shots", legal_shots)
+    scen = bench.big_scenario(**{**bench.CASE_PARAMS["hq_50v50_long"], "n": 20}, turns=12)
+    for sight in (None, 400):
+        if sight is not None:
+            scen["ruleset"]["options"] = {**scen["ruleset"].get("options", {}), "max_sight_m": sight}
+        seen.update(asks=0, table=0, legal=0, illegal=0)
+        run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
+        assert seen["asks"] > 300 and seen["table"] > 300 and seen["legal"] > 30 and seen["illegal"] > 300, seen

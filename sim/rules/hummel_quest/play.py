@@ -216,6 +216,21 @@ _FIRER_PARTS: "weakref.WeakKeyDictionary[BattleState, tuple[int, int, dict[int, 
 _SHOOTER_TABLES: "weakref.WeakKeyDictionary[BattleState, dict[Any, list[Any]]]" = weakref.WeakKeyDictionary()
 #: Most :meth:`HummelQuest._shooter_table` tables kept per battle.
 _SHOOTER_TABLES_MAX = 64
+#: :meth:`HummelQuest._target_table`'s tables per battle (the same layout, the per-target entries and the answers
+#: fixed whatever the shooter's hex).
+_TARGET_TABLES: "weakref.WeakKeyDictionary[BattleState, dict[Any, list[Any]]]" = weakref.WeakKeyDictionary()
+
+
+@lru_cache(maxsize=1024)
+def _reach(best: int, max_h: int, hs: int, edges: str, no_damage: bool) -> int:
+    """The greatest range in whole hexes (at most ``max_h``, the ``max_sight_m`` range) at which a direct shot
+    with best ready Firepower ``best`` meets the band's Firepower needed (§7.1; any under ``no_damage``), every
+    shorter range meeting it too; ``-1`` when the ranges that meet it are no such prefix (ask every range)."""
+    if no_damage:
+        return max_h
+    ok = [band_of(d * hs, edges).fp_needed <= best for d in range(1, max_h + 1)]
+    got = ok.index(False) if False in ok else max_h
+    return -1 if any(ok[got:]) else got
 #: A firer's part in :data:`_FIRER_PARTS`: it cannot attack (out or panicked).
 _CANNOT = -3
 #: A firer's part in :data:`_FIRER_PARTS`: an indirect weapon ready (the full shot, §13).
@@ -968,6 +983,37 @@ class HummelQuest(Ruleset):
         add = out.append
         max_h = max_m // hs   # d * hs > max_m  <=>  d > max_m // hs (whole hexes)
         need_at: dict[int, int] = {}   # range in hexes -> the band's Firepower needed (§7.1)
+        if not _reasons and part >= 0 and type(battle) is BattleState:
+            tab = self._target_table(battle, side, ts)
+            if tab is not None:   # :meth:`legal_shots` on the battle: the targets read off the table
+                reach = _reach(part, max_h, hs, edges, no_damage)
+                out = list(tab[0])
+                for k, tt, bq, br, eh in tab[1]:
+                    dq = aq - bq   # :func:`sim.hexgrid.distance`, inlined
+                    dr = ar - br
+                    ds = dq + dr
+                    if dq < 0:
+                        dq = -dq
+                    if dr < 0:
+                        dr = -dr
+                    if ds < 0:
+                        ds = -ds
+                    d = dq if dq >= dr and dq >= ds else (dr if dr >= ds else ds)
+                    if d == 0:
+                        out[k] = _SAME_HEX
+                        continue
+                    if reach >= 0 and d > reach:
+                        out[k] = _FP_LOW   # beyond sight or under the band's Firepower (any reason will do)
+                        continue
+                    if ia < 0 or not (qlo <= bq <= q1 and rlo <= br <= r1):
+                        out[k] = self.shot(battle, shooter, tt, None, as_if)   # an end off the grid
+                        continue
+                    got = memo.get(ia + (bq - q0) * span + br - r0)
+                    if got is None:
+                        got = seen(hx, eh)
+                    verdict = _sight_range_verdict(got, hx, eh, part, hs, max_m, edges, no_damage)
+                    out[k] = self.shot(battle, shooter, tt, None, as_if) if verdict is None else verdict
+                return out
         for tt in ts:
             if not (isinstance(tt, int) and not isinstance(tt, bool) and 0 <= tt < n):
                 add(self.shot(battle, shooter, tt, None, as_if))
@@ -1256,6 +1302,64 @@ class HummelQuest(Ruleset):
             add(None if isinstance(sh, Illegal) else odds(sh.key).p_kill)
         return out
 
+    def _target_table(self, root: BattleState, side: int, ts: list[Any]
+                      ) -> tuple[list[Any], list[tuple[int, int, int, int, Hex]]] | None:
+        """For :meth:`legal_shots` on the battle ``root`` by a shooter of ``side`` at the tank ids ``ts``:
+        ``(answers, entries)`` -- ``answers`` per target the :class:`Illegal` it gets whatever the shooter's hex
+        (a friendly tank, a tank off the board or hidden), else ``None``; ``entries`` ``[(position in ts, target,
+        q, r, hex)]`` for the others.  ``None`` when an id is not a tank's (the caller's general loop answers).
+
+        Kept per battle (:data:`_TARGET_TABLES`) under ``(side, ts)`` and patched like :meth:`_shooter_table`: an
+        entry reads only its target's side, hex and status, which change only through events naming it
+        (``BattleState.state_changes``), and the hiding; built afresh when the hidden tanks differ, when the
+        battle's ``state_changes`` is another list, or when its version moved without an event.  Bounded: at
+        most :data:`_SHOOTER_TABLES_MAX` tables per battle."""
+        try:
+            key = (side, tuple(ts))
+            hash(key)
+        except TypeError:
+            return None
+        per = _TARGET_TABLES.get(root)
+        if per is None:
+            per = _TARGET_TABLES[root] = {}
+        hidden = root.hidden_tanks
+        sc = root.state_changes
+        n = len(sc)
+        off = root.version - len(root.log)
+        rec = per.get(key)
+        if rec is not None and rec[0] is sc and rec[2] == off and rec[3] == hidden and rec[1] <= n:
+            if rec[1] == n:
+                return rec[4], rec[6]
+            changed = set(sc[rec[1]:n])
+            answers, slots = rec[4], rec[5]
+            redo = [k for k, x in enumerate(ts) if x in changed]
+        else:
+            if rec is None and len(per) >= _SHOOTER_TABLES_MAX:
+                per.clear()
+            answers = [None] * len(ts)
+            slots = [None] * len(ts)
+            redo = list(range(len(ts)))
+        tanks = root.tanks
+        nt = len(tanks)
+        off_board = Status.OFF_BOARD
+        for k in redo:
+            x = ts[k]
+            if type(x) is not int or not 0 <= x < nt:
+                return None
+            t = tanks[x]
+            th = t.hex
+            slots[k] = None
+            if t.side == side:
+                answers[k] = _FRIENDLY
+            elif th is None or t.status in off_board:
+                answers[k] = _GONE
+            else:
+                answers[k] = None
+                slots[k] = (k, x, th[0], th[1], th)
+        entries = [e for e in slots if e is not None]
+        per[key] = [sc, n, off, hidden, answers, slots, entries]
+        return answers, entries
+
     def _shooter_table(self, root: BattleState, ss: list[Any], tside: int, turn: int, max_h: int, hs: int,
                        edges: str, no_damage: bool) -> list[tuple[int, int, int, int, int]] | None:
         """For :meth:`kill_odds_at` on a what-if view of ``root`` that moves only the target (a threat's view:
@@ -1304,7 +1408,6 @@ class HummelQuest(Ruleset):
         nt = len(tanks)
         tables = _WEAPON_TABLES
         off_board = Status.OFF_BOARD
-        reach_of: dict[int, int] = {}
         for k in redo:
             x = ss[k]
             slots[k] = None
@@ -1333,17 +1436,7 @@ class HummelQuest(Ruleset):
             if best == _INDIRECT:
                 reach = -1
             else:
-                got = reach_of.get(best)
-                if got is None:
-                    if no_damage:
-                        got = max_h
-                    else:
-                        ok = [band_of(d * hs, edges).fp_needed <= best for d in range(1, max_h + 1)]
-                        got = ok.index(False) if False in ok else max_h
-                        if any(ok[got:]):
-                            got = -1   # passing ranges that are no prefix: every range asked of shot()
-                    reach_of[best] = got
-                reach = got
+                reach = _reach(best, max_h, hs, edges, no_damage)
             slots[k] = (k, x, hx[0], hx[1], reach)
         cand = [e for e in slots if e is not None]
         per[key] = [sc, n, off, turn, hidden, slots, cand]
