@@ -387,6 +387,34 @@ class SideLegal:
 ACTING_ENEMY_KEYS = ("mover", "rammer")
 
 
+#: The key of the side's memory (:class:`Observation`'s ``last_known`` dict) under which the constructor notes how
+#: far its records are current: ``(state_changes list, its length then, the visible ids then)``.
+_MEMORY_SYNC = ("synced",)
+
+
+def _memory_todo(mem: dict[Any, Any], battle: Any, vis: tuple[int, ...]) -> Iterable[int]:
+    """The visible enemies ``vis`` whose record in the side's memory ``mem`` must be written now (the rest hold
+    what would be written: the same hex, facing, turret facing and rule-set state), and note ``mem``'s sync.
+
+    On a :class:`~sim.battle.BattleState` a record reads only its tank, which changes only through events naming
+    it (``state_changes``): an enemy visible at the last update whose tank no event named since has the same
+    record.  Otherwise (a first update, another battle's list, a memory made by hand, a board that logs no
+    changes) every visible enemy is written, as every update did before."""
+    if type(battle) is not BattleState:
+        return vis
+    sc = battle.state_changes
+    sync = mem.get(_MEMORY_SYNC)
+    n = len(sc)
+    mem[_MEMORY_SYNC] = (sc, n, vis)
+    if sync is None or sync[0] is not sc or sync[1] > n:
+        return vis
+    changed = set(sc[sync[1]:n]) if sync[1] != n else ()
+    if sync[2] is vis or sync[2] == vis:
+        return [i for i in vis if i in changed] if changed else ()
+    before = set(sync[2])
+    return [i for i in vis if i in changed or i not in before]
+
+
 class Observation(StateQueries):
     """What side ``side`` may know when answering ``decision`` for ``actor`` (the first actor by default).
 
@@ -461,7 +489,8 @@ class Observation(StateQueries):
         set_(self, "_cache", {} if _cache is None else _cache)
         set_(self, "_last_known", last_known if last_known is not None else {})
         mem = self._last_known
-        for i in self.visible_ids():
+        vis = self.visible_ids()
+        for i in _memory_todo(mem, battle, vis):
             t = battle.tanks[i]
             mem[i] = t.hex
             mem[("facing", i)] = t.facing

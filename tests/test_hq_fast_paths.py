@@ -99,3 +99,180 @@ def test_ram_ok_equals_ram_shot_through_a_battle():
                 assert not rs._ram_ok(v, a, Ram((a + 1) % n, 0)) or (a + 1) % n == a
                 assert not rs._ram_ok(v, a, Fire(a, 0))
     assert asked > 2000 and legal > 20, (asked, legal)
+
+
+def test_visible_synced_equals_the_full_answer_at_every_ask_of_a_battle(monkeypatch):
+    """``visible`` on the battle itself (patched from ``state_changes``) against ``_visible_full`` (every tank read
+    afresh) at every ask of a played battle, then after a change made by hand (no event: rebuilt)."""
+    import benchmarks.battle as bench
+    from sim.runner import run_battle
+
+    seen = {"asks": 0, "patched": 0, "differs": 0, "enemies": 0}
+    orig = HummelQuest._visible_synced
+    last: dict[int, tuple[int, ...]] = {}
+    boards: list[Any] = []
+
+    def synced(self: HummelQuest, battle: Any, side: int) -> tuple[int, ...]:
+        got = orig(self, battle, side)
+        assert got == self._visible_full(battle, side), (battle.version, side)
+        seen["asks"] += 1
+        seen["patched"] += len(battle.state_changes) > 0
+        seen["differs"] += last.get(side, got) != got
+        seen["enemies"] += len(got)
+        last[side] = got
+        if not boards:
+            boards.append(battle)
+        return got
+
+    monkeypatch.setattr(HummelQuest, "_visible_synced", synced)
+    scen = bench.big_scenario(**{**bench.CASE_PARAMS["hq_50v50_long"], "n": 20}, turns=12)
+    run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
+    assert seen["asks"] > 300 and seen["patched"] > 300 and seen["differs"] > 5 and seen["enemies"] > 2000, seen
+    b = boards[0]
+    rs = b.ruleset
+    for side in (0, 1):   # a tank taken off by hand (no event, the version bumped): the record is built afresh
+        rs.visible(b, side)
+        mine = [t for t in b.tanks if t.side == side and t.hex is not None and not rs.is_out(t)]
+        if not mine:
+            continue
+        keep = mine[0].hex
+        mine[0].hex = None
+        b.version += 1
+        try:
+            assert rs.visible(b, side) == rs._visible_full(b, side)
+        finally:
+            mine[0].hex = keep
+
+
+def test_memory_records_are_current_after_every_observation_of_a_battle(monkeypatch):
+    """The side's memory, whose records the observation writes only for the visible enemies an event named since
+    the last update or that were not visible then (``agents.observation._memory_todo``), holds after every
+    observation of a played battle exactly what writing every visible enemy's record gives: its hex, facing,
+    turret facing and rule-set state now."""
+    import benchmarks.battle as bench
+    from agents import observation as obs_mod
+    from sim.runner import run_battle
+
+    seen = {"obs": 0, "skipped": 0, "records": 0}
+    orig_init = obs_mod.Observation.__init__
+    orig_todo = obs_mod._memory_todo
+
+    def todo(mem: Any, battle: Any, vis: tuple[int, ...]) -> Any:
+        got = list(orig_todo(mem, battle, vis))
+        seen["skipped"] += len(vis) - len(got)
+        return got
+
+    def init(self: Any, battle: Any, side: int, *args: Any, **kwargs: Any) -> None:
+        orig_init(self, battle, side, *args, **kwargs)
+        mem = self._last_known
+        for i in self.visible_ids():
+            t = battle.tanks[i]
+            assert mem[i] == t.hex and mem[("facing", i)] == t.facing, (battle.version, i)
+            assert mem[("seen", i)] == (t.turret_facing, dict(t.rules_state)), (battle.version, i)
+            seen["records"] += 1
+        seen["obs"] += 1
+
+    monkeypatch.setattr(obs_mod, "_memory_todo", todo)
+    monkeypatch.setattr(obs_mod.Observation, "__init__", init)
+    scen = bench.big_scenario(**{**bench.CASE_PARAMS["hq_50v50_long"], "n": 20}, turns=12)
+    run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
+    assert seen["obs"] > 300 and seen["records"] > 2000 and seen["skipped"] > seen["records"] // 2, seen
+    # a short sight (8 hexes): enemies come into view and leave it (records written while out of sight are old)
+    seen.update(obs=0, skipped=0, records=0)
+    scen["ruleset"]["options"] = {**scen["ruleset"].get("options", {}), "max_sight_m": 400}
+    run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
+    assert seen["obs"] > 300 and seen["records"] > 1000 and seen["skipped"] > seen["records"] // 2, seen
+
+
+def test_kill_odds_at_on_threat_views_equals_fresh_shots(monkeypatch):
+    """``kill_odds_at`` on a threat's what-if view of the battle (the shooters read off ``_shooter_table``, patched
+    from ``state_changes``) against the kill odds of fresh ``shot`` answers at every ask of played battles, with
+    long sight and with short sight (enemies hidden from a side's view, so the table meets hidden tanks)."""
+    import benchmarks.battle as bench
+    from sim.battle import BattleState
+    from sim.runner import run_battle
+
+    seen = {"asks": 0, "table": 0, "legal": 0, "patched": 0, "edge_legal": 0}
+    orig = HummelQuest.kill_odds_at
+    orig_table = HummelQuest._shooter_table
+
+    def table(self: HummelQuest, root: Any, *args: Any) -> Any:
+        seen["patched"] += len(play._SHOOTER_TABLES.get(root, ())) > 0
+        return orig_table(self, root, *args)
+
+    def kill_odds_at(self: HummelQuest, battle: Any, shooters: Any, target: int) -> Any:
+        ss = list(shooters)
+        got = orig(self, battle, ss, target)
+        want = [None if isinstance(sh, Illegal) else self.odds(sh.key).p_kill
+                for sh in (self.shot(battle, s, target) for s in ss)]
+        assert got == want, (battle.version, target)
+        seen["asks"] += 1
+        on_table = type(battle) is HypoView and type(battle.base) is BattleState
+        seen["table"] += on_table
+        if on_table and seen["asks"] % 7 == 0:
+            # the target placed at the band edges' ranges from a shooter (1, 7, 8, 15, 16 hexes: FP 2 / 3 / 5)
+            base = battle.base
+            for x in ss[:4]:
+                sx = base.tanks[x].hex
+                if sx is None:
+                    continue
+                for d in (1, 2, 7, 8, 15, 16):
+                    h = Hex(sx[0] + d, sx[1])
+                    if h not in base.map:
+                        continue
+                    view = HypoView(base, target, h, 0)
+                    fresh = [None if isinstance(sh, Illegal) else self.odds(sh.key).p_kill
+                             for sh in (self.shot(view, s, target) for s in ss)]
+                    edge = orig(self, view, ss, target)
+                    assert edge == fresh, (base.version, target, x, d)
+                    seen["edge_legal"] += edge[ss.index(x)] is not None
+        seen["legal"] += sum(x is not None for x in got)
+        return got
+
+    from sim.rules.hummel_quest import play
+    monkeypatch.setattr(HummelQuest, "kill_odds_at", kill_odds_at)
+    monkeypatch.setattr(HummelQuest, "_shooter_table", table)
+    scen = bench.big_scenario(**{**bench.CASE_PARAMS["hq_50v50_long"], "n": 20}, turns=12)
+    for sight in (None, 400):
+        if sight is not None:
+            scen["ruleset"]["options"] = {**scen["ruleset"].get("options", {}), "max_sight_m": sight}
+        seen.update(asks=0, table=0, legal=0, patched=0, edge_legal=0)
+        run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
+        assert seen["asks"] > 300 and seen["table"] > 300 and seen["legal"] > 30 and seen["patched"] > 200, seen
+        assert seen["edge_legal"] > 50, seen
+
+
+def test_legal_shots_on_the_battle_equal_fresh_shots(monkeypatch):
+    """``legal_shots`` on the battle (the targets read off ``_target_table``, patched from ``state_changes``)
+    against fresh ``shot`` answers at every ask of played battles -- the same legal shots, an illegal answer
+    wherever ``shot`` refuses -- with long and short sight (hidden enemies on a side's view)."""
+    import benchmarks.battle as bench
+    from sim.battle import BattleState
+    from sim.runner import run_battle
+
+    seen = {"asks": 0, "table": 0, "legal": 0, "illegal": 0}
+    orig = HummelQuest.legal_shots
+
+    def legal_shots(self: HummelQuest, battle: Any, shooter: int, targets: Any, as_if: Any = None) -> Any:
+        ts = list(targets)
+        got = orig(self, battle, shooter, ts, as_if)
+        want = [self.shot(battle, shooter, t, None, as_if) for t in ts]
+        for g, w in zip(got, want, strict=True):
+            assert isinstance(g, Illegal) == isinstance(w, Illegal), (battle.version, shooter, as_if)
+            if not isinstance(w, Illegal):
+                assert g == w, (battle.version, shooter, as_if)
+                seen["legal"] += 1
+            else:
+                seen["illegal"] += 1
+        seen["asks"] += 1
+        seen["table"] += type(battle) is BattleState
+        return got
+
+    monkeypatch.setattr(HummelQuest, "legal_shots", legal_shots)
+    scen = bench.big_scenario(**{**bench.CASE_PARAMS["hq_50v50_long"], "n": 20}, turns=12)
+    for sight in (None, 400):
+        if sight is not None:
+            scen["ruleset"]["options"] = {**scen["ruleset"].get("options", {}), "max_sight_m": sight}
+        seen.update(asks=0, table=0, legal=0, illegal=0)
+        run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
+        assert seen["asks"] > 300 and seen["table"] > 300 and seen["legal"] > 30 and seen["illegal"] > 300, seen
