@@ -695,6 +695,12 @@ class Observation(StateQueries):
                                   lambda: tuple(TankView(b.tanks[i]) for i in self.visible_ids()))
         return list(views)
 
+    def _enemy_hexes(self) -> tuple[Hex, ...]:
+        """The distinct hexes of the visible live enemies (:meth:`enemies`), sorted: kept per board version and
+        side, as :meth:`enemies` (whose views it reads; issue 14: the doctrines' goals ask it many times a
+        decision, and every actor of an activation asks the same)."""
+        return self._shared_memo(("enemy_hexes", self.side), lambda: tuple(sorted({e.hex for e in self.enemies()})))
+
     def last_known(self) -> Mapping[int, Hex]:
         """Last hex each live enemy was seen on, the visible ones included (see the class docstring).
 

@@ -34,3 +34,28 @@ def test_kill_odds_at_equals_fresh_shots_with_hull_down_targets(monkeypatch):
                 tank["rules"] = {"hull_down": list(sides)}
     run_battle(bench.validate(scen, "asl"), seed=1, record_events=False, decision_timeout_s=0)
     assert seen["asks"] > 100 and seen["legal"] > 500 and seen["hull_down"] > 10
+
+
+def test_tables_read_with_libyaml_equal_the_pure_python_safe_load():
+    """The ASL tables (``asl_ordnance.yaml``) as :func:`sim.rules.asl.tables.raw_data` reads them -- libyaml's safe
+    loader where PyYAML has it -- equal ``yaml.safe_load`` of the same text value for value and type for type
+    (a ``True`` is not a ``1``, a ``"1"`` not an int, mappings in the same key order)."""
+    import yaml
+
+    from sim.rules.asl import tables
+
+    def typed(x):
+        if isinstance(x, dict):
+            return ("dict", [(typed(k), typed(v)) for k, v in x.items()])
+        if isinstance(x, list):
+            return ("list", [typed(v) for v in x])
+        return (type(x).__name__, x)
+
+    if hasattr(yaml, "CSafeLoader"):
+        assert tables.SAFE_LOADER is yaml.CSafeLoader
+    tables.raw_data.cache_clear()
+    try:
+        got = tables.raw_data()
+    finally:
+        tables.raw_data.cache_clear()
+    assert typed(got) == typed(yaml.safe_load(tables.data_text()))

@@ -3,9 +3,10 @@ decision of played battles (Panzer Squadron, where the sight matrix and the last
 shares the observation and the doctrines' code paths).
 
 Checked at each decision: ``enemies()`` (views kept per board version and side) equals fresh views of
-``visible_ids()``; ``last_known()`` (kept per decision and version) equals the side's memory read afresh; the
-rule set's ``visible`` (Panzer Squadron: the :class:`sim.battle.SightMatrix`, which tries the last seer first)
-equals the pair test asked of every pair; ``best_target`` / ``best_shot`` of the default doctrine (the
+``visible_ids()``, and ``_enemy_hexes()`` (kept likewise) and the doctrines' ``known_enemy_hexes`` their hexes;
+``last_known()`` (kept per decision and version) equals the side's memory read afresh; the rule set's ``visible``
+(Panzer Squadron: the :class:`sim.battle.SightMatrix`, which tries the last seer first) equals the pair test asked
+of every pair; ``best_target`` / ``best_shot`` of the default doctrine (the
 kill-odds fast loop) equal the general loop's answers for every actor of the decision.
 """
 from __future__ import annotations
@@ -44,10 +45,20 @@ class _General(Doctrine):
         return odds.p_kill
 
 
+def fresh_hexes(obs: Observation) -> list:
+    """The last-known hexes of the side's live enemies, read afresh from its memory."""
+    b = obs._b
+    return [h for k, h in obs._last_known.items() if isinstance(k, int) and b.tanks[k].alive]
+
+
 def _check(obs: Observation, doc: Doctrine, counts: dict) -> None:
     b = obs._b
     assert obs.enemies() == [TankView(b.tanks[i]) for i in obs.visible_ids()]
     assert [e.hex for e in obs.enemies()] == [b.tanks[i].hex for i in obs.visible_ids()]
+    # _enemy_hexes() (kept per board version and side: the doctrines' known_enemy_hexes) equals the hexes read afresh
+    assert obs._enemy_hexes() == tuple(sorted({b.tanks[i].hex for i in obs.visible_ids()}))
+    assert Doctrine.known_enemy_hexes(obs) == (tuple(sorted({b.tanks[i].hex for i in obs.visible_ids()}))
+                                              or tuple(sorted(set(fresh_hexes(obs)))))
     fresh = {k: h for k, h in sorted((k, h) for k, h in obs._last_known.items() if isinstance(k, int))
              if b.tanks[k].alive}
     assert dict(obs.last_known()) == fresh

@@ -441,7 +441,8 @@ class Doctrine(Policy):
     @staticmethod
     def known_enemy_hexes(obs: Any) -> tuple:
         """Hexes of the visible enemies, else their last-known hexes, sorted."""
-        vis = tuple(sorted({e.hex for e in obs.enemies()}))
+        kept = getattr(obs, "_enemy_hexes", None)   # (agents.observation.Observation keeps them: the same tuple)
+        vis = kept() if kept is not None else tuple(sorted({e.hex for e in obs.enemies()}))
         return vis or tuple(sorted(set(obs.last_known().values())))
 
     def closing_goals(self, obs: Any) -> tuple:

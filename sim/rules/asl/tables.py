@@ -54,11 +54,23 @@ class TableError(LookupError):
     """A table look-up has no entry (unknown gun, no such ammunition for it, range outside every band)."""
 
 
+#: The safe YAML loader of the bundled tables: libyaml's (``CSafeLoader``) where PyYAML has it, else the pure-Python
+#: ``SafeLoader``.  Both build the same Python values with the same safe constructors (no tags that run code); the
+#: C parser reads the file many times faster (issue 14: the pure-Python parse was about 5 % of the
+#: instructions of a whole ASL benchmark process).  ``tests/test_asl_rules.py`` checks the two agree on the file.
+SAFE_LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+def data_text() -> str:
+    """The text of ``asl_ordnance.yaml`` (package data ``sim.rules.data``)."""
+    return resources.files("sim.rules.data").joinpath("asl_ordnance.yaml").read_text(encoding="utf-8")
+
+
 @lru_cache(maxsize=1)
 def raw_data() -> Mapping[str, Any]:
-    """The parsed ``asl_ordnance.yaml`` (package data ``sim.rules.data``)."""
-    text = resources.files("sim.rules.data").joinpath("asl_ordnance.yaml").read_text(encoding="utf-8")
-    return yaml.safe_load(text)
+    """The parsed ``asl_ordnance.yaml`` (package data ``sim.rules.data``), read with :data:`SAFE_LOADER` (the same
+    values as ``yaml.safe_load``)."""
+    return yaml.load(data_text(), Loader=SAFE_LOADER)   # (a safe loader: CSafeLoader or SafeLoader)
 
 
 # --- range bands --------------------------------------------------------------------------------------------
