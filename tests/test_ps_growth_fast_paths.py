@@ -4,6 +4,8 @@ played battle with many wrecks (so many pairs have no line of sight).
 ``_blocked_count``: a pair shot (:meth:`PanzerSquadron._pair_shot`) refused for want of a line of sight is answered
 from the aspect, the masking test and the seven-line count alone; every pair shot of the battle is compared with
 the shot computed from scratch (the geometry by ``shot_geometry`` with the lines counted directly, no cache read).
+The obstacles and line-count function it keeps once per map version are compared with it too: wrecks appear as the
+battle goes (a context not renewed with the version fails the comparison).
 """
 from __future__ import annotations
 

@@ -1714,7 +1714,16 @@ def _blocked_count(rs: PanzerSquadron, battle: BoardView, a: Hex, facing: int, b
     dq, dr = b[0] - a[0], b[1] - a[1]
     if max(abs(dq), abs(dr), abs(dq + dr)) <= 1:
         return None
-    obstacles = rs.obstacles(battle)
+    hexmap = battle.map
+    opts = battle.options
+    # the obstacles and the line counts of this map version, made once per version (the board's own: a fork or
+    # another battle's board makes its own)
+    ctx: list[Any] = hexmap.local_cached(("ps_blocked", _options_key(opts)), lambda: [None, None, None])
+    if ctx[0] != hexmap.version:
+        obs = rs.obstacles(battle)
+        ctx[0], ctx[1], ctx[2] = hexmap.version, obs, _pair_lines(hexmap, obs, rs.sight_rules(opts),
+                                                                  _wreck_hexes(battle), _options_key(opts))
+    obstacles: frozenset[Hex] = ctx[1]
     x, y, z = -dq, -dr, dq + dr  # aspect(target, target facing, firer): the cube vector turned by -60 x facing
     for _ in range(target_facing % 6):
         x, y, z = -y, -z, -x
@@ -1730,9 +1739,7 @@ def _blocked_count(rs: PanzerSquadron, battle: BoardView, a: Hex, facing: int, b
             across = b.neighbour((target_facing + 1) % 6 if z > y else (target_facing + 4) % 6)
             if across != a and across in obstacles:
                 return None  # a masked side: the exceptional lines decide
-    opts = battle.options
-    n = _pair_lines(battle.map, obstacles, rs.sight_rules(opts), _wreck_hexes(battle), _options_key(opts))(
-        a, facing, b)
+    n = ctx[2](a, facing, b)
     return n if n <= 1 else None
 
 
