@@ -291,7 +291,13 @@ class PanzerSquadron(Ruleset):
         # everything the shot reads besides the obstacles of the pair's sight ellipse and the terrain, which
         # pair_cached watches: the two tanks (their vehicles are fixed), where they stand and face, the firer's
         # status, whether the target moves, and the options
-        key = ("ps_shot", shooter, target, hx, facing, gun, th, battle.tanks[target].facing, status, target_moving,
+        t = battle.tanks[target]
+        n = _blocked_count(self, battle, hx, facing, th, t.facing, t.vehicle)
+        if n is not None:  # no line of sight, whatever else the shot reads (see _blocked_count)
+            refused = GeometryIllegal(f"no line of sight ({n} of 7 lines clear)")
+            refused.los = "blocked"
+            return refused
+        key = ("ps_shot", shooter, target, hx, facing, gun, th, t.facing, status, target_moving,
                _options_key(battle.options))
         return battle.map.pair_cached(key, hx, th, lambda: self._shot(battle, shooter, target, as_if, hx, status,
                                                                       target_moving))
@@ -1692,6 +1698,49 @@ def _sees_footprint(battle: BoardView, s: int, e: int) -> Callable[[Hex], bool] 
     rs = battle.ruleset
     got = rs.shots(battle, s, (e,))[0]  # the front cache's entry, just made or checked by _sees
     return rs.shot_footprint(battle, got, a, ts.facing, b)
+
+
+def _blocked_count(rs: PanzerSquadron, battle: BoardView, a: Hex, facing: int, b: Hex, target_facing: int,
+                   target: Vehicle) -> int | None:
+    """The seven-line count (0 or 1) of a shot from ``a`` (hull facing ``facing``) at a tank of vehicle ``target``
+    on ``b`` facing ``target_facing`` (live tanks not blocking sight) when it makes the shot illegal for want of a
+    line of sight, else ``None`` (the rest of the geometry decides).
+
+    :func:`shot_geometry` refuses a shot whose struck face is no masked side (7.2: an unmasked face is the seven
+    lines' alone) and whose count is 0 or 1 (6.4) before it reads anything else (range, arcs, statuses, Tiles), with
+    the reason ``no line of sight (N of 7 lines clear)`` and los ``blocked``: so that answer needs only the aspect
+    and the masking test (:func:`shot_geometry`'s, written out) and the count (:func:`_pair_lines`, the one the shot
+    uses, kept per pair of hexes).  At range 1 all seven lines are clear: ``None``."""
+    dq, dr = b[0] - a[0], b[1] - a[1]
+    if max(abs(dq), abs(dr), abs(dq + dr)) <= 1:
+        return None
+    hexmap = battle.map
+    opts = battle.options
+    # the obstacles and the line counts of this map version, made once per version (the board's own: a fork or
+    # another battle's board makes its own)
+    ctx: list[Any] = hexmap.local_cached(("ps_blocked", _options_key(opts)), lambda: [None, None, None])
+    if ctx[0] != hexmap.version:
+        obs = rs.obstacles(battle)
+        ctx[0], ctx[1], ctx[2] = hexmap.version, obs, _pair_lines(hexmap, obs, rs.sight_rules(opts),
+                                                                  _wreck_hexes(battle), _options_key(opts))
+    obstacles: frozenset[Hex] = ctx[1]
+    x, y, z = -dq, -dr, dq + dr  # aspect(target, target facing, firer): the cube vector turned by -60 x facing
+    for _ in range(target_facing % 6):
+        x, y, z = -y, -z, -x
+    hi, lo = (y, z) if y >= z else (z, y)
+    if not (x > hi or (x == y == z == 0) or x < lo):  # the side, or a boundary where the side may be the face
+        if x == hi:
+            face = thicker(target.armour, (FRONT, SIDE))
+        elif x == lo:
+            face = thicker(target.armour, (SIDE, REAR))
+        else:
+            face = SIDE
+        if face == SIDE:
+            across = b.neighbour((target_facing + 1) % 6 if z > y else (target_facing + 4) % 6)
+            if across != a and across in obstacles:
+                return None  # a masked side: the exceptional lines decide
+    n = ctx[2](a, facing, b)
+    return n if n <= 1 else None
 
 
 class GeometryIllegal(Illegal):
