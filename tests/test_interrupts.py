@@ -495,3 +495,10 @@ def test_the_console_script_is_the_loading_guard():
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
     assert scripts["tanksim"] == "sim.cli.console:main"
+
+
+def test_python_dash_m_sim_cli_is_the_command():
+    # `python -m sim.cli ARGS` (the fallback where no console script is installed) runs the same entry point
+    out = subprocess.run([sys.executable, "-m", "sim.cli", "--version"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("tanksim ")
