@@ -850,3 +850,18 @@ def test_shot_table_matches_a_fresh_shot_at_every_event():
     m.run()
     assert seen["events"] > 30 and seen["checks"] > 500, seen
     assert len(_SHOT_MEMO[b].shots) > 0
+
+
+def test_catalog_defaults_are_reported_for_the_vehicles_a_scenario_plays_only():
+    # asl.md 3.2: missing catalog data is defaulted with a warning -- for a vehicle the scenario uses; the docs'
+    # example builds its T-34/85 on the catalog's t34_m41 (a base only) and plays the catalog's pzkpfw_iiih
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-m", "sim.cli", "validate", "docs/examples/t34_85_1944.yaml"], cwd=root,
+                         capture_output=True, text=True, timeout=120, env={**__import__("os").environ,
+                                                                            "TANKSIM_LOG": "warning"})
+    assert out.returncode == 0, out.stderr
+    warned = [line for line in out.stderr.splitlines() if "defaults used for" in line]
+    assert [w.split("vehicle ")[1].split(":")[0] for w in warned] == ["t34_85", "pzkpfw_iiih"], out.stderr

@@ -894,14 +894,17 @@ class ASL(Ruleset):
 
     # --- catalog ---------------------------------------------------------------------------------------------
     def vehicle(self, vid: str) -> asl_tables.Vehicle:
-        """The catalog record ``vid`` (``sim_vehicles``, missing data defaulted with a warning, asl.md 3.2);
-        raises ``KeyError`` for an unknown id."""
+        """The catalog record ``vid`` (``sim_vehicles``, missing data defaulted with a warning -- given here, when
+        the vehicle is used, once per process -- asl.md 3.2); raises ``KeyError`` for an unknown id."""
         try:
-            return asl_tables.catalog()[vid]
+            v = asl_tables.catalog()[vid]
         except KeyError:
             known = self.vehicle_ids()
             raise KeyError(f"unknown asl vehicle {vid!r}{did_you_mean(vid, known)}; "
                            f"known: {', '.join(known)}") from None
+        if v.defaulted:
+            asl_tables.warn_defaults(vid, v.defaulted)
+        return v
 
     def vehicle_ids(self) -> tuple[str, ...]:
         return tuple(asl_tables.catalog())

@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from functools import lru_cache
 from importlib import resources
-from typing import Annotated, Any, Literal, Mapping
+from typing import Annotated, Any, Literal, Mapping, Sequence
 
 import yaml
 from pydantic import (
@@ -558,7 +558,7 @@ class VehicleRecord(_Strict):
         return self
 
 
-def vehicle_from_record(vid: str, rec: Mapping[str, Any], strict: bool = False) -> Vehicle:
+def vehicle_from_record(vid: str, rec: Mapping[str, Any], strict: bool = False, warn: bool = True) -> Vehicle:
     """One record in the ``sim_vehicles`` schema (:class:`VehicleRecord`) -> :class:`Vehicle` (DECISION
     ``missing_data``, asl.md 3.2).
 
@@ -600,9 +600,8 @@ def vehicle_from_record(vid: str, rec: Mapping[str, Any], strict: bool = False) 
         ammo: tuple(sorted(((k, v) for k, v in sched.items()), key=lambda kv: _date_key(kv[0])))
         for ammo, sched in (r.special_ammo or {}).items()}
     tk_key: dict[str, str] = {ammo: key for ammo, key in (r.tk_key or {}).items()}
-    if defaulted:
-        log.warning("asl catalog: vehicle %s: defaults used for %s (missing_data: defaults_with_warning)",
-                    vid, ", ".join(defaulted))
+    if defaulted and warn:
+        warn_defaults(vid, defaulted)
     extra: dict[str, Any] = {k: getattr(r, k) for k in ("notes", "sources", "radioless") if k in r.model_fields_set}
     return Vehicle(
         id=vid, name=r.name or vid, nationality=r.nationality or "", th_colour=r.th_colour or "black", gun=r.gun,
@@ -618,10 +617,20 @@ def build_vehicle(rec: Mapping[str, Any], strict: bool = False) -> Vehicle:
     return vehicle_from_record(str(rec.get("id")), rec, strict)
 
 
+def warn_defaults(vid: str, defaulted: Sequence[str]) -> None:
+    """Log that vehicle ``vid`` plays with defaults for the fields ``defaulted`` (asl.md 3.2,
+    ``missing_data: defaults_with_warning``; shown once per process, :mod:`sim.logs`)."""
+    log.warning("asl catalog: vehicle %s: defaults used for %s (missing_data: defaults_with_warning)",
+                vid, ", ".join(defaulted))
+
+
 @lru_cache(maxsize=2)
 def catalog(strict: bool = False) -> Mapping[str, Vehicle]:
-    """The AFV catalog ``{id: Vehicle}`` from ``sim_vehicles`` (``strict`` = ``missing_data: strict``)."""
-    return {v.id: v for v in (build_vehicle(r, strict) for r in raw_data()["sim_vehicles"])}
+    """The AFV catalog ``{id: Vehicle}`` from ``sim_vehicles`` (``strict`` = ``missing_data: strict``).  Built
+    without warnings: a vehicle's defaults are reported when a scenario uses it (``ASL.vehicle``), so a catalog
+    vehicle that is only a ``vehicles:`` entry's ``base`` (or not used at all) is not reported."""
+    return {v.id: v for v in (vehicle_from_record(str(r.get("id")), r, strict, warn=False)
+                              for r in raw_data()["sim_vehicles"])}
 
 
 def raw_vehicle(vid: str) -> Mapping[str, Any]:
