@@ -29,7 +29,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("agents", ("agents",)),
     ("model", ("sim.scenario", "sim.generate", "sim.model", "sim.runner", "sim.play_cases")),
     ("wings", ("sim.experiments", "sim.tournaments", "sim.view", "sim.env")),
-    ("cli", ("sim.cli",)),
+    ("cli", ("sim.cli", "sim.console")),  # sim.console: the console script, beside sim.cli so it loads first
 )
 
 def modules() -> dict[str, Path]:

@@ -483,7 +483,7 @@ def test_an_interrupt_while_the_command_loads_is_one_line_exit_130(tmp_path, sig
             f"            os.kill(os.getpid(), {int(signum)})\n"
             "        return None\n"
             "sys.meta_path.insert(0, Interrupt())\n"
-            "from sim.cli.console import main\n"
+            "from sim.console import main\n"
             "sys.exit(main(['validate', 'default']))\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert out.returncode == 130, out.stderr
@@ -494,7 +494,7 @@ def test_an_interrupt_while_the_command_loads_is_one_line_exit_130(tmp_path, sig
 def test_the_console_script_is_the_loading_guard():
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
-    assert scripts["tanksim"] == "sim.cli.console:main"
+    assert scripts["tanksim"] == "sim.console:main"
 
 
 def test_python_dash_m_sim_cli_is_the_command():

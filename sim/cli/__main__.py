@@ -1,6 +1,6 @@
 """``python -m sim.cli ARGS...`` is ``tanksim ARGS...``."""
 import sys
 
-from sim.cli.console import main
+from sim.console import main
 
 sys.exit(main())

@@ -1,8 +1,9 @@
 """The ``tanksim`` console script's entry point (``pyproject.toml``): :func:`main`.
 
-Importing it loads nothing but the small package ``__init__`` files: the command's own modules
-(:mod:`sim.cli.main` and what it imports: pydantic, the rule sets, the doctrines) are imported inside :func:`main`,
-where a Ctrl-C in the first moments, while they load, ends the command as every later interrupt does.
+It is part of the command-line layer (with :mod:`sim.cli`), but lives beside the package rather than in it, so that
+importing it loads nothing but ``sim``'s small ``__init__``: the command's own modules (:mod:`sim.cli` and what it
+imports: pydantic, the rule sets, the doctrines) are imported inside :func:`main`, where a Ctrl-C in the first
+moments, while they load, ends the command as every later interrupt does.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     term_before = (signal.signal(signal.SIGTERM, _raise_interrupt)
                    if threading.current_thread() is threading.main_thread() else None)
     try:
-        from sim.cli.main import main as run
+        from sim.cli import main as run
     except KeyboardInterrupt:
         print("tanksim: interrupted", file=sys.stderr)
         return 130
