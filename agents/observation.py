@@ -392,6 +392,60 @@ ACTING_ENEMY_KEYS = ("mover", "rammer")
 _MEMORY_SYNC = ("synced",)
 
 
+#: Per battle, per side: ``[state_changes list, its length then, version - len(log) then, live enemy ids (a set),
+#: the enemies with status active in id order]`` (:func:`_enemy_ids`).
+_ENEMY_IDS: "weakref.WeakKeyDictionary[BattleState, dict[int, list[Any]]]" = weakref.WeakKeyDictionary()
+
+
+def _enemy_ids(b: Any, side: int) -> tuple[set[int] | frozenset[int], tuple[int, ...]]:
+    """``(live, active)`` for ``side`` on the board ``b``: the ids of the enemies that are live tanks
+    (``b.live_tanks()``: status active, on the board) and, in id order, of those whose status is active
+    (``TankState.alive``, on the board or not).  The caller must not change ``live``.
+
+    On a :class:`~sim.battle.BattleState` outside a side's view kept per battle and side (:data:`_ENEMY_IDS`) and
+    patched from ``state_changes``: a tank's status and hex change only through events naming it; built afresh
+    when the battle's ``state_changes`` is another list or its version moved without an event.  Otherwise (a
+    side's view, another board) computed from the tanks."""
+    tanks = b.tanks
+    if type(b) is not BattleState or b.hidden_tanks:
+        return (frozenset(t.tank_id for t in b.live_tanks() if t.side != side),
+                tuple(t.tank_id for t in tanks if t.side != side and t.alive))
+    per = _ENEMY_IDS.get(b)
+    if per is None:
+        per = _ENEMY_IDS[b] = {}
+    sc = b.state_changes
+    n = len(sc)
+    off = b.version - len(b.log)
+    rec = per.get(side)
+    if rec is not None and rec[0] is sc and rec[2] == off and rec[1] <= n:
+        if rec[1] == n:
+            return rec[3], rec[4]
+        redo: Iterable[int] = {i for i in sc[rec[1]:n] if 0 <= i < len(tanks)}
+        live, active = rec[3], set(rec[4])
+    else:
+        redo = range(len(tanks))
+        live, active = set(), set()
+    changed = False
+    for i in redo:
+        t = tanks[i]
+        if t.side == side:
+            continue
+        on = t.alive
+        if on != (i in active):
+            changed = True
+            if on:
+                active.add(i)
+            else:
+                active.discard(i)
+        if on and t.hex is not None:
+            live.add(i)
+        else:
+            live.discard(i)
+    act = tuple(sorted(active)) if changed or rec is None or rec[0] is not sc or rec[2] != off else rec[4]
+    per[side] = [sc, n, off, live, act]
+    return live, act
+
+
 def _memory_todo(mem: dict[Any, Any], battle: Any, vis: tuple[int, ...]) -> Iterable[int]:
     """The visible enemies ``vis`` whose record in the side's memory ``mem`` must be written now (the rest hold
     what would be written: the same hex, facing, turret facing and rule-set state), and note ``mem``'s sync.
@@ -572,7 +626,7 @@ class Observation(StateQueries):
 
         def compute() -> tuple[int, ...]:
             known = set(self.known_ids())
-            return tuple(t.tank_id for t in self._b.tanks if t.side != self.side and t.alive and t.tank_id not in known)
+            return tuple(i for i in _enemy_ids(self._b, self.side)[1] if i not in known)
 
         return self._memo(("hidden",), compute)
 
@@ -587,7 +641,7 @@ class Observation(StateQueries):
             b, legal, rs = self._b, self._legal, self._rs
             if b.hidden_tanks:
                 raise RuntimeError("known_ids is computed on the true board")
-            live = {t.tank_id for t in b.live_tanks() if t.side != self.side}
+            live = _enemy_ids(b, self.side)[0]
             known = set(self.visible_ids()) & live
             ctx = self.decision.context
             known |= {ctx[k] for k in ACTING_ENEMY_KEYS if ctx.get(k) in live}
