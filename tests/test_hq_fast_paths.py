@@ -10,6 +10,8 @@ import random
 from types import SimpleNamespace
 from typing import Any
 
+import pytest
+
 from sim.actions import Fire, Ram
 from sim.battle import HypoView
 from sim.events import Status
@@ -17,7 +19,7 @@ from sim.hexgrid import Hex
 from sim.model import BattleModel
 from sim.rules.base import Illegal
 from sim.rules.hummel_quest.board import HQBoard, flags
-from sim.rules.hummel_quest.play import HummelQuest, _SeenMemo
+from sim.rules.hummel_quest.play import _NOT_IN_PLAY, HummelQuest, _SeenMemo
 from sim.rules.hummel_quest.sight import direct_shot
 from sim.rules.hummel_quest.stats import HQOptions
 from sim.scenario import load_scenario
@@ -276,3 +278,38 @@ def test_legal_shots_on_the_battle_equal_fresh_shots(monkeypatch):
         seen.update(asks=0, table=0, legal=0, illegal=0)
         run_battle(bench.validate(scen, "hq"), seed=1, record_events=False, decision_timeout_s=0)
         assert seen["asks"] > 300 and seen["table"] > 300 and seen["legal"] > 30 and seen["illegal"] > 300, seen
+
+
+@pytest.mark.parametrize("name", ["hq_skirmish", "hq_ram_brawl"])
+def test_targets_with_the_in_play_table_equal_fresh_shots(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``_targets`` on the battle (its enemies from ``_in_play_enemies``' table, patched from ``state_changes``)
+    equals the enemies not out, on the board, with a legal :meth:`HummelQuest.shot`, at every ask of played
+    battles; the table itself equals the tanks read afresh."""
+    real_table, real_targets = HummelQuest._in_play_enemies, HummelQuest._targets
+    asked = {"table": 0, "targets": 0, "some": 0, "out": 0}
+
+    def table(self: HummelQuest, root: Any, side: int) -> tuple[int, ...]:
+        got = real_table(self, root, side)
+        want = tuple(t.tank_id for t in root.tanks if t.side != side and t.status not in _NOT_IN_PLAY
+                     and int(t.rules_state.get("dt", t.vehicle.dt)) > 0)
+        assert got == want
+        asked["table"] += 1
+        asked["out"] += len(got) < sum(1 for t in root.tanks if t.side != side)
+        return got
+
+    def targets(self: HummelQuest, battle: Any, tid: int) -> tuple[int, ...]:
+        got = real_targets(self, battle, tid)
+        s = battle.tanks[tid]
+        if self.can_act(s):
+            want = tuple(e.tank_id for e in battle.tanks if e.side != s.side and not self.is_out(e)
+                         and not isinstance(self.shot(battle, tid, e.tank_id), Illegal))
+            assert got == want, (tid, got, want)
+            asked["targets"] += 1
+            asked["some"] += bool(got)
+        return got
+
+    monkeypatch.setattr(HummelQuest, "_in_play_enemies", table)
+    monkeypatch.setattr(HummelQuest, "_targets", targets)
+    for seed in (1, 2, 3):
+        BattleModel(load_scenario(name), seed).run()
+    assert asked["table"] > 20 and asked["targets"] > 20 and asked["some"] > 5 and asked["out"] > 0, asked

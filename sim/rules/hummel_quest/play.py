@@ -219,6 +219,9 @@ _SHOOTER_TABLES_MAX = 64
 #: :meth:`HummelQuest._target_table`'s tables per battle (the same layout, the per-target entries and the answers
 #: fixed whatever the shooter's hex).
 _TARGET_TABLES: "weakref.WeakKeyDictionary[BattleState, dict[Any, list[Any]]]" = weakref.WeakKeyDictionary()
+#: :meth:`HummelQuest._in_play_enemies`' lists per battle: ``{side: [state_changes, its length then,
+#: version - len(log) then, the set of ids, the ids in order]}``.
+_IN_PLAY_ENEMIES: "weakref.WeakKeyDictionary[BattleState, dict[int, list[Any]]]" = weakref.WeakKeyDictionary()
 
 
 @lru_cache(maxsize=1024)
@@ -2077,16 +2080,60 @@ class HummelQuest(Ruleset):
         cands = []
         side = s.side
         not_in_play = _NOT_IN_PLAY
-        for e in battle.tanks:
-            # ``self.is_out(e)`` inlined
-            if e.side == side or e.hex is None or e.status in not_in_play or \
-                    int(e.rules_state.get("dt", e.vehicle.dt)) <= 0:
+        tanks = battle.tanks
+        ids = self._in_play_enemies(battle, side) if type(battle) is BattleState else None
+        for e in (tanks if ids is None else [tanks[i] for i in ids]):
+            # ``self.is_out(e)`` inlined (the table's tanks pass all but the hex: a side's view hides some)
+            if e.hex is None or ids is None and (e.side == side or e.status in not_in_play or
+                                                 int(e.rules_state.get("dt", e.vehicle.dt)) <= 0):
                 continue
             if max_fp is not None and band_of(distance(sh, _hex(e)) * hs, o.band_edges).fp_needed > max_fp:
                 continue
             cands.append(e.tank_id)
         # :meth:`shots`: the same answers as :meth:`shot` pair by pair
         return tuple(e for e, got in zip(cands, self.shots(battle, tid, cands)) if not isinstance(got, Illegal))
+
+    def _in_play_enemies(self, root: BattleState, side: int) -> tuple[int, ...]:
+        """Ids, in order, of the enemies of ``side`` on ``root`` whose status is not off the board or out and whose
+        DT is above 0 (:meth:`is_out` but for the hex, which a side's view changes: the caller tests it).
+
+        Kept per battle (:data:`_IN_PLAY_ENEMIES`) and side and patched from ``state_changes``: a tank's status
+        and ``rules_state`` change only through events naming it; built afresh when the battle's
+        ``state_changes`` is another list or its version moved without an event."""
+        per = _IN_PLAY_ENEMIES.get(root)
+        if per is None:
+            per = _IN_PLAY_ENEMIES[root] = {}
+        sc = root.state_changes
+        n = len(sc)
+        off = root.version - len(root.log)
+        rec = per.get(side)
+        tanks = root.tanks
+        if rec is not None and rec[0] is sc and rec[2] == off and rec[1] <= n:
+            if rec[1] == n:
+                return cast(tuple[int, ...], rec[4])
+            redo: Iterable[int] = {i for i in sc[rec[1]:n] if type(i) is int and 0 <= i < len(tanks)}
+            ids = rec[3]
+            before = len(ids)
+        else:
+            redo = range(len(tanks))
+            ids = set()
+            before = -1
+        not_in_play = _NOT_IN_PLAY
+        moved = False
+        for i in redo:
+            e = tanks[i]
+            if e.side == side:
+                continue
+            ok = e.status not in not_in_play and int(e.rules_state.get("dt", e.vehicle.dt)) > 0
+            if ok != (i in ids):
+                moved = True
+                if ok:
+                    ids.add(i)
+                else:
+                    ids.discard(i)
+        order = tuple(sorted(ids)) if moved or before < 0 else cast(tuple[int, ...], rec[4])  # type: ignore[index]
+        per[side] = [sc, n, off, ids, order]
+        return order
 
     def _modes(self, battle: BoardView, tid: int) -> tuple[str, ...]:
         modes = ["hold", "fire", "move", "move_and_fire"]
