@@ -5,6 +5,7 @@ included (straight lines along the axes and the between-axes directions)."""
 from __future__ import annotations
 
 import importlib
+from typing import Any
 
 from sim.hexgrid import hex_line
 
@@ -18,7 +19,9 @@ def _by_hex_line(dq: int, dr: int) -> tuple[tuple[tuple[int, int], ...], tuple[t
 
 
 def test_line_offsets_equal_hex_line_on_a_region() -> None:
-    direct = sight._line_offsets.__wrapped__   # the computation, not the cache
+    def direct(dq: int, dr: int) -> Any:   # the computation, not the cache
+        sight._MIRRORED.clear()
+        return sight._line_offsets.__wrapped__(dq, dr)
     differ = 0
     for dq in range(-22, 23):
         for dr in range(-22, 23):
@@ -31,3 +34,22 @@ def test_line_offsets_equal_hex_line_on_a_region() -> None:
     assert direct(0, 0) == direct(1, 0) == ((), ())
     a, b = direct(2, -1)   # the segment runs along the edge of (1, 0) and (1, -1): A takes one, B the other
     assert len(a) == len(b) == 1 and {a[0], b[0]} == {(1, 0), (1, -1)}, (a, b)
+
+
+def test_line_offsets_cached_with_their_mirrors_equal_hex_line() -> None:
+    """The cached entries, each offset asked after minus it (so read from the entry made ahead,
+    ``sight._MIRRORED``), and the other way round."""
+    sight._line_offsets.cache_clear()
+    sight._MIRRORED.clear()
+    ahead = 0
+    offsets = [(dq, dr) for dq in range(-15, 16) for dr in range(-15, 16)]
+    for dq, dr in offsets:
+        ahead += (dq, dr) in sight._MIRRORED
+        assert sight._line_offsets(dq, dr) == _by_hex_line(dq, dr), (dq, dr)
+    assert ahead > len(offsets) // 3, ahead
+    sight._line_offsets.cache_clear()
+    sight._MIRRORED.clear()
+    for dq, dr in reversed(offsets):
+        assert sight._line_offsets(dq, dr) == _by_hex_line(dq, dr), (dq, dr)
+    sight._line_offsets.cache_clear()
+    sight._MIRRORED.clear()

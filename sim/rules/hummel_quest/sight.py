@@ -27,6 +27,43 @@ def line_pair(a: tuple[int, int], b: tuple[int, int]) -> tuple[tuple[Hex, ...], 
     return la, lb
 
 
+def _interpolate(dq: int, dr: int) -> tuple[tuple[int, int], ...]:
+    """The intermediate hexes of :func:`sim.hexgrid.hex_line` from ``(0, 0)`` to ``(dq, dr)`` (``n >= 2`` hexes
+    apart), as offsets: the float operations of :func:`sim.hexgrid._hex_line_direct` from the origin
+    (``hex_line``'s definition: ``a + (b - a) * t`` with ``t = i / n`` on the nudged cube coordinates, round half
+    to even, then the cube-rounding fix of ``_cube_round``) in the same order on the same values, so the same
+    hexes, without a call per hex (``abs`` written out: the same values)."""
+    n = max(abs(dq), abs(dr), abs(dq + dr))
+    ax, ay, az = _NUDGE   # ``_hex_line_direct``'s nudged ``a`` at the origin (``0 + nudge`` is the nudge)
+    bx, by, bz = dq + _NUDGE[0], dr + _NUDGE[1], -dq - dr + _NUDGE[2]
+    ex, ey, ez = bx - ax, by - ay, bz - az
+    line = []
+    add = line.append
+    for i in range(1, n):
+        t = i / n
+        x, y, z = ax + ex * t, ay + ey * t, az + ez * t
+        rx, ry, rz = round(x), round(y), round(z)
+        fx, fy, fz = rx - x, ry - y, rz - z
+        if fx < 0:
+            fx = -fx
+        if fy < 0:
+            fy = -fy
+        if fz < 0:
+            fz = -fz
+        if fx > fy and fx > fz:
+            rx = -ry - rz
+        elif fy > fz:
+            ry = -rx - rz
+        add((rx, ry))
+    return tuple(line)
+
+
+#: Entries of :func:`_line_offsets` made ahead: computing an offset's lines interpolates the line to minus the
+#: offset too (line B is its negation), which with line A negated are that offset's lines; kept here until asked
+#: (popped then), at most as many as the cache holds.
+_MIRRORED: dict[tuple[int, int], tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]] = {}
+
+
 @lru_cache(maxsize=65_536)
 def _line_offsets(dq: int, dr: int) -> tuple[tuple[tuple[int, int], ...], tuple[tuple[int, int], ...]]:
     """The intermediate hexes of lines A and B (:func:`line_pair`) from ``(0, 0)`` to ``(dq, dr)``, as offsets.
@@ -35,32 +72,23 @@ def _line_offsets(dq: int, dr: int) -> tuple[tuple[tuple[int, int], ...], tuple[
     ``line_pair(a, b)`` is ``a`` plus these offsets: line A is ``hex_line(0, d)``, line B is the negation of
     ``hex_line(0, -d)``.  Pure geometry, shared by every map; bounded (one entry per offset).
 
-    Both lines are interpolated in one loop, inline: the float operations of
-    :func:`sim.hexgrid._hex_line_direct` from the origin (``hex_line``'s definition: ``a + (b - a) * t`` with
-    ``t = i / n`` on the nudged cube coordinates, round half to even, then the cube-rounding fix of
-    ``_cube_round``) in the same order on the same values, so the same hexes, without a call per hex
-    (tests/test_hq_sight_lines.py compares them with ``hex_line`` on every offset of a region)."""
-    n = max(abs(dq), abs(dr), abs(dq + dr))
-    if n < 2:
+    Both lines are interpolated inline (:func:`_interpolate`; tests/test_hq_sight_lines.py compares them with
+    ``hex_line`` on every offset of a region).  Minus the offset has the same two lines, swapped and negated
+    (its line A is ``hex_line(0, -d)``, its line B the negation of ``hex_line(0, d)``): they are noted in
+    :data:`_MIRRORED` and its entry is read from there (most sight pairs are asked both ways, issue 14)."""
+    got = _MIRRORED.pop((dq, dr), None)
+    if got is not None:
+        return got
+    if max(abs(dq), abs(dr), abs(dq + dr)) < 2:
         return ((), ())
-    ax, ay, az = _NUDGE   # ``_hex_line_direct``'s nudged ``a`` at the origin (``0 + nudge`` is the nudge)
-    out: list[list[tuple[int, int]]] = []
-    for sq, sr, sign in ((dq, dr, 1), (-dq, -dr, -1)):
-        bx, by, bz = sq + _NUDGE[0], sr + _NUDGE[1], -sq - sr + _NUDGE[2]
-        ex, ey, ez = bx - ax, by - ay, bz - az
-        line = []
-        for i in range(1, n):
-            t = i / n
-            x, y, z = ax + ex * t, ay + ey * t, az + ez * t
-            rx, ry, rz = round(x), round(y), round(z)
-            fx, fy, fz = abs(rx - x), abs(ry - y), abs(rz - z)
-            if fx > fy and fx > fz:
-                rx = -ry - rz
-            elif fy > fz:
-                ry = -rx - rz
-            line.append((sign * int(rx), sign * int(ry)))
-        out.append(line)
-    return (tuple(out[0]), tuple(out[1]))
+    la = _interpolate(dq, dr)
+    lm = _interpolate(-dq, -dr)
+    na = tuple([(-q, -r) for q, r in la])
+    nm = tuple([(-q, -r) for q, r in lm])
+    if len(_MIRRORED) >= 65_536:
+        _MIRRORED.clear()
+    _MIRRORED[(-dq, -dr)] = (lm, na)
+    return (la, nm)
 
 
 @dataclass(frozen=True)
