@@ -37,7 +37,7 @@ def _interpolate(dq: int, dr: int) -> tuple[tuple[int, int], ...]:
     ax, ay, az = _NUDGE   # ``_hex_line_direct``'s nudged ``a`` at the origin (``0 + nudge`` is the nudge)
     bx, by, bz = dq + _NUDGE[0], dr + _NUDGE[1], -dq - dr + _NUDGE[2]
     ex, ey, ez = bx - ax, by - ay, bz - az
-    line = []
+    line: list[tuple[int, int]] = []
     add = line.append
     for i in range(1, n):
         t = i / n
