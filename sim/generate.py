@@ -41,7 +41,7 @@ from sim.battle import BattleState, SideInfo
 from sim.hexgrid import offset_to_axial
 from sim.messages import clip, short
 from sim.rules import base as rules_base
-from sim.scenario import MAX_SIDE, MAX_TANKS, MAX_TURNS, FlowMap, ScenarioError, dump_yaml, validate
+from sim.scenario import MAX_SIDE, MAX_TANKS, MAX_TURNS, FlowMap, Name, ScenarioError, dump_yaml, validate
 
 #: The generator kinds.
 KINDS = ("meeting", "village", "river", "random")
@@ -129,7 +129,7 @@ class GeneratorParams(BaseModel):
     turns: int | None = Field(default=None, ge=1, le=MAX_TURNS)
     attacker: list[str] | None = Field(default=None, min_length=1, max_length=MAX_TANKS)
     defender: list[str] | None = Field(default=None, min_length=1, max_length=MAX_TANKS)
-    name: str | None = Field(default=None, max_length=200)
+    name: Name | None = None
 
     @field_validator("terrain")
     @classmethod

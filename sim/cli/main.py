@@ -631,7 +631,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 print(f"tanksim {argv[0]}: not available in this version", file=sys.stderr)
                 return 2
             raise
-        return int(getattr(module, fn)(argv[1:]) or 0)
+        try:
+            return int(getattr(module, fn)(argv[1:]) or 0)
+        except ScenarioError as exc:  # a data file's or an argument's problem a command did not word itself
+            print("\n".join(f"tanksim {argv[0]}: {e}" for e in exc.errors), file=sys.stderr)
+            return 2
     if argv and argv[0] in ("--version", "-V"):
         from importlib.metadata import PackageNotFoundError, version
 
