@@ -495,3 +495,48 @@ def test_the_console_script_is_the_loading_guard():
     pyproject = Path(__file__).resolve().parent.parent / "pyproject.toml"
     scripts = tomllib.loads(pyproject.read_text())["project"]["scripts"]
     assert scripts["tanksim"] == "sim.cli.console:main"
+
+
+def test_interrupted_before_a_new_battle_counts_what_the_folder_holds(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while a resumed batch / compare-rulesets starts (before it plays a battle) said 'no battle played;
+    run the same command again to start it' though the folder held an earlier run's battles: now it says how many
+    of the job's battles are stored there."""
+    from sim.cli import compare as compare_cli
+    from sim.cli import experiments as batch_cli
+    from sim.experiments import batch, compare
+
+    exp = {"name": "small", "scenario": "default", "replications": 3, "seed": 3, "overrides": {"turn_limit": 2},
+           "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["hold"]}]}
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["f.yaml", "--out", str(out), "--workers", "1", "--no-progress"]
+    monkeypatch.chdir(tmp_path)
+    assert batch_cli.main(args) == 0
+    exp["replications"] = 5   # the same design, more replications: 3 of 5 stored ...
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    capsys.readouterr()
+
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch, "execute", stop)   # ... and Ctrl-C before any new battle is played
+    assert batch_cli.main(args) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"tanksim batch: interrupted: stored 3 of 5 battles in {out} (played 0 now); run the same command again to "
+        f"complete the remaining 2")
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    comp = {"name": "cmp", "factors": [{"name": "ruleset", "path": "ruleset",
+                                        "levels": ["panzer_squadron", "hummel_quest"]},
+                                       {"name": "doctrine", "path": "sides.0.policy.name",
+                                        "levels": ["hold", "advance"]}],
+            "overrides": {"turn_limit": 2, "sides.1.policy.name": "advance"}, "replications": 2, "seed": 5}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(comp), encoding="utf-8")
+    cargs = ["c.yaml", "--out", str(tmp_path / "cmp"), "--workers", "1", "--no-progress", "--resamples", "10"]
+    assert compare_cli.main(cargs) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(compare, "run_comparison", stop)
+    assert compare_cli.main(cargs) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"tanksim compare-rulesets: interrupted: stored 8 of 8 battles in {tmp_path / 'cmp'} (2 of 2 cells "
+        f"complete); run the same command again to complete it")
