@@ -540,3 +540,53 @@ def test_interrupted_before_a_new_battle_counts_what_the_folder_holds(tmp_path, 
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"tanksim compare-rulesets: interrupted: stored 8 of 8 battles in {tmp_path / 'cmp'} (2 of 2 cells "
         f"complete); run the same command again to complete it")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_tournament_interrupted_while_rating_says_what_is_stored(tmp_path, monkeypatch, capsys, as_json):
+    """Ctrl-C / SIGTERM while the ratings and tables are computed (every game stored) printed a bare 'tanksim
+    tournament: interrupted' and, with --json, nothing on stdout: now the documented line with the count, and an
+    object with "interrupted": true."""
+    from test_tournament import SMALL_PS, three_entrants
+
+    from sim.cli.main import main
+    from sim.tournaments import tournament as T
+
+    data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}], games_per_pairing=2,
+                          executor={"workers": 1, "chunk_games": 1}, metagame={"enabled": False})
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["tournament", str(tmp_path / "t.yaml"), "--out", str(out), "--no-plots", "--no-progress"]
+    assert main(args) == 0
+    capsys.readouterr()
+
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(T, "analyse", stop)
+    assert main(args + ["--json"] * as_json) == 130
+    got = capsys.readouterr()
+    assert got.err.strip().splitlines()[-1] == (f"tanksim tournament: interrupted: stored 6 of 6 games in {out}; "
+                                                f"run the same command again to finish")
+    if as_json:
+        doc = json.loads(got.out)
+        assert doc["interrupted"] is True and (doc["games"], doc["stored"]) == (6, 6)
+
+
+def test_tournament_interrupted_before_a_game_is_stored_still_prints_its_json(tmp_path):
+    """Ctrl-C in the first game (nothing stored) with --json printed nothing on stdout: now an object with
+    "interrupted": true and "stored": 0 (and the one interrupted line on stderr)."""
+    from test_tournament import SMALL_PS, three_entrants
+
+    env = slow_env(tmp_path)
+    data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}], games_per_pairing=2,
+                          executor={"workers": 1, "chunk_games": 1}, metagame={"enabled": False},
+                          entrants=[{"name": "slow", "policy": "slowpol:Slow"}, {"name": "hold", "policy": "hold"}])
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    rc, out, err = interrupt(["tournament", "t.yaml", "--out", "out", "--no-plots", "--no-progress", "--json"],
+                             "started", cwd=tmp_path, env=env)
+    assert rc == 130, err
+    doc = json.loads(out)
+    assert doc["interrupted"] is True and doc["stored"] == 0 and doc["games"] == 2
+    assert err.strip().splitlines()[-1] == ("tanksim tournament: interrupted: no games stored yet; run the same "
+                                            "command again to play them")
