@@ -590,3 +590,24 @@ def test_tournament_interrupted_before_a_game_is_stored_still_prints_its_json(tm
     assert doc["interrupted"] is True and doc["stored"] == 0 and doc["games"] == 2
     assert err.strip().splitlines()[-1] == ("tanksim tournament: interrupted: no games stored yet; run the same "
                                             "command again to play them")
+
+
+def test_batch_interrupted_while_its_workers_start_closes_the_bar_before_its_line(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while the executor starts left the progress bar open: it was drawn again after the 'interrupted'
+    line (stderr ended '...run/s]tanksim batch: interrupted: ...' then 'small: 0%|...').  The bar is closed
+    first: the interrupted line is the last, on a line of its own."""
+    from sim.cli import experiments as batch_cli
+    from sim.experiments import batch
+
+    exp = {"name": "small", "scenario": "default", "replications": 2, "seed": 3, "overrides": {"turn_limit": 2},
+           "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["hold"]}]}
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch, "open_executor", stop)
+    assert batch_cli.main([str(tmp_path / "f.yaml"), "--out", str(tmp_path / "out"), "--workers", "1"]) == 130
+    err = capsys.readouterr().err
+    line = "tanksim batch: interrupted: no battle played; run the same command again to start it"
+    assert err.endswith("\n" + line + "\n"), repr(err[-300:])
