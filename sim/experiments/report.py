@@ -222,9 +222,17 @@ def _side_index(arg: str | None, names: Sequence[str]) -> int | None:
     return match_name(arg, list(names))
 
 
+def nothing_stored(command: str, folder: str | Path) -> str:
+    """The one line ``tanksim report`` and ``tanksim power`` refuse a results folder with no battle stored with
+    (exit 2): what is wrong and how to fill it."""
+    return (f"tanksim {command}: {folder}: no battle stored yet; play them with tanksim batch EXPERIMENT.yaml "
+            f"--out {folder}, then run tanksim {command} {folder} again")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``tanksim report``; exit 0, or 2 for a folder that is not a batch's results or fails verification (each bad
-    file named), an unknown ``--side`` or a ``--plot`` file whose format matplotlib cannot write."""
+    """``tanksim report``; exit 0, or 2 for a folder that is not a batch's results, holds no battle yet
+    (:func:`nothing_stored`) or fails verification (each bad file named), an unknown ``--side`` or a ``--plot``
+    file whose format matplotlib cannot write."""
     ap = argparse.ArgumentParser(prog="tanksim report", description="What a batch says: win rates with Wilson "
                                  "95% intervals per design point; per factor the effect on win rate, loss-exchange "
                                  "ratio, survivors and duration with intervals; paired differences (common random "
@@ -263,6 +271,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (KeyError, TypeError, ValueError, IndexError, AttributeError) as exc:  # a last line of defence
         print(f"tanksim report: {args.dir}: cannot summarise these results ({type(exc).__name__}: "
               f"{str(exc)[:200]}); is it a batch results folder of this tanksim version?", file=sys.stderr)
+        return 2
+    if not len(runs):
+        print(nothing_stored("report", args.dir), file=sys.stderr)
         return 2
     holder = lock_holder(args.dir)
     if holder:
@@ -1034,6 +1045,9 @@ def power_main(argv: Sequence[str] | None = None) -> int:
         manifest, runs, _, _ = build(args.dir)
     except FileNotFoundError as exc:
         print(f"tanksim power: {exc}", file=sys.stderr)
+        return 2
+    if not len(runs):
+        print(nothing_stored("power", args.dir), file=sys.stderr)
         return 2
     names = side_names(manifest, runs)
     si = _side_index(args.side, names)
