@@ -279,7 +279,7 @@ def test_rule_set_warnings_follow_tanksim_log_in_run_batch_env_and_validate(tmp_
                            timeout=120)
         assert (r.returncode, r.stderr) == (0, want), r.stderr
     v = tanksim(None, "validate", "hq50.yaml")   # a check asks for them: shown whatever TANKSIM_LOG says, still ok
-    assert (v.returncode, v.stderr) == (0, f"tanksim validate: warning: {SPEED}\n")
+    assert (v.returncode, v.stderr) == (0, f"tanksim validate: warning: hq50.yaml: {SPEED}\n")
     assert v.stdout.startswith("hq50.yaml: ok (")
 
 
@@ -304,11 +304,43 @@ def test_validate_shows_set_up_warnings_of_experiment_comparison_and_tournament_
         (tmp_path / name).write_text(yaml.safe_dump(data), encoding="utf-8")
         r = subprocess.run(tanksim_cmd() + ["validate", name], cwd=tmp_path, capture_output=True, text=True,
                            env=env, timeout=120)
-        assert (r.returncode, r.stderr) == (0, f"tanksim validate: warning: {SPEED}\n"), (name, r.stderr)
+        where = {"cmp.yaml": "cell hummel_quest/hq50.yaml: ", "t.yaml": "scenario hq: "}.get(name, "")
+        assert (r.returncode, r.stderr) == (0, f"tanksim validate: warning: {name}: {where}{SPEED}\n"), (name,
+                                                                                                    r.stderr)
         assert r.stdout.startswith(f"{name}: ok (")
         r = subprocess.run(tanksim_cmd() + ["validate", "--json", name], cwd=tmp_path, capture_output=True,
                            text=True, env=env, timeout=120)
-        assert json.loads(r.stdout)["files"][0]["warnings"] == [SPEED], (name, r.stdout)
+        assert json.loads(r.stdout)["files"][0]["warnings"] == [where + SPEED], (name, r.stdout)
+
+
+def test_validate_of_several_files_names_each_warning_s_file_and_says_each_problem_once(tmp_path):
+    """``validate a.yaml b.yaml``: the set-up warnings named no file; a warning the second file shared with the
+    first (the asl catalog's, loaded once) was not shown for it; a hummel_quest speed in a scenario's own
+    ``vehicles:`` block came out twice (from the block's check and the set-up).  Now each file gets its own
+    warnings, each prefixed with the file, each problem once."""
+    import copy
+
+    hq = copy.deepcopy(HQ50)
+    hq["vehicles"]["slowpoke"]["speed_m"] = 55   # not a whole number of 10 m (the block's check) nor of 50 m hexes
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump(hq), encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(hq), encoding="utf-8")
+    asl = (Path(__file__).resolve().parents[1] / "scenarios" / "asl_1941_meeting.yaml").read_text(encoding="utf-8")
+    (tmp_path / "c.yaml").write_text(asl, encoding="utf-8")
+    (tmp_path / "d.yaml").write_text(asl, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "TANKSIM_LOG"}
+    r = subprocess.run(tanksim_cmd() + ["validate", "a.yaml", "b.yaml", "c.yaml", "d.yaml"], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    speed = SPEED.replace("30", "55")
+    want = [f"tanksim validate: warning: {f}.yaml: {speed}" for f in "ab"]
+    assert [x for x in lines if "speed_m" in x] == want, lines
+    asl_c = [x.removeprefix("tanksim validate: warning: c.yaml: ") for x in lines if ": c.yaml: asl catalog" in x]
+    asl_d = [x.removeprefix("tanksim validate: warning: d.yaml: ") for x in lines if ": d.yaml: asl catalog" in x]
+    assert asl_c and asl_c == asl_d, lines
+    assert all(x.startswith(("tanksim validate: warning: a.yaml: ", "tanksim validate: warning: b.yaml: ",
+                             "tanksim validate: warning: c.yaml: ", "tanksim validate: warning: d.yaml: "))
+               for x in lines), lines
 
 
 # --- a local Dask cluster: Ctrl-C reaches every process of the group; only the driver answers it ---------------------
