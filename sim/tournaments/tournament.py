@@ -374,7 +374,8 @@ def _resolve_scenario(ref: ScenarioRef, i: int, src: str, base_dir: Path) -> tup
 def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str | Path = ".") -> Tournament:
     """Validate a tournament mapping (as in a file); scenario files are looked up next to ``base_dir``.
 
-    Raises :class:`TournamentError` with one ``src: field.path: message`` line per problem."""
+    Raises :class:`TournamentError` with one ``src: field.path: message`` line per problem (with any other
+    problem, the entrants' doctrines checked statically too, as :func:`entrant_problems`)."""
     if not isinstance(data, Mapping):
         raise TournamentError([(f"{src}: (top level): expected a mapping of tournament fields, got "
                                 f"{top_level_kind(data)}")])
@@ -409,8 +410,9 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
                             for c in e.command)
         limits = (e.limits or spec.limits).model_dump() if iso == "process" else None
         entrants.append(Entrant(e.name, e.policy, dict(e.params), command, iso, limits))
-    if errors:
-        raise TournamentError(errors)
+    if errors:   # every problem, one line each: a bad scenario does not hide a misspelt entrant's doctrine
+        provisional = Tournament(spec, src, tuple(entrants), tuple(scenarios))
+        raise TournamentError(errors + list(_static_entrant_problems(provisional).values()))
     return Tournament(spec, src, tuple(entrants), tuple(scenarios))
 
 
