@@ -140,6 +140,16 @@ def unknown_policy_message(name: Any, builtin: Iterable[str]) -> str:
             f"package.module:ClassName")
 
 
+def unknown_side_message(key: Any, names: Sequence[str], roles: Sequence[str] = (), extra: str = "") -> str:
+    """``no side 'Sovets' (did you mean 'Soviets'?); sides are Soviets, Germans (or 1, 2)``: the one wording of a
+    side a user named that the scenario does not have (``run --policy``, ``report`` / ``power --side``, ``app
+    --play``; the command puts the option typed before it).  The hint is the closest name, else the closest of
+    ``roles``; ``extra`` is added inside the parenthesis (``, or nobody``)."""
+    hint = did_you_mean(key, names) or did_you_mean(key, roles)
+    numbers = ", ".join(str(i + 1) for i in range(len(names)))
+    return f"no side {short(key)}{hint}; sides are {', '.join(names)} (or {numbers}{extra})"
+
+
 def did_you_mean(name: Any, names: Iterable[str]) -> str:
     """`` (did you mean 'X'?)`` naming the one of ``names`` closest to a user's misspelt ``name``
     (:func:`difflib.get_close_matches`, its default cut-off 0.6), or ``""`` when none is close: the hint every

@@ -60,6 +60,7 @@ from sim.messages import (
     printable_text,
     short,
     top_level_kind,
+    unknown_side_message,
     validation_lines,
 )
 from sim.rules import base as rules_base
@@ -1431,5 +1432,4 @@ def side_index(sc: Scenario, key: str) -> int:
         found = match_name(key, names)
         if found is not None:
             return found
-    hint = did_you_mean(key, [s.name for s in sc.sides]) or did_you_mean(key, [s.role for s in sc.sides])
-    raise KeyError(f"no side {key!r}{hint}; sides are {', '.join(s.name for s in sc.sides)} (or 1, 2)")
+    raise KeyError(unknown_side_message(key, [s.name for s in sc.sides], [s.role for s in sc.sides]))

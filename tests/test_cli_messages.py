@@ -262,8 +262,8 @@ def test_did_you_mean_for_the_scenarios_own_vehicles_and_for_side_names(tmp_path
     assert "(did you mean 'slowpoke'?)" in capsys.readouterr().err
     for side, hint in (("Sovets", "Soviets"), ("attackr", "attacker")):
         assert tanksim(["run", "default", "--policy", f"{side}=hold"]) == 2
-        assert capsys.readouterr().err == (f"tanksim run: no side {side!r} (did you mean {hint!r}?); sides are "
-                                           f"Soviets, Germans (or 1, 2)\n")
+        assert capsys.readouterr().err == (f"tanksim run: --policy '{side}=hold': no side {side!r} (did you mean "
+                                           f"{hint!r}?); sides are Soviets, Germans (or 1, 2)\n")
     exp = {"name": "dep", "scenario": "default", "replications": 2, "seed": 1, "setup": "random",
            "overrides": {"sides.Germns.policy.name": "hold"},
            "deployment": {"Sovets": {"rect": {"q": [0, 2], "r": [4, 20]}}},
@@ -276,5 +276,26 @@ def test_did_you_mean_for_the_scenarios_own_vehicles_and_for_side_names(tmp_path
     assert "no element 'Germns' in sides (did you mean 'Germans'?)" in err
     from sim.view.app import parse_human
 
-    with pytest.raises(ValueError, match=r"got 'Sovets' \(did you mean 'Soviets'\?\)"):
+    with pytest.raises(ValueError, match=r"--play 'Sovets': no side 'Sovets' \(did you mean 'Soviets'\?\)"):
         parse_human("Sovets", ["Soviets", "Germans"])
+
+
+def test_a_misspelt_side_has_one_message_shape_in_run_report_power_and_app(tmp_path, capsys):
+    """``run --policy Sovets=hold`` lacked the option typed, ``report --side`` and ``app --play`` each had their own
+    wording: now every one is ``tanksim CMD: OPTION 'TYPED': no side 'Sovets' (did you mean 'Soviets'?); sides are
+    Soviets, Germans (or 1, 2...)``."""
+    from sim.experiments.batch import run_experiment
+    from sim.view import app
+
+    tail = "no side 'Sovets' (did you mean 'Soviets'?); sides are Soviets, Germans (or 1, 2"
+    assert tanksim(["run", "default", "--policy", "Sovets=hold"]) == 2
+    assert capsys.readouterr().err == f"tanksim run: --policy 'Sovets=hold': {tail})\n"
+    exp = {"name": "sides", "scenario": "default", "replications": 2, "seed": 1, "overrides": {"turn_limit": 2},
+           "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["hold"]}]}
+    run_experiment(exp, tmp_path / "out", workers=1)
+    capsys.readouterr()
+    for command in ("report", "power"):
+        assert tanksim([command, str(tmp_path / "out"), "--side", "Sovets"]) == 2
+        assert capsys.readouterr().err == f"tanksim {command}: --side 'Sovets': {tail})\n"
+    assert app.main(["default", "--play", "Sovets"]) == 2
+    assert capsys.readouterr().err == f"tanksim app: --play 'Sovets': {tail}, or nobody)\n"

@@ -116,7 +116,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     policies = {}
     for p in args.policy or []:
         side, name, params = parse_policy_arg(p)
-        si = side_index(spec, side)
+        try:
+            si = side_index(spec, side)
+        except KeyError as exc:   # the option typed first, as for every other --policy problem
+            raise ValueError(f"--policy {p!r}: {exc.args[0]}") from None
         if si in policies:
             raise ValueError(f"--policy {p!r}: side {spec.sides[si].name} already has a --policy")
         try:   # checked here (statically, as a scenario's policy is) so the message names the option typed

@@ -41,7 +41,7 @@ from sim.experiments.analysis import (
     side_names,
     wilson,
 )
-from sim.messages import PLOT_SUFFIXES, did_you_mean, output_file
+from sim.messages import PLOT_SUFFIXES, output_file, unknown_side_message
 
 __all__ = ["CONFIDENCE", "Report", "analyse", "analyse_runs", "main", "main_effects", "point_table", "power_main",
            "side_names", "wilson"]
@@ -282,9 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = side_names(manifest, runs)
     si = _side_index(args.side, names)
     if si is None:
-        print(f"tanksim report: --side {args.side!r}{did_you_mean(args.side, names)}: expected one of "
-              f"{', '.join(names)} (or 1, 2)",
-              file=sys.stderr)
+        print(f"tanksim report: --side {args.side!r}: {unknown_side_message(args.side, names)}", file=sys.stderr)
         return 2
     side = names[si]
     rep = analyse_runs(runs, manifest, si, args.delta, points=points, main=effects)
@@ -1052,8 +1050,7 @@ def power_main(argv: Sequence[str] | None = None) -> int:
     names = side_names(manifest, runs)
     si = _side_index(args.side, names)
     if si is None:
-        print(f"tanksim power: --side {args.side!r}{did_you_mean(args.side, names)}: expected one of "
-              f"{', '.join(names)} (or 1, 2)", file=sys.stderr)
+        print(f"tanksim power: --side {args.side!r}: {unknown_side_message(args.side, names)}", file=sys.stderr)
         return 2
     b = analysis.outcomes(runs, manifest, si)
     if len(b.frame) < 2 or not b.categorical:
