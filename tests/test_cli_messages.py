@@ -299,3 +299,28 @@ def test_a_misspelt_side_has_one_message_shape_in_run_report_power_and_app(tmp_p
         assert capsys.readouterr().err == f"tanksim {command}: --side 'Sovets': {tail})\n"
     assert app.main(["default", "--play", "Sovets"]) == 2
     assert capsys.readouterr().err == f"tanksim app: --play 'Sovets': {tail}, or nobody)\n"
+
+
+def test_did_you_mean_for_generate_vehicles_doctrine_parameters_and_odds_labels(tmp_path, capsys, monkeypatch):
+    """No closest-name hint for ``generate --attacker t34_58``, a misspelt doctrine parameter (built-in or
+    plug-in) or ``odds --shooter/--target Tigr``; now each has one."""
+    import shutil
+
+    from sim.cli import generate as generate_cli
+
+    assert generate_cli.main(["meeting", "--attacker", "t34_58"]) == 2
+    assert "unknown panzer_squadron vehicle 't34_58' (did you mean 't34_85'?); known: " in capsys.readouterr().err
+    assert tanksim(["run", "default", "--policy", "1=greedy:risk_weigth=0.5"]) == 2
+    assert "Greedy has no parameter(s) risk_weigth (did you mean 'risk_weight'?); parameters: " in (
+        capsys.readouterr().err)
+    shutil.copy(ROOT / "docs" / "plugin_example.py", tmp_path / "my_doctrines.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert tanksim(["run", "default", "--policy", "1=my_doctrines:Sniper:min_rang=5"]) == 2
+    assert "Sniper has no parameter(s) min_rang (did you mean 'min_range'?); parameters: " in capsys.readouterr().err
+    for option, typed, hint in (("--shooter", "Tigr", "Tiger"), ("--target", "T34_1", "T34-1")):
+        labels = {"--shooter": "Tiger", "--target": "T34-1"}
+        labels[option] = typed
+        assert tanksim(["odds", "--scenario", "default", "--shooter", labels["--shooter"], "--target",
+                        labels["--target"]]) == 2
+        assert capsys.readouterr().err.startswith(f"tanksim odds: {option} {typed!r}: no tank labelled {typed!r} "
+                                                  f"(did you mean {hint!r}?); labels: T34-1, ")

@@ -196,7 +196,11 @@ def cmd_odds(args: argparse.Namespace) -> int:
         labels = {t.label: t.tank_id for t in b.tanks}
         for lab in (args.shooter, args.target):
             if lab not in labels:
-                raise ValueError(f"no tank labelled {lab!r}; labels: {', '.join(labels)}")
+                from sim.messages import did_you_mean
+
+                opt = "--shooter" if lab == args.shooter else "--target"
+                raise ValueError(f"{opt} {lab!r}: no tank labelled {lab!r}{did_you_mean(lab, labels)}; labels: "
+                                 f"{', '.join(labels)}")
         rs = b.ruleset
         params = rs.shot_params(b, labels[args.shooter], labels[args.target])
         if isinstance(params, rules_base.Illegal):
