@@ -879,7 +879,9 @@ def unknown_vehicle_message(rs: Any, vid: str, defined: Iterable[str], exc: KeyE
     ids ``defined``) nor in rule set ``rs``'s catalog (``exc``: the catalog's ``KeyError``, which names the
     closest catalog id).  When one of the scenario's own ids is the closest name of all, the message suggests it:
     ``unknown vehicle 'slowpok' (did you mean 'slowpoke'?); defined under vehicles: slowpoke; not in the
-    hummel_quest catalog either``; otherwise it is the catalog's message with ``(or define it under vehicles:)``."""
+    hummel_quest catalog either``; otherwise it is the catalog's message (its ``known:`` list) followed by the
+    scenario's own ids (``; defined under vehicles: t34_85``), or by ``(or define it under vehicles:)`` when it
+    defines none."""
     import difflib
 
     local = [str(v) for v in defined]
@@ -887,6 +889,8 @@ def unknown_vehicle_message(rs: Any, vid: str, defined: Iterable[str], exc: KeyE
     if best and best[0] in local:
         return (f"unknown vehicle {short(vid)}{did_you_mean(vid, best)}; defined under vehicles: "
                 f"{clip(', '.join(local), 200)}; not in the {rs.name} catalog either")
+    if local:   # the known names are the catalog's and the scenario's own
+        return f"{clip(str(exc.args[0]), 300)}; defined under vehicles: {clip(', '.join(local), 200)}"
     return f"{clip(str(exc.args[0]), 300)} (or define it under vehicles:)"
 
 

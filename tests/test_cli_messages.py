@@ -324,3 +324,15 @@ def test_did_you_mean_for_generate_vehicles_doctrine_parameters_and_odds_labels(
                         labels["--target"]]) == 2
         assert capsys.readouterr().err.startswith(f"tanksim odds: {option} {typed!r}: no tank labelled {typed!r} "
                                                   f"(did you mean {hint!r}?); labels: T34-1, ")
+
+
+def test_an_unknown_vehicle_lists_the_scenario_s_own_vehicles_with_the_catalog_s(tmp_path, capsys):
+    """``vehicle: zzzz`` in a file defining ``vehicles: t34_85``: the error's list of known names had the
+    catalog's only; the scenario's own ids are named too."""
+    text = (ROOT / "docs" / "examples" / "t34_85_1944.yaml").read_text(encoding="utf-8")
+    assert "vehicle: t34_85" in text
+    (tmp_path / "z.yaml").write_text(text.replace("vehicle: t34_85", "vehicle: zzzz", 1), encoding="utf-8")
+    assert tanksim(["validate", str(tmp_path / "z.yaml")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"{tmp_path / 'z.yaml'}: sides[0].tanks[0].vehicle: unknown asl vehicle 'zzzz'; known: ")
+    assert err[0].endswith("; defined under vehicles: t34_85"), err
