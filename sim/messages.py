@@ -278,16 +278,19 @@ def top_level_kind(doc: object) -> str:
 
 
 def printable_name(text: str) -> str:
-    """A pydantic ``AfterValidator`` for a name (scenario, side, tank label, tournament): ``text`` unchanged, or
-    ``ValueError`` ``expected a name without control characters; found '\\x1b' at character 5`` (invisible format
-    characters too: ``expected a name without control or invisible format characters; found '\\u200b' ...``)."""
+    """A pydantic ``AfterValidator`` for a name (scenario, side, tank label, tournament, entrant, vehicle id and
+    name): ``text`` unchanged, or ``ValueError`` ``expected a name without control characters; found '\\x1b' at
+    character 5 (got 'red\\x1b[2J')`` (invisible format characters too: ``expected a name without control or
+    invisible format characters; found '\\u200b' at character 3 (got 'ho\\u200bld')``): the one wording of such a
+    name wherever it is read, the value shown cut short and escaped."""
     i = unprintable(text, invisible=True)
     if i is not None:
         import unicodedata
 
         kind = "invisible format" if unicodedata.category(text[i]) == "Cf" and text[i] not in _BIDI else "control"
         what = "control characters" if kind == "control" else "control or invisible format characters"
-        raise ValueError(f"expected a name without {what}; found {text[i]!r} at character {i + 1}")
+        raise ValueError(f"expected a name without {what}; found {text[i]!r} at character {i + 1} (got "
+                         f"{short(text)})")
     return text
 
 

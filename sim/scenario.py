@@ -551,7 +551,14 @@ class VictorySpec(_Model):
 
 #: A vehicle id of a scenario's ``vehicles:`` block: letters, digits, ``_`` and ``-`` (so a dotted path such as
 #: ``vehicles.t34_1944.mp`` names one field).
-VehicleKey = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_-]+$")]
+def _vehicle_key(text: str) -> str:
+    printable_name(text)   # an invisible or control character: the one wording of every name
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", text):
+        raise ValueError("expected an id of letters, digits, _ and - (no spaces or dots)")
+    return text
+
+
+VehicleKey = Annotated[str, Field(min_length=1, max_length=60), AfterValidator(_vehicle_key)]
 
 
 def merge_record(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:

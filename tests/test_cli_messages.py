@@ -336,3 +336,24 @@ def test_an_unknown_vehicle_lists_the_scenario_s_own_vehicles_with_the_catalog_s
     err = capsys.readouterr().err.splitlines()
     assert err[0].startswith(f"{tmp_path / 'z.yaml'}: sides[0].tanks[0].vehicle: unknown asl vehicle 'zzzz'; known: ")
     assert err[0].endswith("; defined under vehicles: t34_85"), err
+
+
+def test_an_invisible_character_in_any_name_gets_one_wording(tmp_path, capsys):
+    """A zero-width space in a vehicle's ``name`` (no ``(got ...)``), in a ``vehicles:`` key (a raw regex message)
+    and in a tournament entrant's name (its own '1-64 letters ...' wording): now one wording for all three."""
+    ex = yaml.safe_load((ROOT / "docs" / "examples" / "t34_85_1944.yaml").read_text(encoding="utf-8"))
+    ex["vehicles"]["t34_85"]["name"] = "T34\u200b85"
+    (tmp_path / "n1.yaml").write_text(yaml.safe_dump(ex, allow_unicode=True), encoding="utf-8")
+    ex = yaml.safe_load((ROOT / "docs" / "examples" / "t34_85_1944.yaml").read_text(encoding="utf-8"))
+    ex["vehicles"] = {"t34\u200b85": ex["vehicles"]["t34_85"]}
+    (tmp_path / "n2.yaml").write_text(yaml.safe_dump(ex, allow_unicode=True), encoding="utf-8")
+    t = {"name": "t", "games_per_pairing": 2, "scenarios": [{"label": "x", "file": "default"}],
+         "entrants": [{"name": "ho\u200bld", "policy": "hold"}, {"name": "b", "policy": "hold"}]}
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(t, allow_unicode=True), encoding="utf-8")
+    what = "expected a name without control or invisible format characters; found '\\u200b' at character"
+    for name, field, at, value in (("n1.yaml", "vehicles.t34_85.name", 4, "T34\\u200b85"),
+                                   ("n2.yaml", "vehicles.t34\\u200b85 (a key)", 4, "t34\\u200b85"),
+                                   ("t.yaml", "entrants[0].name", 3, "ho\\u200bld")):
+        assert tanksim(["validate", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert err[0] == f"{tmp_path / name}: {field}: {what} {at} (got '{value}')", err

@@ -65,7 +65,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agents.isolation import Limits
 from sim.hexgrid import HexMap
-from sim.messages import top_level_kind
+from sim.messages import printable_name, top_level_kind
 from sim.scenario import (
     Name,
     Scenario,
@@ -138,6 +138,7 @@ class EntrantSpec(_Model):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
+        printable_name(v)   # an invisible or control character: the one wording of every name
         if not ENTRANT_NAME.match(v):
             raise ValueError("1-64 letters, digits, spaces or _ . + - # @")
         return v
