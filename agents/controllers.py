@@ -72,8 +72,9 @@ def _construct(cls: type, name: str, params: dict[str, Any]) -> Policy:
         return cls(**params)
     except (TypeError, ValueError, OverflowError) as exc:
         why = str(exc)
-        defaults = getattr(cls, "defaults", None)
-        unknown = sorted(str(k) for k in params if isinstance(defaults, Mapping) and k not in defaults)
+        found = getattr(cls, "defaults", None)
+        defaults: list[str] = [str(k) for k in found] if isinstance(found, Mapping) else []
+        unknown = sorted(str(k) for k in params if defaults and k not in defaults)
         if unknown and " has no parameter(s) " in why and "; parameters: " in why:   # the closest name, as a plug-in's
             why = why.replace("; parameters: ", f"{did_you_mean(unknown[0], defaults)}; parameters: ", 1)
         raise PolicyLoadError(f"policy {plugins.short(name)}: bad parameters {plugins.short(params)}: "
