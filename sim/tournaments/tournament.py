@@ -383,7 +383,8 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
     try:
         spec = TournamentSpec.model_validate(data)
     except ValidationError as exc:
-        raise TournamentError(_fmt_validation(src, exc, model=TournamentSpec)) from None
+        lines = _fmt_validation(src, exc, model=TournamentSpec)
+        raise TournamentError(lines + _raw_entrant_problems(data, src, lines)) from None
     errors: list[str] = []
     scenarios: list[tuple[str, Scenario]] = []
     for i, ref in enumerate(spec.scenarios):
@@ -415,6 +416,29 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
         provisional = Tournament(spec, src, tuple(entrants), tuple(scenarios))
         raise TournamentError(errors + list(_static_entrant_problems(provisional).values()))
     return Tournament(spec, src, tuple(entrants), tuple(scenarios))
+
+
+def _raw_entrant_problems(data: Mapping[str, Any], src: str, already: Sequence[str]) -> list[str]:
+    """The doctrines of the entrants of a file whose schema check failed, checked statically
+    (:func:`agents.controllers.check_policy`) where the entry's own fields passed, so that another field's problem
+    does not hide a misspelt ``policy`` (one line each, none twice)."""
+    from agents.controllers import PolicyLoadError, check_policy
+
+    out: list[str] = []
+    raw = data.get("entrants")
+    for i, e in enumerate(raw if isinstance(raw, list) else []):
+        if not isinstance(e, Mapping) or e.get("command") is not None or not isinstance(e.get("policy"), str):
+            continue
+        if any(line.startswith(f"{src}: entrants[{i}]") for line in already):
+            continue
+        params = e.get("params") if isinstance(e.get("params"), Mapping) else {}
+        try:
+            check_policy(e["policy"], dict(params))
+        except PolicyLoadError as exc:
+            out.append(f"{src}: entrants[{i}].policy: {exc}")
+        except Exception:  # noqa: BLE001, S112 - a doctrine this check cannot judge is judged once the file loads
+            continue
+    return out
 
 
 def load_tournament(path: str | Path) -> Tournament:
