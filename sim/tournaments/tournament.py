@@ -431,9 +431,10 @@ def _raw_entrant_problems(data: Mapping[str, Any], src: str, already: Sequence[s
             continue
         if any(line.startswith(f"{src}: entrants[{i}]") for line in already):
             continue
-        params = e.get("params") if isinstance(e.get("params"), Mapping) else {}
+        given = e.get("params")
+        params: dict[str, Any] = {str(k): v for k, v in given.items()} if isinstance(given, Mapping) else {}
         try:
-            check_policy(e["policy"], dict(params))
+            check_policy(e["policy"], params)
         except PolicyLoadError as exc:
             out.append(f"{src}: entrants[{i}].policy: {exc}")
         except Exception:  # noqa: BLE001, S112 - a doctrine this check cannot judge is judged once the file loads
