@@ -22,7 +22,7 @@ from agents import plugins
 from agents.plugins import PolicyLoadError
 from agents.policies import BUILTIN, Policy
 from agents.side_controller import Fault, SideController
-from sim.messages import unknown_policy_message
+from sim.messages import did_you_mean, unknown_policy_message
 
 __all__ = ["EntrantPolicy", "Fault", "PolicyLoadError", "SideController", "check_policy", "load_policy"]
 
@@ -71,8 +71,14 @@ def _construct(cls: type, name: str, params: dict[str, Any]) -> Policy:
     try:
         return cls(**params)
     except (TypeError, ValueError, OverflowError) as exc:
+        why = str(exc)
+        found = getattr(cls, "defaults", None)
+        defaults: list[str] = [str(k) for k in found] if isinstance(found, Mapping) else []
+        unknown = sorted(str(k) for k in params if defaults and k not in defaults)
+        if unknown and " has no parameter(s) " in why and "; parameters: " in why:   # the closest name, as a plug-in's
+            why = why.replace("; parameters: ", f"{did_you_mean(unknown[0], defaults)}; parameters: ", 1)
         raise PolicyLoadError(f"policy {plugins.short(name)}: bad parameters {plugins.short(params)}: "
-                              f"{plugins.clip(str(exc), 300)}") from None
+                              f"{plugins.clip(why, 300)}") from None
 
 
 def load_policy(name: str, params: Mapping[str, Any] | None = None, *, entrant: bool = False) -> Policy:

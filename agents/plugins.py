@@ -31,7 +31,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sim.messages import clip, short
+from sim.messages import clip, did_you_mean, short
 
 #: Class names a plug-in may derive from (matched by name: the module is not imported).
 KNOWN_BASES = frozenset({"Policy", "Doctrine", "Hold", "Advance", "Flank", "Cover", "Rush", "Greedy",
@@ -441,8 +441,8 @@ def check_params(cls_name: str, defaults: Mapping[str, Any] | None, bounds: Mapp
     unknown = sorted(str(k) for k in params if k not in defaults)
     if unknown:
         names = clip(", ".join(clip(u, 40) for u in unknown), 160)
-        raise PolicyLoadError(f"{cls_name} has no parameter(s) {names}; parameters: "
-                              f"{', '.join(defaults) or 'none'}")
+        raise PolicyLoadError(f"{cls_name} has no parameter(s) {names}{did_you_mean(unknown[0], defaults)}; "
+                              f"parameters: {', '.join(defaults) or 'none'}")
     for k, v in params.items():
         try:
             value = _convert(cls_name, k, defaults[k], v)

@@ -39,9 +39,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from sim.battle import BattleState, SideInfo
 from sim.hexgrid import offset_to_axial
-from sim.messages import clip, short
+from sim.messages import clip, did_you_mean, short
 from sim.rules import base as rules_base
-from sim.scenario import MAX_SIDE, MAX_TANKS, MAX_TURNS, FlowMap, ScenarioError, dump_yaml, validate
+from sim.scenario import MAX_SIDE, MAX_TANKS, MAX_TURNS, FlowMap, Name, ScenarioError, dump_yaml, validate
 
 #: The generator kinds.
 KINDS = ("meeting", "village", "river", "random")
@@ -129,7 +129,7 @@ class GeneratorParams(BaseModel):
     turns: int | None = Field(default=None, ge=1, le=MAX_TURNS)
     attacker: list[str] | None = Field(default=None, min_length=1, max_length=MAX_TANKS)
     defender: list[str] | None = Field(default=None, min_length=1, max_length=MAX_TANKS)
-    name: str | None = Field(default=None, max_length=200)
+    name: Name | None = None
 
     @field_validator("terrain")
     @classmethod
@@ -187,8 +187,8 @@ def check_params(kind: str, params: Mapping[str, Any] | GeneratorParams, where: 
     for key in ("attacker", "defender"):
         for i, vid in enumerate(getattr(p, key) or ()):
             if vid not in known:
-                errors.append(f"{where}.params.{key}[{i}]: unknown {p.ruleset} vehicle {short(vid)}; known: "
-                              f"{', '.join(sorted(known))}")
+                errors.append(f"{where}.params.{key}[{i}]: unknown {p.ruleset} vehicle {short(vid)}"
+                              f"{did_you_mean(vid, sorted(known))}; known: {', '.join(sorted(known))}")
     names = set(rs.terrain_names(rs.Options(**PROFILES[p.ruleset].options)))
     for t in p.terrain or {}:
         if t not in names or t == "open":

@@ -172,20 +172,26 @@ class _Collect(logging.Handler):
 
 
 @contextmanager
-def showing_warnings() -> Iterator[list[str]]:
+def showing_warnings(quiet: bool = False) -> Iterator[list[str]]:
     """A block in which tanksim's warnings are shown whatever ``TANKSIM_LOG`` says (``tanksim validate``: checking a
-    file is asking for them) and collected: yields the list their messages are appended to.  The level is put back
-    afterwards."""
+    file is asking for them) and collected: yields the list their messages are appended to.  ``quiet``: collected
+    only, not written to standard error (the caller prints them, e.g. each prefixed with its file).  The level and
+    the handlers are put back afterwards."""
     found: list[str] = []
     collect = _Collect(found)
     loggers = [logging.getLogger(n) for n in LOGGERS]
     before = [lg.level for lg in loggers]
+    muted = {lg.name: [h for h in lg.handlers if isinstance(h, _StderrHandler)] if quiet else [] for lg in loggers}
     for lg in loggers:
         lg.setLevel(min(lg.getEffectiveLevel(), logging.WARNING))
         lg.addHandler(collect)
+        for h in muted[lg.name]:
+            lg.removeHandler(h)
     try:
         yield found
     finally:
         for lg, lv in zip(loggers, before):
             lg.removeHandler(collect)
+            for h in muted[lg.name]:
+                lg.addHandler(h)
             lg.setLevel(lv)

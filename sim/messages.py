@@ -140,6 +140,16 @@ def unknown_policy_message(name: Any, builtin: Iterable[str]) -> str:
             f"package.module:ClassName")
 
 
+def unknown_side_message(key: Any, names: Sequence[str], roles: Sequence[str] = (), extra: str = "") -> str:
+    """``no side 'Sovets' (did you mean 'Soviets'?); sides are Soviets, Germans (or 1, 2)``: the one wording of a
+    side a user named that the scenario does not have (``run --policy``, ``report`` / ``power --side``, ``app
+    --play``; the command puts the option typed before it).  The hint is the closest name, else the closest of
+    ``roles``; ``extra`` is added inside the parenthesis (``, or nobody``)."""
+    hint = did_you_mean(key, names) or did_you_mean(key, roles)
+    numbers = ", ".join(str(i + 1) for i in range(len(names)))
+    return f"no side {short(key)}{hint}; sides are {', '.join(names)} (or {numbers}{extra})"
+
+
 def did_you_mean(name: Any, names: Iterable[str]) -> str:
     """`` (did you mean 'X'?)`` naming the one of ``names`` closest to a user's misspelt ``name``
     (:func:`difflib.get_close_matches`, its default cut-off 0.6), or ``""`` when none is close: the hint every
@@ -268,16 +278,19 @@ def top_level_kind(doc: object) -> str:
 
 
 def printable_name(text: str) -> str:
-    """A pydantic ``AfterValidator`` for a name (scenario, side, tank label, tournament): ``text`` unchanged, or
-    ``ValueError`` ``expected a name without control characters; found '\\x1b' at character 5`` (invisible format
-    characters too: ``expected a name without control or invisible format characters; found '\\u200b' ...``)."""
+    """A pydantic ``AfterValidator`` for a name (scenario, side, tank label, tournament, entrant, vehicle id and
+    name): ``text`` unchanged, or ``ValueError`` ``expected a name without control characters; found '\\x1b' at
+    character 5 (got 'red\\x1b[2J')`` (invisible format characters too: ``expected a name without control or
+    invisible format characters; found '\\u200b' at character 3 (got 'ho\\u200bld')``): the one wording of such a
+    name wherever it is read, the value shown cut short and escaped."""
     i = unprintable(text, invisible=True)
     if i is not None:
         import unicodedata
 
         kind = "invisible format" if unicodedata.category(text[i]) == "Cf" and text[i] not in _BIDI else "control"
         what = "control characters" if kind == "control" else "control or invisible format characters"
-        raise ValueError(f"expected a name without {what}; found {text[i]!r} at character {i + 1}")
+        raise ValueError(f"expected a name without {what}; found {text[i]!r} at character {i + 1} (got "
+                         f"{short(text)})")
     return text
 
 

@@ -60,6 +60,7 @@ from sim.messages import (
     printable_text,
     short,
     top_level_kind,
+    unknown_side_message,
     validation_lines,
 )
 from sim.rules import base as rules_base
@@ -550,7 +551,14 @@ class VictorySpec(_Model):
 
 #: A vehicle id of a scenario's ``vehicles:`` block: letters, digits, ``_`` and ``-`` (so a dotted path such as
 #: ``vehicles.t34_1944.mp`` names one field).
-VehicleKey = Annotated[str, Field(min_length=1, max_length=60, pattern=r"^[A-Za-z0-9_-]+$")]
+def _vehicle_key(text: str) -> str:
+    printable_name(text)   # an invisible or control character: the one wording of every name
+    if not re.fullmatch(r"[A-Za-z0-9_-]+", text):
+        raise ValueError("expected an id of letters, digits, _ and - (no spaces or dots)")
+    return text
+
+
+VehicleKey = Annotated[str, Field(min_length=1, max_length=60), AfterValidator(_vehicle_key)]
 
 
 def merge_record(base: Mapping[str, Any], over: Mapping[str, Any]) -> dict[str, Any]:
@@ -878,7 +886,9 @@ def unknown_vehicle_message(rs: Any, vid: str, defined: Iterable[str], exc: KeyE
     ids ``defined``) nor in rule set ``rs``'s catalog (``exc``: the catalog's ``KeyError``, which names the
     closest catalog id).  When one of the scenario's own ids is the closest name of all, the message suggests it:
     ``unknown vehicle 'slowpok' (did you mean 'slowpoke'?); defined under vehicles: slowpoke; not in the
-    hummel_quest catalog either``; otherwise it is the catalog's message with ``(or define it under vehicles:)``."""
+    hummel_quest catalog either``; otherwise it is the catalog's message (its ``known:`` list) followed by the
+    scenario's own ids (``; defined under vehicles: t34_85``), or by ``(or define it under vehicles:)`` when it
+    defines none."""
     import difflib
 
     local = [str(v) for v in defined]
@@ -886,6 +896,8 @@ def unknown_vehicle_message(rs: Any, vid: str, defined: Iterable[str], exc: KeyE
     if best and best[0] in local:
         return (f"unknown vehicle {short(vid)}{did_you_mean(vid, best)}; defined under vehicles: "
                 f"{clip(', '.join(local), 200)}; not in the {rs.name} catalog either")
+    if local:   # the known names are the catalog's and the scenario's own
+        return f"{clip(str(exc.args[0]), 300)}; defined under vehicles: {clip(', '.join(local), 200)}"
     return f"{clip(str(exc.args[0]), 300)} (or define it under vehicles:)"
 
 
@@ -1431,5 +1443,4 @@ def side_index(sc: Scenario, key: str) -> int:
         found = match_name(key, names)
         if found is not None:
             return found
-    hint = did_you_mean(key, [s.name for s in sc.sides]) or did_you_mean(key, [s.role for s in sc.sides])
-    raise KeyError(f"no side {key!r}{hint}; sides are {', '.join(s.name for s in sc.sides)} (or 1, 2)")
+    raise KeyError(unknown_side_message(key, [s.name for s in sc.sides], [s.role for s in sc.sides]))

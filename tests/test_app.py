@@ -237,17 +237,18 @@ def test_who_plays(capsys):
 
     assert parse_human(None, ["A", "B"]) is None and parse_human("nobody", ["A", "B"]) is None
     assert parse_human("B", ["A", "B"]) == 1 and parse_human("1", ["A", "B"]) == 0
-    with pytest.raises(ValueError, match=r"play: expected a side name \(A, B\)"):
+    with pytest.raises(ValueError, match=r"--play 'C': no side 'C'; sides are A, B \(or 1, 2, or nobody\)"):
         parse_human("C", ["A", "B"])
     # names and the keyword in any case where unambiguous; a side named like the keyword is that side
     assert parse_human("Nobody", ["A", "B"]) is None and parse_human("NONE", ["A", "B"]) is None
     assert parse_human("germans", ["Soviets", "Germans"]) == 1
     assert parse_human("nobody", ["Nobody", "B"]) == 0
-    with pytest.raises(ValueError, match="expected a side name"):
+    with pytest.raises(ValueError, match="no side 'red'"):
         parse_human("red", ["Red", "RED"])  # two names that differ only in case: type one exactly
     assert parse_human("RED", ["Red", "RED"]) == 1
     assert main(["default", "--play", "Martians"]) == 2
-    assert "play: expected a side name (Soviets, Germans)" in capsys.readouterr().err
+    assert "--play 'Martians': no side 'Martians'; sides are Soviets, Germans (or 1, 2, or nobody)" in (
+        capsys.readouterr().err)
     m = AppModel("default", 3)
     with pytest.raises(RuntimeError, match="no decision of the side you play"):
         m.play(None)

@@ -262,8 +262,8 @@ def test_did_you_mean_for_the_scenarios_own_vehicles_and_for_side_names(tmp_path
     assert "(did you mean 'slowpoke'?)" in capsys.readouterr().err
     for side, hint in (("Sovets", "Soviets"), ("attackr", "attacker")):
         assert tanksim(["run", "default", "--policy", f"{side}=hold"]) == 2
-        assert capsys.readouterr().err == (f"tanksim run: no side {side!r} (did you mean {hint!r}?); sides are "
-                                           f"Soviets, Germans (or 1, 2)\n")
+        assert capsys.readouterr().err == (f"tanksim run: --policy '{side}=hold': no side {side!r} (did you mean "
+                                           f"{hint!r}?); sides are Soviets, Germans (or 1, 2)\n")
     exp = {"name": "dep", "scenario": "default", "replications": 2, "seed": 1, "setup": "random",
            "overrides": {"sides.Germns.policy.name": "hold"},
            "deployment": {"Sovets": {"rect": {"q": [0, 2], "r": [4, 20]}}},
@@ -276,5 +276,84 @@ def test_did_you_mean_for_the_scenarios_own_vehicles_and_for_side_names(tmp_path
     assert "no element 'Germns' in sides (did you mean 'Germans'?)" in err
     from sim.view.app import parse_human
 
-    with pytest.raises(ValueError, match=r"got 'Sovets' \(did you mean 'Soviets'\?\)"):
+    with pytest.raises(ValueError, match=r"--play 'Sovets': no side 'Sovets' \(did you mean 'Soviets'\?\)"):
         parse_human("Sovets", ["Soviets", "Germans"])
+
+
+def test_a_misspelt_side_has_one_message_shape_in_run_report_power_and_app(tmp_path, capsys):
+    """``run --policy Sovets=hold`` lacked the option typed, ``report --side`` and ``app --play`` each had their own
+    wording: now every one is ``tanksim CMD: OPTION 'TYPED': no side 'Sovets' (did you mean 'Soviets'?); sides are
+    Soviets, Germans (or 1, 2...)``."""
+    from sim.experiments.batch import run_experiment
+    from sim.view import app
+
+    tail = "no side 'Sovets' (did you mean 'Soviets'?); sides are Soviets, Germans (or 1, 2"
+    assert tanksim(["run", "default", "--policy", "Sovets=hold"]) == 2
+    assert capsys.readouterr().err == f"tanksim run: --policy 'Sovets=hold': {tail})\n"
+    exp = {"name": "sides", "scenario": "default", "replications": 2, "seed": 1, "overrides": {"turn_limit": 2},
+           "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["hold"]}]}
+    run_experiment(exp, tmp_path / "out", workers=1)
+    capsys.readouterr()
+    for command in ("report", "power"):
+        assert tanksim([command, str(tmp_path / "out"), "--side", "Sovets"]) == 2
+        assert capsys.readouterr().err == f"tanksim {command}: --side 'Sovets': {tail})\n"
+    assert app.main(["default", "--play", "Sovets"]) == 2
+    assert capsys.readouterr().err == f"tanksim app: --play 'Sovets': {tail}, or nobody)\n"
+
+
+def test_did_you_mean_for_generate_vehicles_doctrine_parameters_and_odds_labels(tmp_path, capsys, monkeypatch):
+    """No closest-name hint for ``generate --attacker t34_58``, a misspelt doctrine parameter (built-in or
+    plug-in) or ``odds --shooter/--target Tigr``; now each has one."""
+    import shutil
+
+    from sim.cli import generate as generate_cli
+
+    assert generate_cli.main(["meeting", "--attacker", "t34_58"]) == 2
+    assert "unknown panzer_squadron vehicle 't34_58' (did you mean 't34_85'?); known: " in capsys.readouterr().err
+    assert tanksim(["run", "default", "--policy", "1=greedy:risk_weigth=0.5"]) == 2
+    assert "Greedy has no parameter(s) risk_weigth (did you mean 'risk_weight'?); parameters: " in (
+        capsys.readouterr().err)
+    shutil.copy(ROOT / "docs" / "plugin_example.py", tmp_path / "my_doctrines.py")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    assert tanksim(["run", "default", "--policy", "1=my_doctrines:Sniper:min_rang=5"]) == 2
+    assert "Sniper has no parameter(s) min_rang (did you mean 'min_range'?); parameters: " in capsys.readouterr().err
+    for option, typed, hint in (("--shooter", "Tigr", "Tiger"), ("--target", "T34_1", "T34-1")):
+        labels = {"--shooter": "Tiger", "--target": "T34-1"}
+        labels[option] = typed
+        assert tanksim(["odds", "--scenario", "default", "--shooter", labels["--shooter"], "--target",
+                        labels["--target"]]) == 2
+        assert capsys.readouterr().err.startswith(f"tanksim odds: {option} {typed!r}: no tank labelled {typed!r} "
+                                                  f"(did you mean {hint!r}?); labels: T34-1, ")
+
+
+def test_an_unknown_vehicle_lists_the_scenario_s_own_vehicles_with_the_catalog_s(tmp_path, capsys):
+    """``vehicle: zzzz`` in a file defining ``vehicles: t34_85``: the error's list of known names had the
+    catalog's only; the scenario's own ids are named too."""
+    text = (ROOT / "docs" / "examples" / "t34_85_1944.yaml").read_text(encoding="utf-8")
+    assert "vehicle: t34_85" in text
+    (tmp_path / "z.yaml").write_text(text.replace("vehicle: t34_85", "vehicle: zzzz", 1), encoding="utf-8")
+    assert tanksim(["validate", str(tmp_path / "z.yaml")]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith(f"{tmp_path / 'z.yaml'}: sides[0].tanks[0].vehicle: unknown asl vehicle 'zzzz'; known: ")
+    assert err[0].endswith("; defined under vehicles: t34_85"), err
+
+
+def test_an_invisible_character_in_any_name_gets_one_wording(tmp_path, capsys):
+    """A zero-width space in a vehicle's ``name`` (no ``(got ...)``), in a ``vehicles:`` key (a raw regex message)
+    and in a tournament entrant's name (its own '1-64 letters ...' wording): now one wording for all three."""
+    ex = yaml.safe_load((ROOT / "docs" / "examples" / "t34_85_1944.yaml").read_text(encoding="utf-8"))
+    ex["vehicles"]["t34_85"]["name"] = "T34\u200b85"
+    (tmp_path / "n1.yaml").write_text(yaml.safe_dump(ex, allow_unicode=True), encoding="utf-8")
+    ex = yaml.safe_load((ROOT / "docs" / "examples" / "t34_85_1944.yaml").read_text(encoding="utf-8"))
+    ex["vehicles"] = {"t34\u200b85": ex["vehicles"]["t34_85"]}
+    (tmp_path / "n2.yaml").write_text(yaml.safe_dump(ex, allow_unicode=True), encoding="utf-8")
+    t = {"name": "t", "games_per_pairing": 2, "scenarios": [{"label": "x", "file": "default"}],
+         "entrants": [{"name": "ho\u200bld", "policy": "hold"}, {"name": "b", "policy": "hold"}]}
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(t, allow_unicode=True), encoding="utf-8")
+    what = "expected a name without control or invisible format characters; found '\\u200b' at character"
+    for name, field, at, value in (("n1.yaml", "vehicles.t34_85.name", 4, "T34\\u200b85"),
+                                   ("n2.yaml", "vehicles.t34\\u200b85 (a key)", 4, "t34\\u200b85"),
+                                   ("t.yaml", "entrants[0].name", 3, "ho\\u200bld")):
+        assert tanksim(["validate", str(tmp_path / name)]) == 2
+        err = capsys.readouterr().err.splitlines()
+        assert err[0] == f"{tmp_path / name}: {field}: {what} {at} (got '{value}')", err

@@ -207,3 +207,37 @@ def test_bundled_comparison_header_names_the_tanks_its_scenarios_field():
         assert fielded and all(n in header for n in fielded), (rs, fielded)
         others = {n for n in names.values() if n in header and not any(n in f for f in fielded)}
         assert not others, (rs, others)
+
+
+def test_a_robust_tie_reached_by_different_sums_is_a_tie(tmp_path, capsys, monkeypatch):
+    """Worst-case regrets 1/3 - 0 (advance, under panzer_squadron) and 1 - 2/3 (random_target, under
+    hummel_quest) are both 1/3, though as floats 0.3333333333333333 and 0.33333333333333337: the robust doctrine
+    is a tie of the two (ranks and ties are decided on exact fractions of the counts), in the JSON and the text."""
+    from sim.cli.main import main
+
+    path = tmp_path / "tiny.yaml"
+    path.write_text(json.dumps(TINY))
+    out = tmp_path / "out"
+    assert main(["compare-rulesets", str(path), "--out", str(out), "--workers", "1", "--no-progress",
+                 "--resamples", "20"]) == 0
+    capsys.readouterr()
+    real = compare.battles
+    wins = {("panzer_squadron", "hold"): 0, ("panzer_squadron", "advance"): 0,
+            ("panzer_squadron", "random_target"): 1, ("hummel_quest", "hold"): 0, ("hummel_quest", "advance"): 3,
+            ("hummel_quest", "random_target"): 2}   # wins out of the cell's 3 replications
+
+    def fixed(comp, where):
+        b = real(comp, where)
+        f = b.frame
+        order = f.groupby(["ruleset", "doctrine"])["rep"].rank(method="first")
+        f["win"] = [float(k <= wins[(r, d)]) for r, d, k in zip(f["ruleset"], f["doctrine"], order, strict=True)]
+        return b
+
+    monkeypatch.setattr(compare, "battles", fixed)
+    assert main(["compare-rulesets", str(path), "--out", str(out), "--report-only", "--json",
+                 "--resamples", "20"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["robust_tied"] == ["advance", "random_target"] and doc["robust"] == "advance"
+    assert main(["compare-rulesets", str(path), "--out", str(out), "--report-only", "--resamples", "20"]) == 0
+    assert ("robust doctrine (smallest worst-case regret): tie between advance, random_target (33.3 points each)"
+            in capsys.readouterr().out)

@@ -330,3 +330,22 @@ def test_generate_and_validate_describe_a_board_in_the_same_words(tmp_path, caps
     assert checked == f"{out}: ok (meeting_panzer_squadron_25x25_5v5_seed0: {line})"
     assert tanksim_main(["validate", "hq_skirmish"]) == 0
     assert "120 x 120 rectangle, 4 v 4 tanks, 0 objectives" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("mee\u200bting", "tanksim generate: --name: expected a name without control or invisible format characters; "
+                      "found '\\u200b' at character 4"),
+    ("x" * 201, "tanksim generate: --name: String should have at most 200 characters"),
+])
+def test_generate_name_with_an_invisible_character_is_refused_as_an_option(tmp_path, name, expected):
+    """``--name`` is checked as a scenario name is (sim.scenario.Name) while the parameters are checked: one line
+    naming the option, exit 2, no traceback, no file."""
+    import subprocess
+
+    from conftest import tanksim_cmd
+
+    out = tmp_path / "g.yaml"
+    r = subprocess.run(tanksim_cmd() + ["generate", "meeting", "--name", name, "-o", str(out)],
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines() == [expected + f" (got {gen.short(name)})"] and not out.exists()

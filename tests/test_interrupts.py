@@ -279,7 +279,7 @@ def test_rule_set_warnings_follow_tanksim_log_in_run_batch_env_and_validate(tmp_
                            timeout=120)
         assert (r.returncode, r.stderr) == (0, want), r.stderr
     v = tanksim(None, "validate", "hq50.yaml")   # a check asks for them: shown whatever TANKSIM_LOG says, still ok
-    assert (v.returncode, v.stderr) == (0, f"tanksim validate: warning: {SPEED}\n")
+    assert (v.returncode, v.stderr) == (0, f"tanksim validate: warning: hq50.yaml: {SPEED}\n")
     assert v.stdout.startswith("hq50.yaml: ok (")
 
 
@@ -304,11 +304,43 @@ def test_validate_shows_set_up_warnings_of_experiment_comparison_and_tournament_
         (tmp_path / name).write_text(yaml.safe_dump(data), encoding="utf-8")
         r = subprocess.run(tanksim_cmd() + ["validate", name], cwd=tmp_path, capture_output=True, text=True,
                            env=env, timeout=120)
-        assert (r.returncode, r.stderr) == (0, f"tanksim validate: warning: {SPEED}\n"), (name, r.stderr)
+        where = {"cmp.yaml": "cell hummel_quest/hq50.yaml: ", "t.yaml": "scenario hq: "}.get(name, "")
+        assert (r.returncode, r.stderr) == (0, f"tanksim validate: warning: {name}: {where}{SPEED}\n"), (name,
+                                                                                                    r.stderr)
         assert r.stdout.startswith(f"{name}: ok (")
         r = subprocess.run(tanksim_cmd() + ["validate", "--json", name], cwd=tmp_path, capture_output=True,
                            text=True, env=env, timeout=120)
-        assert json.loads(r.stdout)["files"][0]["warnings"] == [SPEED], (name, r.stdout)
+        assert json.loads(r.stdout)["files"][0]["warnings"] == [where + SPEED], (name, r.stdout)
+
+
+def test_validate_of_several_files_names_each_warning_s_file_and_says_each_problem_once(tmp_path):
+    """``validate a.yaml b.yaml``: the set-up warnings named no file; a warning the second file shared with the
+    first (the asl catalog's, loaded once) was not shown for it; a hummel_quest speed in a scenario's own
+    ``vehicles:`` block came out twice (from the block's check and the set-up).  Now each file gets its own
+    warnings, each prefixed with the file, each problem once."""
+    import copy
+
+    hq = copy.deepcopy(HQ50)
+    hq["vehicles"]["slowpoke"]["speed_m"] = 55   # not a whole number of 10 m (the block's check) nor of 50 m hexes
+    (tmp_path / "a.yaml").write_text(yaml.safe_dump(hq), encoding="utf-8")
+    (tmp_path / "b.yaml").write_text(yaml.safe_dump(hq), encoding="utf-8")
+    asl = (Path(__file__).resolve().parents[1] / "scenarios" / "asl_1941_meeting.yaml").read_text(encoding="utf-8")
+    (tmp_path / "c.yaml").write_text(asl, encoding="utf-8")
+    (tmp_path / "d.yaml").write_text(asl, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "TANKSIM_LOG"}
+    r = subprocess.run(tanksim_cmd() + ["validate", "a.yaml", "b.yaml", "c.yaml", "d.yaml"], cwd=tmp_path,
+                       capture_output=True, text=True, env=env, timeout=120)
+    assert r.returncode == 0, r.stderr
+    lines = r.stderr.splitlines()
+    speed = SPEED.replace("30", "55")
+    want = [f"tanksim validate: warning: {f}.yaml: {speed}" for f in "ab"]
+    assert [x for x in lines if "speed_m" in x] == want, lines
+    asl_c = [x.removeprefix("tanksim validate: warning: c.yaml: ") for x in lines if ": c.yaml: asl catalog" in x]
+    asl_d = [x.removeprefix("tanksim validate: warning: d.yaml: ") for x in lines if ": d.yaml: asl catalog" in x]
+    assert asl_c and asl_c == asl_d, lines
+    assert all(x.startswith(("tanksim validate: warning: a.yaml: ", "tanksim validate: warning: b.yaml: ",
+                             "tanksim validate: warning: c.yaml: ", "tanksim validate: warning: d.yaml: "))
+               for x in lines), lines
 
 
 # --- a local Dask cluster: Ctrl-C reaches every process of the group; only the driver answers it ---------------------
@@ -502,3 +534,119 @@ def test_python_dash_m_sim_cli_is_the_command():
     out = subprocess.run([sys.executable, "-m", "sim.cli", "--version"], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("tanksim ")
+
+
+def test_interrupted_before_a_new_battle_counts_what_the_folder_holds(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while a resumed batch / compare-rulesets starts (before it plays a battle) said 'no battle played;
+    run the same command again to start it' though the folder held an earlier run's battles: now it says how many
+    of the job's battles are stored there."""
+    from sim.cli import compare as compare_cli
+    from sim.cli import experiments as batch_cli
+    from sim.experiments import batch, compare
+
+    exp = {"name": "small", "scenario": "default", "replications": 3, "seed": 3, "overrides": {"turn_limit": 2},
+           "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["hold"]}]}
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["f.yaml", "--out", str(out), "--workers", "1", "--no-progress"]
+    monkeypatch.chdir(tmp_path)
+    assert batch_cli.main(args) == 0
+    exp["replications"] = 5   # the same design, more replications: 3 of 5 stored ...
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    capsys.readouterr()
+
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch, "execute", stop)   # ... and Ctrl-C before any new battle is played
+    assert batch_cli.main(args) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"tanksim batch: interrupted: stored 3 of 5 battles in {out} (played 0 now); run the same command again to "
+        f"complete the remaining 2")
+    monkeypatch.undo()
+    monkeypatch.chdir(tmp_path)
+    comp = {"name": "cmp", "factors": [{"name": "ruleset", "path": "ruleset",
+                                        "levels": ["panzer_squadron", "hummel_quest"]},
+                                       {"name": "doctrine", "path": "sides.0.policy.name",
+                                        "levels": ["hold", "advance"]}],
+            "overrides": {"turn_limit": 2, "sides.1.policy.name": "advance"}, "replications": 2, "seed": 5}
+    (tmp_path / "c.yaml").write_text(yaml.safe_dump(comp), encoding="utf-8")
+    cargs = ["c.yaml", "--out", str(tmp_path / "cmp"), "--workers", "1", "--no-progress", "--resamples", "10"]
+    assert compare_cli.main(cargs) == 0
+    capsys.readouterr()
+    monkeypatch.setattr(compare, "run_comparison", stop)
+    assert compare_cli.main(cargs) == 130
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"tanksim compare-rulesets: interrupted: stored 8 of 8 battles in {tmp_path / 'cmp'} (2 of 2 cells "
+        f"complete); run the same command again to complete it")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_tournament_interrupted_while_rating_says_what_is_stored(tmp_path, monkeypatch, capsys, as_json):
+    """Ctrl-C / SIGTERM while the ratings and tables are computed (every game stored) printed a bare 'tanksim
+    tournament: interrupted' and, with --json, nothing on stdout: now the documented line with the count, and an
+    object with "interrupted": true."""
+    from test_tournament import SMALL_PS, three_entrants
+
+    from sim.cli.main import main
+    from sim.tournaments import tournament as T
+
+    data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}], games_per_pairing=2,
+                          executor={"workers": 1, "chunk_games": 1}, metagame={"enabled": False})
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    out = tmp_path / "out"
+    args = ["tournament", str(tmp_path / "t.yaml"), "--out", str(out), "--no-plots", "--no-progress"]
+    assert main(args) == 0
+    capsys.readouterr()
+
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(T, "analyse", stop)
+    assert main(args + ["--json"] * as_json) == 130
+    got = capsys.readouterr()
+    assert got.err.strip().splitlines()[-1] == (f"tanksim tournament: interrupted: stored 6 of 6 games in {out}; "
+                                                f"run the same command again to finish")
+    if as_json:
+        doc = json.loads(got.out)
+        assert doc["interrupted"] is True and (doc["games"], doc["stored"]) == (6, 6)
+
+
+def test_tournament_interrupted_before_a_game_is_stored_still_prints_its_json(tmp_path):
+    """Ctrl-C in the first game (nothing stored) with --json printed nothing on stdout: now an object with
+    "interrupted": true and "stored": 0 (and the one interrupted line on stderr)."""
+    from test_tournament import SMALL_PS, three_entrants
+
+    env = slow_env(tmp_path)
+    data = three_entrants(scenarios=[{"label": "ps", "inline": SMALL_PS}], games_per_pairing=2,
+                          executor={"workers": 1, "chunk_games": 1}, metagame={"enabled": False},
+                          entrants=[{"name": "slow", "policy": "slowpol:Slow"}, {"name": "hold", "policy": "hold"}])
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    rc, out, err = interrupt(["tournament", "t.yaml", "--out", "out", "--no-plots", "--no-progress", "--json"],
+                             "started", cwd=tmp_path, env=env)
+    assert rc == 130, err
+    doc = json.loads(out)
+    assert doc["interrupted"] is True and doc["stored"] == 0 and doc["games"] == 2
+    assert err.strip().splitlines()[-1] == ("tanksim tournament: interrupted: no games stored yet; run the same "
+                                            "command again to play them")
+
+
+def test_batch_interrupted_while_its_workers_start_closes_the_bar_before_its_line(tmp_path, monkeypatch, capsys):
+    """Ctrl-C while the executor starts left the progress bar open: it was drawn again after the 'interrupted'
+    line (stderr ended '...run/s]tanksim batch: interrupted: ...' then 'small: 0%|...').  The bar is closed
+    first: the interrupted line is the last, on a line of its own."""
+    from sim.cli import experiments as batch_cli
+    from sim.experiments import batch
+
+    exp = {"name": "small", "scenario": "default", "replications": 2, "seed": 3, "overrides": {"turn_limit": 2},
+           "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["hold"]}]}
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch, "open_executor", stop)
+    assert batch_cli.main([str(tmp_path / "f.yaml"), "--out", str(tmp_path / "out"), "--workers", "1"]) == 130
+    err = capsys.readouterr().err
+    line = "tanksim batch: interrupted: no battle played; run the same command again to start it"
+    assert err.endswith("\n" + line + "\n"), repr(err[-300:])

@@ -99,7 +99,8 @@ def test_command_line_reports_a_missing_plugin_class(plugin_dir, tmp_path, capsy
     ("not_policies:VALUE", {}, "'VALUE' is not a policy class"),
     ("broken_plugin:Thing", {}, "module 'broken_plugin' failed to import: RuntimeError: plug-in crashed"),
     ("needs_missing:Thing", {}, "module 'needs_missing' failed to import"),
-    ("my_doctrines:Sniper", {"range": 3}, "Sniper has no parameter(s) range; parameters: min_range, min_odds"),
+    ("my_doctrines:Sniper", {"range": 3},
+     "Sniper has no parameter(s) range (did you mean 'min_range'?); parameters: min_range, min_odds"),
     ("my_doctrines:Sniper", {"min_range": "far"}, "parameter min_range='far': expected int"),
     (":Sniper", {}, "expected package.module:ClassName"),
     ("snipe", {}, "unknown policy 'snipe'; built-in: advance, cover, flank, focus_fire, greedy, hold, learned, "

@@ -262,3 +262,32 @@ def test_the_replication_block_is_not_named_among_what_matters(tmp_path, capsys)
     line = next(t for t in doc["answer"]["text"] if t.startswith("what matters for"))
     assert ": red " in line and "seed " not in line.split(";")[0]
     assert "; the replications' shared dice (seed, common random numbers: not a factor) " in line
+
+
+def test_report_and_power_refuse_a_folder_with_nothing_stored(tmp_path, monkeypatch):
+    """A batch stopped before its first battle leaves a folder with a manifest and no battle: ``tanksim report``
+    printed tables of nan and exited 0 while ``power`` refused it: both refuse it, exit 2, with one line saying
+    nothing is stored and how to fill it."""
+    import subprocess
+
+    from conftest import tanksim_cmd
+    from sim.cli import experiments as batch_cli
+    from sim.experiments import batch
+
+    exp = {"name": "small", "scenario": "default", "replications": 2, "seed": 3, "overrides": {"turn_limit": 2},
+           "factors": [{"name": "blue", "path": "sides.0.policy.name", "levels": ["hold"]}]}
+    (tmp_path / "f.yaml").write_text(yaml.safe_dump(exp), encoding="utf-8")
+    out = tmp_path / "out"
+
+    def stop(*a, **k):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(batch, "open_executor", stop)
+    assert batch_cli.main([str(tmp_path / "f.yaml"), "--out", str(out), "--no-progress"]) == 130
+    assert (out / "manifest.json").exists()
+    for command in (["report"], ["report", "--json"], ["power"]):
+        r = subprocess.run(tanksim_cmd() + [*command, str(out)], capture_output=True, text=True, timeout=120)
+        assert (r.returncode, r.stdout) == (2, ""), (command, r.stdout[-500:])
+        assert r.stderr.splitlines() == [f"tanksim {command[0]}: {out}: no battle stored yet; play them with tanksim "
+                                         f"batch EXPERIMENT.yaml --out {out}, then run tanksim {command[0]} {out} "
+                                         f"again"], r.stderr

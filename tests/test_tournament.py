@@ -415,3 +415,40 @@ def test_side_bias_counts_games_that_share_their_dice_once():
     row = pairs[pairs["label"] == "s"].iloc[0]
     assert row["seeds"] == 3 and row["score"] == pytest.approx(0.75)
     assert (row["score_lo"], row["score_hi"]) == pytest.approx(wilson_interval(2.25, 3)[1:])
+
+
+def test_validate_of_a_tournament_reports_every_problem_one_line_each(tmp_path):
+    """A tournament file with a missing scenario and a misspelt entrant doctrine: ``validate`` named only the
+    scenario (the entrant's ``policy: advnce`` was hidden behind it); now one line for each, exit 2."""
+    import subprocess
+
+    from conftest import tanksim_cmd
+
+    data = {"name": "t", "games_per_pairing": 2, "scenarios": [{"label": "x", "file": "nosuch.yaml"}],
+            "entrants": [{"name": "a", "policy": "advnce"}, {"name": "b", "policy": "hold"}]}
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    r = subprocess.run(tanksim_cmd() + ["validate", "t.yaml"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 2, lines
+    assert lines[0].startswith("t.yaml: scenarios[0].file: nosuch.yaml: no such file")
+    assert lines[1].startswith("t.yaml: entrants[0].policy: unknown policy 'advnce' (did you mean 'advance'?)")
+
+
+def test_validate_of_a_tournament_with_a_schema_problem_still_checks_the_entrants(tmp_path):
+    """``games_per_pairing: -1`` (a schema problem) hid the entrant's ``policy: advnce`` as well: both are
+    reported, one line each."""
+    import subprocess
+
+    from conftest import tanksim_cmd
+
+    data = {"name": "t", "games_per_pairing": -1, "scenarios": [{"label": "x", "file": "default"}],
+            "entrants": [{"name": "a", "policy": "advnce"}, {"name": "b", "policy": "hold"}]}
+    (tmp_path / "t.yaml").write_text(yaml.safe_dump(data), encoding="utf-8")
+    r = subprocess.run(tanksim_cmd() + ["validate", "t.yaml"], cwd=tmp_path, capture_output=True, text=True,
+                       timeout=120)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("t.yaml: games_per_pairing: "), lines
+    assert lines[1].startswith("t.yaml: entrants[0].policy: unknown policy 'advnce' (did you mean 'advance'?)")

@@ -64,9 +64,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         except (BatchRefused, FolderInUse, CorruptResults, ValueError) as exc:
             print(f"tanksim compare-rulesets: {exc}", file=sys.stderr)
             return 2
-        except KeyboardInterrupt:  # pragma: no cover - interactive
-            print("tanksim compare-rulesets: interrupted: no battle played; run the same command again to "
-                  "start it", file=sys.stderr)
+        except KeyboardInterrupt:  # before the executor was up: what the cells' folders hold from earlier runs
+            held = [store.count_stored(compare.cell_folder(out, c), (r.key for r in c.experiment.runs()))
+                    for c in comp.cells]
+            kept, total = sum(held), sum(c.experiment.n_runs for c in comp.cells)
+            done = sum(k == c.experiment.n_runs for k, c in zip(held, comp.cells, strict=True))
+            if kept:
+                print(f"tanksim compare-rulesets: interrupted: stored {kept} of {total} battles in {out} "
+                      f"({done} of {len(comp.cells)} cells complete); run the same command again to complete it",
+                      file=sys.stderr)
+            else:
+                print("tanksim compare-rulesets: interrupted: no battle played; run the same command again to "
+                      "start it", file=sys.stderr)
             return 130
         if any(s.interrupted for s in summaries):
             stored = sum(s.stored_before + s.played for s in summaries)

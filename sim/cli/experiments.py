@@ -96,9 +96,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     except (ValueError, ImportError, OSError) as exc:
         print(f"tanksim batch: {exc}", file=sys.stderr)
         return 2
-    except KeyboardInterrupt:  # before the executor was up
-        print("tanksim batch: interrupted: no battle played; run the same command again to start it",
-              file=sys.stderr)
+    except KeyboardInterrupt:  # before the executor was up: what the folder holds (an earlier run's battles)
+        from sim.experiments.store import count_stored
+
+        kept = count_stored(args.out, (r.key for r in exp.runs()))
+        if kept:
+            print(f"tanksim batch: interrupted: stored {kept} of {plural(exp.n_runs, 'battle')} in {args.out} "
+                  f"(played 0 now); run the same command again to complete the remaining {exp.n_runs - kept}",
+                  file=sys.stderr)
+        else:
+            print("tanksim batch: interrupted: no battle played; run the same command again to start it",
+                  file=sys.stderr)
         return 130
     finally:
         signal.signal(signal.SIGTERM, old)

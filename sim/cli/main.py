@@ -20,7 +20,7 @@ import json
 import os
 import signal
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, Sequence, TextIO
 
@@ -116,7 +116,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     policies = {}
     for p in args.policy or []:
         side, name, params = parse_policy_arg(p)
-        si = side_index(spec, side)
+        try:
+            si = side_index(spec, side)
+        except KeyError as exc:   # the option typed first, as for every other --policy problem
+            raise ValueError(f"--policy {p!r}: {exc.args[0]}") from None
         if si in policies:
             raise ValueError(f"--policy {p!r}: side {spec.sides[si].name} already has a --policy")
         try:   # checked here (statically, as a scenario's policy is) so the message names the option typed
@@ -193,7 +196,11 @@ def cmd_odds(args: argparse.Namespace) -> int:
         labels = {t.label: t.tank_id for t in b.tanks}
         for lab in (args.shooter, args.target):
             if lab not in labels:
-                raise ValueError(f"no tank labelled {lab!r}; labels: {', '.join(labels)}")
+                from sim.messages import did_you_mean
+
+                opt = "--shooter" if lab == args.shooter else "--target"
+                raise ValueError(f"{opt} {lab!r}: no tank labelled {lab!r}{did_you_mean(lab, labels)}; labels: "
+                                 f"{', '.join(labels)}")
         rs = b.ruleset
         params = rs.shot_params(b, labels[args.shooter], labels[args.target])
         if isinstance(params, rules_base.Illegal):
@@ -327,13 +334,28 @@ def scenario_line(sc: Any) -> str:
 MAX_SET_UPS = 200
 
 
-def _set_up_experiment(exp: Any, seen: set[str]) -> None:
+def _labelled(warned: list[str] | None, label: str, set_up: Callable[..., Any], *args: Any) -> None:
+    """Run ``set_up(*args)`` and prefix the warnings it adds to ``warned`` (a :func:`sim.logs.showing_warnings` list)
+    with ``label`` (a design point's factor values, a tournament scenario's label)."""
+    start = len(warned) if warned is not None else 0
+    set_up(*args)
+    if warned is not None:
+        warned[start:] = [f"{label}: {m}" for m in warned[start:]]
+
+
+def _build_from(data: Any, src: str) -> None:
+    """Validate a design point's scenario mapping and set its battle up (no dice, no doctrine built)."""
+    from sim.model import build_battle
+    from sim.scenario import validate
+
+    build_battle(validate(data, src))
+
+
+def _set_up_experiment(exp: Any, seen: set[str], warned: list[str] | None = None) -> None:
     """Set up (:func:`sim.model.build_battle`: no dice rolled, no doctrine built) the scenario of each design point
     of ``exp`` (a :class:`sim.experiments.design.Experiment`) that differs from those in ``seen`` in more than its
     doctrines, for the rule set's set-up warnings; at most :data:`MAX_SET_UPS` in all."""
     from sim.experiments.design import point_data
-    from sim.model import build_battle
-    from sim.scenario import validate
 
     def sans_policies(data: Any) -> str:
         sides = [{**{k: v for k, v in side.items() if k != "policy"},
@@ -342,17 +364,20 @@ def _set_up_experiment(exp: Any, seen: set[str]) -> None:
                  for side in data.get("sides") or [] if isinstance(side, Mapping)]
         return json.dumps({**data, "sides": sides}, sort_keys=True, default=str)
 
+    todo = []
     for p in exp.points:
         if len(seen) >= MAX_SET_UPS:
-            return
+            break
         data = point_data(exp.base_data, p.params, exp.base_src)
         key = sans_policies(data)
         if key not in seen:
             seen.add(key)
-            build_battle(validate(data, exp.base_src))
+            todo.append(("design point " + ", ".join(f"{k}={v}" for k, v in p.values.items()), data))
+    for label, data in todo:   # labelled only where the points' scenarios differ (else it is every point's)
+        _labelled(warned if len(todo) > 1 else None, label, _build_from, data, exp.base_src)
 
 
-def _validate_one(f: str) -> str:
+def _validate_one(f: str, warned: list[str] | None = None) -> str:
     """Check one file; returns its ``ok`` line.  Raises :class:`ScenarioError`, ``ValueError`` or ``OSError``.  The
     scenarios a file plays -- a scenario file's own, an experiment's or a comparison's design points', a
     tournament's -- are set up, so that the rule set's set-up warnings are logged (see :func:`cmd_validate`)."""
@@ -365,13 +390,14 @@ def _validate_one(f: str) -> str:
 
         comp = load_comparison(f)
         for cell in comp.cells:
-            _set_up_experiment(cell.experiment, seen)
+            _labelled(warned, f"cell {cell.ruleset}/{cell.scenario}", _set_up_experiment, cell.experiment, seen,
+                      warned)
         return (f"{f}: ok (rule-set comparison, {len(comp.levels)} doctrines x "
                 f"{', '.join(c.ruleset + '/' + c.scenario for c in comp.cells)})")
     if kind == "experiment":
         from sim.experiments.design import load_experiment
 
-        _set_up_experiment(load_experiment(f), seen)
+        _set_up_experiment(load_experiment(f), seen, warned)
         return f"{f}: ok (experiment)"
     if kind == "tournament":
         from sim.tournaments.tournament import entrant_problems, load_tournament, plural
@@ -380,8 +406,8 @@ def _validate_one(f: str) -> str:
         problems = entrant_problems(t)
         if problems:
             raise ScenarioError(problems)
-        for _label, sc in t.scenarios:
-            build_battle(sc)
+        for label, sc in t.scenarios:
+            _labelled(warned, f"scenario {label}", build_battle, sc)
         return f"{f}: ok (tournament, {plural(len(getattr(t, 'entrants', [])), 'entrant')})"
     from sim.scenario import load_scenario
 
@@ -390,25 +416,36 @@ def _validate_one(f: str) -> str:
     return f"{f}: ok ({scenario_line(sc)})"
 
 
+def _fresh_warnings() -> None:
+    """Forget the rule-set data loaded once per process whose loading warns (the asl catalog's defaulted
+    vehicles), so that each file ``tanksim validate`` checks gets the warnings of what it reads, not only the
+    first file to read it."""
+    asl_tables = sys.modules.get("sim.rules.asl.tables")
+    if asl_tables is not None:
+        asl_tables.catalog.cache_clear()
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     """Validate scenario files, and every other kind of file the project reads (experiments, rule-set
     comparisons, tournaments; see :func:`_file_kind`), each with its own loader.  Runs no code from a file: plug-in
     doctrines are checked statically (never imported), no command is started, no entrant probed; every field a
     battle reads is checked.  A scenario's battle is set up (no dice rolled, no doctrine built; for an experiment,
     comparison or tournament file each scenario it plays: :func:`_validate_one`), and the rule set's
-    set-up warnings are printed on stderr (``tanksim validate: warning: ...``) whatever ``TANKSIM_LOG`` says: the
-    file is still ok (exit 0).  ``--json``: one object
-    ``{"ok", "files": [{"file", "ok", "kind", "summary", "warnings" | "errors"}]}`` on stdout instead of the
-    lines.  Returns 0, or 2 (bad input, as ``tanksim run`` on the same file) when any file is invalid."""
+    set-up warnings are printed on stderr (``tanksim validate: warning: FILE: [cell R/S: ][design point a=1: |
+    scenario LABEL: ]...``), each file's own, once each, whatever ``TANKSIM_LOG`` says: the file is still ok
+    (exit 0).  ``--json``: one object ``{"ok", "files": [{"file", "ok", "kind", "summary", "warnings" |
+    "errors"}]}`` on stdout instead of the lines (a warning there without its file).  Returns 0, or 2 (bad input,
+    as ``tanksim run`` on the same file) when any file is invalid."""
     from agents.plugins import source_budget
     from sim.logs import showing_warnings
 
     bad = 0
     rows: list[dict[str, object]] = []
     for f in args.files:
+        _fresh_warnings()
         try:
-            with source_budget(), showing_warnings() as warned:
-                line = _validate_one(f)
+            with source_budget(), showing_warnings(quiet=True) as warned:
+                line = _validate_one(f, warned)
         except (ScenarioError, ValueError, OSError) as exc:
             bad += 1
             errors = list(getattr(exc, "errors", None) or [str(exc)])
@@ -416,9 +453,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
             if not args.json:
                 print("\n".join(errors), file=sys.stderr)
             continue
+        own = list(dict.fromkeys(warned))   # a warning once per file
         rows.append({"file": f, "ok": True, "kind": _file_kind(f), "summary": line.removeprefix(f"{f}: ok "),
-                     "errors": [], "warnings": list(dict.fromkeys(warned))})   # a warning once per file
+                     "errors": [], "warnings": own})
         if not args.json:
+            for w in own:
+                print(f"tanksim validate: warning: {f}: {w}", file=sys.stderr)
             print(line)
     if args.json:
         print(json.dumps({"ok": not bad, "files": rows}))
@@ -631,7 +671,11 @@ def _main(argv: Sequence[str] | None = None) -> int:
                 print(f"tanksim {argv[0]}: not available in this version", file=sys.stderr)
                 return 2
             raise
-        return int(getattr(module, fn)(argv[1:]) or 0)
+        try:
+            return int(getattr(module, fn)(argv[1:]) or 0)
+        except ScenarioError as exc:  # a data file's or an argument's problem a command did not word itself
+            print("\n".join(f"tanksim {argv[0]}: {e}" for e in exc.errors), file=sys.stderr)
+            return 2
     if argv and argv[0] in ("--version", "-V"):
         from importlib.metadata import PackageNotFoundError, version
 

@@ -125,13 +125,24 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
                                    dask_local=args.dask_local, new=args.new, progress=not args.no_progress,
                                    on_start=header)
         played = time.perf_counter() - t0
-        games_df = T.load_games(t, args.out)
-        if games_df.empty:
-            print("tanksim tournament: interrupted: no games stored yet; run the same command again to play them"
-                  if summary.interrupted else "tanksim tournament: no games stored yet", file=sys.stderr)
+        try:
+            games_df = T.load_games(t, args.out)
+            if games_df.empty:
+                if as_json is not None and summary.interrupted:
+                    as_json.update(_interrupted_json(t, len(games), 0, summary, args.out))
+                print("tanksim tournament: interrupted: no games stored yet; run the same command again to play "
+                      "them" if summary.interrupted else "tanksim tournament: no games stored yet", file=sys.stderr)
+                return EXIT_INTERRUPTED
+            res = T.analyse(t, games_df)
+            written = T.write_results(res, t, args.out, plots=not args.no_plots)
+        except KeyboardInterrupt:   # while the ratings and tables are computed: every game played is stored
+            kept = _stored_games(t, args.out)
+            if as_json is not None:
+                as_json.update(_interrupted_json(t, len(games), kept, summary, args.out))
+            what = (f"stored {kept} of {T.plural(len(games), 'game')} in {args.out}; run the same command again to "
+                    f"finish" if kept else "no games stored yet; run the same command again to play them")
+            print(f"tanksim tournament: interrupted: {what}", file=sys.stderr)
             return EXIT_INTERRUPTED
-        res = T.analyse(t, games_df)
-        written = T.write_results(res, t, args.out, plots=not args.no_plots)
         analysed = time.perf_counter() - t0 - played
     except T.TournamentFolderError as exc:
         print("\n".join(f"tanksim tournament: {e}" for e in exc.errors), file=sys.stderr)
@@ -167,6 +178,23 @@ def _tournament(args: argparse.Namespace, as_json: dict[str, Any] | None) -> int
               f"{args.out}; run the same command again to finish", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_VERDICT
+
+
+def _stored_games(t: Any, out: str | Path) -> int:
+    """How many of ``t``'s scheduled games the folder ``out`` holds (0 if it cannot be read)."""
+    from sim.tournaments import tournament as T
+
+    try:
+        return len(T.load_games(t, out))
+    except (OSError, ValueError, KeyError, KeyboardInterrupt):
+        return 0
+
+
+def _interrupted_json(t: Any, total: int, kept: int, summary: Any, out: str | Path) -> dict[str, Any]:
+    """The ``--json`` object of a tournament stopped before its tables: ``interrupted: true`` and the counts."""
+    return {"tournament": t.spec.name, "format": t.spec.format, "games": total, "stored": kept,
+            "played": summary.played, "stored_before": summary.stored_before, "interrupted": True,
+            "out": str(out)}
 
 
 def file_list(paths: Iterable[Path]) -> str:

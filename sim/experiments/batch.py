@@ -1056,6 +1056,20 @@ def _drive(exp: Experiment, out: Path, runs: list[Run], summary: BatchSummary, *
     t0 = time.perf_counter()
     bar = tqdm(total=exp.n_runs, initial=summary.stored_before, unit="run", desc=exp.spec.name, smoothing=0.05,
                disable=not progress, dynamic_ncols=True)
+    try:   # the bar is closed however this ends (Ctrl-C while the executor starts too), before any last line
+        _drive_pool(exp, summary, ctx, todo, writer, t0, bar, workers=workers, scheduler=scheduler,
+                    dask_local=dask_local, events=events, watchdog_s=watchdog_s, chunk_s=chunk_s, pool=pool,
+                    tables=tables, announce=announce)
+    finally:
+        bar.close()
+
+
+def _drive_pool(exp: Experiment, summary: BatchSummary, ctx: BaseContext, todo: deque[Task], writer: _Writer,
+                t0: float, bar: Any, *, workers: int | None,
+                scheduler: str | None, dask_local: int | None, events: bool, watchdog_s: float, chunk_s: float,
+                pool: Pool | None, tables: bool, announce: Callable[[str], None] | None) -> None:
+    """:func:`_drive`'s executor loop: play ``todo`` on ``pool`` (or a new executor), storing through ``writer``
+    and advancing ``bar`` (which the caller closes)."""
     spent = {"s": 0.0, "n": 0}
     opened = _given(pool) if pool is not None else open_executor(workers, scheduler, dask_local)
     with opened as pool:  # noqa: PLR1704 - the given pool, or a new one

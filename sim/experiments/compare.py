@@ -42,7 +42,8 @@ side the doctrine factor sets (``win`` = that side won; a draw is not a win), st
   robust doctrine has the smallest worst-case (maximum over rule sets) regret (Savage's minimax-regret rule).  With
   its bootstrap interval per doctrine and the probability that each doctrine is the robust one (a tie shares a
   resample).  A tied best (or robust) doctrine is reported as a tie: ``best_tied`` / ``robust_tied`` list every
-  doctrine sharing the best value in file order (``best`` / ``robust`` keep the first); the printed summary says
+  doctrine sharing the best value in file order (``best`` / ``robust`` keep the first; rates and regrets are
+  compared as exact fractions of the counts, so 1/2 - 1/3 ties 2/3 - 1/2); the printed summary says
   ``tie between ...`` and writes a quantity with no value as ``undefined: no variation``, never ``None``/``nan``.
 
 Decisions where the issue is silent: the outcome is the win rate of the doctrine's side (the report's ``win``);
@@ -56,9 +57,9 @@ import copy
 import json
 import math
 import re
-import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
@@ -297,27 +298,64 @@ def _codes(b: analysis.Battles, comp: Comparison) -> tuple[np.ndarray, np.ndarra
     return ci, di, rs_of_cell, len(cells)
 
 
-def score_matrix(win: np.ndarray, ci: np.ndarray, di: np.ndarray, rs_of_cell: np.ndarray, n_cells: int,
-                 n_doctrines: int, n_rulesets: int, rows: np.ndarray | None = None) -> np.ndarray:
-    """Win rates, shape ``(rule sets, doctrines)``: per (cell, doctrine) the mean ``win`` of the battles ``rows``
-    (all by default), then the unweighted mean over a rule set's cells (``nan`` where a doctrine has no battle)."""
+def score_fractions(win: np.ndarray, ci: np.ndarray, di: np.ndarray, rs_of_cell: np.ndarray, n_cells: int,
+                    n_doctrines: int, n_rulesets: int, rows: np.ndarray | None = None) -> list[list[Fraction | None]]:
+    """Win rates as exact fractions, ``[rule set][doctrine]``: per (cell, doctrine) wins / battles of the battles
+    ``rows`` (all by default; ``win`` is 0 or 1 per battle), then the unweighted mean over a rule set's cells that
+    have a battle of the doctrine (``None`` where it has none).  Exact, so that two equal rates (1/3 + 1/2 and 5/6)
+    compare equal: every ranking and tie of a comparison is decided on these, never on rounded floats."""
     idx = np.arange(len(win)) if rows is None else rows
     k = ci[idx] * n_doctrines + di[idx]
     n = np.bincount(k, minlength=n_cells * n_doctrines).reshape(n_cells, n_doctrines)
     s = np.bincount(k, weights=win[idx], minlength=n_cells * n_doctrines).reshape(n_cells, n_doctrines)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        cell_rate = s / n
-    out = np.full((n_rulesets, n_doctrines), np.nan)
+    out: list[list[Fraction | None]] = []
     for r in range(n_rulesets):
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", RuntimeWarning)  # a doctrine with no battle under r: nan
-            out[r] = np.nanmean(cell_rate[rs_of_cell == r], axis=0)
+        cells = np.flatnonzero(rs_of_cell == r)
+        row: list[Fraction | None] = []
+        for d in range(n_doctrines):
+            rates = [Fraction(round(float(s[c, d])), int(n[c, d])) for c in cells if n[c, d] > 0]
+            row.append(sum(rates, Fraction(0)) / len(rates) if rates else None)
+        out.append(row)
     return out
+
+
+def _floats(rows: Sequence[Sequence[Fraction | None]]) -> np.ndarray:
+    """Exact values (``None``: undefined) as a float array (``nan``), each the float nearest its fraction."""
+    return np.array([[math.nan if v is None else float(v) for v in row] for row in rows], dtype=float)
+
+
+def score_matrix(win: np.ndarray, ci: np.ndarray, di: np.ndarray, rs_of_cell: np.ndarray, n_cells: int,
+                 n_doctrines: int, n_rulesets: int, rows: np.ndarray | None = None) -> np.ndarray:
+    """Win rates, shape ``(rule sets, doctrines)``: :func:`score_fractions` as floats (``nan`` where a doctrine
+    has no battle)."""
+    return _floats(score_fractions(win, ci, di, rs_of_cell, n_cells, n_doctrines, n_rulesets, rows))
 
 
 def worst_regret(scores: np.ndarray) -> np.ndarray:
     """Per doctrine (column) the largest regret over rule sets (rows): ``max_r (max_d' S[r, d'] - S[r, d])``."""
     return np.nanmax(np.nanmax(scores, axis=1, keepdims=True) - scores, axis=0)
+
+
+def regrets_exact(scores: Sequence[Sequence[Fraction | None]]) -> list[list[Fraction | None]]:
+    """Exact regrets ``[rule set][doctrine]``: the rule set's best win rate minus the doctrine's (``None`` where
+    the doctrine has no rate)."""
+    out: list[list[Fraction | None]] = []
+    for row in scores:
+        ok = [v for v in row if v is not None]
+        top = max(ok) if ok else None
+        out.append([None if v is None or top is None else top - v for v in row])
+    return out
+
+
+def worst_regret_exact(scores: Sequence[Sequence[Fraction | None]]) -> list[Fraction | None]:
+    """:func:`worst_regret` in exact fractions: per doctrine the largest regret over the rule sets where it has
+    a win rate (``None`` where it has none anywhere)."""
+    reg = regrets_exact(scores)
+    out: list[Fraction | None] = []
+    for d in range(len(scores[0]) if scores else 0):
+        ok = [row[d] for row in reg if row[d] is not None]
+        out.append(max(ok) if ok else None)  # type: ignore[type-var]
+    return out
 
 
 def _tau(x: np.ndarray, y: np.ndarray) -> float:
@@ -338,9 +376,11 @@ def analyse(comp: Comparison, out: str | Path, resamples: int = RESAMPLES, seed:
     win = f["win"].to_numpy(dtype=float)
     ci, di, rs_of_cell, n_cells = _codes(b, comp)
     nd, nr = len(comp.levels), len(comp.rulesets)
-    S = score_matrix(win, ci, di, rs_of_cell, n_cells, nd, nr)
+    F = score_fractions(win, ci, di, rs_of_cell, n_cells, nd, nr)  # exact: ranks and ties are decided on these
+    S = _floats(F)
     idx = analysis.bootstrap_indices(b, resamples, seed)
-    boot = np.array([score_matrix(win, ci, di, rs_of_cell, n_cells, nd, nr, r) for r in idx])
+    boot_f = [score_fractions(win, ci, di, rs_of_cell, n_cells, nd, nr, r) for r in idx]
+    boot = np.array([_floats(x) for x in boot_f])
     rates = []
     for r, rs in enumerate(comp.rulesets):
         for d, dl in enumerate(comp.levels):
@@ -348,8 +388,8 @@ def analyse(comp: Comparison, out: str | Path, resamples: int = RESAMPLES, seed:
             lo, hi = analysis.wilson(int(win[m].sum()), int(m.sum()))
             rates.append({"ruleset": rs, "doctrine": dl, "battles": int(m.sum()), "win_rate": float(S[r, d]),
                           "lo": lo, "hi": hi})
-    best = {rs: comp.levels[int(np.nanargmax(S[r]))] for r, rs in enumerate(comp.rulesets)}
-    best_tied = {rs: tied(S[r], comp.levels, max) for r, rs in enumerate(comp.rulesets)}
+    best_tied = {rs: tied(F[r], comp.levels, max) for r, rs in enumerate(comp.rulesets)}
+    best = {rs: (best_tied[rs] or [comp.levels[0]])[0] for rs in comp.rulesets}
     # interaction: the analysis module's contrast with t intervals over replications
     inter = analysis.interactions(b)
     pair = inter[(inter["outcome"] == "win") & (((inter["factor_a"] == comp.doctrine) & (inter["factor_b"] == RULESET))
@@ -384,22 +424,25 @@ def analyse(comp: Comparison, out: str | Path, resamples: int = RESAMPLES, seed:
                          "p_value": float(res.pvalue) if res is not None else None,
                          "undefined": int(len(bt) - len(ok)), "resamples": int(len(bt))})
     # regret
-    W = worst_regret(S)
-    bw = np.array([worst_regret(x) for x in boot]) if len(boot) else np.empty((0, nd))
+    WF = worst_regret_exact(F)
+    W = _floats([WF])[0]
+    bw_f = [worst_regret_exact(x) for x in boot_f]
+    bw = _floats(bw_f) if bw_f else np.empty((0, nd))
     p_robust = np.zeros(nd)
-    for resample in bw:  # one bootstrap resample's worst-case regrets, per doctrine
-        m = np.nanmin(resample)
-        winners = np.flatnonzero(resample == m)
-        p_robust[winners] += 1.0 / len(winners)
+    for resample in bw_f:  # one bootstrap resample's exact worst-case regrets, per doctrine
+        winners = [d for d, lev in enumerate(comp.levels) if lev in tied(resample, comp.levels, min)]
+        for d in winners:
+            p_robust[d] += 1.0 / len(winners)
     p_robust = p_robust / len(bw) if len(bw) else np.full(nd, np.nan)
+    reg = regrets_exact(F)
     regret = []
     for d, dl in enumerate(comp.levels):
         lo, hi = np.nanpercentile(bw[:, d], [2.5, 97.5]) if len(bw) else (math.nan, math.nan)
-        regret.append({"doctrine": dl, "regret": {rs: float(np.nanmax(S[r]) - S[r, d])
+        regret.append({"doctrine": dl, "regret": {rs: float(_floats([[reg[r][d]]])[0, 0])
                                                   for r, rs in enumerate(comp.rulesets)},
                        "worst_case": float(W[d]), "lo": float(lo), "hi": float(hi), "p_robust": float(p_robust[d])})
-    robust = comp.levels[int(np.nanargmin(W))]
-    robust_tied = tied(W, comp.levels, min)
+    robust_tied = tied(WF, comp.levels, min)
+    robust = (robust_tied or [comp.levels[0]])[0]
     return {"name": comp.name, "source": comp.source, "doctrine_factor": comp.doctrine, "doctrines": list(comp.levels),
             "rulesets": list(comp.rulesets),
             "cells": [{"ruleset": c.ruleset, "scenario": c.scenario, "key": c.key,
@@ -413,15 +456,19 @@ def analyse(comp: Comparison, out: str | Path, resamples: int = RESAMPLES, seed:
             "robust_tied": robust_tied}
 
 
-def tied(values: np.ndarray, levels: Sequence[str], pick: Any) -> list[str]:
-    """Every level whose value equals the best one (``pick`` is :func:`max` or :func:`min`; NaN values are left
-    out), in file order: one level when the best is unique, several on a tie (the ``best`` / ``robust`` entry is
-    then the first of them, by file order)."""
-    ok = [float(v) for v in values if not math.isnan(float(v))]
+def tied(values: Sequence[Any], levels: Sequence[str], pick: Any) -> list[str]:
+    """Every level whose value equals the best one (``pick`` is :func:`max` or :func:`min`; ``None`` and NaN
+    values are left out), in file order: one level when the best is unique, several on a tie (the ``best`` /
+    ``robust`` entry is then the first of them, by file order).  Give exact values (:func:`score_fractions`,
+    :func:`worst_regret_exact`): floats that stand for one rate but were reached by different sums are not equal."""
+    def defined(v: Any) -> bool:
+        return v is not None and not (isinstance(v, float | np.floating) and math.isnan(float(v)))
+
+    ok = [v for v in values if defined(v)]
     if not ok:
         return []
     top = pick(ok)
-    return [lev for lev, v in zip(levels, values, strict=True) if float(v) == top]
+    return [lev for lev, v in zip(levels, values, strict=True) if defined(v) and v == top]
 
 
 def jsonable(x: Any) -> Any:

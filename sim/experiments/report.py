@@ -41,7 +41,7 @@ from sim.experiments.analysis import (
     side_names,
     wilson,
 )
-from sim.messages import PLOT_SUFFIXES, did_you_mean, output_file
+from sim.messages import PLOT_SUFFIXES, output_file, unknown_side_message
 
 __all__ = ["CONFIDENCE", "Report", "analyse", "analyse_runs", "main", "main_effects", "point_table", "power_main",
            "side_names", "wilson"]
@@ -222,9 +222,17 @@ def _side_index(arg: str | None, names: Sequence[str]) -> int | None:
     return match_name(arg, list(names))
 
 
+def nothing_stored(command: str, folder: str | Path) -> str:
+    """The one line ``tanksim report`` and ``tanksim power`` refuse a results folder with no battle stored with
+    (exit 2): what is wrong and how to fill it."""
+    return (f"tanksim {command}: {folder}: no battle stored yet; play them with tanksim batch EXPERIMENT.yaml "
+            f"--out {folder}, then run tanksim {command} {folder} again")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """``tanksim report``; exit 0, or 2 for a folder that is not a batch's results or fails verification (each bad
-    file named), an unknown ``--side`` or a ``--plot`` file whose format matplotlib cannot write."""
+    """``tanksim report``; exit 0, or 2 for a folder that is not a batch's results, holds no battle yet
+    (:func:`nothing_stored`) or fails verification (each bad file named), an unknown ``--side`` or a ``--plot``
+    file whose format matplotlib cannot write."""
     ap = argparse.ArgumentParser(prog="tanksim report", description="What a batch says: win rates with Wilson "
                                  "95% intervals per design point; per factor the effect on win rate, loss-exchange "
                                  "ratio, survivors and duration with intervals; paired differences (common random "
@@ -264,6 +272,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"tanksim report: {args.dir}: cannot summarise these results ({type(exc).__name__}: "
               f"{str(exc)[:200]}); is it a batch results folder of this tanksim version?", file=sys.stderr)
         return 2
+    if not len(runs):
+        print(nothing_stored("report", args.dir), file=sys.stderr)
+        return 2
     holder = lock_holder(args.dir)
     if holder:
         print(f"tanksim report: {args.dir}: in use by {holder}: a batch is still writing it; this report covers "
@@ -271,9 +282,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     names = side_names(manifest, runs)
     si = _side_index(args.side, names)
     if si is None:
-        print(f"tanksim report: --side {args.side!r}{did_you_mean(args.side, names)}: expected one of "
-              f"{', '.join(names)} (or 1, 2)",
-              file=sys.stderr)
+        print(f"tanksim report: --side {args.side!r}: {unknown_side_message(args.side, names)}", file=sys.stderr)
         return 2
     side = names[si]
     rep = analyse_runs(runs, manifest, si, args.delta, points=points, main=effects)
@@ -1035,11 +1044,13 @@ def power_main(argv: Sequence[str] | None = None) -> int:
     except FileNotFoundError as exc:
         print(f"tanksim power: {exc}", file=sys.stderr)
         return 2
+    if not len(runs):
+        print(nothing_stored("power", args.dir), file=sys.stderr)
+        return 2
     names = side_names(manifest, runs)
     si = _side_index(args.side, names)
     if si is None:
-        print(f"tanksim power: --side {args.side!r}{did_you_mean(args.side, names)}: expected one of "
-              f"{', '.join(names)} (or 1, 2)", file=sys.stderr)
+        print(f"tanksim power: --side {args.side!r}: {unknown_side_message(args.side, names)}", file=sys.stderr)
         return 2
     b = analysis.outcomes(runs, manifest, si)
     if len(b.frame) < 2 or not b.categorical:

@@ -894,6 +894,17 @@ def stored_run_keys(out_dir: str | Path) -> set[str]:
     return keys
 
 
+def count_stored(out_dir: str | Path, keys: Iterable[str]) -> int:
+    """How many of the run keys ``keys`` the folder ``out_dir`` has committed (0 for a folder that does not exist
+    or whose parts cannot be read): what an interrupted command says it keeps, whether or not it played any."""
+    try:
+        if not Path(out_dir).is_dir():
+            return 0
+        return len(stored_run_keys(out_dir) & set(keys))
+    except (OSError, ValueError, KeyError):
+        return 0
+
+
 # --- reading a results folder: its manifest checked, its runs verified (batch and report read through these) ---
 
 #: The manifest's file name in a results folder.

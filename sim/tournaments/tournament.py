@@ -65,7 +65,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from agents.isolation import Limits
 from sim.hexgrid import HexMap
-from sim.messages import top_level_kind
+from sim.messages import printable_name, top_level_kind
 from sim.scenario import (
     Name,
     Scenario,
@@ -138,6 +138,7 @@ class EntrantSpec(_Model):
     @field_validator("name")
     @classmethod
     def _name(cls, v: str) -> str:
+        printable_name(v)   # an invisible or control character: the one wording of every name
         if not ENTRANT_NAME.match(v):
             raise ValueError("1-64 letters, digits, spaces or _ . + - # @")
         return v
@@ -374,14 +375,16 @@ def _resolve_scenario(ref: ScenarioRef, i: int, src: str, base_dir: Path) -> tup
 def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str | Path = ".") -> Tournament:
     """Validate a tournament mapping (as in a file); scenario files are looked up next to ``base_dir``.
 
-    Raises :class:`TournamentError` with one ``src: field.path: message`` line per problem."""
+    Raises :class:`TournamentError` with one ``src: field.path: message`` line per problem (with any other
+    problem, the entrants' doctrines checked statically too, as :func:`entrant_problems`)."""
     if not isinstance(data, Mapping):
         raise TournamentError([(f"{src}: (top level): expected a mapping of tournament fields, got "
                                 f"{top_level_kind(data)}")])
     try:
         spec = TournamentSpec.model_validate(data)
     except ValidationError as exc:
-        raise TournamentError(_fmt_validation(src, exc, model=TournamentSpec)) from None
+        lines = _fmt_validation(src, exc, model=TournamentSpec)
+        raise TournamentError(lines + _raw_entrant_problems(data, src, lines)) from None
     errors: list[str] = []
     scenarios: list[tuple[str, Scenario]] = []
     for i, ref in enumerate(spec.scenarios):
@@ -409,9 +412,34 @@ def tournament_from_mapping(data: Any, src: str = "<tournament>", base_dir: str 
                             for c in e.command)
         limits = (e.limits or spec.limits).model_dump() if iso == "process" else None
         entrants.append(Entrant(e.name, e.policy, dict(e.params), command, iso, limits))
-    if errors:
-        raise TournamentError(errors)
+    if errors:   # every problem, one line each: a bad scenario does not hide a misspelt entrant's doctrine
+        provisional = Tournament(spec, src, tuple(entrants), tuple(scenarios))
+        raise TournamentError(errors + list(_static_entrant_problems(provisional).values()))
     return Tournament(spec, src, tuple(entrants), tuple(scenarios))
+
+
+def _raw_entrant_problems(data: Mapping[str, Any], src: str, already: Sequence[str]) -> list[str]:
+    """The doctrines of the entrants of a file whose schema check failed, checked statically
+    (:func:`agents.controllers.check_policy`) where the entry's own fields passed, so that another field's problem
+    does not hide a misspelt ``policy`` (one line each, none twice)."""
+    from agents.controllers import PolicyLoadError, check_policy
+
+    out: list[str] = []
+    raw = data.get("entrants")
+    for i, e in enumerate(raw if isinstance(raw, list) else []):
+        if not isinstance(e, Mapping) or e.get("command") is not None or not isinstance(e.get("policy"), str):
+            continue
+        if any(line.startswith(f"{src}: entrants[{i}]") for line in already):
+            continue
+        given = e.get("params")
+        params: dict[str, Any] = {str(k): v for k, v in given.items()} if isinstance(given, Mapping) else {}
+        try:
+            check_policy(e["policy"], params)
+        except PolicyLoadError as exc:
+            out.append(f"{src}: entrants[{i}].policy: {exc}")
+        except Exception:  # noqa: BLE001, S112 - a doctrine this check cannot judge is judged once the file loads
+            continue
+    return out
 
 
 def load_tournament(path: str | Path) -> Tournament:

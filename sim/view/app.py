@@ -30,7 +30,7 @@ from agents.policies import BUILTIN
 from sim.actions import Activate, Fire, Pass, Pivot, Ram, Special, Step
 from sim.battle import LogEntry
 from sim.events import Activated, Moved, ShotResolved
-from sim.messages import between, did_you_mean, match_name
+from sim.messages import between, match_name, unknown_side_message
 from sim.model import BattleModel
 from sim.rules.base import Decision, Legal
 from sim.scenario import PolicySpec, Scenario, ScenarioError, load_scenario
@@ -391,8 +391,7 @@ def parse_human(human: str | int | None, side_names: list[str]) -> int | None:
         return None
     if text.isdigit() and 1 <= int(text) <= len(side_names):
         return int(text) - 1
-    raise ValueError(f"play: expected a side name ({', '.join(side_names)}), a side number 1..{len(side_names)} "
-                     f"or 'nobody', got {human!r}{did_you_mean(text, side_names)}")
+    raise ValueError(f"--play {human!r}: {unknown_side_message(text, side_names, extra=', or nobody')}")
 
 
 def policy_choices() -> list[str]:

@@ -165,12 +165,18 @@ def _path(loc: tuple[Any, ...]) -> str:
     return ".".join(str(x) for x in loc)
 
 
+#: The ``origin`` of a scenario's own ``vehicles:`` block (the rule set's ``vehicle_from_record``).
+SCENARIO_ORIGIN = "vehicles"
+
+
 def vehicle_from_record(vid: str, record: Mapping[str, Any], *, origin: str = "<data>",
                         hex_size_m: int = 10) -> Vehicle:
     """One stat block (§5.1) from ``record``; its ``id`` defaults to ``vid`` and, when given, must equal it.
 
-    Raises :class:`StatBlockError` (``problems`` name the field paths) for any §5 load error; warns
-    (``UserWarning``) when ``speed_m`` is not a multiple of ``hex_size_m`` (§2)."""
+    Raises :class:`StatBlockError` (``problems`` name the field paths) for any §5 load error; warns (a log
+    record) when ``speed_m`` is not a multiple of ``hex_size_m`` (§2) -- except for a scenario's own block
+    (``origin`` :data:`SCENARIO_ORIGIN`), whose battle set-up warns the same for each tank using it, so that the
+    one problem is said once."""
     if not isinstance(record, Mapping):
         raise StatBlockError(f"{origin}: vehicle {vid}: expected a mapping of stat-block fields",
                              [("", "expected a mapping of stat-block fields")], vid)
@@ -183,7 +189,7 @@ def vehicle_from_record(vid: str, record: Mapping[str, Any], *, origin: str = "<
         problems = validation_problems(exc, model=Vehicle)
         msgs = "; ".join(f"{p or '<block>'}: {m}" for p, m in problems)
         raise StatBlockError(f"{origin}: vehicle {vid}: {msgs}", problems, vid) from None
-    if v.speed_m % hex_size_m:
+    if v.speed_m % hex_size_m and origin != SCENARIO_ORIGIN:
         log.warning(f"{origin}: vehicle {v.id}: speed_m {v.speed_m} is not a multiple of hex_size_m "
                     f"{hex_size_m}; Speed in hexes rounds down")
     return v
