@@ -46,7 +46,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Iterable, Mapping, Protocol
 
 from sim.actions import Action, Ram
-from sim.battle import BattleState, BoardView, HypoView, StandInView
+from sim.battle import BattleState, BoardView, HypoView, StandInView, tanks_named_since
 from sim.hexgrid import Hex, as_hex, cube_vector, distance, in_arc, rotate_cube
 from sim.rules.base import Decision, Hypo, Illegal, Legal, Odds
 
@@ -392,8 +392,8 @@ ACTING_ENEMY_KEYS = ("mover", "rammer")
 _MEMORY_SYNC = ("synced",)
 
 
-#: Per battle, per side: ``[state_changes list, its length then, version - len(log) then, live enemy ids (a set),
-#: the enemies with status active in id order]`` (:func:`_enemy_ids`).
+#: Per battle, per side: ``[the ChangeMark then (sim.battle.tanks_named_since), live enemy ids (a set), the enemies
+#: with status active in id order]`` (:func:`_enemy_ids`).
 _ENEMY_IDS: "weakref.WeakKeyDictionary[BattleState, dict[int, list[Any]]]" = weakref.WeakKeyDictionary()
 
 
@@ -413,15 +413,13 @@ def _enemy_ids(b: Any, side: int) -> tuple[set[int] | frozenset[int], tuple[int,
     per = _ENEMY_IDS.get(b)
     if per is None:
         per = _ENEMY_IDS[b] = {}
-    sc = b.state_changes
-    n = len(sc)
-    off = b.version - len(b.log)
     rec = per.get(side)
-    if rec is not None and rec[0] is sc and rec[2] == off and rec[1] <= n:
-        if rec[1] == n:
-            return rec[3], rec[4]
-        redo: Iterable[int] = {i for i in sc[rec[1]:n] if 0 <= i < len(tanks)}
-        live, active = rec[3], set(rec[4])
+    now, named = tanks_named_since(b, None if rec is None else rec[0])
+    if rec is not None and named is not None:
+        if not named:
+            return rec[1], rec[2]
+        redo: Iterable[int] = named
+        live, active = rec[1], set(rec[2])
     else:
         redo = range(len(tanks))
         live, active = set(), set()
@@ -441,8 +439,8 @@ def _enemy_ids(b: Any, side: int) -> tuple[set[int] | frozenset[int], tuple[int,
             live.add(i)
         else:
             live.discard(i)
-    act = tuple(sorted(active)) if changed or rec is None or rec[0] is not sc or rec[2] != off else rec[4]
-    per[side] = [sc, n, off, live, act]
+    act = tuple(sorted(active)) if changed or rec is None or named is None else rec[2]
+    per[side] = [now, live, act]
     return live, act
 
 

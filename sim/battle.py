@@ -139,6 +139,29 @@ class Battle(BoardView, Protocol):
     def emit(self, e: Event) -> None: ...
 
 
+#: A point in a battle's :attr:`BattleState.state_changes` (:func:`tanks_named_since`): the list itself, its
+#: length then, and the battle's ``version - len(log)`` then (which a change made without an event moves).
+ChangeMark = tuple[list[int], int, int]
+
+
+def tanks_named_since(battle: BattleState, mark: ChangeMark | None) -> tuple[ChangeMark, set[int] | None]:
+    """``(now, named)`` for a table over ``battle``'s tanks kept across versions and patched from what events
+    changed (issue 14): ``now`` is the mark to keep with the table; ``named`` the ids of the tanks that events
+    named since ``mark`` (empty: nothing changed), or ``None`` when the table must be built afresh from every
+    tank -- no mark yet, a mark of another list (another battle's, a reset), or the version moved without an
+    event (a change made by hand).  A tank's hex, facing, status and ``rules_state`` change only through events
+    naming it (:attr:`BattleState.state_changes`)."""
+    sc = battle.state_changes
+    n = len(sc)
+    now = (sc, n, battle.version - len(battle.log))
+    if mark is None or mark[0] is not sc or mark[2] != now[2] or mark[1] > n:
+        return now, None
+    if mark[1] == n:
+        return now, set()
+    k = len(battle.tanks)
+    return now, {i for i in sc[mark[1]:n] if type(i) is int and 0 <= i < k}
+
+
 class BattleState:
     """Board + tanks + log (implements :class:`Battle`).  ``emit`` is the only way to change it.
 

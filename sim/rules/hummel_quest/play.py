@@ -81,7 +81,7 @@ from functools import lru_cache
 from typing import Any, cast
 
 from sim.actions import Action, Activate, Fire, Pass, Plan, Ram, Special, Step
-from sim.battle import Battle, BattleState, BoardView, HypoView, TankState
+from sim.battle import Battle, BattleState, BoardView, HypoView, TankState, tanks_named_since
 from sim.dice import DiceSource, FixedDice
 from sim.events import (
     Activated,
@@ -219,8 +219,8 @@ _SHOOTER_TABLES_MAX = 64
 #: :meth:`HummelQuest._target_table`'s tables per battle (the same layout, the per-target entries and the answers
 #: fixed whatever the shooter's hex).
 _TARGET_TABLES: "weakref.WeakKeyDictionary[BattleState, dict[Any, list[Any]]]" = weakref.WeakKeyDictionary()
-#: :meth:`HummelQuest._in_play_enemies`' lists per battle: ``{side: [state_changes, its length then,
-#: version - len(log) then, the set of ids, the ids in order]}``.
+#: :meth:`HummelQuest._in_play_enemies`' lists per battle: ``{side: [the ChangeMark then
+#: (sim.battle.tanks_named_since), the set of ids, the ids in order]}``.
 _IN_PLAY_ENEMIES: "weakref.WeakKeyDictionary[BattleState, dict[int, list[Any]]]" = weakref.WeakKeyDictionary()
 
 
@@ -2103,16 +2103,14 @@ class HummelQuest(Ruleset):
         per = _IN_PLAY_ENEMIES.get(root)
         if per is None:
             per = _IN_PLAY_ENEMIES[root] = {}
-        sc = root.state_changes
-        n = len(sc)
-        off = root.version - len(root.log)
         rec = per.get(side)
         tanks = root.tanks
-        if rec is not None and rec[0] is sc and rec[2] == off and rec[1] <= n:
-            if rec[1] == n:
-                return cast(tuple[int, ...], rec[4])
-            redo: Iterable[int] = {i for i in sc[rec[1]:n] if type(i) is int and 0 <= i < len(tanks)}
-            ids = rec[3]
+        now, named = tanks_named_since(root, None if rec is None else rec[0])
+        if rec is not None and named is not None:
+            if not named:
+                return cast(tuple[int, ...], rec[2])
+            redo: Iterable[int] = named
+            ids = rec[1]
             before = len(ids)
         else:
             redo = range(len(tanks))
@@ -2131,8 +2129,8 @@ class HummelQuest(Ruleset):
                     ids.add(i)
                 else:
                     ids.discard(i)
-        order = tuple(sorted(ids)) if moved or before < 0 else cast(tuple[int, ...], rec[4])  # type: ignore[index]
-        per[side] = [sc, n, off, ids, order]
+        order = tuple(sorted(ids)) if moved or before < 0 else cast(tuple[int, ...], rec[2])  # type: ignore[index]
+        per[side] = [now, ids, order]
         return order
 
     def _modes(self, battle: BoardView, tid: int) -> tuple[str, ...]:
