@@ -157,6 +157,21 @@ def test_an_argument_with_a_control_character_is_refused_escaped(places, capsys,
     assert not any(c in err for c in "\x1b\r\u202e")
 
 
+@pytest.mark.parametrize(("argv", "n", "char", "at"), [
+    (["run", "default\u200b"], 2, "'\\u200b'", 8),
+    (["validate", "\ufeffscenarios/default.yaml"], 2, "'\\ufeff'", 1),
+    (["run", "ps_square_law", "--policy", "1=ho\u2060ld"], 4, "'\\u2060'", 5),
+])
+def test_an_argument_with_an_invisible_format_character_is_refused_escaped(capsys, argv, n, char, at):
+    # a path or name pasted with a zero-width space would otherwise be echoed looking like the right one
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"tanksim: argument {n} ('"), err
+    assert err.rstrip().endswith(f"): expected no control or invisible format characters; found {char} at "
+                                 f"character {at}"), err
+    assert not any(c in err for c in "\u200b\ufeff\u2060")
+
+
 @pytest.mark.parametrize(("argv", "expect"), [
     (["run", "ps_square_law", "--policy", "1=advance:min_odds=0.1,min_odds=0.5"],
      "tanksim run: --policy '1=advance:min_odds=0.1,min_odds=0.5': parameter 'min_odds' given twice; expected each "

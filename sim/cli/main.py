@@ -634,7 +634,9 @@ def _bad_argument(argv: Sequence[str]) -> str | None:
     """The error for the first argument longer than :data:`MAX_ARG_CHARS` (``tanksim: argument 3 ('aaa...'):
     100,000 characters; expected at most 4,096 ...``) or holding a control character, a line separator or a bidi
     override (:func:`sim.messages.unprintable`: ``tanksim: argument 2 ('hold\\x1b[2J'): expected no control
-    characters; found '\\x1b' at character 5``), else ``None``.  Checked before any subcommand reads its
+    characters; found '\\x1b' at character 5``) or an invisible format character (a zero-width space, a
+    byte-order mark: ``expected no control or invisible format characters``; a path or name holding one, pasted
+    by mistake, would be echoed looking like another), else ``None``.  Checked before any subcommand reads its
     arguments, so no message echoes such an argument raw or whole."""
     from sim.messages import short, unprintable
 
@@ -642,9 +644,11 @@ def _bad_argument(argv: Sequence[str]) -> str | None:
         if len(a) > MAX_ARG_CHARS:
             return (f"tanksim: argument {i} ({short(a, 40)}): {len(a):,} characters; expected at most "
                     f"{MAX_ARG_CHARS:,} (a path, a name or a NAME:param=value list)")
-        at = unprintable(a)
+        at = unprintable(a, invisible=True)
         if at is not None:
-            return (f"tanksim: argument {i} ({short(a, 40)}): expected no control characters; found {a[at]!r} at "
+            what = "control characters" if unprintable(a[at]) is not None else \
+                "control or invisible format characters"
+            return (f"tanksim: argument {i} ({short(a, 40)}): expected no {what}; found {a[at]!r} at "
                     f"character {at + 1}")
     return None
 
