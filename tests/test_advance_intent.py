@@ -67,27 +67,3 @@ def test_the_check_notices_a_broken_short_path(monkeypatch):
     _asks, _fire, bad = _check(monkeypatch, broken)
     assert bad > 0
 
-
-def test_an_override_of_the_shot_keeps_the_old_order(monkeypatch):
-    """A subclass overriding ``best_shot`` has it asked at every intent that gets that far, as before."""
-    calls: list[int] = []
-
-    class Counting(Advance):
-        def best_shot(self, obs: Any, actor: int | None = None, as_if: Any = None) -> Any:
-            calls.append(1)
-            return super().best_shot(obs, actor, as_if)
-
-    doc = Counting()
-    seen = [0, 0]
-    orig = Advance.intent
-
-    def checked(self: Advance, obs: Any) -> tuple[str, float]:
-        before = len(calls)
-        got = orig(doc, obs)   # (Advance.intent as written: Counting inherits it)
-        seen[0] += 1
-        seen[1] += got != ("hold", -1.0) and len(calls) != before + 1
-        return orig(self, obs)
-
-    monkeypatch.setattr(Advance, "intent", checked)
-    run_battle(bench.cases(turns=1)["asl_25v25"](), seed=3)
-    assert seen[0] >= 50 and seen[1] == 0, seen

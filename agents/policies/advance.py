@@ -17,10 +17,6 @@ from typing import Any
 
 from agents.policies.base import Doctrine, min_distance
 
-#: The methods :meth:`Advance.intent`'s best shot goes through (:meth:`Doctrine.best_shot` and what it calls): a
-#: subclass overriding one of them has its best shot asked in every intent, as before (see there).
-_SHOT_HOOKS = ("best_shot", "best_target", "target_value", "worth_firing", "_best_by_odds")
-
 
 class Advance(Doctrine):
     """Close on the enemy, fire when possible (see the module docstring)."""
@@ -41,20 +37,14 @@ class Advance(Doctrine):
 
         Speed (issue 14): the best shot is asked only within ``stop_at`` of the goals, the one case that reads it
         (an activation scores up to twelve actors, mostly far off: each ask works out the actor's shots at every
-        enemy).  The same answer as asking it first: :meth:`best_shot` of :class:`Doctrine` only reads the
-        observation; a subclass overriding it or what it calls (:data:`_SHOT_HOOKS`) keeps the old order, in case
-        its version does something besides answering."""
+        enemy).  The same answer as asking it first, since a best shot only reads the observation (decided: a subclass
+        whose :meth:`best_shot` does more than answer is not asked it where its answer is not read)."""
         goals = self.goals(obs)
         me = obs.me
         if not goals or self.search_done(obs):
             return "hold", -1.0
-        cls = type(self)
-        if any(getattr(cls, n) is not getattr(Doctrine, n) for n in _SHOT_HOOKS):
-            bt = self.best_shot(obs)
-            d = min_distance(me.hex, goals)
-        else:
-            d = min_distance(me.hex, goals)
-            bt = self.best_shot(obs) if d <= self.stop_at else None
+        d = min_distance(me.hex, goals)
+        bt = self.best_shot(obs) if d <= self.stop_at else None
         if bt is not None and d <= self.stop_at:
             return "fire", 2.0 + float(bt[1].p_kill)
         return "move", 1.0 / (1 + d)
