@@ -34,9 +34,44 @@ def nearest_hexes(frms: Iterable[tuple[int, int]], hexes: Iterable[tuple[int, in
         return [None] * len(frms)
     if not frms:
         return []
+    if len(frms) * len(to) <= SMALL:
+        return _nearest_hexes_small(frms, to)
     t = np.array(to, dtype=np.int64).reshape(-1, 2)
     at = np.array(frms, dtype=np.int64).reshape(-1, 2)
     dq = at[:, None, 0] - t[None, :, 0]
     dr = at[:, None, 1] - t[None, :, 1]
     d = np.maximum(np.maximum(np.abs(dq), np.abs(dr)), np.abs(dq + dr))
     return [to[i] for i in d.argmin(axis=1).tolist()]
+
+
+#: Most ``origins x hexes`` pairs :func:`nearest_hexes` scans in plain Python (issue 14: a move of one or two hexes
+#: asks it of a handful of hexes, where building the numpy arrays costs more than the scan).
+SMALL = 512
+
+
+def _nearest_hexes_small(frms: list, to: list) -> list:
+    """:func:`nearest_hexes` of the origins ``frms`` over the sorted distinct ``to`` (not empty), by a scan: the
+    first hex of ``to`` at the least distance (:func:`sim.hexgrid.distance` written out), so the lowest of the
+    nearest, as the matrix's first minimum of each row."""
+    out = []
+    for frm in frms:
+        aq, ar = frm[0], frm[1]
+        best = None
+        bd = -1
+        for h in to:
+            dq = aq - h[0]
+            dr = ar - h[1]
+            ds = dq + dr
+            if dq < 0:
+                dq = -dq
+            if dr < 0:
+                dr = -dr
+            if ds < 0:
+                ds = -ds
+            d = dq if dq > dr else dr
+            if ds > d:
+                d = ds
+            if bd < 0 or d < bd:
+                bd, best = d, h
+        out.append(best)
+    return out

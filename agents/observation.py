@@ -228,12 +228,17 @@ def _shared_cache(b: BoardView) -> dict:
     return ent[1]
 
 
+#: The read-only context :func:`frozen_decision` made last (held, so its id cannot be reused): an observation of
+#: that decision takes it as it is rather than converting it again (issue 14: every policy call does both).
+_FROZEN_CONTEXT: list[Any] = [None]
+
+
 def frozen_decision(decision: Decision) -> Decision:
     """``decision`` with a read-only ``context`` (what a policy is handed)."""
     if isinstance(decision.context, MappingProxyType):
         return decision
-    return Decision(decision.side, decision.kind, tuple(decision.actors), decision.legal, decision.default,
-                    read_only(decision.context))
+    ctx = _FROZEN_CONTEXT[0] = read_only(decision.context)
+    return Decision(decision.side, decision.kind, tuple(decision.actors), decision.legal, decision.default, ctx)
 
 
 class LegalView(Protocol):
@@ -529,7 +534,10 @@ class Observation(StateQueries):
         set_(self, "_legal", legal)
         # SideLegal answers Legal's queries on the side's view (duck-typed: Legal is a concrete class)
         # a decision handed on by another observation (for_actor) has a read-only context already
-        ctx = decision.context if isinstance(decision.legal, SideLegal) else read_only(decision.context)
+        # (or made by :func:`frozen_decision`: read-only all through, as read_only would make it again)
+        ctx = decision.context
+        if not isinstance(decision.legal, SideLegal) and ctx is not _FROZEN_CONTEXT[0]:
+            ctx = read_only(ctx)
         # first the decision with the rule set's own legal set: the private twin built below keeps it
         set_(self, "decision", Decision(decision.side, decision.kind, tuple(decision.actors), legal,
                                         decision.default, ctx))

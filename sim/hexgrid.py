@@ -55,7 +55,12 @@ class Hex(NamedTuple):
         return Hex(self.q + d[0], self.r + d[1])
 
     def neighbours(self) -> tuple["Hex", ...]:
-        return tuple(self.neighbour(k) for k in range(6))
+        """The six neighbours, across hexsides 0..5 (:meth:`neighbour` of each ``k``, :data:`DIRECTIONS` written
+        out: a hot path of the movement searches)."""
+        q, r = self
+        new = tuple.__new__
+        return (new(Hex, (q + 1, r - 1)), new(Hex, (q, r - 1)), new(Hex, (q - 1, r)),
+                new(Hex, (q - 1, r + 1)), new(Hex, (q, r + 1)), new(Hex, (q + 1, r)))
 
 
 #: Neighbour directions ``k = 0..5`` (hexside normals at ``30 + 60k`` degrees).
@@ -63,7 +68,10 @@ DIRECTIONS: tuple[Hex, ...] = (Hex(1, -1), Hex(0, -1), Hex(-1, 0), Hex(-1, 1), H
 
 
 def as_hex(value: Iterable[int]) -> Hex:
-    """Coerce ``[q, r]`` / ``(q, r)`` to a :class:`Hex`."""
+    """Coerce ``[q, r]`` / ``(q, r)`` to a :class:`Hex` (a :class:`Hex` of two ints is returned as it is: equal to
+    the one made)."""
+    if type(value) is Hex and type(value[0]) is int and type(value[1]) is int:
+        return value
     q, r = value
     return Hex(int(q), int(r))
 

@@ -313,3 +313,68 @@ def test_targets_with_the_in_play_table_equal_fresh_shots(name: str, monkeypatch
     for seed in (1, 2, 3):
         BattleModel(load_scenario(name), seed).run()
     assert asked["table"] > 20 and asked["targets"] > 20 and asked["some"] > 5 and asked["out"] > 0, asked
+
+
+def _check_ram_targets() -> dict[str, int]:
+    """``_ram_targets`` (the tanks within half Speed to Speed read off the hexes there, or a scan of the tanks)
+    equals the tanks ``e`` with a legal ``ram_shot``, in id order, for every tank at every decision of played ram
+    battles, on the battle and on what-if views."""
+    seen = {"asks": 0, "rams": 0}
+    for seed in (1, 2):
+        m = BattleModel(load_scenario("hq_ram_brawl"), seed, decision_timeout_s=0)
+        b = m.battle
+        rs = b.ruleset
+        n = len(b.tanks)
+        for _step in range(80):
+            if b.ended or m.pending() is None:
+                break
+            for a in range(n):
+                views: list[Any] = [b]
+                if b.tanks[a].hex is not None:
+                    views += [HypoView(b, a, h, 0) for h in b.tanks[a].hex.neighbours()[:2] if h in b.map]
+                for v in views:
+                    got = rs._ram_targets(v, a)
+                    want = tuple(e for e in range(n) if not isinstance(rs.ram_shot(v, a, e), Illegal))
+                    assert got == want, (b.version, a, got, want)
+                    seen["asks"] += 1
+                    seen["rams"] += len(got)
+            m.advance(1)
+    return seen
+
+
+@pytest.mark.parametrize("ring", [True, False])
+def test_ram_targets_equal_legal_ram_shots_in_played_battles(monkeypatch: pytest.MonkeyPatch, ring: bool) -> None:
+    import sim.rules.hummel_quest.play as hq_play
+
+    monkeypatch.setattr(hq_play, "_RING_FACTOR", 10 ** 6 if ring else 0)
+    seen = _check_ram_targets()
+    assert seen["asks"] > 500 and seen["rams"] > 10, seen
+
+
+def test_ram_targets_check_notices_a_missing_hex(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Broken on purpose: the hexes read drop the first offset of each ring; the comparison above notices."""
+    import sim.rules.hummel_quest.play as hq_play
+
+    real = hq_play._ring_offsets
+    monkeypatch.setattr(hq_play, "_RING_FACTOR", 10 ** 6)
+    monkeypatch.setattr(hq_play, "_ring_offsets", lambda lo, hi: real(lo, hi)[1:])
+    with pytest.raises(AssertionError):
+        _check_ram_targets()
+
+
+def test_targets_check_notices_a_stale_table(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Broken on purpose: ``_targets`` on the battle answers from a target table never patched after it is made
+    (the stale hexes of moved enemies); :func:`test_targets_with_the_in_play_table_equal_fresh_shots` notices."""
+    real = HummelQuest._target_table
+    kept: dict[Any, Any] = {}
+
+    def stale(self: HummelQuest, root: Any, side: int, ts: list[Any]) -> Any:
+        key = (id(root), side, tuple(ts))
+        if key not in kept:
+            got = real(self, root, side, ts)
+            kept[key] = None if got is None else (list(got[0]), list(got[1]))
+        return kept[key]
+
+    monkeypatch.setattr(HummelQuest, "_target_table", stale)
+    with pytest.raises(AssertionError):
+        test_targets_with_the_in_play_table_equal_fresh_shots("hq_skirmish", monkeypatch)

@@ -72,6 +72,7 @@ DECISIONS taken here where the spec is silent (each also noted where it is imple
 """
 from __future__ import annotations
 
+import functools
 import logging
 import weakref
 from collections import deque
@@ -313,6 +314,19 @@ class _SeenMemo:
                 memo.clear()
             memo[key] = got
         return got
+
+
+#: :meth:`HummelQuest._ram_targets` reads the hexes within reach rather than scanning the tanks when there are
+#: fewer such hexes than this many times the tanks (tests set it to force either way).
+_RING_FACTOR = 1
+
+
+@functools.lru_cache(maxsize=64)
+def _ring_offsets(lo: int, hi: int) -> tuple[tuple[int, int], ...]:
+    """The axial offsets ``(dq, dr)`` at hex distance ``lo`` to ``hi`` (inclusive) from a hex, in ``(dq, dr)``
+    order (:meth:`HummelQuest._ram_targets`: the hexes a ram may reach, half Speed to Speed, §12)."""
+    return tuple((dq, dr) for dq in range(-hi, hi + 1) for dr in range(-hi, hi + 1)
+                 if lo <= max(abs(dq), abs(dr), abs(dq + dr)) <= hi)
 
 
 class _VisibleSync:
@@ -2043,14 +2057,34 @@ class HummelQuest(Ruleset):
             return ()
         lo = half_speed(s)
         ah = _hex(a)
+        aq, ar = ah[0], ah[1]
         off_board = Status.OFF_BOARD
+        side = a.side
+        tanks = battle.tanks
+        offsets = _ring_offsets(lo, s)
+        if len(offsets) < len(tanks) * _RING_FACTOR:
+            # the tanks within half Speed to Speed, read off the hexes there (every tank with a hex is among its
+            # hex's occupants, BoardView.occupants): the same tanks as the scan below, in id order
+            near: list[int] = []
+            occupants = battle.occupants
+            for dq, dr in offsets:
+                got = occupants(Hex(aq + dq, ar + dr))
+                if got:
+                    near.extend(got)
+            near.sort()
+        else:
+            near = []
+            for e in tanks:
+                th = e.hex
+                if th is not None and lo <= distance(ah, th) <= s:
+                    near.append(e.tank_id)
         out = []
-        for e in battle.tanks:
-            th = e.hex
-            if e.side == a.side or th is None or e.status in off_board or not lo <= distance(ah, th) <= s:
+        for i in near:
+            e = tanks[i]
+            if e.side == side or e.hex is None or e.status in off_board:
                 continue
-            if not isinstance(self.ram_shot(battle, tid, e.tank_id), Illegal):
-                out.append(e.tank_id)
+            if not isinstance(self.ram_shot(battle, tid, i), Illegal):
+                out.append(i)
         return tuple(out)
 
     def _rams(self, battle: BoardView, tid: int, actor: int) -> tuple[int, ...]:
@@ -2064,28 +2098,33 @@ class HummelQuest(Ruleset):
     def _targets(self, battle: BoardView, tid: int) -> tuple[int, ...]:
         """Enemies not out that ``tid`` may shoot now (DECISION: wrecks stay legal targets but are not listed).
 
-        Exactly the enemies for which :meth:`shot` is legal (asked in one :meth:`shots`); an enemy whose band
-        needs more Firepower than any ready weapon has (``fp_requirement_mode = cannot_fire``, §7.1) is passed
-        over without asking it, since every attack's weapons are a subset of the ready ones."""
+        Exactly the enemies for which :meth:`shot` is legal.  On the battle itself (a
+        :class:`~sim.battle.BattleState`) the enemies in play come from :meth:`_in_play_enemies` and are asked in
+        one :meth:`legal_shots` (whose targets are read off :meth:`_target_table`, kept under that same tuple of
+        ids: issue 14); elsewhere in one :meth:`shots`, an enemy whose band needs more Firepower than any ready
+        weapon has (``fp_requirement_mode = cannot_fire``, §7.1) passed over without asking it, since every
+        attack's weapons are a subset of the ready ones."""
         s = battle.tanks[tid]
         if not self.can_act(s):
             return ()
         pool = self._weapon_pool(battle, s, None)
         if isinstance(pool, Illegal):
             return ()
+        side = s.side
+        if type(battle) is BattleState:
+            ids = self._in_play_enemies(battle, side)
+            # the same legality as :meth:`shot` pair by pair (an enemy hidden in a side's view, hex None, is gone)
+            return tuple(e for e, got in zip(ids, self.legal_shots(battle, tid, ids)) if not isinstance(got, Illegal))
         o = self._opts(battle)
         max_fp = max(w.firepower for w in pool) if o.fp_requirement_mode == "cannot_fire" else None
         sh = _hex(s)
         hs = self.hex_size(battle)
         cands = []
-        side = s.side
         not_in_play = _NOT_IN_PLAY
-        tanks = battle.tanks
-        ids = self._in_play_enemies(battle, side) if type(battle) is BattleState else None
-        for e in (tanks if ids is None else [tanks[i] for i in ids]):
-            # ``self.is_out(e)`` inlined (the table's tanks pass all but the hex: a side's view hides some)
-            if e.hex is None or ids is None and (e.side == side or e.status in not_in_play or
-                                                 int(e.rules_state.get("dt", e.vehicle.dt)) <= 0):
+        for e in battle.tanks:
+            # ``self.is_out(e)`` inlined
+            if e.hex is None or e.side == side or e.status in not_in_play or \
+                    int(e.rules_state.get("dt", e.vehicle.dt)) <= 0:
                 continue
             if max_fp is not None and band_of(distance(sh, _hex(e)) * hs, o.band_edges).fp_needed > max_fp:
                 continue

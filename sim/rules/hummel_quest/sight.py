@@ -130,7 +130,10 @@ def _line_steps(dq: int, dr: int, span: int, los_rule: str
     for off in ((oa,) if los_rule == "one_line" else (oa, ob)):
         st = [q * span + r for q, r in off]
         lo = min(st, default=0)
-        out.append((lo, sum(1 << (k - lo) for k in st), st[-1] if st else 0, off[-1] if off else None))
+        mask = 0
+        for k in st:   # the steps as the bits counted from ``lo``
+            mask += 1 << (k - lo)
+        out.append((lo, mask, st[-1] if st else 0, off[-1] if off else None))
     return tuple(out)
 
 
