@@ -822,6 +822,8 @@ def importance(b: Battles, resamples: int = BOOTSTRAP, seed: int = BOOTSTRAP_SEE
             label = table.index[t]
             share = ss[t] / total
             lo, hi = (np.nanpercentile(boot_arr[:, t], [2.5, 97.5]) if len(boot_arr) else (math.nan, math.nan))
+            # a share is a ratio of sums of squares, in [0, 1]; the bootstrap's float sums can pass 1 by an ulp
+            lo, hi = clip_interval(float(lo), float(hi), 0.0, 1.0)
             dft = float(table.loc[label, "df"])
             # the F test of this term's own sum of squares (statsmodels' table judges a spline's main effect
             # without the marginality to its interactions, so its sum of squares, hence its p, can differ)
