@@ -76,7 +76,7 @@ def test_batches_equal_the_loop_in_a_big_battle(monkeypatch):
     spec = bench.validate(bench.big_scenario(n=10, ruleset="asl", size=16, turns=3), "asl")
     res = run_battle(spec, seed=1, record_events=False, decision_timeout_s=0)
     assert res.row["turns"] >= 1
-    assert calls[0] > 500 and calls[1] > 200
+    assert calls[0] > 500 and calls[1] > 100   # (140 at seed 1 since advance asks its best shot only near its goals)
 
 
 def test_new_shot_is_the_constructed_shot():
