@@ -8,6 +8,8 @@ from typing import Iterable
 
 import numpy as np
 
+from sim.hexgrid import distance
+
 
 def nearest_distances(frms: Iterable[tuple[int, int]], hexes: Iterable[tuple[int, int]]) -> list[int]:
     """For each hex of ``frms``, the hex distance to the nearest of ``hexes`` (axial ``(q, r)``; each as
@@ -51,27 +53,6 @@ SMALL = 512
 
 def _nearest_hexes_small(frms: list, to: list) -> list:
     """:func:`nearest_hexes` of the origins ``frms`` over the sorted distinct ``to`` (not empty), by a scan: the
-    first hex of ``to`` at the least distance (:func:`sim.hexgrid.distance` written out), so the lowest of the
-    nearest, as the matrix's first minimum of each row."""
-    out = []
-    for frm in frms:
-        aq, ar = frm[0], frm[1]
-        best = None
-        bd = -1
-        for h in to:
-            dq = aq - h[0]
-            dr = ar - h[1]
-            ds = dq + dr
-            if dq < 0:
-                dq = -dq
-            if dr < 0:
-                dr = -dr
-            if ds < 0:
-                ds = -ds
-            d = dq if dq > dr else dr
-            if ds > d:
-                d = ds
-            if bd < 0 or d < bd:
-                bd, best = d, h
-        out.append(best)
-    return out
+    first hex of ``to`` at the least :func:`sim.hexgrid.distance` (``min`` keeps the first of equal keys), so the
+    lowest of the nearest, as the matrix's first minimum of each row."""
+    return [min(to, key=lambda h, frm=frm: distance(frm, h)) for frm in frms]
