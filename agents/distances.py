@@ -4,6 +4,7 @@
 operation (the doctrines' own modules import no numpy: they stay plain Python for the sandbox)."""
 from __future__ import annotations
 
+from functools import partial
 from typing import Iterable
 
 import numpy as np
@@ -55,4 +56,4 @@ def _nearest_hexes_small(frms: list, to: list) -> list:
     """:func:`nearest_hexes` of the origins ``frms`` over the sorted distinct ``to`` (not empty), by a scan: the
     first hex of ``to`` at the least :func:`sim.hexgrid.distance` (``min`` keeps the first of equal keys), so the
     lowest of the nearest, as the matrix's first minimum of each row."""
-    return [min(to, key=lambda h, frm=frm: distance(frm, h)) for frm in frms]
+    return [min(to, key=partial(distance, frm)) for frm in frms]
